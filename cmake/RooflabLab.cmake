@@ -1,0 +1,268 @@
+# rooflab_add_lab(): the one call that registers a lab.
+#
+# It builds the lab's test binaries once per *variant* of the student files:
+#   main       the student files from ROOFLAB_STUDENT_DIR (labs/, solutions/ or a submission)
+#   stubs      labs/ as shipped                       (ROOFLAB_SELFTEST only)
+#   solutions  solutions/                             (ROOFLAB_SELFTEST only)
+#   st-<case>  solutions/ overlaid with selftest/<case>/ (ROOFLAB_SELFTEST only): known-bad submissions
+# and, per variant, one binary per test kind:
+#   <prefix>_analytic  tests/analytic + the student's host answers         (always)
+#   <prefix>_emu       tests/correctness + the student's kernels on the CPU backend
+#   <prefix>_gpu       tests/correctness + tests/perf + the kernels under nvcc (CUDA only)
+#   <prefix>_static    tests/static, reading the PTX and ptxas report captured at build time (CUDA only)
+# The student files listed here are the submission whitelist the grader reads from
+# build/rooflab/labs.json, so the whitelist and the stub/solution mirror cannot drift apart.
+include_guard(GLOBAL)
+
+set_property(GLOBAL PROPERTY ROOFLAB_LAB_JSON "")
+
+function(_rooflab_json_array out)
+  set(items "")
+  foreach(item IN LISTS ARGN)
+    list(APPEND items "\"${item}\"")
+  endforeach()
+  list(JOIN items ", " joined)
+  set(${out} "[${joined}]" PARENT_SCOPE)
+endfunction()
+
+# Resolve the student files of one variant: each file from `primary` if present there, else `fallback`.
+function(_rooflab_variant_files out primary fallback)
+  set(files "")
+  foreach(f IN LISTS ARGN)
+    if(EXISTS "${primary}/${f}")
+      list(APPEND files "${primary}/${f}")
+    else()
+      list(APPEND files "${fallback}/${f}")
+    endif()
+  endforeach()
+  set(${out} "${files}" PARENT_SCOPE)
+endfunction()
+
+# Capture `nvcc -ptx` and the ptxas resource report of the kernels for each static architecture.
+function(_rooflab_capture_static prefix lab_dir out_dir kernels)
+  set(outputs "")
+  foreach(arch IN LISTS ROOFLAB_STATIC_ARCHS)
+    foreach(cu IN LISTS kernels)
+      get_filename_component(stem "${cu}" NAME_WE)
+      set(ptx "${out_dir}/${stem}.sm_${arch}.ptx")
+      set(res "${out_dir}/${stem}.sm_${arch}.ptxas.txt")
+      set(flags -std=c++20 -arch=sm_${arch} -I${PROJECT_SOURCE_DIR}/common/include -I${lab_dir})
+      list(JOIN flags " " flags_sh)
+      add_custom_command(
+        OUTPUT "${ptx}" "${res}"
+        COMMAND "${CMAKE_CUDA_COMPILER}" ${flags} -ptx "${cu}" -o "${ptx}"
+        COMMAND sh -c "\"${CMAKE_CUDA_COMPILER}\" ${flags_sh} -cubin -Xptxas -v \"${cu}\" -o \"${out_dir}/${stem}.sm_${arch}.cubin\" 2> \"${res}\""
+        DEPENDS "${cu}" "${lab_dir}/lab.hpp"
+        COMMENT "Capturing PTX and ptxas report of ${prefix}/${stem} for sm_${arch}"
+        VERBATIM)
+      list(APPEND outputs "${ptx}" "${res}")
+    endforeach()
+  endforeach()
+  add_custom_target(${prefix}_static_capture DEPENDS ${outputs})
+endfunction()
+
+function(_rooflab_lab_binary target kind lab_id lab_dir)
+  cmake_parse_arguments(B "" "" "SOURCES;LIBS" ${ARGN})
+  add_executable(${target} ${B_SOURCES})
+  target_include_directories(${target} PRIVATE "${lab_dir}")
+  target_link_libraries(${target} PRIVATE rooflab::test_main ${B_LIBS})
+  target_compile_definitions(${target} PRIVATE ROOFLAB_LAB_ID="${lab_id}" ROOFLAB_TEST_KIND="${kind}")
+  rooflab_warnings(${target})
+  set_target_properties(${target} PROPERTIES RUNTIME_OUTPUT_DIRECTORY "${CMAKE_BINARY_DIR}/labs/bin")
+endfunction()
+
+# Builds one variant; appends its JSON to the variable named by `json_out`.
+function(_rooflab_add_variant json_out)
+  cmake_parse_arguments(V "" "LAB;LAB_DIR;VARIANT;PREFIX;STUDENT_DIR;EXPECT"
+                        "KINDS;KERNELS;ANSWERS;TESTS_ANALYTIC;TESTS_CORRECTNESS;TESTS_PERF;TESTS_STATIC" ${ARGN})
+  set(lab_dir "${V_LAB_DIR}")
+  set(bins "")
+
+  # ---- analytic: host-only, no device ----
+  if(V_TESTS_ANALYTIC AND "analytic" IN_LIST V_KINDS)
+    _rooflab_lab_binary(${V_PREFIX}_analytic analytic ${V_LAB} "${lab_dir}"
+      SOURCES ${V_TESTS_ANALYTIC} ${V_ANSWERS} LIBS rooflab::common)
+    list(APPEND bins "{\"kind\": \"analytic\", \"target\": \"${V_PREFIX}_analytic\", \"path\": \"$<TARGET_FILE:${V_PREFIX}_analytic>\", \"sources\": [\"${V_TESTS_ANALYTIC}\"], \"correctness_as\": \"\"}")
+  endif()
+
+  # ---- emu: the kernels on the CPU backend ----
+  if(TARGET rooflab::emu AND V_TESTS_CORRECTNESS AND "emu" IN_LIST V_KINDS)
+    _rooflab_lab_binary(${V_PREFIX}_emu emu ${V_LAB} "${lab_dir}"
+      SOURCES ${V_TESTS_CORRECTNESS} LIBS rooflab::common rooflab::emu)
+    rooflab_emu_add_cu(${V_PREFIX}_emu ${V_KERNELS})
+    list(APPEND bins "{\"kind\": \"emu\", \"target\": \"${V_PREFIX}_emu\", \"path\": \"$<TARGET_FILE:${V_PREFIX}_emu>\", \"sources\": [\"${V_TESTS_CORRECTNESS}\"], \"correctness_as\": \"emu\"}")
+  endif()
+
+  if(ROOFLAB_HAVE_CUDA)
+    # ---- gpu: correctness and performance under nvcc ----
+    if((V_TESTS_CORRECTNESS OR V_TESTS_PERF) AND "gpu" IN_LIST V_KINDS)
+      _rooflab_lab_binary(${V_PREFIX}_gpu gpu ${V_LAB} "${lab_dir}"
+        SOURCES ${V_TESTS_CORRECTNESS} ${V_TESTS_PERF} ${V_KERNELS} LIBS rooflab::common rooflab::cuda)
+      set(srcs ${V_TESTS_CORRECTNESS} ${V_TESTS_PERF})
+      list(JOIN srcs "\", \"" srcs_json)
+      list(APPEND bins "{\"kind\": \"gpu\", \"target\": \"${V_PREFIX}_gpu\", \"path\": \"$<TARGET_FILE:${V_PREFIX}_gpu>\", \"sources\": [\"${srcs_json}\"], \"correctness_as\": \"gpu\"}")
+    endif()
+    # ---- static: facts of the compiled code, no device ----
+    if(V_TESTS_STATIC AND "static" IN_LIST V_KINDS)
+      set(static_dir "${CMAKE_BINARY_DIR}/labs/static/${V_PREFIX}")
+      _rooflab_capture_static(${V_PREFIX} "${lab_dir}" "${static_dir}" "${V_KERNELS}")
+      _rooflab_lab_binary(${V_PREFIX}_static static ${V_LAB} "${lab_dir}"
+        SOURCES ${V_TESTS_STATIC} LIBS rooflab::common)
+      add_dependencies(${V_PREFIX}_static ${V_PREFIX}_static_capture)
+      string(REPLACE ";" "," archs "${ROOFLAB_STATIC_ARCHS}")
+      target_compile_definitions(${V_PREFIX}_static PRIVATE
+        ROOFLAB_STATIC_DIR="${static_dir}" ROOFLAB_STATIC_ARCHS="${archs}")
+      list(APPEND bins "{\"kind\": \"static\", \"target\": \"${V_PREFIX}_static\", \"path\": \"$<TARGET_FILE:${V_PREFIX}_static>\", \"sources\": [\"${V_TESTS_STATIC}\"], \"correctness_as\": \"\"}")
+    endif()
+  endif()
+
+  set(targets "")
+  foreach(kind analytic emu gpu static)
+    if(TARGET ${V_PREFIX}_${kind})
+      list(APPEND targets ${V_PREFIX}_${kind})
+    endif()
+  endforeach()
+  add_custom_target(${V_PREFIX}_all DEPENDS ${targets})
+
+  list(JOIN bins ",\n        " bins_json)
+  set(${json_out} "${${json_out}}\"${V_VARIANT}\": {\"student_dir\": \"${V_STUDENT_DIR}\", \"expect\": \"${V_EXPECT}\", \"binaries\": [\n        ${bins_json}]}" PARENT_SCOPE)
+endfunction()
+
+# rooflab_add_lab(ID 01 NAME memory-bandwidth TITLE "..." STUDENT_FILES kernels.cu answers.cpp
+#                 TESTS_ANALYTIC ... TESTS_CORRECTNESS ... TESTS_PERF ... TESTS_STATIC ...)
+function(rooflab_add_lab)
+  cmake_parse_arguments(L "" "ID;NAME;TITLE" "STUDENT_FILES;TESTS_ANALYTIC;TESTS_CORRECTNESS;TESTS_PERF;TESTS_STATIC" ${ARGN})
+  set(dir_name "${L_ID}-${L_NAME}")
+  set(lab_dir "${PROJECT_SOURCE_DIR}/labs/${dir_name}")
+  set(solution_dir "${PROJECT_SOURCE_DIR}/solutions/${dir_name}")
+  foreach(kind ANALYTIC CORRECTNESS PERF STATIC)
+    list(TRANSFORM L_TESTS_${kind} PREPEND "${lab_dir}/")
+  endforeach()
+
+  # Which variants to build: always the chosen student files; with ROOFLAB_SELFTEST also the stubs,
+  # the solutions and every known-bad submission in selftest/.
+  # A variant whose files are the main one's is not built twice: main takes over its expectation.
+  set(variants "main")
+  set(variant_dir_main "${ROOFLAB_STUDENT_DIR}/${dir_name}")
+  set(variant_fallback_main "${lab_dir}")
+  set(variant_expect_main "")
+  set(variant_kinds_main analytic emu gpu static)
+  file(REAL_PATH "${variant_dir_main}" main_real)
+  if(ROOFLAB_SELFTEST)
+    foreach(special stubs solutions)
+      if(special STREQUAL "stubs")
+        set(dir "${lab_dir}")
+        set(expect "zero")
+      else()
+        set(dir "${solution_dir}")
+        set(expect "full")
+      endif()
+      file(REAL_PATH "${dir}" real)
+      if(real STREQUAL main_real)
+        set(variant_expect_main "${expect}")
+      else()
+        list(APPEND variants ${special})
+        set(variant_dir_${special} "${dir}")
+        set(variant_fallback_${special} "${dir}")
+        set(variant_expect_${special} "${expect}")
+        # Stubs also go through nvcc: the shipped labs/ files must compile for the GPU.
+        if(special STREQUAL "stubs")
+          set(variant_kinds_${special} analytic emu gpu)
+        else()
+          set(variant_kinds_${special} analytic emu)
+        endif()
+      endif()
+    endforeach()
+    file(GLOB cases LIST_DIRECTORIES true "${lab_dir}/selftest/*")
+    list(SORT cases)
+    foreach(case_dir IN LISTS cases)
+      if(IS_DIRECTORY "${case_dir}")
+        get_filename_component(case "${case_dir}" NAME)
+        list(APPEND variants "st-${case}")
+        set(variant_dir_st-${case} "${case_dir}")
+        set(variant_fallback_st-${case} "${solution_dir}")
+        set(variant_expect_st-${case} "${case_dir}/expect.json")
+        set(variant_kinds_st-${case} analytic emu)
+      endif()
+    endforeach()
+  endif()
+
+  set(kernels_rel "")
+  set(answers_rel "")
+  foreach(f IN LISTS L_STUDENT_FILES)
+    if(f MATCHES "\\.cu$")
+      list(APPEND kernels_rel "${f}")
+    else()
+      list(APPEND answers_rel "${f}")
+    endif()
+  endforeach()
+
+  set(variants_json "")
+  foreach(variant IN LISTS variants)
+    if(variant STREQUAL "main")
+      set(prefix "lab${L_ID}")
+    else()
+      string(MAKE_C_IDENTIFIER "lab${L_ID}_${variant}" prefix)
+    endif()
+    _rooflab_variant_files(kernels "${variant_dir_${variant}}" "${variant_fallback_${variant}}" ${kernels_rel})
+    _rooflab_variant_files(answers "${variant_dir_${variant}}" "${variant_fallback_${variant}}" ${answers_rel})
+    set(vjson "")
+    _rooflab_add_variant(vjson LAB ${L_ID} LAB_DIR "${lab_dir}" VARIANT ${variant} PREFIX ${prefix}
+      STUDENT_DIR "${variant_dir_${variant}}" EXPECT "${variant_expect_${variant}}"
+      KINDS ${variant_kinds_${variant}} KERNELS ${kernels} ANSWERS ${answers}
+      TESTS_ANALYTIC ${L_TESTS_ANALYTIC} TESTS_CORRECTNESS ${L_TESTS_CORRECTNESS}
+      TESTS_PERF ${L_TESTS_PERF} TESTS_STATIC ${L_TESTS_STATIC})
+    list(APPEND variants_json "${vjson}")
+    if(variant STREQUAL "main")
+      _rooflab_register_ctests(${L_ID} ${prefix})
+    endif()
+    if(ROOFLAB_SELFTEST AND NOT variant_expect_${variant} STREQUAL "")
+      add_test(NAME lab${L_ID}.selftest.${variant}
+               COMMAND rooflab-cli selftest --build-dir "${CMAKE_BINARY_DIR}" --lab ${L_ID} --variant ${variant})
+      set_tests_properties(lab${L_ID}.selftest.${variant} PROPERTIES LABELS "lab${L_ID};selftest" TIMEOUT 900)
+    endif()
+  endforeach()
+
+  list(JOIN variants_json ",\n      " variants_joined)
+  _rooflab_json_array(files_json ${L_STUDENT_FILES})
+  set(entry "  {\"id\": \"${L_ID}\", \"name\": \"${L_NAME}\", \"title\": \"${L_TITLE}\", \"dir\": \"${lab_dir}\",\n   \"student_files\": ${files_json},\n   \"variants\": {\n      ${variants_joined}}}")
+  set_property(GLOBAL APPEND PROPERTY ROOFLAB_LAB_JSON "${entry}")
+endfunction()
+
+# CTest entries for the main variant: labels carry the lab and the kind. The CPU-backend tests run under
+# the three thread schedules (a missing __syncthreads shows up as a result that changes with the order).
+function(_rooflab_register_ctests lab prefix)
+  if(TARGET ${prefix}_analytic)
+    add_test(NAME lab${lab}.analytic COMMAND ${prefix}_analytic)
+    set_tests_properties(lab${lab}.analytic PROPERTIES LABELS "lab${lab};analytic" TIMEOUT 300)
+  endif()
+  if(TARGET ${prefix}_emu)
+    foreach(schedule forward reverse random:20261122)
+      string(REGEX REPLACE ":.*" "" sname "${schedule}")
+      add_test(NAME lab${lab}.emu.${sname} COMMAND ${prefix}_emu)
+      set_tests_properties(lab${lab}.emu.${sname} PROPERTIES LABELS "lab${lab};emu" TIMEOUT 600
+        ENVIRONMENT "ROOFLAB_EMU_SCHEDULE=${schedule};ROOFLAB_EMU_QUIET=1")
+    endforeach()
+  endif()
+  if(TARGET ${prefix}_gpu)
+    add_test(NAME lab${lab}.gpu COMMAND ${prefix}_gpu)
+    set_tests_properties(lab${lab}.gpu PROPERTIES LABELS "lab${lab};gpu;perf" TIMEOUT 900 SKIP_RETURN_CODE 77)
+  endif()
+  if(TARGET ${prefix}_static)
+    add_test(NAME lab${lab}.static COMMAND ${prefix}_static)
+    set_tests_properties(lab${lab}.static PROPERTIES LABELS "lab${lab};static" TIMEOUT 300)
+  endif()
+endfunction()
+
+# Writes build/rooflab/labs.json: what the grader reads (labs, student files, variants, binaries).
+function(rooflab_write_lab_manifest)
+  get_property(entries GLOBAL PROPERTY ROOFLAB_LAB_JSON)
+  list(JOIN entries ",\n" body)
+  file(GENERATE OUTPUT "${CMAKE_BINARY_DIR}/rooflab/labs.json" CONTENT
+"{\"source_dir\": \"${PROJECT_SOURCE_DIR}\",
+ \"build_dir\": \"${CMAKE_BINARY_DIR}\",
+ \"student_dir\": \"${ROOFLAB_STUDENT_DIR}\",
+ \"have_cuda\": $<IF:$<BOOL:${ROOFLAB_HAVE_CUDA}>,true,false>,
+ \"have_emu\": $<IF:$<TARGET_EXISTS:rooflab_emu>,true,false>,
+ \"labs\": [\n${body}\n]}\n")
+endfunction()

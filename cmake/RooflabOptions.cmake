@@ -1,0 +1,76 @@
+# Project-wide options, warnings and toolchain detection.
+include_guard(GLOBAL)
+
+set(CMAKE_CXX_STANDARD 20)
+set(CMAKE_CXX_STANDARD_REQUIRED ON)
+set(CMAKE_CXX_EXTENSIONS OFF)
+set(CMAKE_EXPORT_COMPILE_COMMANDS ON)
+if(NOT CMAKE_BUILD_TYPE AND NOT CMAKE_CONFIGURATION_TYPES)
+  set(CMAKE_BUILD_TYPE Release CACHE STRING "Build type" FORCE)
+endif()
+
+# ---- where the student files come from ----
+# labs/ (the stubs, default), solutions/, or a submission directory laid out like labs/.
+set(ROOFLAB_STUDENT_DIR "${PROJECT_SOURCE_DIR}/labs" CACHE PATH
+    "Directory holding the student files (labs/, solutions/ or a submission laid out like labs/)")
+option(ROOFLAB_SELFTEST "Also build the stub and known-bad variants of every lab and test the grader on them" OFF)
+option(ROOFLAB_WERROR "Treat warnings as errors (CI)" OFF)
+option(ROOFLAB_SYNC_LAUNCH_CHECK "Synchronize after every kernel launch to report errors at their launch" OFF)
+set(ROOFLAB_STATIC_ARCHS "80;90" CACHE STRING
+    "Architectures whose PTX and resource report are captured for the static tests")
+
+# ---- dependencies (Debian packages; nothing is downloaded) ----
+find_package(fmt REQUIRED)
+find_package(nlohmann_json 3.10 REQUIRED)
+find_package(CLI11 REQUIRED)
+find_package(GTest REQUIRED)
+find_package(Threads REQUIRED)
+
+# ---- CUDA is optional ----
+include(CheckLanguage)
+check_language(CUDA)
+set(ROOFLAB_HAVE_CUDA OFF)
+if(CMAKE_CUDA_COMPILER)
+  # Never "native" by default: it fails on machines without a GPU. The grade path passes the
+  # architecture of the GPU that is present (see the rooflab launcher).
+  if(NOT DEFINED CMAKE_CUDA_ARCHITECTURES)
+    set(CMAKE_CUDA_ARCHITECTURES "80;90")
+  endif()
+  enable_language(CUDA)
+  # CMake 3.25 does not know nvcc's C++20 flag (nvcc has it since 12.0): tell it, then ask for C++20.
+  if(NOT CMAKE_CUDA20_STANDARD_COMPILE_OPTION)
+    set(CMAKE_CUDA20_STANDARD_COMPILE_OPTION "-std=c++20")
+    set(CMAKE_CUDA20_EXTENSION_COMPILE_OPTION "-std=c++20")
+  endif()
+  set(CMAKE_CUDA_STANDARD 20)
+  set(CMAKE_CUDA_STANDARD_REQUIRED ON)
+  set(CMAKE_CUDA_EXTENSIONS OFF)
+  find_package(CUDAToolkit REQUIRED)
+  set(ROOFLAB_HAVE_CUDA ON)
+endif()
+
+# ---- warnings, host and device ----
+function(rooflab_warnings target)
+  set(host_flags -Wall -Wextra -Wpedantic -Wshadow -Wno-unknown-pragmas)
+  if(ROOFLAB_WERROR)
+    list(APPEND host_flags -Werror)
+  endif()
+  target_compile_options(${target} PRIVATE $<$<COMPILE_LANGUAGE:CXX>:${host_flags}>)
+  if(ROOFLAB_HAVE_CUDA)
+    set(cuda_flags -Xcompiler=-Wall,-Wextra --Werror=cross-execution-space-call)
+    if(ROOFLAB_WERROR)
+      list(APPEND cuda_flags -Werror=all-warnings)
+    endif()
+    target_compile_options(${target} PRIVATE $<$<COMPILE_LANGUAGE:CUDA>:${cuda_flags}>)
+  endif()
+endfunction()
+
+function(rooflab_print_summary)
+  if(ROOFLAB_HAVE_CUDA)
+    message(STATUS "rooflab: CUDA ${CMAKE_CUDA_COMPILER_VERSION}, GPU code for sm_${CMAKE_CUDA_ARCHITECTURES}; "
+                   "student files from ${ROOFLAB_STUDENT_DIR}")
+  else()
+    message(STATUS "rooflab: no CUDA compiler found: left out the GPU and perf tests, calibration, the static "
+                   "(PTX) tests and the CPU backend; analytic tests and host code still build")
+  endif()
+endfunction()

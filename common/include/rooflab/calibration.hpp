@@ -1,0 +1,50 @@
+// The ceilings of *this* GPU, measured once and cached: what the perf graders judge against, so one rule
+// grades a T4 and an H100 fairly.
+//
+//   copy bandwidth   best of our vectorized copy kernel and a device-to-device cudaMemcpy, on arrays 4x the
+//                    L2 (or at least 256 MB), bytes counted as read + write
+//   FP32 FMA peak    our kernel: many independent FMA chains per thread, result stored so nothing is removed
+//   SGEMM peak       cuBLAS, 8192^3 FP32
+//   FP16/BF16 peak   cuBLAS GemmEx on tensor cores, FP32 accumulate, 8192^3
+//
+// The cache key is the GPU's UUID, the driver version and the maximum SM clock (a changed clock setting
+// means new ceilings). ROOFLAB_CACHE_DIR overrides where the cache lives (default ~/.cache/rooflab).
+#pragma once
+
+#include <rooflab/device_info.hpp>
+
+#include <filesystem>
+#include <string>
+
+namespace rooflab {
+
+struct Ceilings {
+  std::string device_name;
+  std::string uuid;
+  int driver_version = 0;
+  double max_sm_clock_mhz = 0;
+  std::string measured_at;       // ISO 8601, UTC
+  double copy_kernel_gbps = 0;   // our vectorized copy kernel
+  double memcpy_gbps = 0;        // cudaMemcpy device to device
+  double copy_gbps = 0;          // the ceiling: the better of the two
+  double fp32_fma_flops = 0;
+  double sm_clock_during_fma_mhz = 0;  // 0 without NVML
+  double sgemm_flops = 0;
+  double fp16_tensor_flops = 0;
+  double bf16_tensor_flops = 0;
+};
+
+std::filesystem::path cache_dir();
+std::filesystem::path ceilings_cache_path(const DeviceInfo& info);
+
+// Measures every ceiling now (takes tens of seconds).
+Ceilings measure_ceilings(int device = 0);
+
+// The cached ceilings for this GPU/driver/clock, measuring and caching them on first use.
+// `remeasure` ignores the cache.
+const Ceilings& ceilings(int device = 0, bool remeasure = false);
+
+std::string ceilings_to_json(const Ceilings& c);
+Ceilings ceilings_from_json(const std::string& text);  // throws std::runtime_error on a malformed cache
+
+}  // namespace rooflab

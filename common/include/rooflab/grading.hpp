@@ -1,0 +1,83 @@
+// Graders are GoogleTest tests that declare their points and kind:
+//
+//   ROOFLAB_TEST(Lab01Analytic, BytesMoved, analytic, 4) { ... }
+//   ROOFLAB_TEST(Lab01Kernels, TriadSizes, correctness, 6) { ... }   // "emu" or "gpu" by the binary
+//   ROOFLAB_TEST(Lab01Perf, Triad, perf, 8) { ROOFLAB_REQUIRE_GPU(); ... award_against_ceiling(...); }
+//
+// The grader reads the declarations from the test sources (so a lab whose student files fail to compile
+// still shows every test it lost) and the outcome from GoogleTest's JSON report. A perf test earns a
+// fraction of its points through award(); any other test earns all or nothing.
+#pragma once
+
+#include <rooflab/compare.hpp>
+
+#include <gtest/gtest.h>
+
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace rooflab::grading {
+
+struct TestInfo {
+  std::string suite;
+  std::string name;
+  std::string kind;  // analytic | emu | gpu | perf | static
+  double points;
+};
+
+std::vector<TestInfo>& registry();
+bool register_test(const char* suite, const char* name, const char* kind, double points);
+
+// "correctness" tests are the same source in two binaries: graded as "emu" on the CPU backend and as
+// "gpu" under nvcc.
+inline const char* resolve_kind(const char* kind) {
+  if (std::string_view(kind) == "correctness") {
+#if defined(ROOFLAB_EMU)
+    return "emu";
+#else
+    return "gpu";
+#endif
+  }
+  return kind;
+}
+
+// Partial credit in [0, 1] with the reason, recorded into the test's JSON report for the grader.
+void award(double fraction, const std::string& detail);
+// A line of explanation shown with the test's result (measured figures, hints).
+void note(const std::string& detail);
+
+// Grades `measured` against `ceiling` (same units) with data/thresholds.json's rule for lab/quantity:
+// full points at full_at x ceiling, none below zero_at, linear between. A result more than the
+// implausible margin above the ceiling fails the test as a measurement error or cheat.
+void award_against_ceiling(std::string_view lab, std::string_view quantity, double measured, double ceiling,
+                           std::string_view unit);
+
+// gtest adapter for rooflab::compare: EXPECT_TRUE(all_close<float>(got, want, kFp32Tolerance)).
+template <typename Got, typename Want>
+::testing::AssertionResult all_close(std::span<const Got> got, std::span<const Want> want, Tolerance tol) {
+  const CompareResult r = compare(got, want, tol);
+  if (r.ok) return ::testing::AssertionSuccess() << r.checked << " elements within tolerance";
+  return ::testing::AssertionFailure() << r.report;
+}
+
+}  // namespace rooflab::grading
+
+#define ROOFLAB_CAT_IMPL_(a, b) a##b
+#define ROOFLAB_CAT_(a, b) ROOFLAB_CAT_IMPL_(a, b)
+
+#define ROOFLAB_TEST(suite, name, kind, points)                                                     \
+  [[maybe_unused]] static const bool ROOFLAB_CAT_(rooflab_registered_, suite##_##name) =             \
+      ::rooflab::grading::register_test(#suite, #name, ::rooflab::grading::resolve_kind(#kind), points); \
+  TEST(suite, name)
+
+// Skips (never passes) a test that needs a GPU when none is present; the grader shows "needs a GPU".
+// (Include <rooflab/device.hpp> where it is used: the analytic binaries need no CUDA at all.)
+#define ROOFLAB_REQUIRE_GPU()                                       \
+  do {                                                              \
+    std::string rooflab_why_;                                       \
+    if (!::rooflab::device_available(&rooflab_why_)) {              \
+      GTEST_SKIP() << "needs a GPU (" << rooflab_why_ << ")";       \
+    }                                                               \
+  } while (0)

@@ -1,0 +1,62 @@
+// Plots for reports: each plot is written as a data file (plain columns, for students who want to replot)
+// and a PNG drawn by gnuplot through gnuplot-iostream. Without gnuplot the data file is still written and
+// the PNG is reported as skipped.
+//
+//   rooflab::Plot p{.title = "Triad bandwidth vs array size", .xlabel = "bytes per array", .ylabel = "GB/s",
+//                   .logx = true};
+//   p.series.push_back({"triad", points});
+//   p.hlines.push_back({ceiling_gbps, "copy ceiling"});
+//   auto files = rooflab::write_plot(p, rooflab::report_dir() / "lab01-bandwidth-vs-size");
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace rooflab {
+
+struct Series {
+  std::string title;
+  std::vector<std::pair<double, double>> points{};
+  std::string style = "linespoints";  // gnuplot style: lines, points, linespoints
+};
+
+struct HLine {
+  double y;
+  std::string label;
+};
+
+// A line y = slope * x up to x_end, then flat: one roof of a roofline (slope = bandwidth, flat = peak).
+struct Roof {
+  double bandwidth;  // y per x on the slanted part
+  double peak;       // y on the flat part
+  std::string label;
+  bool dashed = false;
+};
+
+struct Plot {
+  std::string title;
+  std::string xlabel;
+  std::string ylabel;
+  bool logx = false;
+  bool logy = false;
+  std::vector<Series> series{};
+  std::vector<HLine> hlines{};
+  std::vector<Roof> roofs{};
+  std::vector<std::pair<double, std::string>> vlines{};  // marked x positions (ridge points)
+  std::string note{};  // a line under the title (e.g. "datasheet roofs only: no GPU measured")
+};
+
+struct PlotFiles {
+  std::filesystem::path data;
+  std::filesystem::path png;  // empty if gnuplot was not available
+  std::string message;        // why the PNG is missing, if it is
+};
+
+PlotFiles write_plot(const Plot& plot, const std::filesystem::path& stem);
+
+// Where reports and plots go: ROOFLAB_REPORT_DIR if set, else ./rooflab-report.
+std::filesystem::path report_dir();
+
+}  // namespace rooflab

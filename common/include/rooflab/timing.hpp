@@ -1,0 +1,80 @@
+// The timing harness (GPU only). The caller declares the work (bytes read, bytes written, FLOPs) and a
+// launch; the harness times it the way nvbench and BabelStream do and turns the work into GB/s, FLOP/s
+// and percent of a ceiling. Kernels never time themselves.
+//
+//   auto m = rooflab::benchmark([&](cudaStream_t s) { lab01::triad(b, c, a, 3.0f, n, s); },
+//                               {.bytes_read = 2 * n * 4, .bytes_written = n * 4});
+//   m.gbps(); m.median_s; m.percent_of(ceiling_gbps);
+//
+// Habits (REFERENCE.md section 4): warm-up launches; the L2 is flushed before every sample by writing a
+// buffer twice its size, so every sample starts from DRAM; CUDA events around each launch; samples are
+// taken until the relative standard error of the mean is under the target (1%) or the time budget is
+// spent; the median is reported with min, max and spread; with NVML the SM clock is read after each sample
+// and samples under 75% of the maximum clock are flagged as throttled.
+#pragma once
+
+#include <rooflab/cuda.hpp>
+
+#include <cstddef>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace rooflab {
+
+struct Work {
+  double bytes_read = 0;
+  double bytes_written = 0;
+  double flops = 0;
+  double bytes() const { return bytes_read + bytes_written; }
+};
+
+struct BenchOptions {
+  int warmup = 3;
+  int min_samples = 10;
+  int max_samples = 2000;
+  double target_rse = 0.01;   // stop when stddev / sqrt(n) / mean falls under this
+  double max_seconds = 3.0;   // time budget for the sampling (not counting warm-up)
+  bool flush_l2 = true;
+};
+
+struct Measurement {
+  Work work;
+  int samples = 0;
+  double median_s = 0;
+  double min_s = 0;
+  double max_s = 0;
+  double mean_s = 0;
+  double rse = 0;                  // relative standard error of the mean
+  int throttled_samples = 0;       // SM clock under 75% of max during the sample (NVML only)
+  double mean_sm_clock_mhz = 0;    // 0 when NVML is not available
+  double gbps() const { return median_s > 0 ? work.bytes() / median_s / 1e9 : 0; }
+  double best_gbps() const { return min_s > 0 ? work.bytes() / min_s / 1e9 : 0; }
+  double flops_per_s() const { return median_s > 0 ? work.flops / median_s : 0; }
+  double percent_of(double ceiling) const;  // of gbps() when bytes were declared, else of flops_per_s()
+  std::string summary() const;
+};
+
+// Flushes the L2 by writing a buffer at least twice its size (RAII: owns the buffer).
+class L2Flusher {
+ public:
+  L2Flusher();
+  ~L2Flusher();
+  L2Flusher(const L2Flusher&) = delete;
+  L2Flusher& operator=(const L2Flusher&) = delete;
+  void flush(cudaStream_t stream);
+
+ private:
+  void* buffer_ = nullptr;
+  std::size_t bytes_ = 0;
+};
+
+Measurement benchmark(const std::function<void(cudaStream_t)>& launch, Work work, BenchOptions options = {});
+
+// Statistics of a sample (exposed for tests): median, min, max, mean, relative standard error.
+struct SampleStats {
+  double median, min, max, mean, rse;
+};
+SampleStats sample_stats(std::vector<double> samples);
+
+}  // namespace rooflab

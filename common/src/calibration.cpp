@@ -1,0 +1,212 @@
+#include "calibration_kernels.hpp"
+
+#include <rooflab/buffer.hpp>
+#include <rooflab/calibration.hpp>
+#include <rooflab/check.hpp>
+#include <rooflab/timing.hpp>
+
+#include <cublas_v2.h>
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <ctime>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <sstream>
+
+namespace rooflab {
+namespace {
+
+void check_cublas(cublasStatus_t status, const char* expr, const char* file, int line) {
+  if (status != CUBLAS_STATUS_SUCCESS) {
+    throw std::runtime_error(fmt::format("{}:{}: {} failed: {} ({})", file, line, expr, cublasGetStatusName(status),
+                                         cublasGetStatusString(status)));
+  }
+}
+#define ROOFLAB_CUBLAS_CHECK(expr) check_cublas((expr), #expr, __FILE__, __LINE__)
+
+class CublasHandle {
+ public:
+  CublasHandle() { ROOFLAB_CUBLAS_CHECK(cublasCreate(&handle_)); }
+  ~CublasHandle() {
+    if (handle_ != nullptr) cublasDestroy(handle_);
+  }
+  CublasHandle(const CublasHandle&) = delete;
+  CublasHandle& operator=(const CublasHandle&) = delete;
+  cublasHandle_t get() const { return handle_; }
+
+ private:
+  cublasHandle_t handle_ = nullptr;
+};
+
+std::string utc_now() {
+  const std::time_t t = std::time(nullptr);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
+  return buf;
+}
+
+double measure_copy(const DeviceInfo& info, double* kernel_gbps, double* memcpy_gbps) {
+  // 4x the L2 per array and at least 256 MB: the copy must stream from DRAM, not from the cache.
+  const std::size_t bytes = std::max<std::size_t>(4 * info.l2_bytes, 256u << 20) / 16 * 16;
+  DeviceBuffer<float4> in(bytes / sizeof(float4));
+  DeviceBuffer<float4> out(bytes / sizeof(float4));
+  ROOFLAB_CUDA_CHECK(cudaMemset(in.data(), 1, bytes));
+  const Work work{.bytes_read = static_cast<double>(bytes), .bytes_written = static_cast<double>(bytes)};
+  const Measurement k = benchmark(
+      [&](cudaStream_t s) { calib::copy_vec4(in.data(), out.data(), in.size(), info.sms, s); }, work);
+  const Measurement m = benchmark(
+      [&](cudaStream_t s) {
+        ROOFLAB_CUDA_CHECK(cudaMemcpyAsync(out.data(), in.data(), bytes, cudaMemcpyDeviceToDevice, s));
+      },
+      work);
+  // Best sample, as BabelStream reports: the ceiling is what the hardware *can* do.
+  *kernel_gbps = k.best_gbps();
+  *memcpy_gbps = m.best_gbps();
+  return std::max(*kernel_gbps, *memcpy_gbps);
+}
+
+double measure_fma(const DeviceInfo& info, double* clock_mhz) {
+  // Enough resident warps to fill every scheduler: 8 blocks of 256 threads per SM, several waves.
+  const unsigned threads = 256;
+  const unsigned blocks = static_cast<unsigned>(info.sms) * 8 * 4;
+  DeviceBuffer<float> out(static_cast<std::size_t>(blocks) * threads);
+  const int iterations = 4096;
+  const double flops = 2.0 * 8 * iterations * blocks * threads;
+  const Measurement m = benchmark(
+      [&](cudaStream_t s) { calib::fma_peak(1.000001f, 1e-7f, iterations, out.data(), blocks, threads, s); },
+      Work{.flops = flops}, BenchOptions{.flush_l2 = false});
+  *clock_mhz = m.mean_sm_clock_mhz;
+  return m.work.flops / m.min_s;
+}
+
+double measure_gemm(cudaDataType_t type, int n) {
+  CublasHandle handle;
+  const std::size_t elems = static_cast<std::size_t>(n) * n;
+  const std::size_t elem_bytes = type == CUDA_R_32F ? 4 : 2;
+  DeviceBuffer<unsigned char> a(elems * elem_bytes), b(elems * elem_bytes), c(elems * 4);
+  // Small values, never zero: 0x3c00 is 1.0 in FP16; bf16 1.0 is 0x3f80. Byte patterns suffice for timing.
+  ROOFLAB_CUDA_CHECK(cudaMemset(a.data(), 0x3c, a.bytes()));
+  ROOFLAB_CUDA_CHECK(cudaMemset(b.data(), 0x3c, b.bytes()));
+  const float alpha = 1.0f, beta = 0.0f;
+  const cublasComputeType_t compute = CUBLAS_COMPUTE_32F;
+  const Measurement m = benchmark(
+      [&](cudaStream_t s) {
+        ROOFLAB_CUBLAS_CHECK(cublasSetStream(handle.get(), s));
+        ROOFLAB_CUBLAS_CHECK(cublasGemmEx(handle.get(), CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &alpha, a.data(), type,
+                                          n, b.data(), type, n, &beta, c.data(), CUDA_R_32F, n, compute,
+                                          CUBLAS_GEMM_DEFAULT));
+      },
+      Work{.flops = 2.0 * n * n * static_cast<double>(n)}, BenchOptions{.max_seconds = 5.0, .flush_l2 = false});
+  return m.work.flops / m.min_s;
+}
+
+}  // namespace
+
+std::filesystem::path cache_dir() {
+  if (const char* d = std::getenv("ROOFLAB_CACHE_DIR"); d != nullptr && *d != '\0') return d;
+  if (const char* x = std::getenv("XDG_CACHE_HOME"); x != nullptr && *x != '\0') {
+    return std::filesystem::path(x) / "rooflab";
+  }
+  if (const char* h = std::getenv("HOME"); h != nullptr && *h != '\0') {
+    return std::filesystem::path(h) / ".cache" / "rooflab";
+  }
+  return std::filesystem::temp_directory_path() / "rooflab";
+}
+
+std::filesystem::path ceilings_cache_path(const DeviceInfo& info) {
+  return cache_dir() /
+         fmt::format("ceilings-{}-driver{}-{:.0f}MHz.json", info.uuid, info.driver_version, info.max_sm_clock_mhz);
+}
+
+Ceilings measure_ceilings(int device) {
+  ROOFLAB_CUDA_CHECK(cudaSetDevice(device));
+  const DeviceInfo info = query_device(device);
+  Ceilings c;
+  c.device_name = info.name;
+  c.uuid = info.uuid;
+  c.driver_version = info.driver_version;
+  c.max_sm_clock_mhz = info.max_sm_clock_mhz;
+  c.measured_at = utc_now();
+  c.copy_gbps = measure_copy(info, &c.copy_kernel_gbps, &c.memcpy_gbps);
+  c.fp32_fma_flops = measure_fma(info, &c.sm_clock_during_fma_mhz);
+  c.sgemm_flops = measure_gemm(CUDA_R_32F, 8192);
+  c.fp16_tensor_flops = measure_gemm(CUDA_R_16F, 8192);
+  // BF16 tensor cores arrived with sm_80.
+  if (info.cc_major >= 8) c.bf16_tensor_flops = measure_gemm(CUDA_R_16BF, 8192);
+  return c;
+}
+
+std::string ceilings_to_json(const Ceilings& c) {
+  const nlohmann::json j = {{"device_name", c.device_name},
+                            {"uuid", c.uuid},
+                            {"driver_version", c.driver_version},
+                            {"max_sm_clock_mhz", c.max_sm_clock_mhz},
+                            {"measured_at", c.measured_at},
+                            {"copy_kernel_gbps", c.copy_kernel_gbps},
+                            {"memcpy_gbps", c.memcpy_gbps},
+                            {"copy_gbps", c.copy_gbps},
+                            {"fp32_fma_flops", c.fp32_fma_flops},
+                            {"sm_clock_during_fma_mhz", c.sm_clock_during_fma_mhz},
+                            {"sgemm_flops", c.sgemm_flops},
+                            {"fp16_tensor_flops", c.fp16_tensor_flops},
+                            {"bf16_tensor_flops", c.bf16_tensor_flops}};
+  return j.dump(2);
+}
+
+Ceilings ceilings_from_json(const std::string& text) {
+  try {
+    const auto j = nlohmann::json::parse(text);
+    Ceilings c;
+    c.device_name = j.at("device_name").get<std::string>();
+    c.uuid = j.at("uuid").get<std::string>();
+    c.driver_version = j.at("driver_version").get<int>();
+    c.max_sm_clock_mhz = j.at("max_sm_clock_mhz").get<double>();
+    c.measured_at = j.at("measured_at").get<std::string>();
+    c.copy_kernel_gbps = j.at("copy_kernel_gbps").get<double>();
+    c.memcpy_gbps = j.at("memcpy_gbps").get<double>();
+    c.copy_gbps = j.at("copy_gbps").get<double>();
+    c.fp32_fma_flops = j.at("fp32_fma_flops").get<double>();
+    c.sm_clock_during_fma_mhz = j.at("sm_clock_during_fma_mhz").get<double>();
+    c.sgemm_flops = j.at("sgemm_flops").get<double>();
+    c.fp16_tensor_flops = j.at("fp16_tensor_flops").get<double>();
+    c.bf16_tensor_flops = j.at("bf16_tensor_flops").get<double>();
+    return c;
+  } catch (const nlohmann::json::exception& e) {
+    throw std::runtime_error(std::string("malformed ceilings cache: ") + e.what());
+  }
+}
+
+const Ceilings& ceilings(int device, bool remeasure) {
+  static std::mutex mutex;
+  static std::map<int, std::unique_ptr<Ceilings>> cached;
+  const std::lock_guard lock(mutex);
+  auto& slot = cached[device];
+  if (slot && !remeasure) return *slot;
+  const DeviceInfo info = query_device(device);
+  const auto path = ceilings_cache_path(info);
+  if (!remeasure && std::filesystem::exists(path)) {
+    std::ifstream in(path);
+    std::stringstream text;
+    text << in.rdbuf();
+    try {
+      slot = std::make_unique<Ceilings>(ceilings_from_json(text.str()));
+      return *slot;
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "rooflab: ignoring %s (%s); measuring again\n", path.c_str(), e.what());
+    }
+  }
+  slot = std::make_unique<Ceilings>(measure_ceilings(device));
+  std::filesystem::create_directories(path.parent_path());
+  std::ofstream(path) << ceilings_to_json(*slot) << "\n";
+  return *slot;
+}
+
+}  // namespace rooflab

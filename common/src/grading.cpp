@@ -1,0 +1,50 @@
+// Test-side half of the grading contract: the registry of declared tests and partial credit.
+#include <rooflab/grading.hpp>
+#include <rooflab/specs.hpp>
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstdio>
+
+namespace rooflab::grading {
+
+std::vector<TestInfo>& registry() {
+  static std::vector<TestInfo> tests;
+  return tests;
+}
+
+bool register_test(const char* suite, const char* name, const char* kind, double points) {
+  registry().push_back({suite, name, kind, points});
+  return true;
+}
+
+void award(double fraction, const std::string& detail) {
+  fraction = std::clamp(fraction, 0.0, 1.0);
+  ::testing::Test::RecordProperty("rooflab_fraction", fmt::format("{:.4f}", fraction));
+  note(detail);
+}
+
+void note(const std::string& detail) {
+  ::testing::Test::RecordProperty("rooflab_detail", detail);
+  std::printf("rooflab: %s\n", detail.c_str());
+}
+
+void award_against_ceiling(std::string_view lab, std::string_view quantity, double measured, double ceiling,
+                           std::string_view unit) {
+  const Threshold& t = threshold(lab, quantity);
+  ASSERT_GT(ceiling, 0.0) << "no measured ceiling for " << quantity;
+  const double fraction = measured / ceiling;
+  const std::string figures =
+      fmt::format("{}: {:.1f} {} = {:.1f}% of the measured ceiling {:.1f} {}", quantity, measured, unit,
+                  100.0 * fraction, ceiling, unit);
+  if (fraction > implausible_above()) {
+    award(0.0, figures);
+    FAIL() << "rejected: " << figures << " is more than " << fmt::format("{:.0f}", 100.0 * (implausible_above() - 1))
+           << "% above what this GPU measured; a kernel cannot beat the ceiling, so the timing or the work is "
+              "wrong (skipped work, cached results, a patched timer)";
+  }
+  award(sliding_score(t, fraction), figures);
+}
+
+}  // namespace rooflab::grading

@@ -1,0 +1,173 @@
+#include <rooflab/ptx.hpp>
+
+#include <cxxabi.h>
+#include <fmt/format.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <memory>
+#include <regex>
+#include <sstream>
+#include <stdexcept>
+
+namespace rooflab::ptx {
+
+std::string demangle(const std::string& mangled) {
+  int status = 0;
+  std::unique_ptr<char, void (*)(void*)> out(abi::__cxa_demangle(mangled.c_str(), nullptr, nullptr, &status),
+                                             std::free);
+  return status == 0 && out ? std::string(out.get()) : mangled;
+}
+
+std::vector<Resources> parse_ptxas_report(std::string_view text) {
+  // ptxas -v prints, per kernel:
+  //   ptxas info    : Compiling entry function '_Z...' for 'sm_80'
+  //   ptxas info    : Function properties for _Z...
+  //       0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
+  //   ptxas info    : Used 10 registers, used 1 barriers, 4096 bytes smem, 380 bytes cmem[0]
+  static const std::regex entry(R"(Compiling entry function '([^']+)' for '(sm_\d+a?)')");
+  static const std::regex frame(R"((\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads)");
+  static const std::regex used(R"(Used (\d+) registers)");
+  static const std::regex barriers(R"(used (\d+) barriers)");
+  static const std::regex smem(R"((\d+) bytes smem)");
+  static const std::regex cmem(R"((\d+) bytes cmem\[0\])");
+  std::vector<Resources> out;
+  std::istringstream in{std::string(text)};
+  std::string line;
+  std::smatch m;
+  while (std::getline(in, line)) {
+    if (std::regex_search(line, m, entry)) {
+      Resources r;
+      r.mangled = m[1];
+      r.name = demangle(r.mangled);
+      r.arch = m[2];
+      out.push_back(r);
+      continue;
+    }
+    if (out.empty()) continue;
+    Resources& r = out.back();
+    if (std::regex_search(line, m, frame)) {
+      r.stack_bytes = std::stoi(m[1]);
+      r.spill_store_bytes = std::stoi(m[2]);
+      r.spill_load_bytes = std::stoi(m[3]);
+    }
+    if (std::regex_search(line, m, used)) {
+      r.registers = std::stoi(m[1]);
+      if (std::regex_search(line, m, barriers)) r.barriers = std::stoi(m[1]);
+      if (std::regex_search(line, m, smem)) r.smem_bytes = std::stoi(m[1]);
+      if (std::regex_search(line, m, cmem)) r.cmem0_bytes = std::stoi(m[1]);
+    }
+  }
+  return out;
+}
+
+std::vector<Kernel> parse_ptx(std::string_view text) {
+  std::vector<Kernel> out;
+  std::size_t pos = 0;
+  while ((pos = text.find(".entry ", pos)) != std::string_view::npos) {
+    const std::size_t name_begin = pos + 7;
+    const std::size_t name_end = text.find_first_of("( \n", name_begin);
+    const std::size_t open = text.find('{', name_end);
+    if (name_end == std::string_view::npos || open == std::string_view::npos) break;
+    // The body ends at the brace that closes the entry's opening one.
+    int depth = 0;
+    std::size_t close = open;
+    for (; close < text.size(); ++close) {
+      if (text[close] == '{') ++depth;
+      if (text[close] == '}' && --depth == 0) break;
+    }
+    Kernel k;
+    k.mangled = std::string(text.substr(name_begin, name_end - name_begin));
+    k.name = demangle(k.mangled);
+    k.body = std::string(text.substr(open + 1, close - open - 1));
+    out.push_back(std::move(k));
+    pos = close;
+  }
+  return out;
+}
+
+int access_bits(std::string_view opcode) {
+  int vector = 1;
+  int bits = 0;
+  std::size_t start = 0;
+  while (start <= opcode.size()) {
+    const std::size_t dot = opcode.find('.', start);
+    const std::string_view part = opcode.substr(start, dot == std::string_view::npos ? opcode.npos : dot - start);
+    if (part == "v2") vector = 2;
+    if (part == "v4") vector = 4;
+    if (part == "v8") vector = 8;
+    if (part.size() >= 2 && (part[0] == 'f' || part[0] == 'b' || part[0] == 'u' || part[0] == 's') &&
+        part.find_first_not_of("0123456789", 1) == std::string_view::npos) {
+      bits = std::stoi(std::string(part.substr(1)));
+    }
+    if (dot == std::string_view::npos) break;
+    start = dot + 1;
+  }
+  return vector * bits;
+}
+
+int Facts::count(std::string_view opcode_prefix) const {
+  int n = 0;
+  for (std::size_t pos = body.find(opcode_prefix); pos != std::string::npos;
+       pos = body.find(opcode_prefix, pos + 1)) {
+    // Count instructions only: the prefix must start a token.
+    if (pos == 0 || body[pos - 1] == ' ' || body[pos - 1] == '\t') ++n;
+  }
+  return n;
+}
+
+Facts facts(const Kernel& kernel) {
+  Facts f;
+  f.body = kernel.body;
+  static const std::regex op(R"((?:^|\s)((?:ld|st)\.global[\w.:]*))");
+  for (auto it = std::sregex_iterator(kernel.body.begin(), kernel.body.end(), op); it != std::sregex_iterator();
+       ++it) {
+    const std::string opcode = (*it)[1];
+    const int bits = access_bits(opcode);
+    if (opcode.rfind("ld.", 0) == 0) {
+      ++f.global_loads;
+      f.widest_global_load_bits = std::max(f.widest_global_load_bits, bits);
+    } else {
+      ++f.global_stores;
+      f.widest_global_store_bits = std::max(f.widest_global_store_bits, bits);
+    }
+  }
+  f.uses_shared = kernel.body.find(".shared") != std::string::npos;
+  f.uses_tensor_cores = f.count("wmma.") > 0 || f.count("mma.sync") > 0 || f.count("wgmma.") > 0;
+  f.fma_f32 = f.count("fma.rn.f32");
+  return f;
+}
+
+namespace {
+template <typename T>
+const T& find_by_name(const std::vector<T>& all, std::string_view needle, const char* what) {
+  const T* found = nullptr;
+  std::string names;
+  for (const auto& k : all) {
+    names += "\n  " + k.name;
+    if (k.name.find(needle) == std::string::npos) continue;
+    if (found != nullptr) throw std::runtime_error(fmt::format("several {} match '{}':{}", what, needle, names));
+    found = &k;
+  }
+  if (found == nullptr) throw std::runtime_error(fmt::format("no {} matches '{}'; found:{}", what, needle, names));
+  return *found;
+}
+}  // namespace
+
+const Kernel& find_kernel(const std::vector<Kernel>& kernels, std::string_view needle) {
+  return find_by_name(kernels, needle, "PTX kernel");
+}
+
+const Resources& find_resources(const std::vector<Resources>& all, std::string_view needle) {
+  return find_by_name(all, needle, "ptxas entry");
+}
+
+std::string read_file(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  if (!in) throw std::runtime_error("cannot read " + path.string());
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+}  // namespace rooflab::ptx

@@ -1,0 +1,104 @@
+#include <rooflab/buffer.hpp>
+#include <rooflab/check.hpp>
+#include <rooflab/device_info.hpp>
+#include <rooflab/timing.hpp>
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <numeric>
+
+namespace rooflab {
+
+SampleStats sample_stats(std::vector<double> s) {
+  if (s.empty()) return {0, 0, 0, 0, 0};
+  std::sort(s.begin(), s.end());
+  const std::size_t n = s.size();
+  const double median = n % 2 == 1 ? s[n / 2] : 0.5 * (s[n / 2 - 1] + s[n / 2]);
+  const double mean = std::accumulate(s.begin(), s.end(), 0.0) / static_cast<double>(n);
+  double var = 0;
+  for (double x : s) var += (x - mean) * (x - mean);
+  var = n > 1 ? var / static_cast<double>(n - 1) : 0;
+  const double rse = (n > 1 && mean > 0) ? std::sqrt(var / static_cast<double>(n)) / mean : 1.0;
+  return {median, s.front(), s.back(), mean, rse};
+}
+
+double Measurement::percent_of(double ceiling) const {
+  if (ceiling <= 0) return 0;
+  return 100.0 * (work.bytes() > 0 ? gbps() : flops_per_s()) / ceiling;
+}
+
+std::string Measurement::summary() const {
+  std::string s = fmt::format("median {:.3f} us (min {:.3f}, max {:.3f}, rse {:.2f}%, {} samples)", median_s * 1e6,
+                              min_s * 1e6, max_s * 1e6, 100 * rse, samples);
+  if (work.bytes() > 0) s += fmt::format(", {:.1f} GB/s", gbps());
+  if (work.flops > 0) s += fmt::format(", {:.2f} TFLOP/s", flops_per_s() / 1e12);
+  if (throttled_samples > 0) s += fmt::format(", {} samples throttled", throttled_samples);
+  return s;
+}
+
+L2Flusher::L2Flusher() {
+  int device = 0;
+  ROOFLAB_CUDA_CHECK(cudaGetDevice(&device));
+  int l2 = 0;
+  ROOFLAB_CUDA_CHECK(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, device));
+  // Twice the L2, and at least 64 MB so that a mis-reported L2 size still flushes it.
+  bytes_ = std::max<std::size_t>(2 * static_cast<std::size_t>(l2), 64u << 20);
+  ROOFLAB_CUDA_CHECK(cudaMalloc(&buffer_, bytes_));
+}
+
+L2Flusher::~L2Flusher() {
+  if (buffer_ != nullptr) ROOFLAB_CUDA_WARN(cudaFree(buffer_));
+}
+
+void L2Flusher::flush(cudaStream_t stream) { ROOFLAB_CUDA_CHECK(cudaMemsetAsync(buffer_, 0, bytes_, stream)); }
+
+Measurement benchmark(const std::function<void(cudaStream_t)>& launch, Work work, BenchOptions options) {
+  Stream stream;
+  Event start;
+  Event stop;
+  L2Flusher flusher;
+  int device = 0;
+  ROOFLAB_CUDA_CHECK(cudaGetDevice(&device));
+  const DeviceInfo info = query_device(device);
+
+  for (int i = 0; i < options.warmup; ++i) launch(stream.get());
+  stream.synchronize();
+
+  std::vector<double> samples;
+  Measurement m;
+  m.work = work;
+  double clock_sum = 0;
+  int clock_reads = 0;
+  const auto began = std::chrono::steady_clock::now();
+  while (static_cast<int>(samples.size()) < options.max_samples) {
+    if (options.flush_l2) flusher.flush(stream.get());
+    start.record(stream.get());
+    launch(stream.get());
+    stop.record(stream.get());
+    stop.synchronize();
+    samples.push_back(stop.elapsed_ms_since(start) * 1e-3);
+    if (auto mhz = current_sm_clock_mhz(device)) {
+      clock_sum += *mhz;
+      ++clock_reads;
+      if (*mhz < 0.75 * info.max_sm_clock_mhz) ++m.throttled_samples;
+    }
+    const double spent = std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
+    if (static_cast<int>(samples.size()) >= options.min_samples) {
+      if (sample_stats(samples).rse < options.target_rse || spent > options.max_seconds) break;
+    }
+  }
+  const SampleStats st = sample_stats(samples);
+  m.samples = static_cast<int>(samples.size());
+  m.median_s = st.median;
+  m.min_s = st.min;
+  m.max_s = st.max;
+  m.mean_s = st.mean;
+  m.rse = st.rse;
+  m.mean_sm_clock_mhz = clock_reads > 0 ? clock_sum / clock_reads : 0;
+  return m;
+}
+
+}  // namespace rooflab

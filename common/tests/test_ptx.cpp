@@ -1,0 +1,70 @@
+// Reading PTX and the ptxas report: fixtures are real nvcc 13.0 output (data/sample.cu for sm_80).
+#include <rooflab/ptx.hpp>
+
+#include <gtest/gtest.h>
+
+namespace {
+const std::string kDir = ROOFLAB_TEST_DATA_DIR;
+}
+
+TEST(Ptx, AccessBits) {
+  EXPECT_EQ(rooflab::ptx::access_bits("ld.global.nc.v4.f32"), 128);
+  EXPECT_EQ(rooflab::ptx::access_bits("st.global.v2.f64"), 128);
+  EXPECT_EQ(rooflab::ptx::access_bits("ld.global.f32"), 32);
+  EXPECT_EQ(rooflab::ptx::access_bits("ld.global.v2.b16"), 32);
+  EXPECT_EQ(rooflab::ptx::access_bits("st.global.u8"), 8);
+}
+
+TEST(Ptx, ParsesEntriesAndFacts) {
+  const auto kernels = rooflab::ptx::parse_ptx(rooflab::ptx::read_file(kDir + "/sample.sm_80.ptx"));
+  ASSERT_EQ(kernels.size(), 2u);
+  const auto vec = rooflab::ptx::facts(rooflab::ptx::find_kernel(kernels, "vec_kernel"));
+  EXPECT_EQ(vec.widest_global_load_bits, 128);
+  EXPECT_EQ(vec.widest_global_store_bits, 128);
+  EXPECT_FALSE(vec.uses_shared);
+  EXPECT_EQ(vec.fma_f32, 0);
+  const auto smem = rooflab::ptx::facts(rooflab::ptx::find_kernel(kernels, "smem_kernel"));
+  EXPECT_EQ(smem.widest_global_load_bits, 32);
+  EXPECT_EQ(smem.global_loads, 1);
+  EXPECT_EQ(smem.global_stores, 1);
+  EXPECT_TRUE(smem.uses_shared);
+  EXPECT_EQ(smem.fma_f32, 1);
+  EXPECT_FALSE(smem.uses_tensor_cores);
+  EXPECT_EQ(rooflab::ptx::find_kernel(kernels, "smem_kernel").name, "smem_kernel(float const*, float*)");
+  EXPECT_THROW(rooflab::ptx::find_kernel(kernels, "no_such_kernel"), std::runtime_error);
+  EXPECT_THROW(rooflab::ptx::find_kernel(kernels, "_kernel"), std::runtime_error);  // ambiguous
+}
+
+TEST(Ptx, ParsesThePtxasReport) {
+  const auto res = rooflab::ptx::parse_ptxas_report(rooflab::ptx::read_file(kDir + "/sample.sm_80.ptxas.txt"));
+  ASSERT_EQ(res.size(), 2u);
+  const auto& smem = rooflab::ptx::find_resources(res, "smem_kernel");
+  EXPECT_EQ(smem.arch, "sm_80");
+  EXPECT_EQ(smem.registers, 12);
+  EXPECT_EQ(smem.barriers, 1);
+  EXPECT_EQ(smem.smem_bytes, 1024);
+  EXPECT_EQ(smem.cmem0_bytes, 368);
+  EXPECT_EQ(smem.spill_store_bytes, 0);
+  const auto& vec = rooflab::ptx::find_resources(res, "vec_kernel");
+  EXPECT_EQ(vec.registers, 14);
+  EXPECT_EQ(vec.smem_bytes, 0);
+  // A spilling kernel's line, as ptxas prints it.
+  const auto spill = rooflab::ptx::parse_ptxas_report(
+      "ptxas info    : Compiling entry function '_Z1kv' for 'sm_90'\n"
+      "    48 bytes stack frame, 44 bytes spill stores, 40 bytes spill loads\n"
+      "ptxas info    : Used 255 registers, used 0 barriers, 356 bytes cmem[0]\n");
+  ASSERT_EQ(spill.size(), 1u);
+  EXPECT_EQ(spill[0].stack_bytes, 48);
+  EXPECT_EQ(spill[0].spill_store_bytes, 44);
+  EXPECT_EQ(spill[0].spill_load_bytes, 40);
+  EXPECT_EQ(spill[0].registers, 255);
+}
+
+TEST(Ptx, MissingFileNamesThePath) {
+  try {
+    rooflab::ptx::read_file("/nonexistent/x.ptx");
+    FAIL() << "no exception";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("/nonexistent/x.ptx"), std::string::npos);
+  }
+}

@@ -1,0 +1,340 @@
+#include "commands.hpp"
+
+#include "build.hpp"
+#include "manifest.hpp"
+#include "process.hpp"
+#include "report.hpp"
+#include "runner.hpp"
+
+#include <rooflab/ptx.hpp>
+#include <rooflab/specs.hpp>
+
+#if defined(ROOFLAB_HAVE_CUDA)
+#include <rooflab/calibration.hpp>
+#include <rooflab/device.hpp>
+#include <rooflab/device_info.hpp>
+#endif
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <cstdio>
+#include <ctime>
+#include <fstream>
+#include <iostream>
+#include <set>
+#include <unistd.h>
+
+namespace rooflab::grader {
+
+namespace fs = std::filesystem;
+
+fs::path own_build_dir() { return ROOFLAB_BUILD_DIR; }
+fs::path source_dir() { return ROOFLAB_SOURCE_DIR; }
+
+namespace {
+
+struct GpuState {
+  bool present = false;
+  std::string description;  // name and arch, or why there is none
+  std::string arch;         // "90"
+};
+
+GpuState detect_gpu() {
+  GpuState s;
+#if defined(ROOFLAB_HAVE_CUDA)
+  std::string why;
+  if (!rooflab::device_available(&why)) {
+    s.description = "no GPU (" + why + ")";
+    return s;
+  }
+  const auto info = rooflab::query_device(0);
+  s.present = true;
+  s.arch = std::to_string(info.cc_major) + std::to_string(info.cc_minor);
+  s.description = fmt::format("{} ({})", info.name, info.arch());
+#else
+  s.description = "no GPU support in this build (no CUDA compiler was found)";
+#endif
+  return s;
+}
+
+std::string utc_now() {
+  const std::time_t t = std::time(nullptr);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M UTC", std::gmtime(&t));
+  return buf;
+}
+
+void write_text(const fs::path& path, const std::string& text) {
+  if (path.has_parent_path()) fs::create_directories(path.parent_path());
+  std::ofstream out(path);
+  if (!out) throw std::runtime_error("cannot write " + path.string());
+  out << text;
+}
+
+// Runs every binary of a built variant (for selftest: nothing is built here).
+std::vector<TestResult> run_variant(const Lab& lab, const Variant& v, const RunOptions& options) {
+  std::vector<TestResult> results;
+  for (const auto& b : v.binaries) {
+    std::string missing;
+    if (!fs::exists(b.path)) missing = fmt::format("{} was not built", b.path.string());
+    auto r = run_binary(lab, b, options, missing);
+    results.insert(results.end(), r.begin(), r.end());
+  }
+  settle_correctness(results);
+  return results;
+}
+
+}  // namespace
+
+int cmd_grade(const GradeArgs& a) {
+  const fs::path src = source_dir();
+  const Manifest base = load_manifest(own_build_dir());
+  std::vector<const Lab*> labs;
+  for (const auto& key : a.labs) labs.push_back(&base.lab(key));  // throws invalid_argument: a usage error
+  if (labs.empty()) {
+    for (const auto& l : base.labs) labs.push_back(&l);
+  }
+
+  const GpuState gpu = detect_gpu();
+  BuildTree tree{src, own_build_dir(), "default", {}};
+  std::vector<std::string> notes;
+  if (a.solutions) {
+    tree.build_dir = src / "build" / "solutions";
+    tree.preset = "solutions";
+  }
+  if (a.submission) {
+    tree.build_dir = src / "build" / "submission";
+    const fs::path files = tree.build_dir / "student-files";
+    fs::remove_all(files);
+    notes = assemble_submission(labs, fs::absolute(*a.submission), files);
+    tree.defs["ROOFLAB_STUDENT_DIR"] = files.string();
+  } else if (!a.solutions) {
+    tree.defs["ROOFLAB_STUDENT_DIR"] = (src / "labs").string();
+  }
+  if (gpu.present) tree.defs["CMAKE_CUDA_ARCHITECTURES"] = gpu.arch;  // build for the GPU that is here
+
+  fmt::print("rooflab: configuring {} ...\n", tree.build_dir.string());
+  const ProcessResult conf = configure(tree, a.verbose);
+  if (!conf.ok()) {
+    std::cerr << conf.output << "\nrooflab: configuring the build failed (" << conf.describe() << ")\n";
+    return kExitHarness;
+  }
+  const Manifest m = load_manifest(tree.build_dir);
+
+  const fs::path report_dir = a.report_dir.value_or(fs::current_path() / "rooflab-report");
+  RunOptions options;
+  options.timeout_s = a.timeout_s;
+  options.verbose = a.verbose;
+  options.env["ROOFLAB_REPORT_DIR"] = fs::absolute(report_dir).string();
+  if (a.seed) options.env["ROOFLAB_SEED"] = *a.seed;
+
+  std::string header = fmt::format("Graded {} on {}: {}.", utc_now(), gpu.present ? "a GPU machine" : "a machine without a GPU",
+                                   gpu.description);
+  if (!gpu.present) {
+    header += "\nCorrectness was graded on the CPU backend (its timings say nothing about a GPU); performance tests "
+              "need a GPU and show \"needs a GPU\".";
+  }
+#if defined(ROOFLAB_HAVE_CUDA)
+  if (gpu.present) {
+    fmt::print("rooflab: calibrating this GPU's ceilings (cached after the first time) ...\n");
+    const auto& c = rooflab::ceilings();
+    header += fmt::format("\nCeilings measured on this GPU ({}): copy {:.0f} GB/s, FP32 FMA {:.1f} TFLOP/s.",
+                          c.measured_at, c.copy_gbps, c.fp32_fma_flops / 1e12);
+  }
+#endif
+  for (const auto& n : notes) header += "\n" + n;
+  fmt::print("{}\n", header);
+
+  const bool color = !a.no_color && isatty(STDOUT_FILENO) != 0;
+  std::vector<LabResults> all;
+  for (const Lab* wanted : labs) {
+    const Lab& lab = m.lab(wanted->id);
+    const Variant& v = lab.variant("main");
+    LabResults lr;
+    lr.lab = &lab;
+    lr.student_dir = v.student_dir.string();
+    for (const auto& b : v.binaries) {
+      fmt::print("rooflab: lab {}: building {} ...\n", lab.id, b.target);
+      std::fflush(stdout);
+      const ProcessResult built = build_target(tree.build_dir, b.target, a.verbose);
+      const std::string error = built.ok() ? "" : "the student files do not compile:\n" + compile_errors(built.output);
+      fmt::print("rooflab: lab {}: running {} tests ...\n", lab.id, b.kind);
+      std::fflush(stdout);
+      auto results = run_binary(lab, b, options, error);
+      lr.tests.insert(lr.tests.end(), results.begin(), results.end());
+    }
+    settle_correctness(lr.tests);
+    lr.note = gpu.present ? "graded on " + gpu.description
+                          : "no GPU here: correctness graded on the CPU backend, performance needs a GPU";
+    std::fputs(terminal_table(lr, color).c_str(), stdout);
+    all.push_back(std::move(lr));
+  }
+
+  const fs::path json_path = a.json.value_or(report_dir / "results.json");
+  write_text(json_path, gradescope_json(all, header) + "\n");
+  write_text(report_dir / "report.md", markdown_report(all, header));
+  double score = 0, max_score = 0;
+  for (const auto& lr : all) {
+    for (const auto& t : lr.tests) {
+      score += t.score;
+      max_score += t.max_score;
+    }
+  }
+  fmt::print("\nrooflab: {:.1f} / {:.1f} points. Results: {}; report: {}\n", score, max_score, json_path.string(),
+             (report_dir / "report.md").string());
+  return kExitOk;
+}
+
+int cmd_selftest(const SelftestArgs& a) {
+  const Manifest m = load_manifest(a.build_dir);
+  const Lab& lab = m.lab(a.lab);
+  const Variant& v = lab.variant(a.variant);
+  RunOptions options;
+  options.timeout_s = 300;
+  const auto results = run_variant(lab, v, options);
+  LabResults lr{&lab, v.student_dir.string(), results, "variant " + v.name};
+  std::fputs(terminal_table(lr, false).c_str(), stdout);
+
+  std::vector<std::string> problems;
+  const auto graded_here = [](const TestResult& r) { return r.kind == "analytic" || r.kind == "emu" || r.kind == "static"; };
+  if (v.expect == "full") {
+    for (const auto& r : results) {
+      if (graded_here(r) && !(r.status == Status::passed && r.score >= r.max_score)) {
+        problems.push_back(fmt::format("{} should earn full marks: {} {:.1f}/{:.1f}\n{}", r.id, to_string(r.status),
+                                       r.score, r.max_score, r.output));
+      }
+    }
+  } else if (v.expect == "zero") {
+    for (const auto& r : results) {
+      if (r.kind != "analytic" && r.kind != "emu") continue;
+      if (r.score != 0) problems.push_back(fmt::format("stub test {} earned {:.1f} points", r.id, r.score));
+      if (r.status == Status::crashed || r.status == Status::timed_out) {
+        problems.push_back(fmt::format("stub test {} {} instead of failing cleanly", r.id, to_string(r.status)));
+      } else if (r.status == Status::failed && r.output.find("not implemented") == std::string::npos) {
+        problems.push_back(fmt::format("stub test {} fails without saying \"not implemented\":\n{}", r.id, r.output));
+      }
+    }
+  } else {
+    // A known-bad submission: its expect.json names the tests it must lose.
+    const auto expect = nlohmann::json::parse(rooflab::ptx::read_file(v.expect));
+    std::set<std::string> seen;
+    for (const auto& id : expect.at("must_fail")) {
+      const std::string want = id.get<std::string>();
+      bool found = false;
+      for (const auto& r : results) {
+        if (r.id != want || r.max_score == 0) continue;
+        found = true;
+        if (r.score >= r.max_score) problems.push_back(fmt::format("{} should lose points ({}) but earned them all", want,
+                                                                   expect.value("why", "")));
+      }
+      if (!found) problems.push_back(fmt::format("expect.json names {}, which no counted test of this variant has", want));
+    }
+  }
+  if (problems.empty()) {
+    fmt::print("selftest lab {} {}: as expected ({})\n", lab.id, v.name, v.expect);
+    return kExitOk;
+  }
+  for (const auto& p : problems) fmt::print("selftest problem: {}\n", p);
+  return kExitFailed;
+}
+
+int cmd_check_manifest(const fs::path& build_dir) {
+  const Manifest m = load_manifest(build_dir);
+  int checked = 0, problems = 0;
+  for (const auto& lab : m.labs) {
+    for (const auto& v : lab.variants) {
+      for (const auto& b : v.binaries) {
+        if (!fs::exists(b.path)) continue;
+        const ProcessResult p = run_process({b.path.string(), "--rooflab-manifest"}, {.timeout_s = 60});
+        std::set<std::string> registered, scanned;
+        try {
+          for (const auto& t : nlohmann::json::parse(p.output)) {
+            registered.insert(fmt::format("{}.{} {} {:g}", t.at("suite").get<std::string>(), t.at("name").get<std::string>(),
+                                          t.at("kind").get<std::string>(), t.at("points").get<double>()));
+          }
+        } catch (const std::exception& e) {
+          fmt::print("{}: unreadable --rooflab-manifest output ({}): {}\n", b.target, e.what(), p.output);
+          ++problems;
+          continue;
+        }
+        for (const auto& t : b.tests()) scanned.insert(fmt::format("{} {} {:g}", t.id(), t.kind, t.points));
+        ++checked;
+        if (registered != scanned) {
+          ++problems;
+          fmt::print("{}: the binary registers a different set of tests than its sources declare\n", b.target);
+          for (const auto& s : registered) if (!scanned.count(s)) fmt::print("  only in the binary: {}\n", s);
+          for (const auto& s : scanned) if (!registered.count(s)) fmt::print("  only in the sources: {}\n", s);
+        }
+      }
+    }
+  }
+  fmt::print("checked {} binaries: {} problems\n", checked, problems);
+  return problems == 0 && checked > 0 ? kExitOk : kExitFailed;
+}
+
+int cmd_list(bool json) {
+  const Manifest m = load_manifest(own_build_dir());
+  nlohmann::json out = nlohmann::json::array();
+  if (!json) fmt::print("{:<4} {:<28} {:>9} {:>6} {:>5} {:>5} {:>7}  {}\n", "lab", "title", "analytic", "emu", "gpu", "perf",
+                        "static", "status");
+  for (const auto& lab : m.labs) {
+    std::map<std::string, double> points;
+    for (const auto& b : lab.variant("main").binaries) {
+      for (const auto& t : b.tests()) points[t.kind] += t.points;
+    }
+    const int todos = count_todos(lab.variant("main").student_dir, lab.student_files);
+    const std::string status = todos == 0 ? "no stubs left" : fmt::format("{} stub steps left", todos);
+    if (json) {
+      out.push_back({{"id", lab.id}, {"name", lab.name}, {"title", lab.title}, {"points", points}, {"todos", todos}});
+    } else {
+      fmt::print("{:<4} {:<28} {:>9} {:>6} {:>5} {:>5} {:>7}  {}\n", lab.id, lab.title, points["analytic"], points["emu"],
+                 points["gpu"], points["perf"], points["static"], status);
+    }
+  }
+  if (json) {
+    std::cout << out.dump(2) << "\n";
+  } else {
+    fmt::print("\nCorrectness points are earned once: on the GPU when there is one, else on the CPU backend (emu).\n"
+               "Static checks are hints worth no points. Student files: {}\n", m.student_dir.string());
+  }
+  return kExitOk;
+}
+
+int cmd_calibrate([[maybe_unused]] bool remeasure) {
+#if defined(ROOFLAB_HAVE_CUDA)
+  std::string why;
+  if (!rooflab::device_available(&why)) {
+    std::cerr << "rooflab calibrate: needs a GPU, and none is usable here (" << why << ").\n"
+              << "Without a GPU the graders use datasheet figures only for the analytic questions and plots.\n";
+    return kExitNoGpu;
+  }
+  const auto info = rooflab::query_device(0);
+  fmt::print("{}\n\n", rooflab::describe(info));
+  const auto& c = rooflab::ceilings(0, remeasure);
+  const rooflab::GpuSpec* spec = rooflab::find_gpu_by_cuda_name(info.name);
+  const auto row = [&](const char* what, double measured, std::optional<double> datasheet, const char* unit) {
+    if (datasheet && *datasheet > 0) {
+      fmt::print("  {:<28} {:>10.1f} {:<8} datasheet {:>8.1f}  ({:.1f}%)\n", what, measured, unit, *datasheet,
+                 100.0 * measured / *datasheet);
+    } else {
+      fmt::print("  {:<28} {:>10.1f} {:<8} datasheet     n/a\n", what, measured, unit);
+    }
+  };
+  fmt::print("Ceilings measured {} ({}):\n", c.measured_at, spec ? spec->name : "GPU not in data/gpus.json");
+  row("copy (best of kernel/memcpy)", c.copy_gbps, spec ? std::optional<double>(spec->bandwidth_gbps) : std::nullopt, "GB/s");
+  row("  our vectorized copy kernel", c.copy_kernel_gbps, std::nullopt, "GB/s");
+  row("  cudaMemcpy device to device", c.memcpy_gbps, std::nullopt, "GB/s");
+  row("FP32 FMA (our kernel)", c.fp32_fma_flops / 1e12, spec ? std::optional<double>(spec->fp32_tflops) : std::nullopt, "TFLOP/s");
+  row("SGEMM (cuBLAS)", c.sgemm_flops / 1e12, spec ? std::optional<double>(spec->fp32_tflops) : std::nullopt, "TFLOP/s");
+  row("FP16 tensor GEMM (cuBLAS)", c.fp16_tensor_flops / 1e12, spec ? spec->fp16_tflops : std::nullopt, "TFLOP/s");
+  row("BF16 tensor GEMM (cuBLAS)", c.bf16_tensor_flops / 1e12, spec ? spec->bf16_tflops : std::nullopt, "TFLOP/s");
+  fmt::print("\ncached in {}\n", rooflab::ceilings_cache_path(info).string());
+  return kExitOk;
+#else
+  std::cerr << "rooflab calibrate: this build has no CUDA support (no CUDA compiler was found at configure time).\n";
+  return kExitNoGpu;
+#endif
+}
+
+}  // namespace rooflab::grader

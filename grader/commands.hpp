@@ -1,0 +1,46 @@
+// The rooflab CLI's subcommands. Exit codes (DESIGN.md): 0 ran (whatever the score), 2 usage error,
+// 3 the harness itself failed to build; 4 a command that needs a GPU found none.
+#pragma once
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace rooflab::grader {
+
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitFailed = 1;
+inline constexpr int kExitUsage = 2;
+inline constexpr int kExitHarness = 3;
+inline constexpr int kExitNoGpu = 4;
+
+struct GradeArgs {
+  std::vector<std::string> labs;  // empty: all
+  bool solutions = false;
+  std::optional<std::filesystem::path> submission;
+  std::optional<std::filesystem::path> json;
+  std::optional<std::filesystem::path> report_dir;
+  std::optional<std::string> seed;
+  double timeout_s = 300;
+  bool verbose = false;
+  bool no_color = false;
+};
+
+struct SelftestArgs {
+  std::filesystem::path build_dir;
+  std::string lab;
+  std::string variant;
+};
+
+int cmd_grade(const GradeArgs& args);
+int cmd_list(bool json);
+int cmd_calibrate(bool remeasure);
+int cmd_selftest(const SelftestArgs& args);
+int cmd_check_manifest(const std::filesystem::path& build_dir);
+
+// The build tree this CLI was built in (where labs/ is built by default) and the project's source.
+std::filesystem::path own_build_dir();
+std::filesystem::path source_dir();
+
+}  // namespace rooflab::grader

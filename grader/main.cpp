@@ -1,0 +1,75 @@
+// rooflab: grade GPU performance labs against the roofline of the GPU they run on.
+//
+// The `rooflab` launcher at the project's top installs what is missing, builds this CLI and runs it;
+// `./rooflab test` is the launcher's own (a CMake workflow). See README.md.
+#include "commands.hpp"
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include <iostream>
+
+int main(int argc, char** argv) {
+  using namespace rooflab::grader;
+  CLI::App app{"rooflab: GPU performance labs, graded against the roofline measured on your GPU"};
+  app.require_subcommand(1);
+  app.footer("\nThe launcher's `./rooflab test` builds the reference solutions and runs the whole test suite.\n"
+             "Exit codes: 0 ran (whatever the score), 2 usage error, 3 the harness failed to build, 4 needs a GPU.");
+
+  GradeArgs grade;
+  auto* g = app.add_subcommand("grade", "Build and grade labs with the student files in labs/ (or --solutions, "
+                                        "--submission DIR)");
+  g->add_option("labs", grade.labs, "Labs to grade: 01, 1 or memory-bandwidth (default: all)");
+  auto* sol = g->add_flag("--solutions", grade.solutions, "Grade the reference solutions");
+  g->add_option("--submission", grade.submission, "Grade a submission directory laid out like labs/")
+      ->check(CLI::ExistingDirectory)
+      ->excludes(sol);
+  g->add_option("--json", grade.json, "Write Gradescope results.json here");
+  g->add_option("--report-dir", grade.report_dir, "Where the Markdown report and plots go (default ./rooflab-report)");
+  g->add_option("--seed", grade.seed, "Seed of the random test data (instructors: a secret one)");
+  g->add_option("--timeout", grade.timeout_s, "Seconds one test may run before it counts as hung")->capture_default_str();
+  g->add_flag("-v,--verbose", grade.verbose, "Show builds and test output as they run");
+  g->add_flag("--no-color", grade.no_color, "Plain text");
+
+  bool list_json = false;
+  auto* l = app.add_subcommand("list", "The labs, their points by kind, and how many stub steps are left");
+  l->add_flag("--json", list_json, "Machine-readable");
+
+  bool remeasure = false;
+  auto* c = app.add_subcommand("calibrate", "Measure this GPU's ceilings (copy bandwidth, FP32 FMA, cuBLAS GEMM) and "
+                                            "compare them with the datasheet");
+  c->add_flag("--remeasure", remeasure, "Ignore the cached figures");
+
+  SelftestArgs st;
+  auto* s = app.add_subcommand("selftest", "(used by the test suite) grade a built variant and check it scores as "
+                                           "expected");
+  s->add_option("--build-dir", st.build_dir)->required();
+  s->add_option("--lab", st.lab)->required();
+  s->add_option("--variant", st.variant)->required();
+
+  std::filesystem::path manifest_dir;
+  auto* m = app.add_subcommand("check-manifest", "(used by the test suite) the tests each binary registers match "
+                                                 "the ROOFLAB_TEST lines the grader reads");
+  m->add_option("--build-dir", manifest_dir)->required();
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int rc = app.exit(e);
+    return rc == 0 ? kExitOk : kExitUsage;
+  }
+  try {
+    if (*g) return cmd_grade(grade);
+    if (*l) return cmd_list(list_json);
+    if (*c) return cmd_calibrate(remeasure);
+    if (*s) return cmd_selftest(st);
+    if (*m) return cmd_check_manifest(manifest_dir);
+  } catch (const std::invalid_argument& e) {
+    std::cerr << "rooflab: " << e.what() << "\n";
+    return kExitUsage;
+  } catch (const std::exception& e) {
+    std::cerr << "rooflab: " << e.what() << "\n";
+    return kExitHarness;
+  }
+  return kExitUsage;
+}

@@ -1,0 +1,119 @@
+#include "manifest.hpp"
+
+#include <rooflab/ptx.hpp>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <fstream>
+#include <regex>
+#include <stdexcept>
+
+namespace rooflab::grader {
+
+std::vector<DeclaredTest> scan_tests_text(const std::string& text) {
+  static const std::regex decl(R"(ROOFLAB_TEST\(\s*(\w+)\s*,\s*(\w+)\s*,\s*(\w+)\s*,\s*([0-9]+(?:\.[0-9]+)?)\s*\))");
+  std::vector<DeclaredTest> out;
+  for (auto it = std::sregex_iterator(text.begin(), text.end(), decl); it != std::sregex_iterator(); ++it) {
+    const auto& m = *it;
+    // Skip the macro's own definition and mentions in comments ("//   ROOFLAB_TEST(...)").
+    const auto line_start = text.rfind('\n', static_cast<std::size_t>(m.position(0)));
+    const std::string before = text.substr(line_start == std::string::npos ? 0 : line_start + 1,
+                                           static_cast<std::size_t>(m.position(0)) -
+                                               (line_start == std::string::npos ? 0 : line_start + 1));
+    if (before.find("//") != std::string::npos || before.find("#define") != std::string::npos) continue;
+    out.push_back({m[1], m[2], m[3], std::stod(m[4])});
+  }
+  return out;
+}
+
+std::vector<DeclaredTest> scan_tests(const std::filesystem::path& source) {
+  return scan_tests_text(rooflab::ptx::read_file(source));
+}
+
+std::vector<DeclaredTest> Binary::tests() const {
+  std::vector<DeclaredTest> out;
+  for (const auto& src : sources) {
+    for (auto t : scan_tests(src)) {
+      if (t.kind == "correctness") t.kind = correctness_as;
+      out.push_back(std::move(t));
+    }
+  }
+  return out;
+}
+
+const Variant& Lab::variant(const std::string& n) const {
+  for (const auto& v : variants) {
+    if (v.name == n) return v;
+  }
+  std::string known;
+  for (const auto& v : variants) known += " " + v.name;
+  throw std::runtime_error(fmt::format("lab {} has no variant '{}' (built:{})", id, n, known));
+}
+
+const Lab& Manifest::lab(const std::string& key) const {
+  for (const auto& l : labs) {
+    if (key == l.id || key == l.name || key == l.dir_name() || (key.size() == 1 && "0" + key == l.id)) return l;
+  }
+  std::string known;
+  for (const auto& l : labs) known += fmt::format("\n  {}  {}", l.id, l.title);
+  throw std::invalid_argument(fmt::format("no lab '{}'. The labs are:{}", key, known));
+}
+
+Manifest load_manifest(const std::filesystem::path& build_dir) {
+  const auto path = build_dir / "rooflab" / "labs.json";
+  std::ifstream in(path);
+  if (!in) throw std::runtime_error(fmt::format("{} is missing: configure the build first", path.string()));
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(in);
+    Manifest m;
+    m.source_dir = j.at("source_dir").get<std::string>();
+    m.build_dir = j.at("build_dir").get<std::string>();
+    m.student_dir = j.at("student_dir").get<std::string>();
+    m.have_cuda = j.at("have_cuda").get<bool>();
+    m.have_emu = j.at("have_emu").get<bool>();
+    for (const auto& jl : j.at("labs")) {
+      Lab lab;
+      lab.id = jl.at("id").get<std::string>();
+      lab.name = jl.at("name").get<std::string>();
+      lab.title = jl.at("title").get<std::string>();
+      lab.dir = jl.at("dir").get<std::string>();
+      lab.student_files = jl.at("student_files").get<std::vector<std::string>>();
+      for (const auto& [vname, jv] : jl.at("variants").items()) {
+        Variant v;
+        v.name = vname;
+        v.student_dir = jv.at("student_dir").get<std::string>();
+        v.expect = jv.at("expect").get<std::string>();
+        for (const auto& jb : jv.at("binaries")) {
+          Binary b;
+          b.kind = jb.at("kind").get<std::string>();
+          b.target = jb.at("target").get<std::string>();
+          b.path = jb.at("path").get<std::string>();
+          for (const auto& s : jb.at("sources")) b.sources.emplace_back(s.get<std::string>());
+          b.correctness_as = jb.at("correctness_as").get<std::string>();
+          v.binaries.push_back(std::move(b));
+        }
+        lab.variants.push_back(std::move(v));
+      }
+      m.labs.push_back(std::move(lab));
+    }
+    return m;
+  } catch (const nlohmann::json::exception& e) {
+    throw std::runtime_error(fmt::format("{}: malformed lab manifest: {}", path.string(), e.what()));
+  }
+}
+
+int count_todos(const std::filesystem::path& student_dir, const std::vector<std::string>& files) {
+  static const std::regex todo(R"(ROOFLAB_TODO\(|rooflab::unused\()");
+  int n = 0;
+  for (const auto& f : files) {
+    std::ifstream in(student_dir / f);
+    for (std::string line; std::getline(in, line);) {
+      if (std::regex_search(line, todo) && line.find("#define") == std::string::npos) ++n;
+    }
+  }
+  return n;
+}
+
+}  // namespace rooflab::grader

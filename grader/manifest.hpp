@@ -1,0 +1,68 @@
+// What the grader knows about the labs: build/rooflab/labs.json (written by CMake: labs, student files,
+// variants, test binaries) and the tests each binary declares, read from the test sources' ROOFLAB_TEST
+// lines, so a binary that failed to compile still lists every test it lost.
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace rooflab::grader {
+
+struct DeclaredTest {
+  std::string suite;
+  std::string name;
+  std::string kind;  // analytic | correctness | perf | static  (as written in the source)
+  double points = 0;
+  std::string id() const { return suite + "." + name; }
+};
+
+struct Binary {
+  std::string kind;  // analytic | emu | gpu | static
+  std::string target;
+  std::filesystem::path path;
+  std::vector<std::filesystem::path> sources;
+  std::string correctness_as;  // how "correctness" tests are graded in this binary: emu | gpu | ""
+  // The declared tests of this binary, with "correctness" resolved to correctness_as.
+  std::vector<DeclaredTest> tests() const;
+};
+
+struct Variant {
+  std::string name;  // main, stubs, solutions, st-<case>
+  std::filesystem::path student_dir;
+  std::string expect;  // "", "zero", "full", or the path of a selftest expect.json
+  std::vector<Binary> binaries;
+};
+
+struct Lab {
+  std::string id;     // "01"
+  std::string name;   // "memory-bandwidth"
+  std::string title;  // "Memory bandwidth"
+  std::filesystem::path dir;
+  std::vector<std::string> student_files;
+  std::vector<Variant> variants;
+  const Variant& variant(const std::string& name) const;
+  std::string dir_name() const { return id + "-" + name; }
+};
+
+struct Manifest {
+  std::filesystem::path source_dir;
+  std::filesystem::path build_dir;
+  std::filesystem::path student_dir;
+  bool have_cuda = false;
+  bool have_emu = false;
+  std::vector<Lab> labs;
+  const Lab& lab(const std::string& id_or_name) const;  // "01", "1", "memory-bandwidth" or "01-memory-bandwidth"
+};
+
+// Throws std::runtime_error naming the file and what is wrong.
+Manifest load_manifest(const std::filesystem::path& build_dir);
+
+// ROOFLAB_TEST(Suite, Name, kind, points) declarations in one source file.
+std::vector<DeclaredTest> scan_tests(const std::filesystem::path& source);
+std::vector<DeclaredTest> scan_tests_text(const std::string& text);
+
+// Remaining ROOFLAB_TODO steps in a lab's student files (what `list` shows as progress).
+int count_todos(const std::filesystem::path& student_dir, const std::vector<std::string>& files);
+
+}  // namespace rooflab::grader

@@ -1,0 +1,37 @@
+// Running a child process with a time limit, capturing its output: how every test binary and build step
+// runs, so a crashing or hanging kernel costs one test, never the grader.
+#pragma once
+
+#include <filesystem>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace rooflab::grader {
+
+struct ProcessResult {
+  int exit_code = -1;     // valid when !signaled && !timed_out
+  int signal = 0;         // the signal that ended it, if any
+  bool signaled = false;
+  bool timed_out = false;
+  bool failed_to_start = false;
+  double seconds = 0;
+  std::string output;     // stdout and stderr interleaved; the tail if it was very long
+  bool ok() const { return !signaled && !timed_out && !failed_to_start && exit_code == 0; }
+  std::string describe() const;  // "exit code 1", "killed by SIGSEGV (segmentation fault)", "timed out after 60 s"
+};
+
+struct ProcessOptions {
+  double timeout_s = 300;
+  std::map<std::string, std::string> env{};  // added to (or replacing in) the parent's environment
+  std::filesystem::path cwd{};               // empty: the parent's
+  std::size_t max_output_bytes = 4u << 20;   // keep the last this many bytes
+  bool echo = false;                         // also copy the output to our stdout as it arrives
+};
+
+ProcessResult run_process(const std::vector<std::string>& argv, const ProcessOptions& options = {});
+
+// The last `lines` lines of `text`.
+std::string tail_lines(const std::string& text, int lines);
+
+}  // namespace rooflab::grader

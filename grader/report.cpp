@@ -1,0 +1,144 @@
+#include "report.hpp"
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <sstream>
+
+namespace rooflab::grader {
+namespace {
+
+constexpr const char* kKindOrder[] = {"analytic", "emu", "gpu", "perf", "static"};
+
+std::string kind_label(const std::string& kind) {
+  if (kind == "analytic") return "analytic (questions)";
+  if (kind == "emu") return "emu (correctness, CPU backend)";
+  if (kind == "gpu") return "gpu (correctness, GPU)";
+  if (kind == "perf") return "perf (speed vs your GPU's roofline)";
+  if (kind == "static") return "static (compiled code, hints)";
+  return kind;
+}
+
+// The first lines of a test's output, indented, for the terminal.
+std::string first_lines(const std::string& text, int n, const std::string& indent) {
+  std::istringstream in(text);
+  std::string line, out;
+  while (n-- > 0 && std::getline(in, line)) out += indent + line + "\n";
+  return out;
+}
+
+}  // namespace
+
+std::vector<KindTotals> totals_by_kind(const std::vector<TestResult>& tests) {
+  std::vector<KindTotals> out;
+  for (const char* kind : kKindOrder) {
+    KindTotals t{kind};
+    for (const auto& r : tests) {
+      if (r.kind != kind) continue;
+      ++t.tests;
+      if (r.status == Status::passed && r.score >= r.max_score) ++t.passed;
+      if (r.status == Status::needs_gpu) ++t.needs_gpu;
+      t.score += r.score;
+      t.max_score += r.max_score;
+    }
+    if (t.tests > 0) out.push_back(t);
+  }
+  return out;
+}
+
+std::string terminal_table(const LabResults& lr, bool color) {
+  const auto paint = [&](const std::string& s, const char* code) {
+    return color ? fmt::format("\033[{}m{}\033[0m", code, s) : s;
+  };
+  std::string out = fmt::format("\nLab {}  {}\n", lr.lab->id, lr.lab->title);
+  out += fmt::format("  student files: {}\n", lr.student_dir);
+  if (!lr.note.empty()) out += "  " + lr.note + "\n";
+  out += fmt::format("  {:<38} {:>6} {:>7} {:>15}\n", "kind", "tests", "passed", "points");
+  double score = 0, max_score = 0;
+  for (const auto& t : totals_by_kind(lr.tests)) {
+    std::string points = fmt::format("{:.1f} / {:.1f}", t.score, t.max_score);
+    std::string status;
+    if (t.needs_gpu == t.tests) {
+      status = paint(t.max_score > 0 ? "needs a GPU" : "needs a GPU (not counted)", "33");
+    } else if (t.max_score == 0) {
+      status = t.kind == "static" ? "hints, no points" : "not counted (graded on the other backend)";
+    } else if (t.score >= t.max_score) {
+      status = paint("full marks", "32");
+    } else if (t.score == 0) {
+      status = paint("no points", "31");
+    }
+    if (t.needs_gpu > 0 && t.needs_gpu < t.tests) status += paint(fmt::format(" ({} need a GPU)", t.needs_gpu), "33");
+    out += fmt::format("  {:<38} {:>6} {:>7} {:>15}  {}\n", kind_label(t.kind), t.tests, t.passed, points, status);
+    score += t.score;
+    max_score += t.max_score;
+  }
+  out += fmt::format("  {:<38} {:>6} {:>7} {:>15}\n", "total", "", "", fmt::format("{:.1f} / {:.1f}", score, max_score));
+  // What went wrong, test by test (a few lines each; the Markdown report has everything).
+  bool header = false;
+  for (const auto& r : lr.tests) {
+    if (r.status == Status::passed && r.score >= r.max_score) continue;
+    if (r.status == Status::not_counted || r.status == Status::needs_gpu) continue;
+    if (!header) {
+      out += "  what to fix:\n";
+      header = true;
+    }
+    out += fmt::format("  - {} [{}] {:.1f}/{:.1f} {}\n", r.id, r.kind, r.score, r.max_score,
+                       paint(std::string(to_string(r.status)), r.status == Status::passed ? "33" : "31"));
+    out += first_lines(r.output, 4, "      ");
+  }
+  return out;
+}
+
+std::string gradescope_json(const std::vector<LabResults>& labs, const std::string& header) {
+  nlohmann::json tests = nlohmann::json::array();
+  double score = 0;
+  for (const auto& lr : labs) {
+    int number = 1;
+    for (const auto& r : lr.tests) {
+      score += r.score;
+      std::string output = r.output;
+      if (r.status == Status::needs_gpu) output = "needs a GPU: not graded on this machine.\n" + output;
+      if (r.status == Status::crashed || r.status == Status::timed_out || r.status == Status::build_failed) {
+        output = std::string(to_string(r.status)) + ": " + output;
+      }
+      tests.push_back({{"name", fmt::format("lab{} {}: {}", r.lab, r.kind, r.id)},
+                       {"number", fmt::format("{}.{}", r.lab, number++)},
+                       {"score", r.score},
+                       {"max_score", r.max_score},
+                       // Gradescope knows only passed/failed; rooflab_status keeps the finer reason.
+                       {"status", r.status == Status::passed && r.score >= r.max_score ? "passed" : "failed"},
+                       {"rooflab_status", std::string(to_string(r.status))},
+                       {"output", output},
+                       {"tags", {"lab" + r.lab, r.kind, r.backend}},
+                       {"visibility", "visible"}});
+    }
+  }
+  const nlohmann::json j = {{"score", score}, {"output", header}, {"tests", tests}};
+  return j.dump(2);
+}
+
+std::string markdown_report(const std::vector<LabResults>& labs, const std::string& header) {
+  std::string md = "# rooflab grade report\n\n" + header + "\n";
+  for (const auto& lr : labs) {
+    md += fmt::format("\n## Lab {}: {}\n\nStudent files: `{}`\n\n", lr.lab->id, lr.lab->title, lr.student_dir);
+    if (!lr.note.empty()) md += lr.note + "\n\n";
+    md += "| kind | tests | passed | points |\n|---|---|---|---|\n";
+    for (const auto& t : totals_by_kind(lr.tests)) {
+      md += fmt::format("| {} | {} | {} | {:.1f} / {:.1f}{} |\n", t.kind, t.tests, t.passed, t.score, t.max_score,
+                        t.needs_gpu == t.tests ? " (needs a GPU)" : "");
+    }
+    md += "\n| test | kind | backend | status | points |\n|---|---|---|---|---|\n";
+    for (const auto& r : lr.tests) {
+      md += fmt::format("| `{}` | {} | {} | {} | {:.1f} / {:.1f} |\n", r.id, r.kind, r.backend, to_string(r.status),
+                        r.score, r.max_score);
+    }
+    for (const auto& r : lr.tests) {
+      if (r.output.empty()) continue;
+      md += fmt::format("\n### `{}` ({})\n\n```\n{}\n```\n", r.id, to_string(r.status), r.output);
+    }
+  }
+  return md;
+}
+
+}  // namespace rooflab::grader

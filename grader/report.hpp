@@ -1,0 +1,35 @@
+// What a grade produces: a terminal table per lab and kind, results.json in Gradescope's format, and a
+// Markdown report.
+#pragma once
+
+#include "manifest.hpp"
+#include "runner.hpp"
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace rooflab::grader {
+
+struct LabResults {
+  const Lab* lab = nullptr;
+  std::string student_dir;
+  std::vector<TestResult> tests;
+  std::string note;  // e.g. "graded on the CPU backend: no GPU"
+};
+
+struct KindTotals {
+  std::string kind;
+  int tests = 0;
+  int passed = 0;
+  int needs_gpu = 0;
+  double score = 0;
+  double max_score = 0;
+};
+std::vector<KindTotals> totals_by_kind(const std::vector<TestResult>& tests);
+
+std::string terminal_table(const LabResults& lab, bool color);
+std::string gradescope_json(const std::vector<LabResults>& labs, const std::string& header);
+std::string markdown_report(const std::vector<LabResults>& labs, const std::string& header);
+
+}  // namespace rooflab::grader

@@ -1,0 +1,57 @@
+// Running a lab's tests and scoring them. Every test runs in its own process with a time limit, so a
+// kernel that crashes or hangs fails that test with the reason and the others still run. CPU-backend
+// tests run under the forward, reverse and random thread schedules and pass only if they pass under all
+// three (a missing __syncthreads makes the result depend on the order).
+#pragma once
+
+#include "manifest.hpp"
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace rooflab::grader {
+
+enum class Status {
+  passed,        // earned its points (perf: a fraction of them)
+  failed,        // ran and failed
+  needs_gpu,     // skipped: no GPU here; its points are not earned
+  not_counted,   // correctness graded by the other backend (max_score 0)
+  build_failed,  // the binary did not compile: every test in it is lost
+  crashed,       // the test process died (signal)
+  timed_out,     // the test process hung
+};
+std::string_view to_string(Status s);
+
+struct TestResult {
+  std::string lab;      // "01"
+  std::string id;       // Suite.Name
+  std::string kind;     // analytic | emu | gpu | perf | static
+  std::string backend;  // "host", "CPU backend", "GPU", "compiler output"
+  double max_score = 0;
+  double score = 0;
+  Status status = Status::failed;
+  std::string output;   // why it failed, notes, measured figures
+  double seconds = 0;
+};
+
+struct RunOptions {
+  double timeout_s = 300;
+  bool all_schedules = true;  // emu tests under forward, reverse and random
+  std::map<std::string, std::string> env;  // extra environment for every test (seed, report dir)
+  bool verbose = false;
+};
+
+// Runs every test a binary declares. `build_error` non-empty: the binary did not compile; every declared
+// test is reported lost with the compiler's message.
+std::vector<TestResult> run_binary(const Lab& lab, const Binary& binary, const RunOptions& options,
+                                   const std::string& build_error = {});
+
+// Correctness is graded once: on the GPU when its tests ran, else on the CPU backend. The other
+// backend's tests are kept in the report with max_score 0.
+void settle_correctness(std::vector<TestResult>& lab_results);
+
+// Interprets one GoogleTest JSON report (exposed for the grader's own tests).
+TestResult interpret_gtest_json(const std::string& json_text, const DeclaredTest& test);
+
+}  // namespace rooflab::grader

@@ -1,0 +1,149 @@
+// Lab 01 graders: performance on the GPU, against the copy ceiling measured on this GPU (rooflab
+// calibrate). Arrays are at least 4x the L2 (and 256 MB) so every kernel streams from DRAM; the L2 is
+// flushed before every sample. The bytes are counted here, not by the student's answers, and the output
+// is checked after timing so a kernel that skips work cannot earn speed points.
+//
+// Also draws the lab's two plots: bandwidth vs array size (the L2 plateau, then DRAM) and vs stride.
+#include "kernels.hpp"
+
+#include <rooflab/buffer.hpp>
+#include <rooflab/calibration.hpp>
+#include <rooflab/device.hpp>
+#include <rooflab/device_info.hpp>
+#include <rooflab/grading.hpp>
+#include <rooflab/plot.hpp>
+#include <rooflab/random.hpp>
+#include <rooflab/specs.hpp>
+#include <rooflab/timing.hpp>
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+namespace {
+
+using lab01::StreamOp;
+
+std::size_t perf_elements() {
+  const rooflab::DeviceInfo info = rooflab::query_device();
+  return std::max<std::size_t>(4 * info.l2_bytes, std::size_t{256} << 20) / sizeof(float);
+}
+
+int arrays_moved(StreamOp op) { return (op == StreamOp::copy || op == StreamOp::scale) ? 2 : 3; }
+
+struct Arrays {
+  explicit Arrays(std::size_t count) : n(count), a(count), b(count), c(count) {
+    // Inputs 1, 2 and 3 everywhere: every STREAM kernel then has a known answer to check after timing.
+    const std::vector<float> ones(n, 1.0f), twos(n, 2.0f), threes(n, 3.0f);
+    a.upload(ones);
+    b.upload(twos);
+    c.upload(threes);
+  }
+  lab01::StreamArrays view() { return {a.data(), b.data(), c.data(), 0.5f, n}; }
+  std::size_t n;
+  rooflab::DeviceBuffer<float> a, b, c;
+};
+
+// Spot-checks the output after timing: every 4097th element and the last one.
+void expect_output(const lab01::Variant& v, Arrays& arr) {
+  // With a=1, b=2, c=3 and scalar 0.5, each kernel's output is known (re-running it changes nothing).
+  std::vector<float> got;
+  float want = 0;
+  switch (v.op) {
+    case StreamOp::copy: got = arr.c.download(); want = 1.0f; break;
+    case StreamOp::scale: got = arr.b.download(); want = 1.5f; break;
+    case StreamOp::add: got = arr.c.download(); want = 3.0f; break;
+    case StreamOp::triad: got = arr.a.download(); want = 3.5f; break;
+  }
+  for (std::size_t i = 0; i < got.size(); i += 4097) {
+    ASSERT_EQ(got[i], want) << v.id << ": wrong output at " << i << " after timing";
+  }
+  ASSERT_EQ(got.back(), want) << v.id << ": wrong last element after timing";
+}
+
+void grade_variant(std::string_view id) {
+  ROOFLAB_REQUIRE_GPU();
+  const auto& v = *std::find_if(std::begin(lab01::kVariants), std::end(lab01::kVariants),
+                                [&](const lab01::Variant& x) { return x.id == id; });
+  Arrays arr(perf_elements());
+  // Every STREAM kernel writes one array and reads the others it uses (copy/scale one, add/triad two).
+  const double array_bytes = 4.0 * static_cast<double>(arr.n);
+  const auto view = arr.view();
+  const rooflab::Measurement m = rooflab::benchmark(
+      [&](cudaStream_t s) { v.run(view, s); },
+      {.bytes_read = (arrays_moved(v.op) - 1) * array_bytes, .bytes_written = array_bytes});
+  ASSERT_NO_FATAL_FAILURE(expect_output(v, arr));
+  rooflab::grading::note(std::string(v.id) + ": " + m.summary());
+  rooflab::grading::award_against_ceiling("01", id, m.gbps(), rooflab::ceilings().copy_gbps, "GB/s");
+}
+
+double strided_gbps(std::size_t stride) {
+  // The input spans n_out * stride floats: make that at least 4x the L2 at every stride.
+  const std::size_t n_out = perf_elements() / 32;
+  rooflab::DeviceBuffer<float> in(n_out * stride), out(n_out);
+  ROOFLAB_CUDA_CHECK(cudaMemset(in.data(), 0, in.bytes()));
+  const auto m = rooflab::benchmark([&](cudaStream_t s) { lab01::strided_read(in.data(), out.data(), n_out, stride, s); },
+                                    {.bytes_read = 4.0 * n_out, .bytes_written = 4.0 * n_out});
+  return m.gbps();  // useful bytes per second: what the program gets out of the memory system
+}
+
+}  // namespace
+
+ROOFLAB_TEST(Lab01Perf, Copy, perf, 6) { grade_variant("copy"); }
+ROOFLAB_TEST(Lab01Perf, Scale, perf, 6) { grade_variant("scale"); }
+ROOFLAB_TEST(Lab01Perf, Add, perf, 6) { grade_variant("add"); }
+ROOFLAB_TEST(Lab01Perf, Triad, perf, 8) { grade_variant("triad"); }
+ROOFLAB_TEST(Lab01Perf, TriadVec4, perf, 8) { grade_variant("triad_vec4"); }
+
+// The coalescing experiment: at stride 32 every 4-byte read costs a whole sector, so the useful bandwidth
+// must collapse. A kernel that ignores the stride (or fakes the experiment) does not show it.
+ROOFLAB_TEST(Lab01Perf, StridedCollapse, perf, 6) {
+  ROOFLAB_REQUIRE_GPU();
+  const double bw1 = strided_gbps(1);
+  const double bw32 = strided_gbps(32);
+  const double limit = rooflab::threshold("01", "strided_ratio_max").ratio_max();
+  rooflab::grading::note(fmt::format("strided read: {:.1f} GB/s at stride 1, {:.1f} GB/s at stride 32 (ratio {:.3f}, "
+                                     "must be at most {:.2f})", bw1, bw32, bw32 / bw1, limit));
+  EXPECT_LE(bw32 / bw1, limit) << "stride 32 should waste 7 of every 8 bytes fetched";
+}
+
+// The lab's plots (no points): where the L2 plateau ends on this GPU, and how bandwidth falls with stride.
+ROOFLAB_TEST(Lab01Plots, BandwidthVsSizeAndStride, perf, 0) {
+  ROOFLAB_REQUIRE_GPU();
+  const auto& ceilings = rooflab::ceilings();
+  const rooflab::DeviceInfo info = rooflab::query_device();
+  rooflab::Plot size_plot{.title = fmt::format("Triad bandwidth vs array size on {}", info.name),
+                          .xlabel = "bytes per array",
+                          .ylabel = "GB/s (read + write)",
+                          .logx = true};
+  rooflab::Series triad{"triad (L2 not flushed: small arrays stay in L2)", {}};
+  for (std::size_t bytes = std::size_t{1} << 20; bytes <= std::size_t{1} << 30; bytes *= 2) {
+    if (3 * bytes > info.total_memory_bytes / 2) break;
+    Arrays arr(bytes / sizeof(float));
+    const auto view = arr.view();
+    const auto m = rooflab::benchmark([&](cudaStream_t s) { lab01::triad(view.b, view.c, view.a, 0.5f, view.n, s); },
+                                      {.bytes_read = 2.0 * bytes, .bytes_written = 1.0 * bytes},
+                                      {.max_seconds = 0.5, .flush_l2 = false});
+    triad.points.emplace_back(static_cast<double>(bytes), m.gbps());
+  }
+  size_plot.series.push_back(triad);
+  size_plot.hlines.push_back({ceilings.copy_gbps, "measured copy ceiling (DRAM)"});
+  if (const auto* spec = rooflab::find_gpu_by_cuda_name(info.name)) {
+    size_plot.hlines.push_back({spec->bandwidth_gbps, "datasheet bandwidth"});
+  }
+  size_plot.vlines.emplace_back(static_cast<double>(info.l2_bytes), "L2 size");
+  const auto f1 = rooflab::write_plot(size_plot, rooflab::report_dir() / "lab01-bandwidth-vs-size");
+
+  rooflab::Plot stride_plot{.title = fmt::format("Strided read: useful bandwidth vs stride on {}", info.name),
+                            .xlabel = "stride (floats)",
+                            .ylabel = "useful GB/s",
+                            .logx = true,
+                            .logy = true};
+  rooflab::Series strided{"strided_read", {}};
+  for (std::size_t stride = 1; stride <= 64; stride *= 2) strided.points.emplace_back(stride, strided_gbps(stride));
+  stride_plot.series.push_back(strided);
+  stride_plot.hlines.push_back({ceilings.copy_gbps, "measured copy ceiling"});
+  const auto f2 = rooflab::write_plot(stride_plot, rooflab::report_dir() / "lab01-bandwidth-vs-stride");
+  rooflab::grading::note(fmt::format("plots: {} {} {}", f1.png.string(), f2.png.string(), f1.message));
+}

@@ -1,0 +1,59 @@
+// Lab 01 static checks: facts of the compiled kernels, read from the PTX and the ptxas report that the
+// build captured for each architecture in ROOFLAB_STATIC_ARCHS. No device needed. They are worth no points
+// (hints for students); on the solutions CI requires them to pass.
+#include <rooflab/grading.hpp>
+#include <rooflab/ptx.hpp>
+
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace {
+
+std::vector<std::string> archs() {
+  std::vector<std::string> out;
+  std::stringstream list(ROOFLAB_STATIC_ARCHS);
+  for (std::string a; std::getline(list, a, ',');) out.push_back("sm_" + a);
+  return out;
+}
+
+std::string captured(const std::string& arch, const char* ext) {
+  return rooflab::ptx::read_file(std::string(ROOFLAB_STATIC_DIR) + "/kernels." + arch + ext);
+}
+
+}  // namespace
+
+// 128-bit accesses are the point of the vectorized triad: one ld.global.v4.f32 instead of four loads.
+ROOFLAB_TEST(Lab01Static, TriadVec4Uses128BitAccess, static, 0) {
+  for (const auto& arch : archs()) {
+    const auto kernels = rooflab::ptx::parse_ptx(captured(arch, ".ptx"));
+    const auto f = rooflab::ptx::facts(rooflab::ptx::find_kernel(kernels, "triad_vec4_kernel"));
+    EXPECT_EQ(f.widest_global_load_bits, 128) << arch << ": triad_vec4_kernel should load float4 (ld.global.v4.f32)";
+    EXPECT_EQ(f.widest_global_store_bits, 128) << arch << ": triad_vec4_kernel should store float4 (st.global.v4.f32)";
+  }
+}
+
+// The scalar STREAM kernels move one float per thread per iteration: 32-bit accesses, no shared memory.
+ROOFLAB_TEST(Lab01Static, ScalarKernelsUse32BitAccess, static, 0) {
+  for (const auto& arch : archs()) {
+    const auto kernels = rooflab::ptx::parse_ptx(captured(arch, ".ptx"));
+    for (const char* name : {"copy_kernel", "scale_kernel", "add_kernel", "lab01::triad_kernel"}) {
+      const auto f = rooflab::ptx::facts(rooflab::ptx::find_kernel(kernels, name));
+      EXPECT_GE(f.global_loads, 1) << arch << ": " << name << " loads nothing";
+      EXPECT_EQ(f.widest_global_store_bits, 32) << arch << ": " << name;
+      EXPECT_FALSE(f.uses_shared) << arch << ": " << name << " needs no shared memory";
+    }
+  }
+}
+
+// Bandwidth kernels need few registers; a spill would add local-memory traffic to a memory-bound kernel.
+ROOFLAB_TEST(Lab01Static, NoSpills, static, 0) {
+  for (const auto& arch : archs()) {
+    const auto resources = rooflab::ptx::parse_ptxas_report(captured(arch, ".ptxas.txt"));
+    ASSERT_FALSE(resources.empty()) << arch << ": the ptxas report lists no kernels";
+    for (const auto& r : resources) {
+      EXPECT_EQ(r.spill_store_bytes + r.spill_load_bytes, 0) << arch << ": " << r.name << " spills";
+      EXPECT_LE(r.registers, 64) << arch << ": " << r.name << " uses " << r.registers << " registers";
+    }
+  }
+}
