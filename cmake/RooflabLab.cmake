@@ -107,7 +107,7 @@ function(_rooflab_add_variant json_out)
       set(static_dir "${CMAKE_BINARY_DIR}/labs/static/${V_PREFIX}")
       _rooflab_capture_static(${V_PREFIX} "${lab_dir}" "${static_dir}" "${V_KERNELS}")
       _rooflab_lab_binary(${V_PREFIX}_static static ${V_LAB} "${lab_dir}"
-        SOURCES ${V_TESTS_STATIC} LIBS rooflab::common)
+        SOURCES ${V_TESTS_STATIC} LIBS rooflab::common rooflab::inspect)
       add_dependencies(${V_PREFIX}_static ${V_PREFIX}_static_capture)
       string(REPLACE ";" "," archs "${ROOFLAB_STATIC_ARCHS}")
       target_compile_definitions(${V_PREFIX}_static PRIVATE

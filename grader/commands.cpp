@@ -186,6 +186,41 @@ int cmd_grade(const GradeArgs& a) {
   return kExitOk;
 }
 
+int cmd_inspect(const InspectArgs& a) {
+  const Manifest base = load_manifest(own_build_dir());
+  const Lab& wanted = base.lab(a.lab);
+  BuildTree tree{source_dir(), own_build_dir(), "default", {{"ROOFLAB_STUDENT_DIR", (source_dir() / "labs").string()}}};
+  if (a.solutions) tree = {source_dir(), source_dir() / "build" / "solutions", "solutions", {}};
+  if (a.solutions) {
+    const ProcessResult conf = configure(tree, false);
+    if (!conf.ok()) {
+      std::cerr << conf.output << "\nrooflab: configuring the build failed\n";
+      return kExitHarness;
+    }
+  }
+  const Manifest m = load_manifest(tree.build_dir);
+  const Lab& lab = m.lab(wanted.id);
+  const Binary* stat = nullptr;
+  for (const auto& b : lab.variant("main").binaries) {
+    if (b.kind == "static") stat = &b;
+  }
+  if (stat == nullptr) {
+    std::cerr << "rooflab inspect: lab " << lab.id << " has no static binary (this build has no CUDA compiler)\n";
+    return kExitNoGpu;
+  }
+  const ProcessResult built = build_target(tree.build_dir, stat->target, false);
+  if (!built.ok()) {
+    std::cerr << "rooflab inspect: the student files do not compile:\n" << compile_errors(built.output) << "\n";
+    return kExitFailed;
+  }
+  std::vector<std::string> argv = {stat->path.string(), "--rooflab-inspect", "--gpu", a.gpu, "--n", fmt::format("{:g}", a.n)};
+  if (!a.arch.empty()) argv.insert(argv.end(), {"--arch", a.arch});
+  if (a.json) argv.push_back("--json");
+  const ProcessResult p = run_process(argv, {.timeout_s = 120});
+  std::fputs(p.output.c_str(), p.ok() ? stdout : stderr);
+  return p.ok() ? kExitOk : (p.exit_code == 2 ? kExitUsage : kExitFailed);
+}
+
 int cmd_selftest(const SelftestArgs& a) {
   const Manifest m = load_manifest(a.build_dir);
   const Lab& lab = m.lab(a.lab);

@@ -33,7 +33,17 @@ struct SelftestArgs {
   std::string variant;
 };
 
+struct InspectArgs {
+  std::string lab = "01";
+  std::string gpu = "a100-80gb-sxm4";
+  std::string arch;   // empty: the GPU's own architecture when captured
+  double n = 1 << 28;
+  bool json = false;
+  bool solutions = false;
+};
+
 int cmd_grade(const GradeArgs& args);
+int cmd_inspect(const InspectArgs& args);
 int cmd_list(bool json);
 int cmd_calibrate(bool remeasure);
 int cmd_selftest(const SelftestArgs& args);

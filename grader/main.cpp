@@ -31,6 +31,16 @@ int main(int argc, char** argv) {
   g->add_flag("-v,--verbose", grade.verbose, "Show builds and test output as they run");
   g->add_flag("--no-color", grade.no_color, "Plain text");
 
+  InspectArgs inspect;
+  auto* in = app.add_subcommand("inspect", "What the compiler says about a lab's kernels, without a GPU: registers, "
+                                           "spills, shared memory, occupancy, widest loads, tensor cores, roofline floor");
+  in->add_option("lab", inspect.lab, "The lab (default 01)");
+  in->add_option("--gpu", inspect.gpu, "GPU id from data/gpus.json for occupancy and the floor")->capture_default_str();
+  in->add_option("--arch", inspect.arch, "sm_80, sm_90, ... (one the build captured; default: the GPU's own)");
+  in->add_option("--n", inspect.n, "Problem size for the roofline floor (the lab's meaning of n)")->capture_default_str();
+  in->add_flag("--json", inspect.json, "Machine-readable");
+  in->add_flag("--solutions", inspect.solutions, "Inspect the reference solutions instead of labs/");
+
   bool list_json = false;
   auto* l = app.add_subcommand("list", "The labs, their points by kind, and how many stub steps are left");
   l->add_flag("--json", list_json, "Machine-readable");
@@ -61,6 +71,7 @@ int main(int argc, char** argv) {
   try {
     if (*g) return cmd_grade(grade);
     if (*l) return cmd_list(list_json);
+    if (*in) return cmd_inspect(inspect);
     if (*c) return cmd_calibrate(remeasure);
     if (*s) return cmd_selftest(st);
     if (*m) return cmd_check_manifest(manifest_dir);

@@ -68,7 +68,7 @@ std::string terminal_table(const LabResults& lr, bool color) {
     } else if (t.score == 0) {
       status = paint("no points", "31");
     }
-    if (t.needs_gpu > 0 && t.needs_gpu < t.tests) status += paint(fmt::format(" ({} need a GPU)", t.needs_gpu), "33");
+    if (t.needs_gpu > 0 && t.needs_gpu < t.tests) status += paint(fmt::format(" (needs a GPU: {} of {} tests)", t.needs_gpu, t.tests), "33");
     out += fmt::format("  {:<38} {:>6} {:>7} {:>15}  {}\n", kind_label(t.kind), t.tests, t.passed, points, status);
     score += t.score;
     max_score += t.max_score;

@@ -128,7 +128,7 @@ TestResult interpret_gtest_json(const std::string& json_text, const DeclaredTest
       if (t.contains("failures") && !t["failures"].empty()) {
         r.status = Status::failed;
         // An exception escaping the test (a stub's NotImplemented, a CUDA error) is shown as its message.
-        static const std::regex thrown(R"(unknown file\nC\+\+ exception with description "([\s\S]*)" thrown in the test body\.)");
+        static const std::regex thrown(R"re(unknown file\nC\+\+ exception with description "([\s\S]*)" thrown in the test body\.)re");
         for (const auto& f : t["failures"]) {
           r.output += std::regex_replace(f.value("failure", ""), thrown, "$1") + "\n";
         }

@@ -3,9 +3,9 @@
 #include <rooflab/buffer.hpp>
 #include <rooflab/calibration.hpp>
 #include <rooflab/check.hpp>
+#include <rooflab/cublas.hpp>
 #include <rooflab/timing.hpp>
 
-#include <cublas_v2.h>
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <fmt/format.h>
@@ -23,28 +23,6 @@
 
 namespace rooflab {
 namespace {
-
-void check_cublas(cublasStatus_t status, const char* expr, const char* file, int line) {
-  if (status != CUBLAS_STATUS_SUCCESS) {
-    throw std::runtime_error(fmt::format("{}:{}: {} failed: {} ({})", file, line, expr, cublasGetStatusName(status),
-                                         cublasGetStatusString(status)));
-  }
-}
-#define ROOFLAB_CUBLAS_CHECK(expr) check_cublas((expr), #expr, __FILE__, __LINE__)
-
-class CublasHandle {
- public:
-  CublasHandle() { ROOFLAB_CUBLAS_CHECK(cublasCreate(&handle_)); }
-  ~CublasHandle() {
-    if (handle_ != nullptr) cublasDestroy(handle_);
-  }
-  CublasHandle(const CublasHandle&) = delete;
-  CublasHandle& operator=(const CublasHandle&) = delete;
-  cublasHandle_t get() const { return handle_; }
-
- private:
-  cublasHandle_t handle_ = nullptr;
-};
 
 std::string utc_now() {
   const std::time_t t = std::time(nullptr);

@@ -19,6 +19,32 @@ bool register_test(const char* suite, const char* name, const char* kind, double
   return true;
 }
 
+namespace {
+struct ExtraMain {
+  const char* flag = nullptr;
+  int (*fn)(int, char**) = nullptr;
+};
+ExtraMain& extra_main() {
+  static ExtraMain m;
+  return m;
+}
+}  // namespace
+
+void set_extra_main(const char* flag, int (*fn)(int, char**)) { extra_main() = {flag, fn}; }
+
+int run_extra_main(int argc, char** argv, bool* handled) {
+  *handled = false;
+  const ExtraMain& m = extra_main();
+  if (m.fn == nullptr) return 0;
+  for (int i = 1; i < argc; ++i) {
+    if (std::string_view(argv[i]) == m.flag) {
+      *handled = true;
+      return m.fn(argc, argv);
+    }
+  }
+  return 0;
+}
+
 void award(double fraction, const std::string& detail) {
   fraction = std::clamp(fraction, 0.0, 1.0);
   ::testing::Test::RecordProperty("rooflab_fraction", fmt::format("{:.4f}", fraction));

@@ -2,6 +2,7 @@
 //
 //   lab01_emu                       runs the tests (GoogleTest flags apply)
 //   lab01_emu --rooflab-manifest    prints the declared tests (suite, name, kind, points) as JSON
+//   lab01_static --rooflab-inspect  the compiler's facts per kernel (see rooflab/inspect.hpp)
 //
 // Exit code 77 when every test that ran was skipped (no GPU): CTest reports it as skipped, never passed.
 #include <rooflab/grading.hpp>
@@ -22,6 +23,9 @@ int main(int argc, char** argv) {
       return 0;
     }
   }
+  bool handled = false;
+  const int extra = rooflab::grading::run_extra_main(argc, argv, &handled);
+  if (handled) return extra;
   ::testing::InitGoogleTest(&argc, argv);
   const int rc = RUN_ALL_TESTS();
   const auto* unit = ::testing::UnitTest::GetInstance();

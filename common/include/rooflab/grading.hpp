@@ -43,6 +43,11 @@ inline const char* resolve_kind(const char* kind) {
   return kind;
 }
 
+// Another entry point a test binary offers (e.g. the static binaries' --rooflab-inspect): main() hands
+// argc/argv to `fn` when `flag` is among the arguments.
+void set_extra_main(const char* flag, int (*fn)(int, char**));
+int run_extra_main(int argc, char** argv, bool* handled);
+
 // Partial credit in [0, 1] with the reason, recorded into the test's JSON report for the grader.
 void award(double fraction, const std::string& detail);
 // A line of explanation shown with the test's result (measured figures, hints).

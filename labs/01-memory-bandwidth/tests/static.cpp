@@ -1,7 +1,10 @@
 // Lab 01 static checks: facts of the compiled kernels, read from the PTX and the ptxas report that the
 // build captured for each architecture in ROOFLAB_STATIC_ARCHS. No device needed. They are worth no points
 // (hints for students); on the solutions CI requires them to pass.
+#include "lab.hpp"
+
 #include <rooflab/grading.hpp>
+#include <rooflab/inspect.hpp>
 #include <rooflab/ptx.hpp>
 
 #include <sstream>
@@ -22,6 +25,9 @@ std::string captured(const std::string& arch, const char* ext) {
 }
 
 }  // namespace
+
+// `lab01_static --rooflab-inspect` (what `rooflab inspect 01` runs) prints the table for these kernels.
+ROOFLAB_INSPECT_KERNELS(lab01::kKernels);
 
 // 128-bit accesses are the point of the vectorized triad: one ld.global.v4.f32 instead of four loads.
 ROOFLAB_TEST(Lab01Static, TriadVec4Uses128BitAccess, static, 0) {

@@ -1,0 +1,101 @@
+// `rooflab inspect`: what the compiler says about each kernel, without a GPU.
+//
+// For every kernel a lab declares, from the PTX and ptxas report captured at build time for one
+// architecture: registers, static and dynamic shared memory, stack and spills, the widest global load and
+// store, shared memory and tensor-core instructions; the theoretical occupancy at the kernel's launch
+// block size on a chosen GPU (the toolkit's cuda_occupancy.h with that GPU's limits), naming what limits
+// it; and the roofline floor time of the kernel's declared work at a problem size on that GPU.
+//
+// A lab declares its kernels once, in lab.hpp:
+//   inline constexpr rooflab::inspect::KernelDecl kKernels[] = {
+//       {"triad_vec4_kernel", "triad_vec4", kBlock, 0, [](double n) { return 2 * n; },
+//        [](double n) { return 12 * n; }}, ...};
+// and its static test file registers them: ROOFLAB_INSPECT_KERNELS(lab01::kKernels);
+// The static test binary then answers `--rooflab-inspect [--gpu ID] [--arch sm_XX] [--n N] [--json]`.
+#pragma once
+
+#include <cstddef>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace rooflab {
+struct GpuSpec;
+}
+
+namespace rooflab::inspect {
+
+struct KernelDecl {
+  std::string_view kernel;     // a distinctive part of the demangled name, e.g. "lab01::triad_vec4_kernel"
+  std::string_view variant;    // the registry id it implements
+  unsigned block;              // threads per block at launch
+  std::size_t dynamic_smem;    // bytes of dynamic shared memory at launch
+  double (*flops)(double n);   // declared work at problem size n
+  double (*bytes)(double n);   // declared DRAM traffic at problem size n
+};
+
+// The per-SM limits the occupancy calculation needs (CUDA C++ Programming Guide, compute capabilities).
+struct Limits {
+  int cc_major = 8;
+  int cc_minor = 0;
+  int sms = 108;
+  int max_threads_per_sm = 2048;
+  int max_threads_per_block = 1024;
+  int max_blocks_per_sm = 32;
+  int registers_per_sm = 65536;
+  int registers_per_block = 65536;
+  std::size_t smem_per_sm = 164 * 1024;
+  std::size_t smem_per_block = 48 * 1024;        // without opt-in
+  std::size_t smem_per_block_optin = 163 * 1024;
+  std::size_t reserved_smem_per_block = 1024;
+};
+Limits limits_of(const GpuSpec& gpu);
+
+struct Occupancy {
+  int blocks_per_sm = 0;
+  int warps_per_sm = 0;
+  double fraction = 0;   // active warps / maximum warps per SM
+  std::string limiter;   // "warps", "registers", "shared memory", "blocks", "barriers" (several joined by '+')
+  std::string error;     // non-empty when the configuration cannot launch
+};
+Occupancy occupancy(const Limits& limits, int registers_per_thread, std::size_t static_smem,
+                     std::size_t dynamic_smem, unsigned block, int barriers = 1);
+
+struct Row {
+  std::string kernel;
+  std::string variant;
+  std::string arch;
+  unsigned block = 0;
+  int registers = 0;
+  int static_smem = 0;
+  std::size_t dynamic_smem = 0;
+  int stack = 0;
+  int spill_bytes = 0;
+  int widest_load_bits = 0;
+  int widest_store_bits = 0;
+  bool uses_shared = false;
+  std::string tensor_instructions;  // "", "wmma", "mma", "wgmma"
+  Occupancy occ;
+  double flops = 0;
+  double bytes = 0;
+  double floor_s = 0;        // max(bytes / bandwidth, flops / FP32 peak) on the chosen GPU
+  std::string bound;         // "memory" or "compute"
+};
+
+std::vector<Row> inspect(std::span<const KernelDecl> kernels, const std::string& ptx, const std::string& ptxas,
+                         const GpuSpec& gpu, const std::string& arch, double n);
+std::string table(const std::vector<Row>& rows, const GpuSpec& gpu, double n);
+std::string to_json(const std::vector<Row>& rows, const GpuSpec& gpu, double n);
+
+// Registration by a lab's static test binary, and the entry point test_main calls for --rooflab-inspect.
+bool register_lab(std::span<const KernelDecl> kernels, const char* static_dir, const char* archs);
+bool registered();
+int main(int argc, char** argv);
+
+}  // namespace rooflab::inspect
+
+#define ROOFLAB_INSPECT_KERNELS(list)                                                  \
+  [[maybe_unused]] static const bool rooflab_inspect_registered_ =                     \
+      ::rooflab::inspect::register_lab(std::span<const ::rooflab::inspect::KernelDecl>(list), \
+                                       ROOFLAB_STATIC_DIR, ROOFLAB_STATIC_ARCHS)

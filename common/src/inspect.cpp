@@ -1,0 +1,238 @@
+#include <rooflab/grading.hpp>
+#include <rooflab/inspect.hpp>
+#include <rooflab/ptx.hpp>
+#include <rooflab/specs.hpp>
+
+#include <cuda_occupancy.h>
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cstring>
+#include <iostream>
+#include <sstream>
+
+namespace rooflab::inspect {
+
+Occupancy occupancy(const Limits& l, int registers_per_thread, std::size_t static_smem, std::size_t dynamic_smem,
+                    unsigned block, int barriers) {
+  cudaOccDeviceProp prop{};
+  prop.computeMajor = l.cc_major;
+  prop.computeMinor = l.cc_minor;
+  prop.maxThreadsPerBlock = l.max_threads_per_block;
+  prop.maxThreadsPerMultiprocessor = l.max_threads_per_sm;
+  prop.regsPerBlock = l.registers_per_block;
+  prop.regsPerMultiprocessor = l.registers_per_sm;
+  prop.warpSize = 32;
+  prop.sharedMemPerBlock = l.smem_per_block;
+  prop.sharedMemPerMultiprocessor = l.smem_per_sm;
+  prop.numSms = l.sms;
+  prop.sharedMemPerBlockOptin = l.smem_per_block_optin;
+  prop.reservedSharedMemPerBlock = l.reserved_smem_per_block;
+
+  cudaOccFuncAttributes attr{};
+  attr.maxThreadsPerBlock = l.max_threads_per_block;
+  attr.numRegs = registers_per_thread;
+  attr.sharedSizeBytes = static_smem;
+  attr.partitionedGCConfig = PARTITIONED_GC_OFF;
+  attr.shmemLimitConfig = FUNC_SHMEM_LIMIT_OPTIN;  // the launcher may raise the dynamic limit
+  attr.maxDynamicSharedSizeBytes = l.smem_per_block_optin - static_smem;
+  attr.numBlockBarriers = std::max(barriers, 1);
+
+  cudaOccDeviceState state{};
+  state.cacheConfig = CACHE_PREFER_NONE;
+  state.carveoutConfig = SHAREDMEM_CARVEOUT_DEFAULT;
+
+  cudaOccResult result{};
+  Occupancy o;
+  const cudaOccError err = cudaOccMaxActiveBlocksPerMultiprocessor(&result, &prop, &attr, &state,
+                                                                   static_cast<int>(block), dynamic_smem);
+  if (err != CUDA_OCC_SUCCESS) {
+    o.error = err == CUDA_OCC_ERROR_UNKNOWN_DEVICE ? "the occupancy calculator does not know this architecture"
+                                                   : "invalid launch configuration";
+    return o;
+  }
+  o.blocks_per_sm = result.activeBlocksPerMultiprocessor;
+  const int warps_per_block = static_cast<int>((block + 31) / 32);
+  o.warps_per_sm = o.blocks_per_sm * warps_per_block;
+  o.fraction = static_cast<double>(o.warps_per_sm) / (l.max_threads_per_sm / 32);
+  std::vector<std::string> limits;
+  if (result.limitingFactors & OCC_LIMIT_WARPS) limits.push_back("warps");
+  if (result.limitingFactors & OCC_LIMIT_REGISTERS) limits.push_back("registers");
+  if (result.limitingFactors & OCC_LIMIT_SHARED_MEMORY) limits.push_back("shared memory");
+  if (result.limitingFactors & OCC_LIMIT_BLOCKS) limits.push_back("blocks");
+  if (result.limitingFactors & OCC_LIMIT_BARRIERS) limits.push_back("barriers");
+  for (std::size_t i = 0; i < limits.size(); ++i) o.limiter += (i ? "+" : "") + limits[i];
+  if (o.blocks_per_sm == 0) o.error = "cannot launch: one block needs more than an SM has";
+  return o;
+}
+
+std::vector<Row> inspect(std::span<const KernelDecl> kernels, const std::string& ptx_text,
+                         const std::string& ptxas_text, const GpuSpec& gpu, const std::string& arch, double n) {
+  const auto entries = ptx::parse_ptx(ptx_text);
+  const auto resources = ptx::parse_ptxas_report(ptxas_text);
+  const Limits limits = limits_of(gpu);
+  const double bandwidth = gpu.bandwidth_gbps * 1e9;
+  const double peak = gpu.fp32_tflops * 1e12;
+  std::vector<Row> rows;
+  for (const auto& k : kernels) {
+    Row r;
+    r.kernel = std::string(k.kernel);
+    r.variant = std::string(k.variant);
+    r.arch = arch;
+    r.block = k.block;
+    r.dynamic_smem = k.dynamic_smem;
+    const auto& res = ptx::find_resources(resources, k.kernel);
+    const auto facts = ptx::facts(ptx::find_kernel(entries, k.kernel));
+    r.registers = res.registers;
+    r.static_smem = res.smem_bytes;
+    r.stack = res.stack_bytes;
+    r.spill_bytes = res.spill_store_bytes + res.spill_load_bytes;
+    r.widest_load_bits = facts.widest_global_load_bits;
+    r.widest_store_bits = facts.widest_global_store_bits;
+    r.uses_shared = facts.uses_shared;
+    if (facts.count("wgmma.") > 0) {
+      r.tensor_instructions = "wgmma";
+    } else if (facts.count("mma.sync") > 0) {
+      r.tensor_instructions = "mma";
+    } else if (facts.count("wmma.") > 0) {
+      r.tensor_instructions = "wmma";
+    }
+    r.occ = occupancy(limits, res.registers, static_cast<std::size_t>(res.smem_bytes), k.dynamic_smem, k.block,
+                      res.barriers);
+    r.flops = k.flops(n);
+    r.bytes = k.bytes(n);
+    const double t_mem = r.bytes / bandwidth;
+    const double t_compute = r.flops / peak;
+    r.floor_s = std::max(t_mem, t_compute);
+    r.bound = t_mem >= t_compute ? "memory" : "compute";
+    rows.push_back(std::move(r));
+  }
+  return rows;
+}
+
+namespace {
+std::string time_str(double s) {
+  if (s >= 1) return fmt::format("{:.2f} s", s);
+  if (s >= 1e-3) return fmt::format("{:.2f} ms", s * 1e3);
+  return fmt::format("{:.2f} us", s * 1e6);
+}
+}  // namespace
+
+std::string table(const std::vector<Row>& rows, const GpuSpec& gpu, double n) {
+  std::string out = fmt::format("{} on {} ({} GB/s, {} FP32 TFLOP/s), problem size n = {:g}\n",
+                                rows.empty() ? "" : rows.front().arch, gpu.name, gpu.bandwidth_gbps, gpu.fp32_tflops, n);
+  std::size_t width = 6;
+  for (const auto& r : rows) width = std::max(width, r.kernel.size());
+  out += fmt::format("{:<{}} {:>5} {:>4} {:>11} {:>5} {:>5} {:>7} {:>6} {:>6} {:>28} {:>19}\n", "kernel", width, "block",
+                     "regs", "smem st/dyn", "stack", "spill", "ld/st", "shared", "tensor", "occupancy (limited by)",
+                     "floor (bound)");
+  for (const auto& r : rows) {
+    const std::string occ = r.occ.error.empty()
+                                ? fmt::format("{:.0f}% {}x{}w ({})", 100 * r.occ.fraction, r.occ.blocks_per_sm,
+                                              (r.block + 31) / 32, r.occ.limiter)
+                                : r.occ.error;
+    out += fmt::format("{:<{}} {:>5} {:>4} {:>11} {:>5} {:>5} {:>7} {:>6} {:>6} {:>28} {:>19}\n", r.kernel, width, r.block,
+                       r.registers, fmt::format("{}/{}", r.static_smem, r.dynamic_smem), r.stack, r.spill_bytes,
+                       fmt::format("{}/{}", r.widest_load_bits, r.widest_store_bits), r.uses_shared ? "yes" : "no",
+                       r.tensor_instructions.empty() ? "-" : r.tensor_instructions, occ,
+                       fmt::format("{} ({})", time_str(r.floor_s), r.bound));
+  }
+  out += "ld/st: widest global load/store in bits (128 = float4). occupancy: active warps per SM of the maximum, "
+         "as blocks x warps.\nfloor: the roofline's lower bound on time for the declared FLOPs and bytes.\n";
+  return out;
+}
+
+std::string to_json(const std::vector<Row>& rows, const GpuSpec& gpu, double n) {
+  nlohmann::json j = {{"gpu", gpu.id}, {"n", n}, {"kernels", nlohmann::json::array()}};
+  for (const auto& r : rows) {
+    j["kernels"].push_back({{"kernel", r.kernel},
+                            {"variant", r.variant},
+                            {"arch", r.arch},
+                            {"block", r.block},
+                            {"registers", r.registers},
+                            {"static_smem", r.static_smem},
+                            {"dynamic_smem", r.dynamic_smem},
+                            {"stack", r.stack},
+                            {"spill_bytes", r.spill_bytes},
+                            {"widest_load_bits", r.widest_load_bits},
+                            {"widest_store_bits", r.widest_store_bits},
+                            {"uses_shared", r.uses_shared},
+                            {"tensor_instructions", r.tensor_instructions},
+                            {"occupancy", r.occ.fraction},
+                            {"blocks_per_sm", r.occ.blocks_per_sm},
+                            {"occupancy_limiter", r.occ.limiter},
+                            {"occupancy_error", r.occ.error},
+                            {"flops", r.flops},
+                            {"bytes", r.bytes},
+                            {"floor_s", r.floor_s},
+                            {"bound", r.bound}});
+  }
+  return j.dump(2);
+}
+
+// ---- registration and the --rooflab-inspect entry point ----
+
+namespace {
+struct Registered {
+  std::span<const KernelDecl> kernels;
+  std::string static_dir;
+  std::vector<std::string> archs;
+};
+Registered& lab() {
+  static Registered r;
+  return r;
+}
+}  // namespace
+
+bool register_lab(std::span<const KernelDecl> kernels, const char* static_dir, const char* archs) {
+  lab().kernels = kernels;
+  lab().static_dir = static_dir;
+  std::stringstream list(archs);
+  for (std::string a; std::getline(list, a, ',');) lab().archs.push_back("sm_" + a);
+  grading::set_extra_main("--rooflab-inspect", &main);
+  return true;
+}
+
+bool registered() { return !lab().kernels.empty(); }
+
+int main(int argc, char** argv) {
+  std::string gpu_id = "a100-80gb-sxm4";
+  std::string arch;
+  double n = 1 << 28;
+  bool json = false;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    const auto value = [&]() -> std::string {
+      if (i + 1 >= argc) throw std::invalid_argument(a + " needs a value");
+      return argv[++i];
+    };
+    if (a == "--gpu") gpu_id = value();
+    else if (a == "--arch") arch = value();
+    else if (a == "--n") n = std::stod(value());
+    else if (a == "--json") json = true;
+  }
+  try {
+    const GpuSpec& g = gpu(gpu_id);
+    if (arch.empty()) {
+      // The chosen GPU's own architecture when the build captured it, else the first captured one.
+      arch = g.arch();
+      if (std::find(lab().archs.begin(), lab().archs.end(), arch) == lab().archs.end()) arch = lab().archs.front();
+    }
+    if (std::find(lab().archs.begin(), lab().archs.end(), arch) == lab().archs.end()) {
+      std::string known;
+      for (const auto& x : lab().archs) known += " " + x;
+      throw std::invalid_argument("the build captured the compiler's output for" + known + " only, not " + arch +
+                                  " (ROOFLAB_STATIC_ARCHS)");
+    }
+    const auto rows = inspect(lab().kernels, ptx::read_file(lab().static_dir + "/kernels." + arch + ".ptx"),
+                              ptx::read_file(lab().static_dir + "/kernels." + arch + ".ptxas.txt"), g, arch, n);
+    std::cout << (json ? to_json(rows, g, n) : table(rows, g, n)) << "\n";
+    return 0;
+  } catch (const std::exception& e) {
+    std::cerr << "rooflab inspect: " << e.what() << "\n";
+    return 2;
+  }
+}
+
+}  // namespace rooflab::inspect

@@ -1,0 +1,53 @@
+// Occupancy from the toolkit's calculator against hand calculations (sm_80: 64K registers, 2048 threads,
+// 32 blocks and 164 KB shared memory per SM, 1 KB reserved per block; registers allocated per warp in
+// units of 256).
+#include <rooflab/inspect.hpp>
+
+#include <gtest/gtest.h>
+
+namespace {
+rooflab::inspect::Limits a100() {
+  rooflab::inspect::Limits l;
+  l.cc_major = 8;
+  l.cc_minor = 0;
+  l.sms = 108;
+  l.max_threads_per_sm = 2048;
+  l.max_blocks_per_sm = 32;
+  l.registers_per_sm = 65536;
+  l.smem_per_sm = 164 * 1024;
+  l.smem_per_block_optin = 163 * 1024;
+  l.reserved_smem_per_block = 1024;
+  return l;
+}
+}  // namespace
+
+TEST(Occupancy, RegistersLimitByHand) {
+  // 64 registers x 32 threads = 2048 per warp; 8 warps per 256-thread block = 16384 per block;
+  // 65536 / 16384 = 4 blocks = 32 warps of 64: 50%, limited by registers.
+  const auto o = rooflab::inspect::occupancy(a100(), 64, 0, 0, 256);
+  EXPECT_EQ(o.blocks_per_sm, 4);
+  EXPECT_EQ(o.warps_per_sm, 32);
+  EXPECT_DOUBLE_EQ(o.fraction, 0.5);
+  EXPECT_NE(o.limiter.find("registers"), std::string::npos) << o.limiter;
+}
+
+TEST(Occupancy, SharedMemoryLimitByHand) {
+  // 48 KB static + 1 KB reserved = 49 KB per block; 164 KB / 49 KB = 3 blocks of 4 warps = 12 of 64 warps.
+  const auto o = rooflab::inspect::occupancy(a100(), 32, 48 * 1024, 0, 128);
+  EXPECT_EQ(o.blocks_per_sm, 3);
+  EXPECT_DOUBLE_EQ(o.fraction, 12.0 / 64);
+  EXPECT_NE(o.limiter.find("shared memory"), std::string::npos) << o.limiter;
+  // The same with the 48 KB as dynamic shared memory.
+  EXPECT_EQ(rooflab::inspect::occupancy(a100(), 32, 0, 48 * 1024, 128).blocks_per_sm, 3);
+}
+
+TEST(Occupancy, WarpsLimitAndImpossibleBlocks) {
+  // Few registers, no shared memory: 2048 threads / 256 = 8 blocks, all 64 warps.
+  const auto full = rooflab::inspect::occupancy(a100(), 16, 0, 0, 256);
+  EXPECT_EQ(full.blocks_per_sm, 8);
+  EXPECT_DOUBLE_EQ(full.fraction, 1.0);
+  // 255 registers x 1024 threads cannot fit in 64K registers: the block cannot launch.
+  const auto none = rooflab::inspect::occupancy(a100(), 255, 0, 0, 1024);
+  EXPECT_EQ(none.blocks_per_sm, 0);
+  EXPECT_FALSE(none.error.empty());
+}
