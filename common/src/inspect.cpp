@@ -14,6 +14,23 @@
 
 namespace rooflab::inspect {
 
+Limits limits_of(const GpuSpec& g) {
+  Limits l;
+  l.cc_major = g.cc_major;
+  l.cc_minor = g.cc_minor;
+  l.sms = g.sms.value_or(0);
+  l.max_threads_per_sm = g.max_threads_per_sm;
+  l.max_threads_per_block = g.max_threads_per_block;
+  l.max_blocks_per_sm = g.max_blocks_per_sm;
+  l.registers_per_sm = g.registers_per_sm;
+  l.registers_per_block = g.registers_per_sm;
+  l.smem_per_sm = static_cast<std::size_t>(g.smem_per_sm_kb * 1024);
+  l.smem_per_block = 48 * 1024;
+  l.smem_per_block_optin = static_cast<std::size_t>(g.smem_max_per_block_kb * 1024);
+  l.reserved_smem_per_block = static_cast<std::size_t>(g.reserved_smem_per_block_bytes);
+  return l;
+}
+
 Occupancy occupancy(const Limits& l, int registers_per_thread, std::size_t static_smem, std::size_t dynamic_smem,
                     unsigned block, int barriers) {
   cudaOccDeviceProp prop{};
