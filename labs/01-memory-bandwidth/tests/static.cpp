@@ -6,7 +6,9 @@
 #include <rooflab/grading.hpp>
 #include <rooflab/inspect.hpp>
 #include <rooflab/ptx.hpp>
+#include <rooflab/specs.hpp>
 
+#include <algorithm>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -62,4 +64,23 @@ ROOFLAB_TEST(Lab01Static, NoSpills, static, 0) {
       EXPECT_LE(r.registers, 64) << arch << ": " << r.name << " uses " << r.registers << " registers";
     }
   }
+}
+
+// A bandwidth kernel needs many loads in flight: at least half the SM's warps resident on an A100 and an
+// H100 at the launch's block size (rooflab inspect shows the figure and what limits it).
+ROOFLAB_TEST(Lab01Static, OccupancyAtLeastHalfOnA100AndH100, static, 0) {
+  const std::pair<const char*, const char*> targets[] = {{"a100-80gb-sxm4", "sm_80"}, {"h100-sxm", "sm_90"}};
+  int checked = 0;
+  for (const auto& [gpu_id, arch] : targets) {
+    const auto all = archs();
+    if (std::find(all.begin(), all.end(), arch) == all.end()) continue;
+    const auto rows = rooflab::inspect::inspect(lab01::kKernels, captured(arch, ".ptx"), captured(arch, ".ptxas.txt"),
+                                                rooflab::gpu(gpu_id), arch, 1 << 20);
+    for (const auto& r : rows) {
+      EXPECT_GE(r.occ.fraction, 0.5) << gpu_id << ": " << r.kernel << " (" << r.registers << " registers, limited by "
+                                     << r.occ.limiter << ")";
+      ++checked;
+    }
+  }
+  EXPECT_GT(checked, 0) << "no captured architecture to check";
 }
