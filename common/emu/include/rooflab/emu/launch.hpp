@@ -1,0 +1,75 @@
+// Launching a kernel on the CPU backend: rooflab::launch (common/include/rooflab/launch.hpp) calls this
+// under ROOFLAB_EMU. Arguments are copied as CUDA copies them (to the kernel's decayed parameter types),
+// pointer arguments are checked to be device allocations, and the grid runs to completion before this
+// returns (streams are synchronous on the CPU).
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <stdexcept>
+#include <string>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+
+namespace rooflab::emu {
+
+// A bug found while running a kernel: names the kernel, block, thread and source line where known.
+class KernelError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+enum class Schedule { forward, reverse, random };
+// The order of threads between barriers (default from ROOFLAB_EMU_SCHEDULE): tests can set it directly.
+void set_schedule(Schedule schedule, std::uint64_t seed = 20261122);
+Schedule schedule();
+// OS threads running blocks (default from ROOFLAB_EMU_WORKERS, else 1).
+void set_workers(int workers);
+
+// This block's dynamic shared memory: exactly the bytes the launch asked for, 16-byte aligned.
+void* dynamic_shared_memory();
+
+// Allocation bookkeeping (runtime_api.cpp): is `p` inside memory a kernel may touch?
+bool is_device_pointer(const void* p);
+
+std::string kernel_name(const void* kernel);
+
+namespace detail {
+// Validates the configuration, then runs every thread of every block; throws KernelError on a bug.
+// Returns a cudaError_t for configuration errors (reported through cudaGetLastError, as on a GPU).
+cudaError_t run_grid(const void* kernel, dim3 grid, dim3 block, std::size_t dynamic_smem,
+                     const std::function<void()>& thread_body);
+void set_last_error(cudaError_t err);
+
+template <typename T>
+void check_pointer_argument(const void* kernel, std::size_t index, const T& value) {
+  if constexpr (std::is_pointer_v<T>) {
+    if (value != nullptr && !is_device_pointer(static_cast<const void*>(value))) {
+      throw KernelError("kernel " + kernel_name(kernel) + ": argument " + std::to_string(index + 1) +
+                        " is a host pointer (not from cudaMalloc or cudaMallocHost); on a GPU the kernel would fault "
+                        "or read garbage");
+    }
+  }
+}
+}  // namespace detail
+
+template <typename... KernelArgs, typename... Args>
+void launch(void (*kernel)(KernelArgs...), dim3 grid, dim3 block, std::size_t dynamic_smem, cudaStream_t /*stream*/,
+            Args&&... args) {
+  static_assert(sizeof...(KernelArgs) == sizeof...(Args), "wrong number of kernel arguments");
+  // Copies, converted to the parameter types, as the CUDA launch does.
+  const std::tuple<std::decay_t<KernelArgs>...> params(std::forward<Args>(args)...);
+  const void* address = reinterpret_cast<const void*>(kernel);
+  [&]<std::size_t... I>(std::index_sequence<I...>) {
+    (detail::check_pointer_argument(address, I, std::get<I>(params)), ...);
+  }(std::index_sequence_for<KernelArgs...>{});
+  const cudaError_t err =
+      detail::run_grid(address, grid, block, dynamic_smem, [&] { std::apply(kernel, params); });
+  detail::set_last_error(err);
+}
+
+}  // namespace rooflab::emu

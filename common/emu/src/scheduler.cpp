@@ -1,0 +1,578 @@
+// The CPU backend's scheduler: each CUDA thread of a block is a fiber (Boost.Context) on the worker's OS
+// thread, so __syncthreads and warp collectives can suspend a thread and let the others run.
+//
+// A block runs in rounds. In each round every runnable thread runs, in the schedule's order (forward,
+// reverse or seeded random), until it finishes, waits at __syncthreads or waits at a warp collective.
+// Warp collectives whose lanes have all arrived are completed first; when every live thread waits at a
+// __syncthreads, the barrier is released (threads that exited are allowed, as on sm_70+). Anything else
+// is a bug in the kernel, reported with the kernel, block, threads and source lines:
+//   - threads waiting at different __syncthreads (divergent barrier),
+//   - a warp collective whose mask names a lane that exited or waits at a block barrier,
+//   - an exception escaping a CUDA thread.
+// Blocks are handed to the worker threads from an atomic counter; fibers never move between OS threads.
+// GCC 12 reports a false -Wrestrict inside std::string's operator+ at -O3 (GCC bug 105329).
+#if defined(__GNUC__) && !defined(__clang__) && __GNUC__ == 12
+#pragma GCC diagnostic ignored "-Wrestrict"
+#endif
+
+#include <rooflab/emu/runtime.hpp>
+
+#include <boost/context/fiber.hpp>
+#include <boost/context/protected_fixedsize_stack.hpp>
+
+#include <cxxabi.h>
+#include <dlfcn.h>
+
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <mutex>
+#include <numeric>
+#include <random>
+#include <sstream>
+#include <thread>
+#include <vector>
+
+namespace rooflab::emu {
+
+namespace ctx = boost::context;
+
+namespace {
+
+// ---- configuration (environment, overridable by tests) ----
+
+struct Config {
+  Schedule schedule = Schedule::forward;
+  std::uint64_t seed = 20261122;
+  int workers = 1;
+  std::size_t dynamic_smem_limit = 48 * 1024;
+};
+
+Config& config() {
+  static Config c = [] {
+    Config x;
+    if (const char* s = std::getenv("ROOFLAB_EMU_SCHEDULE"); s != nullptr && *s != '\0') {
+      const std::string v = s;
+      if (v == "forward") {
+        x.schedule = Schedule::forward;
+      } else if (v == "reverse") {
+        x.schedule = Schedule::reverse;
+      } else if (v.rfind("random", 0) == 0) {
+        x.schedule = Schedule::random;
+        if (v.size() > 7 && v[6] == ':') x.seed = std::strtoull(v.c_str() + 7, nullptr, 0);
+      } else {
+        std::fprintf(stderr, "rooflab emu: ROOFLAB_EMU_SCHEDULE=%s is not forward, reverse or random[:SEED]; using forward\n", s);
+      }
+    }
+    if (const char* w = std::getenv("ROOFLAB_EMU_WORKERS"); w != nullptr && *w != '\0') {
+      x.workers = std::max(1, std::atoi(w));
+    }
+    if (const char* l = std::getenv("ROOFLAB_EMU_DYNAMIC_SMEM_LIMIT"); l != nullptr && *l != '\0') {
+      x.dynamic_smem_limit = std::strtoull(l, nullptr, 0);
+    }
+    return x;
+  }();
+  return c;
+}
+
+const char* schedule_name(Schedule s) {
+  switch (s) {
+    case Schedule::forward: return "forward";
+    case Schedule::reverse: return "reverse";
+    case Schedule::random: return "random";
+  }
+  return "?";
+}
+
+void banner() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    const char* quiet = std::getenv("ROOFLAB_EMU_QUIET");
+    if (quiet != nullptr && *quiet == '1') return;
+    std::fprintf(stderr,
+                 "rooflab: CPU backend (schedule %s, %d worker%s): kernels run on the CPU to check correctness; "
+                 "timings from the CPU backend say nothing about a GPU.\n",
+                 schedule_name(config().schedule), config().workers, config().workers == 1 ? "" : "s");
+  });
+}
+
+// ---- fiber stacks: guarded (an overflow faults instead of corrupting), pooled per worker ----
+
+constexpr std::size_t kStackBytes = 128 * 1024;
+
+class StackPool {
+ public:
+  ~StackPool() {
+    for (auto& s : free_) ctx::protected_fixedsize_stack(kStackBytes).deallocate(s);
+  }
+  ctx::stack_context take() {
+    if (free_.empty()) return ctx::protected_fixedsize_stack(kStackBytes).allocate();
+    ctx::stack_context s = free_.back();
+    free_.pop_back();
+    return s;
+  }
+  void give(ctx::stack_context s) { free_.push_back(s); }
+
+ private:
+  std::vector<ctx::stack_context> free_;
+};
+
+thread_local StackPool tl_stacks;
+
+// The allocator a fiber uses: hands out and takes back pooled stacks.
+struct PooledStack {
+  ctx::stack_context allocate() { return tl_stacks.take(); }
+  void deallocate(ctx::stack_context& s) noexcept { tl_stacks.give(s); }
+};
+
+// ---- per-thread and per-block state ----
+
+enum class State { not_started, runnable, at_barrier, at_warp, done };
+
+struct CudaThread {
+  uint3 idx{};
+  unsigned linear = 0;
+  State state = State::not_started;
+  ctx::fiber fiber;  // the thread's context while it is suspended
+  ctx::fiber sched;  // the scheduler's context while the thread runs
+  const char* file = "";
+  unsigned line = 0;
+  // __syncthreads_count/and/or: 0 plain, 1 count, 2 and, 3 or
+  int barrier_mode = 0;
+  int predicate = 0;
+  int barrier_result = 0;
+  // warp collectives
+  int op = 0;
+  unsigned mask = 0;
+  unsigned char value[16] = {};
+  std::size_t bytes = 0;
+  int arg = 0;
+  int width = 32;
+  unsigned char result[16] = {};
+};
+
+struct Launch {
+  const void* kernel = nullptr;
+  std::string name;
+  dim3 grid;
+  dim3 block;
+  std::size_t dynamic_smem = 0;
+  const std::function<void()>* body = nullptr;
+  std::atomic<unsigned long long> next_block{0};
+  std::atomic<bool> failed{false};
+  std::mutex error_mutex;
+  std::string error;
+  void fail(const std::string& message) {
+    std::lock_guard lock(error_mutex);
+    if (error.empty()) error = message;
+    failed = true;
+  }
+};
+
+struct BlockRun {
+  Launch* launch = nullptr;
+  uint3 idx{};
+  std::vector<CudaThread> threads;
+  int alive = 0;
+  std::vector<unsigned char> dynamic_smem;
+};
+
+thread_local BlockRun* tl_block = nullptr;
+thread_local CudaThread* tl_thread = nullptr;
+thread_local const Launch* tl_launch = nullptr;  // for the fault handler's report
+
+std::string dim_str(uint3 d) { return "(" + std::to_string(d.x) + "," + std::to_string(d.y) + "," + std::to_string(d.z) + ")"; }
+
+std::string where(const BlockRun& b, const CudaThread& t) {
+  return "kernel " + b.launch->name + ", block " + dim_str(b.idx) + ", thread " + dim_str(t.idx);
+}
+
+// Suspends the running CUDA thread and returns to the scheduler.
+void suspend() {
+  CudaThread* t = tl_thread;
+  t->sched = std::move(t->sched).resume();
+}
+
+// ---- running threads ----
+
+void resume(BlockRun& b, CudaThread& t) {
+  tl_thread = &t;
+  threadIdx = t.idx;
+  if (t.state == State::not_started) {
+    t.state = State::runnable;
+    t.fiber = ctx::fiber(std::allocator_arg, PooledStack{}, [&b, &t](ctx::fiber&& sched) {
+      t.sched = std::move(sched);
+      try {
+        (*b.launch->body)();
+      } catch (const ctx::detail::forced_unwind&) {
+        throw;  // the launch is being torn down: let Boost unwind this stack
+      } catch (const std::exception& e) {
+        b.launch->fail(where(b, t) + ": " + e.what());
+      } catch (...) {
+        b.launch->fail(where(b, t) + ": an exception escaped the kernel");
+      }
+      t.state = State::done;
+      --b.alive;
+      return std::move(t.sched);
+    });
+  } else {
+    t.state = State::runnable;
+  }
+  t.fiber = std::move(t.fiber).resume();
+  tl_thread = nullptr;
+}
+
+std::vector<unsigned> make_order(std::size_t n, std::uint64_t salt) {
+  std::vector<unsigned> order(n);
+  std::iota(order.begin(), order.end(), 0u);
+  switch (config().schedule) {
+    case Schedule::forward: break;
+    case Schedule::reverse: std::reverse(order.begin(), order.end()); break;
+    case Schedule::random: {
+      std::mt19937_64 rng(config().seed ^ (salt * 0x9E3779B97F4A7C15ull));
+      for (std::size_t i = n; i > 1; --i) std::swap(order[i - 1], order[rng() % i]);
+      break;
+    }
+  }
+  return order;
+}
+
+// ---- warp collectives ----
+
+template <typename T>
+T load(const unsigned char* p) {
+  T v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+
+// Completes the collectives whose lanes have all arrived. Returns true if any completed; reports a lane
+// named in a mask that exited or waits at a block barrier.
+bool resolve_warps(BlockRun& b) {
+  bool progress = false;
+  const std::size_t n = b.threads.size();
+  for (std::size_t base = 0; base < n; base += 32) {
+    const std::size_t lanes = std::min<std::size_t>(32, n - base);
+    std::vector<std::size_t> completed;
+    for (std::size_t l = 0; l < lanes; ++l) {
+      CudaThread& t = b.threads[base + l];
+      if (t.state != State::at_warp) continue;
+      bool ready = true;
+      for (std::size_t p = 0; p < lanes; ++p) {
+        if (((t.mask >> p) & 1u) == 0) continue;
+        const CudaThread& other = b.threads[base + p];
+        if (other.state == State::at_warp) continue;
+        if (other.state == State::done) {
+          b.launch->fail(where(b, t) + ": warp collective at " + t.file + ":" + std::to_string(t.line) +
+                         " names lane " + std::to_string(p) + " in its mask, but that lane has exited");
+          return false;
+        }
+        if (other.state == State::at_barrier) {
+          b.launch->fail(where(b, t) + ": warp collective at " + t.file + ":" + std::to_string(t.line) + " waits for lane " +
+                         std::to_string(p) + ", which waits at __syncthreads at " + other.file + ":" +
+                         std::to_string(other.line));
+          return false;
+        }
+        ready = false;
+      }
+      if (!ready) continue;
+      // Everyone in this lane's mask is here: compute this lane's result from their values.
+      const unsigned lane = static_cast<unsigned>(l);
+      const auto in_mask = [&](unsigned p) { return p < lanes && ((t.mask >> p) & 1u) != 0; };
+      const auto value_of = [&](unsigned p) -> const CudaThread& { return b.threads[base + p]; };
+      const unsigned width = static_cast<unsigned>(t.width <= 0 || t.width > 32 ? 32 : t.width);
+      const unsigned segment = lane & ~(width - 1);
+      std::memcpy(t.result, t.value, t.bytes);
+      switch (t.op) {
+        case detail::kShflIdx:
+        case detail::kShflUp:
+        case detail::kShflDown:
+        case detail::kShflXor: {
+          long src = lane;
+          if (t.op == detail::kShflIdx) src = segment + (static_cast<unsigned>(t.arg) & (width - 1));
+          if (t.op == detail::kShflUp) src = (lane - segment) >= static_cast<unsigned>(t.arg) ? long(lane) - t.arg : long(lane);
+          if (t.op == detail::kShflDown) src = (lane - segment) + static_cast<unsigned>(t.arg) < width ? long(lane) + t.arg : long(lane);
+          if (t.op == detail::kShflXor) {
+            src = lane ^ static_cast<unsigned>(t.arg);
+            if (static_cast<unsigned>(src) >= segment + width) src = lane;
+          }
+          const unsigned s = static_cast<unsigned>(src);
+          if (s >= lanes || !in_mask(s)) {
+            b.launch->fail(where(b, t) + ": shuffle at " + t.file + ":" + std::to_string(t.line) + " reads lane " +
+                           std::to_string(s) + ", which is not in the mask (undefined on a GPU)");
+            return false;
+          }
+          std::memcpy(t.result, value_of(s).value, t.bytes);
+          break;
+        }
+        case detail::kBallot:
+        case detail::kAny:
+        case detail::kAll: {
+          unsigned bits = 0, members = 0;
+          for (unsigned p = 0; p < lanes; ++p) {
+            if (!in_mask(p)) continue;
+            ++members;
+            if (load<int>(value_of(p).value) != 0) bits |= 1u << p;
+          }
+          const int r = t.op == detail::kBallot ? static_cast<int>(bits)
+                        : t.op == detail::kAny  ? (bits != 0)
+                                                : (static_cast<unsigned>(__builtin_popcount(bits)) == members);
+          std::memcpy(t.result, &r, sizeof r);
+          break;
+        }
+        case detail::kSyncWarp: break;
+        default: {  // reductions on 32-bit integers; arg = 1 for signed
+          long long acc = 0;
+          bool first = true;
+          for (unsigned p = 0; p < lanes; ++p) {
+            if (!in_mask(p)) continue;
+            const long long v = t.arg ? static_cast<long long>(load<int>(value_of(p).value))
+                                      : static_cast<long long>(load<unsigned>(value_of(p).value));
+            if (first) {
+              acc = v;
+              first = false;
+              continue;
+            }
+            switch (t.op) {
+              case detail::kReduceAdd: acc += v; break;
+              case detail::kReduceMin: acc = std::min(acc, v); break;
+              case detail::kReduceMax: acc = std::max(acc, v); break;
+              case detail::kReduceAnd: acc &= v; break;
+              case detail::kReduceOr: acc |= v; break;
+              case detail::kReduceXor: acc ^= v; break;
+              default: break;
+            }
+          }
+          const unsigned r = static_cast<unsigned>(acc);
+          std::memcpy(t.result, &r, sizeof r);
+        }
+      }
+      completed.push_back(l);
+      progress = true;
+    }
+    // Release the lanes whose result was computed (after the loop: every lane read the others' values).
+    for (std::size_t l : completed) b.threads[base + l].state = State::runnable;
+  }
+  return progress;
+}
+
+// ---- one block ----
+
+void run_block(Launch& launch, unsigned long long linear_block) {
+  BlockRun b;
+  b.launch = &launch;
+  const dim3 g = launch.grid;
+  b.idx = {static_cast<unsigned>(linear_block % g.x), static_cast<unsigned>((linear_block / g.x) % g.y),
+           static_cast<unsigned>(linear_block / (static_cast<unsigned long long>(g.x) * g.y))};
+  const dim3 bd = launch.block;
+  const std::size_t n = static_cast<std::size_t>(bd.x) * bd.y * bd.z;
+  b.threads.resize(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    b.threads[i].linear = static_cast<unsigned>(i);
+    b.threads[i].idx = {static_cast<unsigned>(i % bd.x), static_cast<unsigned>((i / bd.x) % bd.y),
+                        static_cast<unsigned>(i / (static_cast<std::size_t>(bd.x) * bd.y))};
+  }
+  b.alive = static_cast<int>(n);
+  // Exactly the requested bytes (plus 16 for alignment): an overrun lands in the allocator's red zone
+  // under AddressSanitizer.
+  b.dynamic_smem.assign(launch.dynamic_smem, 0xCD);
+  blockIdx = b.idx;
+  blockDim = launch.block;
+  gridDim = launch.grid;
+  tl_block = &b;
+
+  std::uint64_t round = 0;
+  while (!launch.failed) {
+    for (unsigned i : make_order(n, linear_block * 1000003ull + round)) {
+      CudaThread& t = b.threads[i];
+      if (t.state == State::not_started || t.state == State::runnable) resume(b, t);
+      if (launch.failed) break;
+    }
+    ++round;
+    if (launch.failed || b.alive == 0) break;
+    if (resolve_warps(b)) continue;
+    if (launch.failed) break;
+    // Every live thread now waits somewhere. A block barrier is released when all of them wait at it.
+    const CudaThread* first = nullptr;
+    bool all_at_barrier = true;
+    for (const auto& t : b.threads) {
+      if (t.state == State::done) continue;
+      if (t.state != State::at_barrier) {
+        all_at_barrier = false;
+        continue;
+      }
+      if (first == nullptr) {
+        first = &t;
+      } else if (t.line != first->line || std::strcmp(t.file, first->file) != 0) {
+        launch.fail("kernel " + launch.name + ", block " + dim_str(b.idx) +
+                    ": threads wait at different __syncthreads (a barrier inside a branch some threads skip): thread " +
+                    dim_str(first->idx) + " at " + first->file + ":" + std::to_string(first->line) + ", thread " +
+                    dim_str(t.idx) + " at " + t.file + ":" + std::to_string(t.line));
+        break;
+      }
+    }
+    if (launch.failed) break;
+    if (!all_at_barrier) {
+      for (const auto& t : b.threads) {
+        if (t.state == State::at_warp) {
+          launch.fail(where(b, t) + ": warp collective at " + t.file + ":" + std::to_string(t.line) +
+                      " can never complete: lanes of its mask wait elsewhere");
+          break;
+        }
+      }
+      if (!launch.failed) launch.fail("kernel " + launch.name + ": the scheduler found no thread able to run");
+      break;
+    }
+    int count = 0, all = 1, any = 0;
+    for (const auto& t : b.threads) {
+      if (t.state != State::at_barrier) continue;
+      count += t.predicate != 0;
+      all &= t.predicate != 0;
+      any |= t.predicate != 0;
+    }
+    for (auto& t : b.threads) {
+      if (t.state != State::at_barrier) continue;
+      t.barrier_result = t.barrier_mode == 1 ? count : t.barrier_mode == 2 ? all : t.barrier_mode == 3 ? any : 0;
+      t.state = State::runnable;
+    }
+  }
+  // Destroying a suspended fiber unwinds its stack; done fibers are already empty.
+  for (auto& t : b.threads) t.fiber = ctx::fiber();
+  tl_block = nullptr;
+}
+
+}  // namespace
+
+// ---- public API ----
+
+void set_schedule(Schedule s, std::uint64_t seed) {
+  config().schedule = s;
+  config().seed = seed;
+}
+Schedule schedule() { return config().schedule; }
+void set_workers(int workers) { config().workers = std::max(1, workers); }
+
+void* dynamic_shared_memory() {
+  if (tl_block == nullptr) throw KernelError("dynamic shared memory asked for outside a kernel");
+  return tl_block->dynamic_smem.empty() ? nullptr : tl_block->dynamic_smem.data();
+}
+
+std::string kernel_name(const void* kernel) {
+  Dl_info info{};
+  if (dladdr(kernel, &info) != 0 && info.dli_sname != nullptr) {
+    int status = 0;
+    char* demangled = abi::__cxa_demangle(info.dli_sname, nullptr, nullptr, &status);
+    std::string name = status == 0 && demangled != nullptr ? demangled : info.dli_sname;
+    std::free(demangled);
+    return name;
+  }
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%p", kernel);
+  return std::string("kernel at ") + buf;
+}
+
+const char* current_kernel_for_report() { return tl_launch != nullptr ? tl_launch->name.c_str() : nullptr; }
+bool current_thread_for_report(uint3* block, uint3* thread) {
+  if (tl_block == nullptr || tl_thread == nullptr) return false;
+  *block = tl_block->idx;
+  *thread = tl_thread->idx;
+  return true;
+}
+
+std::size_t max_dynamic_smem(const void* kernel);  // runtime_api.cpp (cudaFuncSetAttribute)
+
+namespace detail {
+
+cudaError_t run_grid(const void* kernel, dim3 grid, dim3 block, std::size_t dynamic_smem,
+                     const std::function<void()>& thread_body) {
+  banner();
+  const unsigned long long threads = static_cast<unsigned long long>(block.x) * block.y * block.z;
+  if (grid.x == 0 || grid.y == 0 || grid.z == 0 || threads == 0 || threads > 1024 || block.x > 1024 ||
+      block.y > 1024 || block.z > 64 || grid.y > 65535 || grid.z > 65535 || grid.x > 2147483647u) {
+    std::fprintf(stderr, "rooflab emu: kernel %s: invalid launch configuration grid (%u,%u,%u) block (%u,%u,%u)\n",
+                 kernel_name(kernel).c_str(), grid.x, grid.y, grid.z, block.x, block.y, block.z);
+    return cudaErrorInvalidConfiguration;
+  }
+  const std::size_t limit = std::max(config().dynamic_smem_limit, max_dynamic_smem(kernel));
+  if (dynamic_smem > limit) {
+    std::fprintf(stderr,
+                 "rooflab emu: kernel %s asks for %zu bytes of dynamic shared memory; the limit is %zu (raise it with "
+                 "cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes))\n",
+                 kernel_name(kernel).c_str(), dynamic_smem, limit);
+    return cudaErrorInvalidValue;
+  }
+  Launch launch;
+  launch.kernel = kernel;
+  launch.name = kernel_name(kernel);
+  launch.grid = grid;
+  launch.block = block;
+  launch.dynamic_smem = dynamic_smem;
+  launch.body = &thread_body;
+  const unsigned long long blocks = static_cast<unsigned long long>(grid.x) * grid.y * grid.z;
+  const auto work = [&launch, blocks] {
+    tl_launch = &launch;
+    for (unsigned long long i = launch.next_block++; i < blocks && !launch.failed; i = launch.next_block++) {
+      run_block(launch, i);
+    }
+    tl_launch = nullptr;
+  };
+  const int workers = static_cast<int>(std::min<unsigned long long>(static_cast<unsigned long long>(config().workers), blocks));
+  if (workers <= 1) {
+    work();
+  } else {
+    std::vector<std::thread> pool;
+    for (int w = 0; w < workers; ++w) pool.emplace_back(work);
+    for (auto& t : pool) t.join();
+  }
+  if (launch.failed) throw KernelError(launch.error);
+  return cudaSuccess;
+}
+
+int syncthreads(int predicate, int mode, const char* file, unsigned line) {
+  CudaThread* t = tl_thread;
+  if (t == nullptr) throw KernelError("__syncthreads called outside a kernel");
+  t->state = State::at_barrier;
+  t->file = file;
+  t->line = line;
+  t->barrier_mode = mode;
+  t->predicate = predicate;
+  suspend();
+  return t->barrier_result;
+}
+
+void warp_collective(int op, unsigned mask, const void* value, std::size_t bytes, int arg, int width, void* result,
+                     const char* file, unsigned line) {
+  CudaThread* t = tl_thread;
+  if (t == nullptr) throw KernelError("warp collective called outside a kernel");
+  const unsigned lane = t->linear % 32;
+  if (((mask >> lane) & 1u) == 0) {
+    throw KernelError(std::string("warp collective at ") + file + ":" + std::to_string(line) + ": lane " +
+                      std::to_string(lane) + " calls it with a mask that does not include itself");
+  }
+  t->state = State::at_warp;
+  t->op = op;
+  t->mask = mask;
+  t->bytes = bytes;
+  if (bytes > 0) std::memcpy(t->value, value, bytes);
+  t->arg = arg;
+  t->width = width;
+  t->file = file;
+  t->line = line;
+  suspend();
+  if (result != nullptr) std::memcpy(result, t->result, op == kBallot || op == kAny || op == kAll || op >= kReduceAdd ? 4 : bytes);
+}
+
+unsigned active_mask() {
+  CudaThread* t = tl_thread;
+  if (t == nullptr || tl_block == nullptr) return 0;
+  const std::size_t base = t->linear / 32 * 32;
+  unsigned m = 0;
+  for (std::size_t p = 0; p < 32 && base + p < tl_block->threads.size(); ++p) {
+    if (tl_block->threads[base + p].state != State::done) m |= 1u << p;
+  }
+  return m;
+}
+
+}  // namespace detail
+}  // namespace rooflab::emu

@@ -1,0 +1,184 @@
+// Kernels for the CPU backend's self-tests: correct ones that must run clean under every schedule, and
+// planted bugs the backend must catch. Also compiled by nvcc (they are ordinary CUDA).
+#include "kernels.hpp"
+
+#include <rooflab/launch.hpp>
+
+namespace emutest {
+
+// ---- correct kernels ----
+
+// Tree reduction in shared memory: a barrier after every step.
+__global__ void reduce_kernel(const float* in, float* out, int n) {
+  __shared__ float s[256];
+  const int t = static_cast<int>(threadIdx.x);
+  const int i = static_cast<int>(blockIdx.x * blockDim.x) + t;
+  s[t] = i < n ? in[i] : 0.0f;
+  __syncthreads();
+  for (int half = 128; half > 0; half /= 2) {
+    if (t < half) s[t] += s[t + half];
+    __syncthreads();
+  }
+  if (t == 0) out[blockIdx.x] = s[0];
+}
+
+// The same with the barrier inside the loop missing: a thread may read a partial sum before it is final.
+__global__ void reduce_missing_sync_kernel(const float* in, float* out, int n) {
+  __shared__ float s[256];
+  const int t = static_cast<int>(threadIdx.x);
+  const int i = static_cast<int>(blockIdx.x * blockDim.x) + t;
+  s[t] = i < n ? in[i] : 0.0f;
+  __syncthreads();
+  for (int half = 128; half > 0; half /= 2) {
+    if (t < half) s[t] += s[t + half];
+    // (bug: no __syncthreads here)
+  }
+  if (t == 0) out[blockIdx.x] = s[0];
+}
+
+// Each thread stores its element, then reads its right neighbour's without a barrier in between.
+__global__ void tile_read_before_barrier_kernel(const float* in, float* out) {
+  __shared__ float tile[64];
+  const unsigned t = threadIdx.x;
+  tile[t] = in[t];
+  out[t] = tile[(t + 1) % 64];  // (bug: needs __syncthreads before this read)
+}
+
+__global__ void shuffle_reduce_kernel(const float* in, float* out) {
+  float v = in[blockIdx.x * blockDim.x + threadIdx.x];
+  for (int offset = 16; offset > 0; offset /= 2) v += __shfl_down_sync(0xffffffffu, v, offset);
+  if (threadIdx.x % 32 == 0) out[(blockIdx.x * blockDim.x + threadIdx.x) / 32] = v;
+}
+
+// Lanes 16..31 leave before a full-mask shuffle: undefined on a GPU.
+__global__ void shuffle_exited_lane_kernel(const float* in, float* out) {
+  if (threadIdx.x >= 16) return;
+  out[threadIdx.x] = __shfl_sync(0xffffffffu, in[threadIdx.x], 0);
+}
+
+__global__ void divergent_barrier_kernel(float* out) {
+  if (threadIdx.x < 16) {
+    __syncthreads();
+  } else {
+    __syncthreads();
+  }
+  out[threadIdx.x] = 1.0f;
+}
+
+// One thread too many writes: out[n] is past the end.
+__global__ void off_by_one_kernel(float* out, int n) {
+  const int i = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
+  if (i <= n) out[i] = 1.0f;  // (bug: should be i < n)
+}
+
+__global__ void copy_kernel(const float* in, float* out, int n) {
+  const int i = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
+  if (i < n) out[i] = in[i];
+}
+
+// 16x16 shared-memory tiles; C = A (m x k) * B (k x n), row-major, any sizes.
+__global__ void tiled_sgemm_kernel(const float* a, const float* b, float* c, int m, int n, int k) {
+  __shared__ float as[16][16];
+  __shared__ float bs[16][16];
+  const int row = static_cast<int>(blockIdx.y * 16 + threadIdx.y);
+  const int col = static_cast<int>(blockIdx.x * 16 + threadIdx.x);
+  float acc = 0.0f;
+  for (int k0 = 0; k0 < k; k0 += 16) {
+    const int ak = k0 + static_cast<int>(threadIdx.x);
+    const int bk = k0 + static_cast<int>(threadIdx.y);
+    as[threadIdx.y][threadIdx.x] = row < m && ak < k ? a[row * k + ak] : 0.0f;
+    bs[threadIdx.y][threadIdx.x] = bk < k && col < n ? b[bk * n + col] : 0.0f;
+    __syncthreads();
+    for (int kk = 0; kk < 16; ++kk) acc += as[threadIdx.y][kk] * bs[kk][threadIdx.x];
+    __syncthreads();
+  }
+  if (row < m && col < n) c[row * n + col] = acc;
+}
+
+// Atomics from every thread of every block: an int counter, a float sum, a CAS-loop double maximum.
+__global__ void atomics_kernel(int* count, float* sum, double* max_value) {
+  const unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+  atomicAdd(count, 1);
+  atomicAdd(sum, 1.0f);
+  const double mine = static_cast<double>(i);
+  unsigned long long* addr = reinterpret_cast<unsigned long long*>(max_value);
+  unsigned long long old = *addr;
+  while (__longlong_as_double(static_cast<long long>(old)) < mine) {
+    const unsigned long long assumed = old;
+    old = atomicCAS(addr, assumed, static_cast<unsigned long long>(__double_as_longlong(mine)));
+    if (old == assumed) break;
+  }
+}
+
+// Reverses each block's slice through dynamic shared memory.
+__global__ void dynamic_reverse_kernel(const float* in, float* out) {
+  ROOFLAB_DYNAMIC_SHARED(float, s);
+  const unsigned t = threadIdx.x;
+  const unsigned base = blockIdx.x * blockDim.x;
+  s[t] = in[base + t];
+  __syncthreads();
+  out[base + t] = s[blockDim.x - 1 - t];
+}
+
+// Writes each thread's linear id in a 3D grid of 3D blocks.
+__global__ void index3d_kernel(unsigned* out) {
+  const unsigned block = (blockIdx.z * gridDim.y + blockIdx.y) * gridDim.x + blockIdx.x;
+  const unsigned thread = (threadIdx.z * blockDim.y + threadIdx.y) * blockDim.x + threadIdx.x;
+  out[block * blockDim.x * blockDim.y * blockDim.z + thread] = block * 1000 + thread;
+}
+
+__global__ void ballot_count_kernel(const int* flags, int* out) {
+  const unsigned bits = __ballot_sync(0xffffffffu, flags[threadIdx.x]);
+  const int counted = __syncthreads_count(flags[threadIdx.x]);
+  if (threadIdx.x == 0) {
+    out[0] = __popc(bits);
+    out[1] = counted;
+  }
+}
+
+// ---- launchers ----
+
+void reduce(const float* in, float* out, int n, bool buggy) {
+  const unsigned blocks = static_cast<unsigned>((n + 255) / 256);
+  if (buggy) {
+    rooflab::launch(reduce_missing_sync_kernel, dim3(blocks), dim3(256), 0, nullptr, in, out, n);
+  } else {
+    rooflab::launch(reduce_kernel, dim3(blocks), dim3(256), 0, nullptr, in, out, n);
+  }
+}
+void tile_read_before_barrier(const float* in, float* out) {
+  rooflab::launch(tile_read_before_barrier_kernel, dim3(1), dim3(64), 0, nullptr, in, out);
+}
+void shuffle_reduce(const float* in, float* out, int blocks) {
+  rooflab::launch(shuffle_reduce_kernel, dim3(static_cast<unsigned>(blocks)), dim3(128), 0, nullptr, in, out);
+}
+void shuffle_exited_lane(const float* in, float* out) {
+  rooflab::launch(shuffle_exited_lane_kernel, dim3(1), dim3(32), 0, nullptr, in, out);
+}
+void divergent_barrier(float* out) { rooflab::launch(divergent_barrier_kernel, dim3(1), dim3(32), 0, nullptr, out); }
+void off_by_one(float* out, int n) {
+  rooflab::launch(off_by_one_kernel, dim3(static_cast<unsigned>((n + 1 + 127) / 128)), dim3(128), 0, nullptr, out, n);
+}
+void copy(const float* in, float* out, int n) {
+  rooflab::launch(copy_kernel, dim3(static_cast<unsigned>((n + 127) / 128)), dim3(128), 0, nullptr, in, out, n);
+}
+void copy_with_block(const float* in, float* out, int n, unsigned block) {
+  rooflab::launch(copy_kernel, dim3(1), dim3(block), 0, nullptr, in, out, n);
+}
+void tiled_sgemm(const float* a, const float* b, float* c, int m, int n, int k) {
+  const dim3 grid(static_cast<unsigned>((n + 15) / 16), static_cast<unsigned>((m + 15) / 16));
+  rooflab::launch(tiled_sgemm_kernel, grid, dim3(16, 16), 0, nullptr, a, b, c, m, n, k);
+}
+void atomics(int* count, float* sum, double* max_value, int blocks) {
+  rooflab::launch(atomics_kernel, dim3(static_cast<unsigned>(blocks)), dim3(64), 0, nullptr, count, sum, max_value);
+}
+void dynamic_reverse(const float* in, float* out, int blocks, unsigned block) {
+  rooflab::launch(dynamic_reverse_kernel, dim3(static_cast<unsigned>(blocks)), dim3(block), block * sizeof(float),
+                  nullptr, in, out);
+}
+void index3d(unsigned* out, dim3 grid, dim3 block) { rooflab::launch(index3d_kernel, grid, block, 0, nullptr, out); }
+void ballot_count(const int* flags, int* out) {
+  rooflab::launch(ballot_count_kernel, dim3(1), dim3(32), 0, nullptr, flags, out);
+}
+
+}  // namespace emutest
