@@ -89,7 +89,13 @@ TestResult run_one(const Lab& lab, const Binary& binary, const DeclaredTest& tes
   }
   if (p.timed_out || p.signaled || p.failed_to_start || json_text.empty()) {
     r.status = p.timed_out ? Status::timed_out : (p.signaled ? Status::crashed : Status::failed);
-    r.output = fmt::format("the test process {}; its last output:\n{}", p.describe(), tail_lines(p.output, 25));
+    // The CPU backend's own report of the fault (kernel, block, thread, how far out of bounds) goes first.
+    std::string reports;
+    std::istringstream lines(p.output);
+    for (std::string line; std::getline(lines, line);) {
+      if (line.rfind("rooflab emu:", 0) == 0) reports += line + "\n";
+    }
+    r.output = fmt::format("{}the test process {}; its last output:\n{}", reports, p.describe(), tail_lines(p.output, 25));
   } else {
     r = interpret_gtest_json(json_text, test);
     const std::string notes = notes_from_output(p.output);
@@ -129,8 +135,12 @@ TestResult interpret_gtest_json(const std::string& json_text, const DeclaredTest
         r.status = Status::failed;
         // An exception escaping the test (a stub's NotImplemented, a CUDA error) is shown as its message.
         static const std::regex thrown(R"re(unknown file\nC\+\+ exception with description "([\s\S]*)" thrown in the test body\.)re");
+        // GoogleTest starts each failure with the test file's path and line: noise for a student.
+        static const std::regex location(R"re((^|\n)(/[^\n]*:[0-9]+|unknown file)\n)re");
         for (const auto& f : t["failures"]) {
-          r.output += std::regex_replace(f.value("failure", ""), thrown, "$1") + "\n";
+          std::string text = std::regex_replace(f.value("failure", ""), thrown, "$1");
+          text = std::regex_replace(text, location, "$1");
+          r.output += text + "\n";
         }
         return r;
       }
@@ -193,9 +203,11 @@ std::vector<TestResult> run_binary(const Lab& lab, const Binary& binary, const R
 }
 
 void settle_correctness(std::vector<TestResult>& results) {
+  // The GPU graded correctness if any of its correctness tests actually ran (a binary that did not compile
+  // says nothing about whether there is a GPU; then the CPU backend's results count).
   bool gpu_ran = false;
   for (const auto& r : results) {
-    if (r.kind == "gpu" && r.status != Status::needs_gpu) gpu_ran = true;
+    if (r.kind == "gpu" && r.status != Status::needs_gpu && r.status != Status::build_failed) gpu_ran = true;
   }
   for (auto& r : results) {
     const bool other = gpu_ran ? r.kind == "emu" : r.kind == "gpu";
