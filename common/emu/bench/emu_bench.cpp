@@ -1,0 +1,71 @@
+// The CPU backend's costs, each against a plain CPU loop where one makes sense. A benchmark, not a test:
+// it prints figures (recorded in docs/cpu-mode.md) and asserts nothing about time.
+//
+//   rooflab_emu_bench           full sizes (256^3 SGEMM)
+//   rooflab_emu_bench --quick   tiny sizes (CI runs this so the program keeps working)
+#include "../tests/kernels.hpp"
+
+#include <rooflab/buffer.hpp>
+#include <rooflab/random.hpp>
+
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <functional>
+
+namespace emubench {
+void empty(unsigned blocks, unsigned threads, int* sink);
+void barriers(unsigned blocks, unsigned threads, int count);
+}  // namespace emubench
+
+namespace {
+
+double seconds(const std::function<void()>& f, int reps = 3) {
+  double best = 1e30;
+  for (int r = 0; r < reps; ++r) {
+    const auto t0 = std::chrono::steady_clock::now();
+    f();
+    best = std::min(best, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  }
+  return best;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const bool quick = argc > 1 && std::strcmp(argv[1], "--quick") == 0;
+  const unsigned blocks = quick ? 8 : 1024;
+  rooflab::DeviceBuffer<int> sink(1);
+
+  const double t_empty = seconds([&] { emubench::empty(blocks, 256, sink.data()); });
+  std::printf("thread of a barrier-free kernel: %.1f ns\n", 1e9 * t_empty / (blocks * 256.0));
+
+  const int nbar = quick ? 4 : 64;
+  const double t_one = seconds([&] { emubench::barriers(blocks, 1, nbar); });
+  std::printf("fiber switch (1-thread block, suspend + resume per barrier): %.1f ns\n",
+              1e9 * t_one / (blocks * nbar * 2.0));
+  const double t_bar = seconds([&] { emubench::barriers(blocks / 8 + 1, 256, nbar); });
+  std::printf("__syncthreads: %.1f ns per thread per barrier (256-thread blocks)\n",
+              1e9 * t_bar / ((blocks / 8 + 1) * 256.0 * nbar));
+
+  const int n = quick ? 32 : 256;
+  const auto a = rooflab::random_floats(static_cast<std::size_t>(n) * n, 1);
+  const auto b = rooflab::random_floats(static_cast<std::size_t>(n) * n, 2);
+  rooflab::DeviceBuffer<float> da{std::span<const float>(a)}, db{std::span<const float>(b)};
+  rooflab::DeviceBuffer<float> dc(static_cast<std::size_t>(n) * n);
+  const double t_gemm = seconds([&] { emutest::tiled_sgemm(da.data(), db.data(), dc.data(), n, n, n); });
+  std::vector<float> c(static_cast<std::size_t>(n) * n);
+  const double t_loop = seconds([&] {
+    for (int i = 0; i < n; ++i) {
+      for (int j = 0; j < n; ++j) {
+        float acc = 0;
+        for (int k = 0; k < n; ++k) acc += a[static_cast<std::size_t>(i * n + k)] * b[static_cast<std::size_t>(k * n + j)];
+        c[static_cast<std::size_t>(i * n + j)] = acc;
+      }
+    }
+  });
+  std::printf("tiled SGEMM %d^3 (16x16 tiles): %.1f ms on the backend, %.1f ms as a plain loop (%.1fx)\n", n,
+              1e3 * t_gemm, 1e3 * t_loop, t_gemm / t_loop);
+  std::printf("WMMA GEMM: not measured (the backend does not emulate nvcuda::wmma yet)\n");
+  return c[0] == 12345.0f ? 1 : 0;  // use the result so the loop is not optimised away
+}
