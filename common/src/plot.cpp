@@ -71,6 +71,8 @@ PlotFiles write_plot(const Plot& plot, const std::filesystem::path& stem) {
   gp << "set key outside right top box\n";
   if (plot.logx) gp << "set logscale x\n";
   if (plot.logy) gp << "set logscale y\n";
+  if (plot.y_from_zero && !plot.logy) gp << "set yrange [0:*]\n";
+  if (!plot.xformat.empty()) gp << "set format x " << quoted(plot.xformat) << "\n";
   if (xmin < xmax) {
     const double pad = plot.logx ? 1.3 : 0.05 * (xmax - xmin);
     gp << fmt::format("set xrange [{:g}:{:g}]\n", plot.logx ? xmin / pad : xmin - pad,

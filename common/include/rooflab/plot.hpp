@@ -41,6 +41,8 @@ struct Plot {
   std::string ylabel;
   bool logx = false;
   bool logy = false;
+  bool y_from_zero = false;   // linear y axis starting at 0 (bandwidth against a ceiling)
+  std::string xformat{};      // gnuplot format for x tick labels, e.g. "%.0s%cB" for 1MB, 1GB
   std::vector<Series> series{};
   std::vector<HLine> hlines{};
   std::vector<Roof> roofs{};

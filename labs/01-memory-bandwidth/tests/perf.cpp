@@ -116,7 +116,9 @@ ROOFLAB_TEST(Lab01Plots, BandwidthVsSizeAndStride, perf, 0) {
   rooflab::Plot size_plot{.title = fmt::format("Triad bandwidth vs array size on {}", info.name),
                           .xlabel = "bytes per array",
                           .ylabel = "GB/s (read + write)",
-                          .logx = true};
+                          .logx = true,
+                          .y_from_zero = true,
+                          .xformat = "%.0s%cB"};
   rooflab::Series triad{"triad (L2 not flushed: small arrays stay in L2)", {}};
   for (std::size_t bytes = std::size_t{1} << 20; bytes <= std::size_t{1} << 30; bytes *= 2) {
     if (3 * bytes > info.total_memory_bytes / 2) break;
