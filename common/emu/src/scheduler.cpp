@@ -279,6 +279,25 @@ bool resolve_warps(BlockRun& b) {
       if (!ready) continue;
       // Everyone in this lane's mask is here: compute this lane's result from their values.
       const unsigned lane = static_cast<unsigned>(l);
+      if (t.op == detail::kWarpCall) {
+        // Once per warp: the lowest lane of the mask runs the call with every lane's argument.
+        if (static_cast<unsigned>(__builtin_ctz(t.mask)) != lane) continue;
+        void (*fn)(void* const*, int) = nullptr;
+        std::memcpy(&fn, t.value, sizeof fn);
+        std::vector<void*> args;
+        std::vector<std::size_t> members;
+        for (std::size_t p = 0; p < lanes; ++p) {
+          if (((t.mask >> p) & 1u) == 0) continue;
+          void* arg = nullptr;
+          std::memcpy(&arg, b.threads[base + p].value + sizeof fn, sizeof arg);
+          args.push_back(arg);
+          members.push_back(p);
+        }
+        fn(args.data(), static_cast<int>(args.size()));
+        completed.insert(completed.end(), members.begin(), members.end());
+        progress = true;
+        continue;
+      }
       const auto in_mask = [&](unsigned p) { return p < lanes && ((t.mask >> p) & 1u) != 0; };
       const auto value_of = [&](unsigned p) -> const CudaThread& { return b.threads[base + p]; };
       const unsigned width = static_cast<unsigned>(t.width <= 0 || t.width > 32 ? 32 : t.width);
@@ -561,6 +580,13 @@ void warp_collective(int op, unsigned mask, const void* value, std::size_t bytes
   t->line = line;
   suspend();
   if (result != nullptr) std::memcpy(result, t->result, op == kBallot || op == kAny || op == kAll || op >= kReduceAdd ? 4 : bytes);
+}
+
+void warp_call(unsigned mask, void (*fn)(void* const*, int), void* arg, const char* file, unsigned line) {
+  unsigned char packed[sizeof fn + sizeof arg];
+  std::memcpy(packed, &fn, sizeof fn);
+  std::memcpy(packed + sizeof fn, &arg, sizeof arg);
+  warp_collective(kWarpCall, mask, packed, sizeof packed, 0, 32, nullptr, file, line);
 }
 
 unsigned active_mask() {

@@ -4,6 +4,8 @@
 
 #include <rooflab/launch.hpp>
 
+#include <mma.h>
+
 namespace emutest {
 
 // ---- correct kernels ----
@@ -136,6 +138,26 @@ __global__ void ballot_count_kernel(const int* flags, int* out) {
   }
 }
 
+// One warp per 16x16 tile of C = A x B (half in, float accumulate), m, n, k multiples of 16, row-major.
+__global__ void wmma_gemm_kernel(const __half* a, const __half* b, float* c, int m, int n, int k) {
+  using namespace nvcuda;
+  (void)m;
+  const int row = static_cast<int>(blockIdx.y) * 16;
+  const int col = static_cast<int>(blockIdx.x) * 16;
+  wmma::fragment<wmma::matrix_a, 16, 16, 16, __half, wmma::row_major> fa;
+  wmma::fragment<wmma::matrix_b, 16, 16, 16, __half, wmma::row_major> fb;
+  wmma::fragment<wmma::accumulator, 16, 16, 16, float> fc;
+  wmma::fill_fragment(fc, 0.0f);
+  for (int k0 = 0; k0 < k; k0 += 16) {
+    wmma::load_matrix_sync(fa, a + row * k + k0, static_cast<unsigned>(k));
+    wmma::load_matrix_sync(fb, b + k0 * n + col, static_cast<unsigned>(n));
+    wmma::mma_sync(fc, fa, fb, fc);
+  }
+  // An elementwise epilogue on the fragment (scale by 2): correct whatever the lane-to-element mapping.
+  for (int i = 0; i < fc.num_elements; ++i) fc.x[i] *= 2.0f;
+  wmma::store_matrix_sync(c + row * n + col, fc, static_cast<unsigned>(n), wmma::mem_row_major);
+}
+
 // ---- launchers ----
 
 void reduce(const float* in, float* out, int n, bool buggy) {
@@ -179,6 +201,11 @@ void dynamic_reverse(const float* in, float* out, int blocks, unsigned block) {
 void index3d(unsigned* out, dim3 grid, dim3 block) { rooflab::launch(index3d_kernel, grid, block, 0, nullptr, out); }
 void ballot_count(const int* flags, int* out) {
   rooflab::launch(ballot_count_kernel, dim3(1), dim3(32), 0, nullptr, flags, out);
+}
+
+void wmma_gemm(const __half* a, const __half* b, float* c, int m, int n, int k) {
+  rooflab::launch(wmma_gemm_kernel, dim3(static_cast<unsigned>(n / 16), static_cast<unsigned>(m / 16)), dim3(32), 0,
+                  nullptr, a, b, c, m, n, k);
 }
 
 }  // namespace emutest

@@ -3,6 +3,8 @@
 
 #include <rooflab/cuda.hpp>
 
+#include <cuda_fp16.h>
+
 namespace emutest {
 void reduce(const float* in, float* out, int n, bool buggy);
 void tile_read_before_barrier(const float* in, float* out);
@@ -17,4 +19,6 @@ void atomics(int* count, float* sum, double* max_value, int blocks);
 void dynamic_reverse(const float* in, float* out, int blocks, unsigned block);
 void index3d(unsigned* out, dim3 grid, dim3 block);
 void ballot_count(const int* flags, int* out);
+// 2 x (A x B): A is m x k, B is k x n, half, row-major; multiples of 16.
+void wmma_gemm(const __half* a, const __half* b, float* c, int m, int n, int k);
 }  // namespace emutest

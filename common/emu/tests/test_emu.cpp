@@ -238,3 +238,31 @@ TEST(EmuCorrect, BallotAndSyncthreadsCount) {
   EXPECT_EQ(got[0], 11);
   EXPECT_EQ(got[1], 11);
 }
+
+TEST(EmuCorrect, WmmaGemmComputedOncePerWarp) {
+  ScheduleGuard guard;
+  const int m = 64, n = 48, k = 32;
+  const auto fa = rooflab::random_floats(static_cast<std::size_t>(m * k), 12);
+  const auto fb = rooflab::random_floats(static_cast<std::size_t>(k * n), 13);
+  std::vector<__half> ha(fa.size()), hb(fb.size());
+  for (std::size_t i = 0; i < fa.size(); ++i) ha[i] = __float2half(fa[i]);
+  for (std::size_t i = 0; i < fb.size(); ++i) hb[i] = __float2half(fb[i]);
+  DeviceBuffer<__half> da{std::span<const __half>(ha)}, db{std::span<const __half>(hb)};
+  DeviceBuffer<float> dc(static_cast<std::size_t>(m * n));
+  for (Schedule s : kSchedules) {
+    rooflab::emu::set_schedule(s, 21);
+    dc.poison();
+    emutest::wmma_gemm(da.data(), db.data(), dc.data(), m, n, k);
+    const auto c = dc.download();
+    for (int i = 0; i < m; ++i) {
+      for (int j = 0; j < n; ++j) {
+        double want = 0;
+        for (int p = 0; p < k; ++p) {
+          want += static_cast<double>(__half2float(ha[static_cast<std::size_t>(i * k + p)])) *
+                  __half2float(hb[static_cast<std::size_t>(p * n + j)]);
+        }
+        ASSERT_NEAR(c[static_cast<std::size_t>(i * n + j)], 2 * want, 1e-3) << i << "," << j;
+      }
+    }
+  }
+}

@@ -29,6 +29,7 @@
 #include <cuda_fp16.h>
 
 #include <rooflab/emu/launch.hpp>
+#include <rooflab/emu/wmma.hpp>
 
 #include <algorithm>
 #include <atomic>
@@ -54,7 +55,7 @@ void warp_collective(int op, unsigned mask, const void* value, std::size_t bytes
                      const char* file, unsigned line);
 unsigned active_mask();
 enum WarpOp : int { kShflIdx = 1, kShflUp, kShflDown, kShflXor, kBallot, kAny, kAll, kSyncWarp, kReduceAdd, kReduceMin,
-                    kReduceMax, kReduceAnd, kReduceOr, kReduceXor };
+                    kReduceMax, kReduceAnd, kReduceOr, kReduceXor, kWarpCall };
 
 template <typename T>
 T shuffle(int op, unsigned mask, const T& value, int arg, int width, const char* file, unsigned line) {

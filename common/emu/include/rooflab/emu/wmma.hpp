@@ -1,0 +1,134 @@
+// nvcuda::wmma on the CPU backend: 16x16x16 fragments of half or bfloat16 inputs with float or half
+// accumulators. (The toolkit's <mma.h> declares nothing for the host compiler, so this is the API there.)
+//
+// Every lane's fragment holds the whole tile, in row-major order, so elementwise code over
+// `frag.x[0 .. num_elements)` stays correct (it touches every element of the tile in every lane).
+// load/store/fill work lane by lane; mma_sync is a warp collective: the product is computed once per
+// warp, from lane 0's inputs, and handed to every lane (computing it in all 32 lanes would cost 32x).
+#pragma once
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include <cstddef>
+#include <type_traits>
+
+namespace rooflab::emu::detail {
+// Runs `fn(args of all participating lanes, lane count)` once per warp when every lane of `mask` arrived.
+void warp_call(unsigned mask, void (*fn)(void* const* lane_args, int lanes), void* arg, const char* file, unsigned line);
+}  // namespace rooflab::emu::detail
+
+namespace nvcuda::wmma {
+
+struct matrix_a {};
+struct matrix_b {};
+struct accumulator {};
+struct row_major {};
+struct col_major {};
+enum layout_t { mem_row_major, mem_col_major };
+
+namespace detail {
+template <typename Use, int M, int N, int K>
+struct shape;
+template <int M, int N, int K>
+struct shape<matrix_a, M, N, K> {
+  static constexpr int rows = M, cols = K;
+};
+template <int M, int N, int K>
+struct shape<matrix_b, M, N, K> {
+  static constexpr int rows = K, cols = N;
+};
+template <int M, int N, int K>
+struct shape<accumulator, M, N, K> {
+  static constexpr int rows = M, cols = N;
+};
+template <typename T>
+float to_float(T v) {
+  return static_cast<float>(v);
+}
+template <typename T>
+T from_float(float v) {
+  return static_cast<T>(v);
+}
+}  // namespace detail
+
+template <typename Use, int M, int N, int K, typename T, typename Layout = void>
+class fragment {
+  static_assert(M == 16 && N == 16 && K == 16, "the CPU backend emulates the m16n16k16 shape");
+
+ public:
+  static constexpr int rows = detail::shape<Use, M, N, K>::rows;
+  static constexpr int cols = detail::shape<Use, M, N, K>::cols;
+  static constexpr int num_elements = rows * cols;
+  using element_type = T;
+  T x[num_elements];
+};
+
+template <typename Use, int M, int N, int K, typename T, typename Layout, typename V>
+void fill_fragment(fragment<Use, M, N, K, T, Layout>& f, const V& value) {
+  for (auto& e : f.x) e = static_cast<T>(value);
+}
+
+// matrix_a / matrix_b: the layout is part of the fragment's type.
+template <typename Use, int M, int N, int K, typename T, typename Layout>
+void load_matrix_sync(fragment<Use, M, N, K, T, Layout>& f, const T* p, unsigned ldm) {
+  using F = fragment<Use, M, N, K, T, Layout>;
+  for (int r = 0; r < F::rows; ++r) {
+    for (int c = 0; c < F::cols; ++c) {
+      f.x[r * F::cols + c] = std::is_same_v<Layout, col_major> ? p[c * ldm + r] : p[r * ldm + c];
+    }
+  }
+}
+
+// accumulator: the layout is an argument.
+template <int M, int N, int K, typename T>
+void load_matrix_sync(fragment<accumulator, M, N, K, T>& f, const T* p, unsigned ldm, layout_t layout) {
+  for (int r = 0; r < M; ++r) {
+    for (int c = 0; c < N; ++c) f.x[r * N + c] = layout == mem_col_major ? p[c * ldm + r] : p[r * ldm + c];
+  }
+}
+
+template <int M, int N, int K, typename T>
+void store_matrix_sync(T* p, const fragment<accumulator, M, N, K, T>& f, unsigned ldm, layout_t layout) {
+  for (int r = 0; r < M; ++r) {
+    for (int c = 0; c < N; ++c) (layout == mem_col_major ? p[c * ldm + r] : p[r * ldm + c]) = f.x[r * N + c];
+  }
+}
+
+namespace detail {
+template <typename A, typename B, typename C, typename D>
+struct MmaArgs {
+  D* d;
+  const A* a;
+  const B* b;
+  const C* c;
+};
+
+// D = A x B + C in float, rounded once to D's type; then every lane gets the product.
+template <typename A, typename B, typename C, typename D>
+void mma_once(void* const* lane_args, int lanes) {
+  const auto* first = static_cast<const MmaArgs<A, B, C, D>*>(lane_args[0]);
+  D result;
+  for (int m = 0; m < 16; ++m) {
+    for (int n = 0; n < 16; ++n) {
+      float acc = to_float(first->c->x[m * 16 + n]);
+      for (int k = 0; k < 16; ++k) acc += to_float(first->a->x[m * 16 + k]) * to_float(first->b->x[k * 16 + n]);
+      result.x[m * 16 + n] = from_float<typename D::element_type>(acc);
+    }
+  }
+  for (int l = 0; l < lanes; ++l) *static_cast<const MmaArgs<A, B, C, D>*>(lane_args[l])->d = result;
+}
+}  // namespace detail
+
+template <int M, int N, int K, typename TA, typename LA, typename TB, typename LB, typename TC>
+void mma_sync(fragment<accumulator, M, N, K, TC>& d, const fragment<matrix_a, M, N, K, TA, LA>& a,
+              const fragment<matrix_b, M, N, K, TB, LB>& b, const fragment<accumulator, M, N, K, TC>& c,
+              const char* file = __builtin_FILE(), unsigned line = __builtin_LINE()) {
+  using A = fragment<matrix_a, M, N, K, TA, LA>;
+  using B = fragment<matrix_b, M, N, K, TB, LB>;
+  using C = fragment<accumulator, M, N, K, TC>;
+  detail::MmaArgs<A, B, C, C> args{&d, &a, &b, &c};
+  rooflab::emu::detail::warp_call(0xffffffffu, &detail::mma_once<A, B, C, C>, &args, file, line);
+}
+
+}  // namespace nvcuda::wmma
