@@ -1,4 +1,5 @@
-# rooflab_emu_add_cu(<target> <file.cu>...): compile .cu files with the host compiler for the CPU backend.
+# rooflab_emu_add_cu(<target> [RACE] <file.cu>...): compile .cu files with the host compiler for the CPU
+# backend; RACE links the ThreadSanitizer build of the backend instead (race mode, docs/cpu-mode.md).
 #
 # Each .cu gets a generated wrapper .cpp that includes the backend's prelude first (it must precede every
 # CUDA header) and then the .cu itself, so compiler messages still name the .cu file and its lines.
@@ -6,7 +7,8 @@
 include_guard(GLOBAL)
 
 function(rooflab_emu_add_cu target)
-  foreach(cu IN LISTS ARGN)
+  cmake_parse_arguments(E "RACE" "" "" ${ARGN})
+  foreach(cu IN LISTS E_UNPARSED_ARGUMENTS)
     get_filename_component(abs "${cu}" ABSOLUTE)
     string(MD5 tag "${abs}")
     string(SUBSTRING "${tag}" 0 8 tag)
@@ -20,6 +22,10 @@ function(rooflab_emu_add_cu target)
     target_sources(${target} PRIVATE "${wrapper}")
     set_property(SOURCE "${wrapper}" APPEND PROPERTY OBJECT_DEPENDS "${abs}")
   endforeach()
-  target_link_libraries(${target} PRIVATE rooflab::emu)
+  if(E_RACE)
+    target_link_libraries(${target} PRIVATE rooflab::emu_race)
+  else()
+    target_link_libraries(${target} PRIVATE rooflab::emu)
+  endif()
   set_target_properties(${target} PROPERTIES ENABLE_EXPORTS ON)
 endfunction()

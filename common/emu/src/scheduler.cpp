@@ -20,9 +20,16 @@
 #include <boost/context/fiber.hpp>
 #include <boost/context/protected_fixedsize_stack.hpp>
 
+#if defined(ROOFLAB_EMU_TSAN)
+#include <sanitizer/tsan_interface.h>
+extern "C" void __tsan_ignore_thread_begin();
+extern "C" void __tsan_ignore_thread_end();
+#endif
+
 #include <cxxabi.h>
 #include <dlfcn.h>
 
+#include <array>
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
@@ -39,6 +46,34 @@ namespace rooflab::emu {
 namespace ctx = boost::context;
 
 namespace {
+
+// ---- race mode (ThreadSanitizer) ----
+// Built with ROOFLAB_EMU_TSAN, every CUDA thread is a TSan fiber of its own. Switching between fibers
+// creates no happens-before edge; edges exist only where CUDA has them: a __syncthreads (release before
+// waiting, acquire after, on an object that alternates between barriers), a warp collective (the same per
+// warp), the end of a block (its __shared__ memory is reused by the next block on this worker) and the end
+// of the launch. Two CUDA threads touching the same address with a write between two barriers is then a
+// data race that TSan reports with both source lines, even when the output happens to be right.
+// The backend's own bookkeeping runs with TSan's checks off.
+#if defined(ROOFLAB_EMU_TSAN)
+struct IgnoreScope {
+  IgnoreScope() { __tsan_ignore_thread_begin(); }
+  ~IgnoreScope() { __tsan_ignore_thread_end(); }
+  IgnoreScope(const IgnoreScope&) = delete;
+  IgnoreScope& operator=(const IgnoreScope&) = delete;
+};
+void tsan_release(void* a) { __tsan_release(a); }
+void tsan_acquire(void* a) { __tsan_acquire(a); }
+#else
+struct IgnoreScope {
+  IgnoreScope() {}   // user-provided, so that an unused scope object draws no warning
+  ~IgnoreScope() {}
+  IgnoreScope(const IgnoreScope&) = delete;
+  IgnoreScope& operator=(const IgnoreScope&) = delete;
+};
+void tsan_release(void*) {}
+void tsan_acquire(void*) {}
+#endif
 
 // ---- configuration (environment, overridable by tests) ----
 
@@ -122,8 +157,14 @@ thread_local StackPool tl_stacks;
 
 // The allocator a fiber uses: hands out and takes back pooled stacks.
 struct PooledStack {
+#if defined(ROOFLAB_EMU_TSAN)
+  // Race mode: a fresh stack per fiber, so TSan never sees one fiber's stack reused by another.
+  ctx::stack_context allocate() { return ctx::protected_fixedsize_stack(kStackBytes).allocate(); }
+  void deallocate(ctx::stack_context& s) noexcept { ctx::protected_fixedsize_stack(kStackBytes).deallocate(s); }
+#else
   ctx::stack_context allocate() { return tl_stacks.take(); }
   void deallocate(ctx::stack_context& s) noexcept { tl_stacks.give(s); }
+#endif
 };
 
 // ---- per-thread and per-block state ----
@@ -150,6 +191,9 @@ struct CudaThread {
   int arg = 0;
   int width = 32;
   unsigned char result[16] = {};
+  unsigned barriers_passed = 0;  // parity of the race-mode barrier object
+  unsigned collectives = 0;      // parity of the race-mode warp object
+  void* tsan_fiber = nullptr;
 };
 
 struct Launch {
@@ -161,6 +205,7 @@ struct Launch {
   const std::function<void()>* body = nullptr;
   std::atomic<unsigned long long> next_block{0};
   std::atomic<bool> failed{false};
+  char done_sync = 0;  // race mode: every thread releases here when it ends; the host acquires after the grid
   std::mutex error_mutex;
   std::string error;
   void fail(const std::string& message) {
@@ -176,6 +221,9 @@ struct BlockRun {
   std::vector<CudaThread> threads;
   int alive = 0;
   std::vector<unsigned char> dynamic_smem;
+  char barrier_sync[2] = {};               // race mode: one object per barrier parity
+  std::vector<std::array<char, 2>> warp_sync;  // race mode: per warp, per collective parity
+  void* scheduler_fiber = nullptr;         // race mode: the worker's own TSan context
 };
 
 thread_local BlockRun* tl_block = nullptr;
@@ -191,6 +239,9 @@ std::string where(const BlockRun& b, const CudaThread& t) {
 // Suspends the running CUDA thread and returns to the scheduler.
 void suspend() {
   CudaThread* t = tl_thread;
+#if defined(ROOFLAB_EMU_TSAN)
+  __tsan_switch_to_fiber(tl_block->scheduler_fiber, __tsan_switch_to_fiber_no_sync);
+#endif
   t->sched = std::move(t->sched).resume();
 }
 
@@ -199,8 +250,16 @@ void suspend() {
 void resume(BlockRun& b, CudaThread& t) {
   tl_thread = &t;
   threadIdx = t.idx;
+  [[maybe_unused]] unsigned switch_flags = 0;
   if (t.state == State::not_started) {
     t.state = State::runnable;
+#if defined(ROOFLAB_EMU_TSAN)
+    // A new thread starts after everything the launch did before it (a synchronizing switch); later
+    // switches do not synchronize.
+    t.tsan_fiber = __tsan_create_fiber(0);
+    const std::string name = "CUDA block " + dim_str(b.idx) + " thread " + dim_str(t.idx);
+    __tsan_set_fiber_name(t.tsan_fiber, name.c_str());
+#endif
     t.fiber = ctx::fiber(std::allocator_arg, PooledStack{}, [&b, &t](ctx::fiber&& sched) {
       t.sched = std::move(sched);
       try {
@@ -212,13 +271,27 @@ void resume(BlockRun& b, CudaThread& t) {
       } catch (...) {
         b.launch->fail(where(b, t) + ": an exception escaped the kernel");
       }
-      t.state = State::done;
-      --b.alive;
+      {
+        IgnoreScope ignore;
+        t.state = State::done;
+        --b.alive;
+      }
+      // Last: after the release this fiber touches nothing the next block may reuse (b lives on the
+      // worker's stack), so read what the switch needs first.
+      [[maybe_unused]] void* scheduler_fiber = b.scheduler_fiber;
+      tsan_release(&b.launch->done_sync);
+#if defined(ROOFLAB_EMU_TSAN)
+      __tsan_switch_to_fiber(scheduler_fiber, __tsan_switch_to_fiber_no_sync);
+#endif
       return std::move(t.sched);
     });
   } else {
     t.state = State::runnable;
+    switch_flags = 1;
   }
+#if defined(ROOFLAB_EMU_TSAN)
+  __tsan_switch_to_fiber(t.tsan_fiber, switch_flags != 0 ? __tsan_switch_to_fiber_no_sync : 0);
+#endif
   t.fiber = std::move(t.fiber).resume();
   tl_thread = nullptr;
 }
@@ -393,6 +466,11 @@ void run_block(Launch& launch, unsigned long long linear_block) {
                         static_cast<unsigned>(i / (static_cast<std::size_t>(bd.x) * bd.y))};
   }
   b.alive = static_cast<int>(n);
+  b.warp_sync.resize((n + 31) / 32);
+#if defined(ROOFLAB_EMU_TSAN)
+  b.scheduler_fiber = __tsan_get_current_fiber();
+#endif
+  IgnoreScope ignore;  // the scheduler's bookkeeping is not the kernel's memory traffic
   // Exactly the requested bytes (plus 16 for alignment): an overrun lands in the allocator's red zone
   // under AddressSanitizer.
   b.dynamic_smem.assign(launch.dynamic_smem, 0xCD);
@@ -458,6 +536,13 @@ void run_block(Launch& launch, unsigned long long linear_block) {
   }
   // Destroying a suspended fiber unwinds its stack; done fibers are already empty.
   for (auto& t : b.threads) t.fiber = ctx::fiber();
+#if defined(ROOFLAB_EMU_TSAN)
+  for (auto& t : b.threads) {
+    if (t.tsan_fiber != nullptr) __tsan_destroy_fiber(t.tsan_fiber);
+  }
+#endif
+  // The next block on this worker reuses the same __shared__ storage: it starts after this one ends.
+  tsan_acquire(&launch.done_sync);
   tl_block = nullptr;
 }
 
@@ -544,6 +629,7 @@ cudaError_t run_grid(const void* kernel, dim3 grid, dim3 block, std::size_t dyna
     for (int w = 0; w < workers; ++w) pool.emplace_back(work);
     for (auto& t : pool) t.join();
   }
+  tsan_acquire(&launch.done_sync);  // the host reads what the threads wrote
   if (launch.failed) throw KernelError(launch.error);
   return cudaSuccess;
 }
@@ -551,12 +637,19 @@ cudaError_t run_grid(const void* kernel, dim3 grid, dim3 block, std::size_t dyna
 int syncthreads(int predicate, int mode, const char* file, unsigned line) {
   CudaThread* t = tl_thread;
   if (t == nullptr) throw KernelError("__syncthreads called outside a kernel");
-  t->state = State::at_barrier;
-  t->file = file;
-  t->line = line;
-  t->barrier_mode = mode;
-  t->predicate = predicate;
+  void* sync = &tl_block->barrier_sync[t->barriers_passed++ % 2];
+  tsan_release(sync);
+  {
+    IgnoreScope ignore;
+    t->state = State::at_barrier;
+    t->file = file;
+    t->line = line;
+    t->barrier_mode = mode;
+    t->predicate = predicate;
+  }
   suspend();
+  tsan_acquire(sync);
+  IgnoreScope ignore;
   return t->barrier_result;
 }
 
@@ -569,16 +662,23 @@ void warp_collective(int op, unsigned mask, const void* value, std::size_t bytes
     throw KernelError(std::string("warp collective at ") + file + ":" + std::to_string(line) + ": lane " +
                       std::to_string(lane) + " calls it with a mask that does not include itself");
   }
-  t->state = State::at_warp;
-  t->op = op;
-  t->mask = mask;
-  t->bytes = bytes;
-  if (bytes > 0) std::memcpy(t->value, value, bytes);
-  t->arg = arg;
-  t->width = width;
-  t->file = file;
-  t->line = line;
+  void* sync = &tl_block->warp_sync[t->linear / 32][t->collectives++ % 2];
+  tsan_release(sync);
+  {
+    IgnoreScope ignore;
+    t->state = State::at_warp;
+    t->op = op;
+    t->mask = mask;
+    t->bytes = bytes;
+    if (bytes > 0) std::memcpy(t->value, value, bytes);
+    t->arg = arg;
+    t->width = width;
+    t->file = file;
+    t->line = line;
+  }
   suspend();
+  tsan_acquire(sync);
+  IgnoreScope ignore;
   if (result != nullptr) std::memcpy(result, t->result, op == kBallot || op == kAny || op == kAll || op >= kReduceAdd ? 4 : bytes);
 }
 

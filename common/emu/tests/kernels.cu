@@ -104,7 +104,9 @@ __global__ void atomics_kernel(int* count, float* sum, double* max_value) {
   atomicAdd(sum, 1.0f);
   const double mine = static_cast<double>(i);
   unsigned long long* addr = reinterpret_cast<unsigned long long*>(max_value);
-  unsigned long long old = *addr;
+  // The first read is atomic too: a plain read racing with other threads' CAS is a data race in C++ terms,
+  // and race mode reports it (on a GPU the plain read is the common idiom and works).
+  unsigned long long old = atomicAdd(addr, 0ull);
   while (__longlong_as_double(static_cast<long long>(old)) < mine) {
     const unsigned long long assumed = old;
     old = atomicCAS(addr, assumed, static_cast<unsigned long long>(__double_as_longlong(mine)));

@@ -3,8 +3,8 @@
 //
 // Every lane's fragment holds the whole tile, in row-major order, so elementwise code over
 // `frag.x[0 .. num_elements)` stays correct (it touches every element of the tile in every lane).
-// load/store/fill work lane by lane; mma_sync is a warp collective: the product is computed once per
-// warp, from lane 0's inputs, and handed to every lane (computing it in all 32 lanes would cost 32x).
+// load and fill work lane by lane; mma_sync and store_matrix_sync are warp collectives done once per warp
+// from lane 0's fragments (the product is handed to every lane; computing it in all 32 would cost 32x).
 #pragma once
 
 #include <cuda_bf16.h>
@@ -88,11 +88,32 @@ void load_matrix_sync(fragment<accumulator, M, N, K, T>& f, const T* p, unsigned
   }
 }
 
-template <int M, int N, int K, typename T>
-void store_matrix_sync(T* p, const fragment<accumulator, M, N, K, T>& f, unsigned ldm, layout_t layout) {
-  for (int r = 0; r < M; ++r) {
-    for (int c = 0; c < N; ++c) (layout == mem_col_major ? p[c * ldm + r] : p[r * ldm + c]) = f.x[r * N + c];
+namespace detail {
+template <typename F, typename T>
+struct StoreArgs {
+  T* p;
+  const F* f;
+  unsigned ldm;
+  layout_t layout;
+};
+// Once per warp, from lane 0's fragment (32 lanes storing the same tile would race with each other).
+template <typename F, typename T>
+void store_once(void* const* lane_args, int /*lanes*/) {
+  const auto* s = static_cast<const StoreArgs<F, T>*>(lane_args[0]);
+  for (int r = 0; r < F::rows; ++r) {
+    for (int c = 0; c < F::cols; ++c) {
+      (s->layout == mem_col_major ? s->p[c * s->ldm + r] : s->p[r * s->ldm + c]) = s->f->x[r * F::cols + c];
+    }
   }
+}
+}  // namespace detail
+
+template <int M, int N, int K, typename T>
+void store_matrix_sync(T* p, const fragment<accumulator, M, N, K, T>& f, unsigned ldm, layout_t layout,
+                       const char* file = __builtin_FILE(), unsigned line = __builtin_LINE()) {
+  using F = fragment<accumulator, M, N, K, T>;
+  detail::StoreArgs<F, T> args{p, &f, ldm, layout};
+  rooflab::emu::detail::warp_call(0xffffffffu, &detail::store_once<F, T>, &args, file, line);
 }
 
 namespace detail {

@@ -1,0 +1,51 @@
+// Race mode (ThreadSanitizer build of the backend). The planted races must be reported with the racing
+// source lines even when the output happens to be right; correct kernels must produce no report. CTest
+// checks the reports (tests/CMakeLists.txt): these tests only run the kernels.
+#include "kernels.hpp"
+
+#include <rooflab/buffer.hpp>
+#include <rooflab/random.hpp>
+
+#include <gtest/gtest.h>
+
+using rooflab::DeviceBuffer;
+
+TEST(RacePlanted, ReductionMissingABarrier) {
+  const auto x = rooflab::random_floats(256, 1);
+  DeviceBuffer<float> in{std::span<const float>(x)}, out(1);
+  emutest::reduce(in.data(), out.data(), 256, true);
+}
+
+TEST(RacePlanted, TileReadBeforeTheBarrier) {
+  const auto x = rooflab::random_floats(64, 2);
+  DeviceBuffer<float> in{std::span<const float>(x)}, out(64);
+  emutest::tile_read_before_barrier(in.data(), out.data());
+}
+
+TEST(RaceClean, CorrectKernelsReportNothing) {
+  const auto x = rooflab::random_floats(512, 3);
+  DeviceBuffer<float> in{std::span<const float>(x)}, out(16);
+  emutest::reduce(in.data(), out.data(), 512, false);
+  emutest::shuffle_reduce(in.data(), out.data(), 4);
+  const int m = 32, n = 32, k = 32;
+  const auto a = rooflab::random_floats(m * k, 4), b = rooflab::random_floats(k * n, 5);
+  DeviceBuffer<float> da{std::span<const float>(a)}, db{std::span<const float>(b)}, dc(m * n);
+  emutest::tiled_sgemm(da.data(), db.data(), dc.data(), m, n, k);
+  std::vector<__half> ha(a.size()), hb(b.size());
+  for (std::size_t i = 0; i < a.size(); ++i) ha[i] = __float2half(a[i]);
+  for (std::size_t i = 0; i < b.size(); ++i) hb[i] = __float2half(b[i]);
+  DeviceBuffer<__half> dha{std::span<const __half>(ha)}, dhb{std::span<const __half>(hb)};
+  emutest::wmma_gemm(dha.data(), dhb.data(), dc.data(), m, n, k);
+  DeviceBuffer<float> rev(2 * 64);
+  emutest::dynamic_reverse(in.data(), rev.data(), 2, 64);
+  DeviceBuffer<int> count(1);
+  DeviceBuffer<float> sum(1);
+  DeviceBuffer<double> max_value(1);
+  ROOFLAB_CUDA_CHECK(cudaMemset(count.data(), 0, 4));
+  ROOFLAB_CUDA_CHECK(cudaMemset(sum.data(), 0, 4));
+  ROOFLAB_CUDA_CHECK(cudaMemset(max_value.data(), 0, 8));
+  emutest::atomics(count.data(), sum.data(), max_value.data(), 4);
+  EXPECT_EQ(count.download()[0], 256);
+  const auto c = dc.download();
+  EXPECT_FALSE(std::isnan(c[0]));
+}
