@@ -232,7 +232,9 @@ int cmd_selftest(const SelftestArgs& a) {
   std::fputs(terminal_table(lr, false).c_str(), stdout);
 
   std::vector<std::string> problems;
-  const auto graded_here = [](const TestResult& r) { return r.kind == "analytic" || r.kind == "emu" || r.kind == "static"; };
+  const auto graded_here = [](const TestResult& r) {
+    return r.kind == "analytic" || r.kind == "emu" || r.kind == "static" || r.kind == "race";
+  };
   if (v.expect == "full") {
     for (const auto& r : results) {
       if (graded_here(r) && !(r.status == Status::passed && r.score >= r.max_score)) {
@@ -258,12 +260,13 @@ int cmd_selftest(const SelftestArgs& a) {
       const std::string want = id.get<std::string>();
       bool found = false;
       for (const auto& r : results) {
-        if (r.id != want || r.max_score == 0) continue;
+        if (r.id != want || r.status == Status::not_counted) continue;
         found = true;
-        if (r.score >= r.max_score) problems.push_back(fmt::format("{} should lose points ({}) but earned them all", want,
-                                                                   expect.value("why", "")));
+        // A hint (no points) must fail; a graded test must lose points.
+        const bool lost = r.max_score == 0 ? r.status != Status::passed : r.score < r.max_score;
+        if (!lost) problems.push_back(fmt::format("{} should fail ({}) but passed", want, expect.value("why", "")));
       }
-      if (!found) problems.push_back(fmt::format("expect.json names {}, which no counted test of this variant has", want));
+      if (!found) problems.push_back(fmt::format("expect.json names {}, which this variant does not run", want));
     }
   }
   if (problems.empty()) {

@@ -9,7 +9,7 @@
 namespace rooflab::grader {
 namespace {
 
-constexpr const char* kKindOrder[] = {"analytic", "emu", "gpu", "perf", "static"};
+constexpr const char* kKindOrder[] = {"analytic", "emu", "gpu", "perf", "race", "static"};
 
 std::string kind_label(const std::string& kind) {
   if (kind == "analytic") return "analytic (questions)";
@@ -17,6 +17,7 @@ std::string kind_label(const std::string& kind) {
   if (kind == "gpu") return "gpu (correctness, GPU)";
   if (kind == "perf") return "perf (speed vs your GPU's roofline)";
   if (kind == "static") return "static (compiled code, hints)";
+  if (kind == "race") return "race (data races on the CPU, hints)";
   return kind;
 }
 
@@ -62,7 +63,7 @@ std::string terminal_table(const LabResults& lr, bool color) {
     if (t.needs_gpu == t.tests) {
       status = paint(t.max_score > 0 ? "needs a GPU" : "needs a GPU (not counted)", "33");
     } else if (t.max_score == 0) {
-      status = t.kind == "static" ? "hints, no points" : "not counted (graded on the other backend)";
+      status = t.kind == "static" || t.kind == "race" ? "hints, no points" : "not counted (graded on the other backend)";
     } else if (t.score >= t.max_score) {
       status = paint("full marks", "32");
     } else if (t.score == 0) {
@@ -80,7 +81,7 @@ std::string terminal_table(const LabResults& lr, bool color) {
   for (const auto& r : lr.tests) {
     if (r.status == Status::passed && r.score >= r.max_score) continue;
     if (r.status == Status::not_counted || r.status == Status::needs_gpu) continue;
-    if (r.max_score == 0 && r.kind != "static") continue;  // the other backend's correctness result
+    if (r.max_score == 0 && r.kind != "static" && r.kind != "race") continue;  // the other backend's result
     if (!header) {
       out += "  what to fix:\n";
       header = true;

@@ -550,6 +550,25 @@ void run_block(Launch& launch, unsigned long long linear_block) {
 
 // ---- public API ----
 
+namespace {
+std::atomic<int> g_races{0};
+std::mutex g_race_mutex;
+std::string g_last_race;
+}  // namespace
+
+int races_reported() { return g_races.load(); }
+std::string last_race_summary() {
+  std::lock_guard lock(g_race_mutex);
+  return g_last_race;
+}
+bool race_mode() {
+#if defined(ROOFLAB_EMU_TSAN)
+  return true;
+#else
+  return false;
+#endif
+}
+
 void set_schedule(Schedule s, std::uint64_t seed) {
   config().schedule = s;
   config().seed = seed;
@@ -702,3 +721,16 @@ unsigned active_mask() {
 
 }  // namespace detail
 }  // namespace rooflab::emu
+
+#if defined(ROOFLAB_EMU_TSAN)
+// ThreadSanitizer calls this (a weak hook in its runtime) with the SUMMARY line of every report: count the
+// races so tests can fail on them, and print the line as the runtime would.
+extern "C" void __sanitizer_report_error_summary(const char* summary) {
+  ++rooflab::emu::g_races;
+  {
+    std::lock_guard lock(rooflab::emu::g_race_mutex);
+    rooflab::emu::g_last_race = summary != nullptr ? summary : "";
+  }
+  std::fprintf(stderr, "%s\n", summary != nullptr ? summary : "");
+}
+#endif

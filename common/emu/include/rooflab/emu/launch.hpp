@@ -38,6 +38,12 @@ bool is_device_pointer(const void* p);
 
 std::string kernel_name(const void* kernel);
 
+// Race mode (the ThreadSanitizer build, rooflab::emu_race): data races reported so far in this process and
+// the last report's summary line ("data race kernels.cu:35 in my_kernel(...)"). Always 0 in the normal build.
+int races_reported();
+std::string last_race_summary();
+bool race_mode();
+
 namespace detail {
 // Validates the configuration, then runs every thread of every block; throws KernelError on a bug.
 // Returns a cudaError_t for configuration errors (reported through cudaGetLastError, as on a GPU).
