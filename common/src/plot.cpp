@@ -62,6 +62,10 @@ PlotFiles write_plot(const Plot& plot, const std::filesystem::path& stem) {
     xmin = std::min(xmin, x);
     xmax = std::max(xmax, x);
   }
+  if (plot.xmin < plot.xmax) {
+    xmin = plot.xmin;
+    xmax = plot.xmax;
+  }
   Gnuplot gp("gnuplot");
   gp << "set terminal pngcairo size 1100,700 enhanced font 'Sans,11'\n";
   gp << "set output " << quoted(files.png.string()) << "\n";
@@ -73,7 +77,9 @@ PlotFiles write_plot(const Plot& plot, const std::filesystem::path& stem) {
   if (plot.logy) gp << "set logscale y\n";
   if (plot.y_from_zero && !plot.logy) gp << "set yrange [0:*]\n";
   if (!plot.xformat.empty()) gp << "set format x " << quoted(plot.xformat) << "\n";
-  if (xmin < xmax) {
+  if (plot.xmin < plot.xmax) {
+    gp << fmt::format("set xrange [{:g}:{:g}]\n", plot.xmin, plot.xmax);
+  } else if (xmin < xmax) {
     const double pad = plot.logx ? 1.3 : 0.05 * (xmax - xmin);
     gp << fmt::format("set xrange [{:g}:{:g}]\n", plot.logx ? xmin / pad : xmin - pad,
                       plot.logx ? xmax * pad : xmax + pad);

@@ -43,6 +43,8 @@ struct Plot {
   bool logy = false;
   bool y_from_zero = false;   // linear y axis starting at 0 (bandwidth against a ceiling)
   std::string xformat{};      // gnuplot format for x tick labels, e.g. "%.0s%cB" for 1MB, 1GB
+  double xmin = 0;            // x range; 0, 0: from the data
+  double xmax = 0;
   std::vector<Series> series{};
   std::vector<HLine> hlines{};
   std::vector<Roof> roofs{};

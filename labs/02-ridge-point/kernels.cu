@@ -1,0 +1,84 @@
+// Lab 02: the ridge point - kernels that find this GPU's compute roofs.
+//
+//   fma_fp32_kernel    FP32 FMAs in kChains independent chains per thread: the FP32 CUDA-core roof
+//   fma_half2_kernel   the same with __half2: two FP16 FMAs per instruction (the FP16 CUDA-core roof)
+//   tensor_gemm        cuBLAS cublasGemmEx on the tensor cores: the FP16/BF16 tensor roofs
+//
+// The FMA kernels read nothing from memory and store one value per thread: their intensity is enormous,
+// so they sit far right of every ridge point and measure the compute roof alone. Handout: README.md,
+// sections "Latency and independent chains", "Keeping the work alive" and "cuBLAS".
+#include "kernels.hpp"
+
+#include <rooflab/launch.hpp>
+#include <rooflab/stub.hpp>
+
+#if !defined(ROOFLAB_EMU)
+#include <rooflab/cublas.hpp>
+#endif
+
+#include <stdexcept>
+
+namespace lab02 {
+
+// ---- PROVIDED: do not modify ----
+
+__device__ inline std::size_t global_thread() {
+  return static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+}
+
+// ---- FP32 FMA throughput ----
+
+__global__ void fma_fp32_kernel(float a, float b, int iterations, float* __restrict__ out) {
+  // STUDENT BEGIN (lab02.fma)
+  // TODO(lab02.fma.1): kChains independent chains in registers (a float array of kChains, every loop over it
+  //   unrolled with #pragma unroll). Chain c of thread t = global_thread() starts at (t % 1024) + c.
+  // TODO(lab02.fma.2): `iterations` times, update every chain with x = fmaf(x, a, b).
+  // TODO(lab02.fma.3): store the chains' sum (in order c = 0, 1, ...) to out[t]. Without the store the compiler
+  //   deletes the whole loop. About 12 lines. Handout: "Latency and independent chains".
+  rooflab::unused(a, b, iterations, out);  // delete this line when the kernel is written
+  // STUDENT END
+}
+
+// ---- FP16 (half2) FMA throughput ----
+
+__global__ void fma_half2_kernel(__half2 a, __half2 b, int iterations, __half2* __restrict__ out) {
+  // STUDENT BEGIN (lab02.fma_half2)
+  // TODO(lab02.fma_half2): the same with __half2: chain c starts at __float2half2_rn((t % 64 + c) / 64.0f),
+  //   updates with __hfma2, and the chains are summed in order with __hadd2 into out[t]. About 12 lines.
+  rooflab::unused(a, b, iterations, out);  // delete this line when the kernel is written
+  // STUDENT END
+}
+
+// ---- launchers ----
+
+double fma_fp32(float a, float b, int iterations, float* out, std::size_t threads, cudaStream_t stream) {
+  // STUDENT BEGIN (lab02.fma.launch)
+  // TODO(lab02.fma.launch): launch fma_fp32_kernel on threads / kBlock blocks of kBlock threads and return
+  //   the FLOPs the launch performs (each FMA is 2). Two lines.
+  ROOFLAB_TODO("lab02.fma.launch", a, b, iterations, out, threads, stream);
+  // STUDENT END
+}
+
+double fma_half2(__half2 a, __half2 b, int iterations, __half2* out, std::size_t threads, cudaStream_t stream) {
+  // STUDENT BEGIN (lab02.fma_half2.launch)
+  // TODO(lab02.fma_half2.launch): the same for fma_half2_kernel; an __hfma2 is 4 FLOPs. Two lines.
+  ROOFLAB_TODO("lab02.fma_half2.launch", a, b, iterations, out, threads, stream);
+  // STUDENT END
+}
+
+void tensor_gemm(rooflab::DType type, int n, const void* a, const void* b, float* c, cudaStream_t stream) {
+#if defined(ROOFLAB_EMU)
+  (void)type, (void)n, (void)a, (void)b, (void)c, (void)stream;
+  throw std::runtime_error("tensor_gemm calls cuBLAS, which runs on a GPU only");
+#else
+  // STUDENT BEGIN (lab02.cublas)
+  // TODO(lab02.cublas): one cublasGemmEx call on a rooflab::CublasHandle (keep it static: creating a handle
+  //   is slow) bound to `stream`. cuBLAS is column-major: how do you get a row-major C = A B out of it?
+  //   Inputs CUDA_R_16F or CUDA_R_16BF by `type`, output CUDA_R_32F, CUBLAS_COMPUTE_32F. About 8 lines.
+  //   Handout: "cuBLAS".
+  ROOFLAB_TODO("lab02.cublas", type, n, a, b, c, stream);
+  // STUDENT END
+#endif
+}
+
+}  // namespace lab02

@@ -1,0 +1,69 @@
+// Lab 02 graders: the FMA kernels compute exactly what they claim (on the GPU, "gpu"; on the CPU backend,
+// "emu"). The stored result is checked element by element, so a kernel whose work the compiler deleted,
+// or that does fewer iterations than asked, fails.
+#include "kernels.hpp"
+
+#include <rooflab/buffer.hpp>
+#include <rooflab/device.hpp>
+#include <rooflab/grading.hpp>
+
+#include <cuda_fp16.h>
+
+#include <vector>
+
+namespace {
+
+using rooflab::grading::all_close;
+
+constexpr std::size_t kThreads = 2 * lab02::kBlock;
+
+// What thread t of the half2 kernel stores (kernels.hpp), with the same FP16 operations on the host.
+__half2 reference_half2(std::size_t t, __half2 a, __half2 b, int iterations) {
+  __half2 sum = __float2half2_rn(0.0f);
+  for (int c = 0; c < lab02::kChains; ++c) {
+    __half2 x = __float2half2_rn(static_cast<float>(t % 64 + static_cast<std::size_t>(c)) / 64.0f);
+    for (int i = 0; i < iterations; ++i) x = __hfma2(x, a, b);
+    sum = __hadd2(sum, x);
+  }
+  return sum;
+}
+
+}  // namespace
+
+ROOFLAB_TEST(Lab02Kernels, FmaFp32, correctness, 6) {
+  ROOFLAB_REQUIRE_GPU();
+  rooflab::DeviceBuffer<float> out(kThreads);
+  for (int iterations : {0, 1, 7, 300}) {
+    const float a = 0.999f, b = 0.0013f + 0.001f * static_cast<float>(iterations % 5);
+    out.poison();
+    const double flops = lab02::fma_fp32(a, b, iterations, out.data(), kThreads, nullptr);
+    ROOFLAB_CUDA_CHECK(cudaDeviceSynchronize());
+    EXPECT_DOUBLE_EQ(flops, 2.0 * lab02::kChains * iterations * kThreads) << "FLOPs counted for " << iterations;
+    std::vector<float> want(kThreads);
+    for (std::size_t t = 0; t < kThreads; ++t) want[t] = lab02::reference_fma_fp32(t, a, b, iterations);
+    const auto got = out.download();
+    EXPECT_TRUE((all_close<float, float>(got, want, {1e-5, 1e-6}))) << "iterations = " << iterations;
+  }
+}
+
+ROOFLAB_TEST(Lab02Kernels, FmaHalf2, correctness, 6) {
+  ROOFLAB_REQUIRE_GPU();
+  rooflab::DeviceBuffer<__half2> out(kThreads);
+  for (int iterations : {0, 1, 5, 40}) {
+    const __half2 a = __floats2half2_rn(0.875f, 0.9375f), b = __floats2half2_rn(0.0625f, 0.03125f);
+    out.poison();
+    const double flops = lab02::fma_half2(a, b, iterations, out.data(), kThreads, nullptr);
+    ROOFLAB_CUDA_CHECK(cudaDeviceSynchronize());
+    EXPECT_DOUBLE_EQ(flops, 4.0 * lab02::kChains * iterations * kThreads) << "FLOPs counted for " << iterations;
+    const auto got = out.download();
+    std::vector<float> got_f, want_f;
+    for (std::size_t t = 0; t < kThreads; ++t) {
+      const __half2 w = reference_half2(t, a, b, iterations);
+      got_f.push_back(__low2float(got[t]));
+      got_f.push_back(__high2float(got[t]));
+      want_f.push_back(__low2float(w));
+      want_f.push_back(__high2float(w));
+    }
+    EXPECT_TRUE((all_close<float, float>(got_f, want_f, rooflab::kFp16Tolerance))) << "iterations = " << iterations;
+  }
+}

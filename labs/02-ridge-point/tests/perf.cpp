@@ -1,0 +1,143 @@
+// Lab 02 graders on the GPU: the FP32 FMA kernel against SMs x FP32 lanes x 2 x the SM clock measured
+// during the run; the half2 kernel and cuBLAS tensor GEMMs reported against the datasheet (information);
+// and the empirical roofline: measured bandwidth and peaks next to the datasheet's, on one chart.
+#include "kernels.hpp"
+
+#include <rooflab/buffer.hpp>
+#include <rooflab/calibration.hpp>
+#include <rooflab/device.hpp>
+#include <rooflab/device_info.hpp>
+#include <rooflab/grading.hpp>
+#include <rooflab/plot.hpp>
+#include <rooflab/random.hpp>
+#include <rooflab/specs.hpp>
+#include <rooflab/timing.hpp>
+
+#include <cuda_bf16.h>
+#include <fmt/format.h>
+
+namespace {
+
+std::size_t perf_threads(const rooflab::DeviceInfo& info) {
+  // Enough resident warps everywhere, several waves: 8 blocks of 256 per SM, 4 waves.
+  return static_cast<std::size_t>(info.sms) * 8 * 4 * lab02::kBlock;
+}
+
+}  // namespace
+
+ROOFLAB_TEST(Lab02Perf, FmaFp32Peak, perf, 10) {
+  ROOFLAB_REQUIRE_GPU();
+  const auto info = rooflab::query_device();
+  const std::size_t threads = perf_threads(info);
+  rooflab::DeviceBuffer<float> out(threads);
+  const double flops = 2.0 * lab02::kChains * lab02::kPerfIterations * static_cast<double>(threads);
+  const auto m = rooflab::benchmark(
+      [&](cudaStream_t s) { lab02::fma_fp32(1.000001f, 1e-7f, lab02::kPerfIterations, out.data(), threads, s); },
+      {.flops = flops}, {.flush_l2 = false});
+  const auto got = out.download();
+  ASSERT_EQ(got[5], lab02::reference_fma_fp32(5, 1.000001f, 1e-7f, lab02::kPerfIterations)) << "wrong result after timing";
+  const double clock = m.mean_sm_clock_mhz > 0 ? m.mean_sm_clock_mhz : info.max_sm_clock_mhz;
+  const auto* spec = rooflab::find_gpu_by_cuda_name(info.name);
+  const int lanes = spec != nullptr ? spec->fp32_lanes_per_sm : (info.cc_major >= 9 || info.cc_minor > 0 ? 128 : 64);
+  const double ceiling = 2.0 * info.sms * lanes * clock * 1e6;
+  rooflab::grading::note(fmt::format("{}; SM clock {:.0f} MHz ({}), {} lanes x {} SMs", m.summary(), clock,
+                                     m.mean_sm_clock_mhz > 0 ? "measured" : "maximum: NVML absent", lanes, info.sms));
+  rooflab::grading::award_against_ceiling("02", "fma_fp32", m.flops_per_s() / 1e12, ceiling / 1e12, "TFLOP/s");
+}
+
+ROOFLAB_TEST(Lab02Perf, FmaHalf2AgainstDatasheet, perf, 0) {
+  ROOFLAB_REQUIRE_GPU();
+  const auto info = rooflab::query_device();
+  const std::size_t threads = perf_threads(info);
+  rooflab::DeviceBuffer<__half2> out(threads);
+  const double flops = 4.0 * lab02::kChains * lab02::kPerfIterations * static_cast<double>(threads);
+  const auto m = rooflab::benchmark(
+      [&](cudaStream_t s) {
+        lab02::fma_half2(__float2half2_rn(0.999f), __float2half2_rn(0.0005f), lab02::kPerfIterations, out.data(),
+                         threads, s);
+      },
+      {.flops = flops}, {.flush_l2 = false});
+  const auto* spec = rooflab::find_gpu_by_cuda_name(info.name);
+  std::string vs = "no datasheet FP16 CUDA-core figure for this GPU";
+  if (spec != nullptr && rooflab::peak_flops(*spec, rooflab::DType::fp16_nontensor)) {
+    vs = fmt::format("{:.0f}% of the datasheet's {:.1f} TFLOP/s", 100 * m.flops_per_s() / *rooflab::peak_flops(*spec, rooflab::DType::fp16_nontensor),
+                     *rooflab::peak_flops(*spec, rooflab::DType::fp16_nontensor) / 1e12);
+  }
+  rooflab::grading::note(fmt::format("half2 FMA: {:.1f} TFLOP/s, {}", m.flops_per_s() / 1e12, vs));
+}
+
+// cuBLAS on the tensor cores: first checked against a CPU reference, then timed at 8192^3.
+ROOFLAB_TEST(Lab02Perf, TensorGemmAgainstDatasheet, perf, 0) {
+  ROOFLAB_REQUIRE_GPU();
+  const auto info = rooflab::query_device();
+  const auto* spec = rooflab::find_gpu_by_cuda_name(info.name);
+  for (rooflab::DType type : {rooflab::DType::fp16, rooflab::DType::bf16}) {
+    if (type == rooflab::DType::bf16 && info.cc_major < 8) continue;  // no BF16 tensor cores before Ampere
+    const bool bf = type == rooflab::DType::bf16;
+    // Correctness at 64 x 64: row-major C = A B.
+    const int small = 64;
+    const auto fa = rooflab::random_floats(small * small, 1), fb = rooflab::random_floats(small * small, 2);
+    std::vector<unsigned short> ha(fa.size()), hb(fb.size());
+    for (std::size_t i = 0; i < fa.size(); ++i) {
+      const auto pa = bf ? __bfloat16_as_ushort(__float2bfloat16(fa[i])) : __half_as_ushort(__float2half(fa[i]));
+      const auto pb = bf ? __bfloat16_as_ushort(__float2bfloat16(fb[i])) : __half_as_ushort(__float2half(fb[i]));
+      ha[i] = pa;
+      hb[i] = pb;
+    }
+    rooflab::DeviceBuffer<unsigned short> da{std::span<const unsigned short>(ha)}, db{std::span<const unsigned short>(hb)};
+    rooflab::DeviceBuffer<float> dc(small * small);
+    dc.poison();
+    lab02::tensor_gemm(type, small, da.data(), db.data(), dc.data(), nullptr);
+    ROOFLAB_CUDA_CHECK(cudaDeviceSynchronize());
+    const auto c = dc.download();
+    const auto value = [&](const std::vector<unsigned short>& v, std::size_t i) {
+      return bf ? __bfloat162float(__ushort_as_bfloat16(v[i])) : __half2float(__ushort_as_half(v[i]));
+    };
+    for (int i = 0; i < small; i += 9) {
+      for (int j = 0; j < small; j += 7) {
+        double want = 0;
+        for (int k = 0; k < small; ++k) want += static_cast<double>(value(ha, i * small + k)) * value(hb, k * small + j);
+        ASSERT_NEAR(c[i * small + j], want, 1e-2) << (bf ? "BF16" : "FP16") << " C[" << i << "][" << j << "]";
+      }
+    }
+    // Throughput at 8192^3.
+    const int n = 8192;
+    rooflab::DeviceBuffer<unsigned short> a(static_cast<std::size_t>(n) * n), b(static_cast<std::size_t>(n) * n);
+    rooflab::DeviceBuffer<float> cc(static_cast<std::size_t>(n) * n);
+    ROOFLAB_CUDA_CHECK(cudaMemset(a.data(), 0x3c, a.bytes()));
+    ROOFLAB_CUDA_CHECK(cudaMemset(b.data(), 0x3c, b.bytes()));
+    const auto m = rooflab::benchmark([&](cudaStream_t s) { lab02::tensor_gemm(type, n, a.data(), b.data(), cc.data(), s); },
+                                      {.flops = 2.0 * n * n * static_cast<double>(n)}, {.max_seconds = 5, .flush_l2 = false});
+    const auto peak = spec != nullptr ? rooflab::peak_flops(*spec, type) : std::nullopt;
+    rooflab::grading::note(fmt::format("{} tensor GEMM {}^3: {:.1f} TFLOP/s{}", bf ? "BF16" : "FP16", n,
+                                       m.flops_per_s() / 1e12,
+                                       peak ? fmt::format(" = {:.0f}% of the dense datasheet {:.0f}", 100 * m.flops_per_s() / *peak, *peak / 1e12)
+                                            : ""));
+  }
+}
+
+// The empirical roofline: measured copy bandwidth and peaks (rooflab calibrate) beside the datasheet's.
+ROOFLAB_TEST(Lab02Plots, MeasuredRoofline, perf, 0) {
+  ROOFLAB_REQUIRE_GPU();
+  const auto info = rooflab::query_device();
+  const auto& c = rooflab::ceilings();
+  rooflab::Plot p{.title = "Roofline of " + info.name + ": measured (solid) and datasheet (dashed)",
+                  .xlabel = "arithmetic intensity (FLOP/byte)",
+                  .ylabel = "attainable TFLOP/s",
+                  .logx = true,
+                  .logy = true,
+                  .xmin = 0.1,
+                  .xmax = 4000};
+  const double bw = c.copy_gbps * 1e9 / 1e12;
+  p.roofs.push_back({bw, c.fp32_fma_flops / 1e12, fmt::format("FP32 measured (ridge {:.1f})", c.fp32_fma_flops / (c.copy_gbps * 1e9)), false});
+  if (c.fp16_tensor_flops > 0) {
+    p.roofs.push_back({bw, c.fp16_tensor_flops / 1e12, fmt::format("FP16 tensor measured (ridge {:.0f})", c.fp16_tensor_flops / (c.copy_gbps * 1e9)), false});
+  }
+  if (const auto* spec = rooflab::find_gpu_by_cuda_name(info.name)) {
+    const double dbw = spec->bandwidth_gbps * 1e9 / 1e12;
+    p.roofs.push_back({dbw, spec->fp32_tflops, "FP32 datasheet", true});
+    if (spec->fp16_tflops) p.roofs.push_back({dbw, *spec->fp16_tflops, "FP16 tensor datasheet", true});
+  }
+  const auto files = rooflab::write_plot(p, rooflab::report_dir() / "lab02-roofline-measured");
+  rooflab::grading::note("plot: " + (files.png.empty() ? files.message : files.png.string()));
+}
