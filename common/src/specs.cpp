@@ -1,97 +1,207 @@
-#include <rooflab/specs.hpp>
-
+// Loading data/gpus.json, models.json and thresholds.json into the structs of specs.hpp.
+//
+// Every field goes through one Reader that knows the file and the JSON path it is at, so a bad file fails
+// with "data/gpus.json: gpus[3].bandwidth_gbps.value: expected a number, got string" instead of a bare
+// nlohmann type_error. The files are validated as they load (sources resolve, fractions ordered, ceilings
+// known), so a typo fails every test run rather than one grade months later.
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
-#include <mutex>
+#include <nlohmann/json.hpp>
+#include <rooflab/specs.hpp>
 
 namespace rooflab {
 namespace {
 
 using nlohmann::json;
 
-// Reads one file; parse errors name the file and where nlohmann found the problem.
-json read_json(const std::filesystem::path& file) {
-  std::ifstream in(file);
-  if (!in) throw DataError(fmt::format("{}: cannot open the file", file.string()));
-  try {
-    return json::parse(in);
-  } catch (const json::parse_error& e) {
-    throw DataError(fmt::format("{}: not valid JSON: {}", file.string(), e.what()));
-  }
-}
+// ---- reading with the JSON path in every error ----
 
-// Field access with the JSON path in every error: "gpus.json: gpus[3].bandwidth_gbps.value: expected a number".
 class Reader {
  public:
-  Reader(const std::filesystem::path& file) : file_(file.filename().string()) {}
-  const json& at(const json& j, const std::string& path, const std::string& key) const {
-    if (!j.is_object() || !j.contains(key)) fail(path + "." + key, "missing");
-    return j.at(key);
-  }
+  explicit Reader(const std::filesystem::path& file) : file_(file.string()) {}
+
   [[noreturn]] void fail(const std::string& path, const std::string& what) const {
-    throw DataError(fmt::format("{}: {}: {}", file_, path, what));
+    throw DataError(fmt::format("{}: {}: {}", file_, path.empty() ? "(top level)" : path, what));
   }
+
+  json parse() const {
+    std::ifstream in(file_);
+    if (!in) throw DataError(fmt::format("{}: cannot open the file", file_));
+    try {
+      return json::parse(in);
+    } catch (const json::parse_error& e) {
+      // nlohmann's message carries the line and column: "parse error at line 3, column 7: ...".
+      throw DataError(fmt::format("{}: not valid JSON: {}", file_, e.what()));
+    }
+  }
+
+  static std::string join(const std::string& path, const std::string& key) {
+    return path.empty() ? key : path + "." + key;
+  }
+
+  const json& at(const json& j, const std::string& path, const std::string& key) const {
+    if (!j.is_object()) fail(path, "expected an object");
+    const auto it = j.find(key);
+    if (it == j.end()) fail(join(path, key), "missing");
+    return *it;
+  }
+
   std::string str(const json& j, const std::string& path, const std::string& key) const {
     const json& v = at(j, path, key);
-    if (!v.is_string()) fail(path + "." + key, "expected a string");
+    if (!v.is_string()) fail(join(path, key), fmt::format("expected a string, got {}", v.type_name()));
     return v.get<std::string>();
   }
+
+  std::string str_or(const json& j, const std::string& path, const std::string& key, std::string fallback) const {
+    return j.contains(key) ? str(j, path, key) : fallback;
+  }
+
+  bool boolean_or(const json& j, const std::string& path, const std::string& key, bool fallback) const {
+    if (!j.contains(key)) return fallback;
+    const json& v = j.at(key);
+    if (!v.is_boolean()) fail(join(path, key), fmt::format("expected true or false, got {}", v.type_name()));
+    return v.get<bool>();
+  }
+
   double num(const json& j, const std::string& path, const std::string& key) const {
-    const json& v = at(j, path, key);
-    if (!v.is_number()) fail(path + "." + key, "expected a number");
+    return number(at(j, path, key), join(path, key));
+  }
+
+  int integer(const json& j, const std::string& path, const std::string& key) const {
+    return integer(at(j, path, key), join(path, key));
+  }
+
+  double number(const json& v, const std::string& path) const {
+    if (!v.is_number()) fail(path, fmt::format("expected a number, got {}", v.type_name()));
     return v.get<double>();
   }
-  // A sourced number: {"value": x or null, "source": "..."}; null only where `optional`.
-  std::optional<double> sourced(const json& j, const std::string& path, const std::string& key, bool optional) const {
-    const json& o = at(j, path, key);
-    const std::string p = path + "." + key;
-    if (!o.is_object()) fail(p, "expected {\"value\": ..., \"source\": ...}");
-    if (!o.contains("source") || !o["source"].is_string() || o["source"].get<std::string>().empty()) {
-      fail(p + ".source", "every number needs a source");
+
+  int integer(const json& v, const std::string& path) const {
+    if (!v.is_number_integer()) fail(path, fmt::format("expected an integer, got {}", describe(v)));
+    return v.get<int>();
+  }
+
+  std::vector<std::string> strings(const json& j, const std::string& path, const std::string& key,
+                                   bool required) const {
+    std::vector<std::string> out;
+    if (!required && !j.contains(key)) return out;
+    const json& a = at(j, path, key);
+    const std::string p = join(path, key);
+    if (!a.is_array()) fail(p, fmt::format("expected an array of strings, got {}", a.type_name()));
+    for (std::size_t i = 0; i < a.size(); ++i) {
+      if (!a[i].is_string()) fail(fmt::format("{}[{}]", p, i), "expected a string");
+      out.push_back(a[i].get<std::string>());
     }
+    return out;
+  }
+
+  // A sourced number: {"value": x or null, "source": key of `sources`[, "note": ...]}. Null needs a note.
+  // Returns the value and records the source's citation under `key` in `cited`.
+  std::optional<double> sourced(const json& j, const std::string& path, const std::string& key, bool nullable,
+                                const json& sources, std::map<std::string, std::string>& cited) const {
+    const json& o = at(j, path, key);
+    const std::string p = join(path, key);
+    if (!o.is_object()) fail(p, "expected {\"value\": ..., \"source\": ...}");
+    cited[key] = citation(o, p, sources);
     const json& v = at(o, p, "value");
     if (v.is_null()) {
-      if (!optional) fail(p + ".value", "must not be null");
+      if (!nullable) fail(p + ".value", "must not be null");
+      if (!o.contains("note")) fail(p + ".note", "a null value needs a note saying why");
       return std::nullopt;
     }
-    if (!v.is_number()) fail(p + ".value", "expected a number");
-    return v.get<double>();
+    const double x = number(v, p + ".value");
+    if (!(x > 0)) fail(p + ".value", fmt::format("expected a positive number, got {}", x));
+    return x;
+  }
+
+  // The full citation behind o.source, which must be a key of the file's `sources` table.
+  std::string citation(const json& o, const std::string& path, const json& sources) const {
+    const std::string key = str(o, path, "source");
+    const auto s = sources.find(key);
+    if (s == sources.end() || !s->is_string())
+      fail(path + ".source", fmt::format("\"{}\" is not a key of `sources`", key));
+    return s->get<std::string>();
+  }
+
+  std::optional<int> sourced_int(const json& j, const std::string& path, const std::string& key, bool nullable,
+                                 const json& sources, std::map<std::string, std::string>& cited) const {
+    const auto x = sourced(j, path, key, nullable, sources, cited);
+    if (!x) return std::nullopt;
+    if (*x != std::floor(*x)) fail(join(path, key) + ".value", fmt::format("expected an integer, got {}", *x));
+    return static_cast<int>(*x);
   }
 
  private:
+  static std::string describe(const json& v) {
+    return v.is_number() ? fmt::format("{}", v.get<double>()) : std::string(v.type_name());
+  }
   std::string file_;
 };
 
+// ---- tolerant name matching ----
+
 std::string lower(std::string_view s) {
   std::string out(s);
-  std::transform(out.begin(), out.end(), out.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  std::transform(out.begin(), out.end(), out.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
   return out;
 }
+
+// "NVIDIA A100-SXM4-80GB" -> {nvidia, a100, sxm4, 80gb}: whole tokens, so "L4" does not match "L40S"
+// and "A10" does not match "A100".
+std::vector<std::string> tokens_of(std::string_view name) {
+  std::vector<std::string> out;
+  std::string cur;
+  for (const char c : name) {
+    if (std::isalnum(static_cast<unsigned char>(c))) {
+      cur += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    } else if (!cur.empty()) {
+      out.push_back(std::move(cur));
+      cur.clear();
+    }
+  }
+  if (!cur.empty()) out.push_back(std::move(cur));
+  return out;
+}
+
+// ---- the cached data ----
 
 struct Data {
   std::vector<GpuSpec> gpus;
   std::vector<ModelSpec> models;
-  std::vector<Threshold> thresholds;
-  double implausible = 1.05;
+  ThresholdTable thresholds;
 };
 
 const Data& data() {
+  // A function-local static: initialized once, thread-safe; a throw leaves it to be retried next call.
   static const Data d = [] {
-    Data x;
-    x.gpus = load_gpus(data_dir() / "gpus.json");
-    x.models = load_models(data_dir() / "models.json");
-    x.thresholds = load_thresholds(data_dir() / "thresholds.json", &x.implausible);
-    return x;
+    const auto dir = data_dir();
+    return Data{load_gpus(dir / "gpus.json"), load_models(dir / "models.json"),
+                load_thresholds(dir / "thresholds.json")};
   }();
   return d;
 }
 
+template <typename T>
+const T& by_id(const std::vector<T>& all, std::string_view id, const char* what) {
+  std::string known;
+  for (const auto& x : all) {
+    if (x.id == id) return x;
+    known += (known.empty() ? "" : ", ") + x.id;
+  }
+  throw std::invalid_argument(fmt::format("no {} '{}' in {}; known: {}", what, id, data_dir().string(), known));
+}
+
 }  // namespace
+
+// ---- paths ----
 
 std::filesystem::path data_dir() {
   if (const char* d = std::getenv("ROOFLAB_DATA_DIR"); d != nullptr && *d != '\0') return d;
@@ -102,60 +212,106 @@ std::filesystem::path data_dir() {
 #endif
 }
 
+const std::vector<std::string>& known_ceilings() {
+  static const std::vector<std::string> names = {"copy_bandwidth", "fp32_fma_peak", "sgemm_peak", "fp16_tensor_peak",
+                                                 "bf16_tensor_peak"};
+  return names;
+}
+
+// ---- gpus.json ----
+
 std::vector<GpuSpec> load_gpus(const std::filesystem::path& file) {
-  const json root = read_json(file);
   const Reader r(file);
+  const json root = r.parse();
+  const json& sources = r.at(root, "", "sources");
+  if (!sources.is_object()) r.fail("sources", "expected an object of key -> citation");
   const json& archs = r.at(root, "", "architectures");
   const json& list = r.at(root, "", "gpus");
   if (!list.is_array() || list.empty()) r.fail("gpus", "expected a non-empty array");
+
   std::vector<GpuSpec> out;
   for (std::size_t i = 0; i < list.size(); ++i) {
     const json& j = list[i];
     const std::string p = fmt::format("gpus[{}]", i);
     GpuSpec g;
+    auto& c = g.sources;
     g.id = r.str(j, p, "id");
     g.name = r.str(j, p, "name");
-    const json& names = r.at(j, p, "cuda_names");
-    if (!names.is_array()) r.fail(p + ".cuda_names", "expected an array of strings");
-    for (const auto& n : names) g.cuda_names.push_back(n.get<std::string>());
+    g.cuda_names = r.strings(j, p, "cuda_names", true);
+    g.match_tokens = r.strings(j, p, "match_tokens", true);
+    if (g.match_tokens.empty()) r.fail(p + ".match_tokens", "needs at least one token");
+    for (auto& t : g.match_tokens) t = lower(t);
+    g.exclude_tokens = r.strings(j, p, "exclude_tokens", false);
+    for (auto& t : g.exclude_tokens) t = lower(t);
     const std::string cc = r.str(j, p, "compute_capability");
-    if (std::sscanf(cc.c_str(), "%d.%d", &g.cc_major, &g.cc_minor) != 2) r.fail(p + ".compute_capability", "expected \"M.m\"");
-    if (auto v = r.sourced(j, p, "sms", true)) g.sms = static_cast<int>(*v);
-    g.boost_clock_mhz = r.sourced(j, p, "boost_clock_mhz", true);
-    g.fp32_lanes_per_sm = static_cast<int>(*r.sourced(j, p, "fp32_lanes_per_sm", false));
-    g.fp32_tflops = *r.sourced(j, p, "fp32_tflops", false);
-    g.fp64_tflops = r.sourced(j, p, "fp64_tflops", true);
-    g.tf32_tflops = r.sourced(j, p, "tf32_tflops", true);
-    g.fp16_tflops = r.sourced(j, p, "fp16_tflops", true);
-    g.bf16_tflops = r.sourced(j, p, "bf16_tflops", true);
-    g.fp8_tflops = r.sourced(j, p, "fp8_tflops", true);
-    g.int8_tops = r.sourced(j, p, "int8_tops", true);
-    g.bandwidth_gbps = *r.sourced(j, p, "bandwidth_gbps", false);
-    g.memory_gb = *r.sourced(j, p, "memory_gb", false);
+    char dot = 0;
+    char rest = 0;
+    if (std::sscanf(cc.c_str(), "%d%c%d%c", &g.cc_major, &dot, &g.cc_minor, &rest) != 3 || dot != '.') {
+      r.fail(p + ".compute_capability", fmt::format("expected \"major.minor\", got \"{}\"", cc));
+    }
+    g.sms = r.sourced_int(j, p, "sms", true, sources, c);
+    g.boost_clock_mhz = r.sourced(j, p, "boost_clock_mhz", true, sources, c);
+    g.tensor_clock_mhz = r.sourced(j, p, "tensor_clock_mhz", true, sources, c);
+    g.fp32_lanes_per_sm = *r.sourced_int(j, p, "fp32_lanes_per_sm", false, sources, c);
+    g.fp32_tflops = *r.sourced(j, p, "fp32_tflops", false, sources, c);
+    g.fp64_tflops = r.sourced(j, p, "fp64_tflops", true, sources, c);
+    g.tf32_tflops = r.sourced(j, p, "tf32_tflops", true, sources, c);
+    g.fp16_tflops = r.sourced(j, p, "fp16_tflops", true, sources, c);
+    g.bf16_tflops = r.sourced(j, p, "bf16_tflops", true, sources, c);
+    g.fp8_tflops = r.sourced(j, p, "fp8_tflops", true, sources, c);
+    g.int8_tops = r.sourced(j, p, "int8_tops", true, sources, c);
+    g.fp16_nontensor_tflops = r.sourced(j, p, "fp16_nontensor_tflops", true, sources, c);
+    g.bandwidth_gbps = *r.sourced(j, p, "bandwidth_gbps", false, sources, c);
+    g.memory_gb = *r.sourced(j, p, "memory_gb", false, sources, c);
+    g.l2_mb = r.sourced(j, p, "l2_mb", true, sources, c);
+    g.smem_per_sm_kb = *r.sourced(j, p, "smem_per_sm_kb", false, sources, c);
     g.memory_type = r.str(j, p, "memory_type");
-    g.l2_mb = r.sourced(j, p, "l2_mb", true);
-    g.smem_per_sm_kb = *r.sourced(j, p, "smem_per_sm_kb", false);
-    if (j.contains("notes")) g.notes = r.str(j, p, "notes");
-    // The compute capability's limits.
-    const json& a = r.at(archs, "architectures", cc);
-    const std::string ap = "architectures." + cc;
-    g.max_threads_per_sm = static_cast<int>(r.num(a, ap, "max_threads_per_sm"));
-    g.max_threads_per_block = static_cast<int>(r.num(a, ap, "max_threads_per_block"));
-    g.max_blocks_per_sm = static_cast<int>(r.num(a, ap, "max_blocks_per_sm"));
-    g.registers_per_sm = static_cast<int>(r.num(a, ap, "registers_per_sm"));
-    g.max_registers_per_thread = static_cast<int>(r.num(a, ap, "max_registers_per_thread"));
-    g.smem_max_per_block_kb = r.num(a, ap, "smem_max_per_block_kb");
-    g.reserved_smem_per_block_bytes = static_cast<int>(r.num(a, ap, "reserved_smem_per_block_bytes"));
+    static const std::vector<std::string> memory_types = {"HBM2", "HBM2e", "HBM3", "HBM3e", "GDDR6", "GDDR6X"};
+    if (std::find(memory_types.begin(), memory_types.end(), g.memory_type) == memory_types.end()) {
+      r.fail(p + ".memory_type",
+             fmt::format("expected one of HBM2, HBM2e, HBM3, HBM3e, GDDR6, GDDR6X, got \"{}\"", g.memory_type));
+    }
+    g.notes = r.str_or(j, p, "notes", "");
+
+    // The limits of the GPU's compute capability, from the shared per-capability table.
+    if (!archs.is_object() || !archs.contains(cc)) {
+      r.fail(fmt::format("architectures[{}]", cc), fmt::format("missing (needed by {}.compute_capability)", p));
+    }
+    const json& a = archs.at(cc);
+    const std::string ap = fmt::format("architectures[{}]", cc);
+    auto limit = [&](const char* key) { return *r.sourced_int(a, ap, key, false, sources, c); };
+    g.max_threads_per_sm = limit("max_threads_per_sm");
+    g.max_warps_per_sm = limit("max_warps_per_sm");
+    g.max_blocks_per_sm = limit("max_blocks_per_sm");
+    g.max_threads_per_block = limit("max_threads_per_block");
+    g.registers_per_sm = limit("registers_per_sm");
+    g.max_registers_per_thread = limit("max_registers_per_thread");
+    g.register_alloc_unit = limit("register_alloc_unit");
+    g.warp_alloc_granularity = limit("warp_alloc_granularity");
+    g.smem_max_per_block_kb = *r.sourced(a, ap, "smem_max_per_block_kb", false, sources, c);
+    g.smem_alloc_unit_bytes = limit("smem_alloc_unit_bytes");
+    // Zero is a real value here (no reservation before sm_80), so it is read without the positivity check.
+    const std::string rp = ap + ".reserved_smem_per_block_bytes";
+    const json& reserved = r.at(a, ap, "reserved_smem_per_block_bytes");
+    g.reserved_smem_per_block_bytes = r.integer(reserved, rp, "value");
+    if (g.reserved_smem_per_block_bytes < 0) r.fail(rp + ".value", "must not be negative");
+    c["reserved_smem_per_block_bytes"] = r.citation(reserved, rp, sources);
+
+    for (const auto& other : out) {
+      if (other.id == g.id) r.fail(p + ".id", fmt::format("duplicate id \"{}\"", g.id));
+    }
     out.push_back(std::move(g));
   }
   return out;
 }
 
+// ---- models.json ----
+
 std::vector<ModelSpec> load_models(const std::filesystem::path& file) {
-  const json root = read_json(file);
   const Reader r(file);
+  const json root = r.parse();
   const json& list = r.at(root, "", "models");
-  if (!list.is_array()) r.fail("models", "expected an array");
+  if (!list.is_array() || list.empty()) r.fail("models", "expected a non-empty array");
   std::vector<ModelSpec> out;
   for (std::size_t i = 0; i < list.size(); ++i) {
     const json& j = list[i];
@@ -163,67 +319,124 @@ std::vector<ModelSpec> load_models(const std::filesystem::path& file) {
     ModelSpec m;
     m.id = r.str(j, p, "id");
     m.name = r.str(j, p, "name");
-    m.layers = static_cast<int>(r.num(j, p, "layers"));
-    m.hidden = static_cast<int>(r.num(j, p, "hidden"));
-    m.heads = static_cast<int>(r.num(j, p, "heads"));
-    m.kv_heads = static_cast<int>(r.num(j, p, "kv_heads"));
-    m.head_dim = static_cast<int>(r.num(j, p, "head_dim"));
-    m.ffn = static_cast<int>(r.num(j, p, "ffn"));
-    m.vocab = static_cast<int>(r.num(j, p, "vocab"));
-    m.params_b = r.num(j, p, "params_b");
-    if (j.contains("active_params_b")) m.active_params_b = r.num(j, p, "active_params_b");
     m.source = r.str(j, p, "source");
+    m.layers = r.integer(j, p, "layers");
+    m.hidden = r.integer(j, p, "hidden");
+    m.heads = r.integer(j, p, "heads");
+    m.kv_heads = r.integer(j, p, "kv_heads");
+    m.head_dim = r.integer(j, p, "head_dim");
+    m.ffn = r.integer(j, p, "ffn");
+    m.vocab = r.integer(j, p, "vocab");
+    m.tie_word_embeddings = r.boolean_or(j, p, "tie_word_embeddings", false);
+    // Model numbers cite a URL or a derivation directly, not a key of a sources table.
+    auto sourced_text = [&](const char* key) -> std::optional<double> {
+      if (!j.contains(key)) return std::nullopt;
+      const json& o = j.at(key);
+      const std::string kp = Reader::join(p, key);
+      if (!o.is_object()) r.fail(kp, "expected {\"value\": ..., \"source\": ...}");
+      if (r.str(o, kp, "source").empty()) r.fail(kp + ".source", "must not be empty");
+      return r.num(o, kp, "value");
+    };
+    if (!j.contains("params_b")) r.fail(p + ".params_b", "missing");
+    m.params_b = *sourced_text("params_b");
+    m.active_params_b = sourced_text("active_params_b");
+    if (j.contains("experts")) m.experts = r.integer(j, p, "experts");
+    if (j.contains("experts_per_token")) m.experts_per_token = r.integer(j, p, "experts_per_token");
+    if (j.contains("sliding_window")) m.sliding_window = r.integer(j, p, "sliding_window");
+    m.qkv_bias = r.boolean_or(j, p, "qkv_bias", false);
+    m.notes = r.str_or(j, p, "notes", "");
+    if (m.heads % m.kv_heads != 0) r.fail(p + ".kv_heads", "must divide heads (each KV head serves a whole group)");
     out.push_back(std::move(m));
   }
   return out;
 }
 
-std::vector<Threshold> load_thresholds(const std::filesystem::path& file, double* implausible) {
-  const json root = read_json(file);
+// ---- thresholds.json ----
+
+ThresholdTable load_thresholds(const std::filesystem::path& file) {
   const Reader r(file);
-  if (implausible != nullptr) *implausible = r.num(r.at(root, "", "implausible_above"), "implausible_above", "value");
-  std::vector<Threshold> out;
-  for (const auto& [lab, quantities] : r.at(root, "", "labs").items()) {
+  const json root = r.parse();
+  ThresholdTable table;
+  table.implausible_above = r.num(r.at(root, "", "implausible_above"), "implausible_above", "value");
+  if (!(table.implausible_above >= 1.0)) r.fail("implausible_above.value", "expected a factor of at least 1");
+  const json& labs = r.at(root, "", "labs");
+  if (!labs.is_object()) r.fail("labs", "expected an object of lab -> quantities");
+  for (const auto& [lab, quantities] : labs.items()) {
+    if (!quantities.is_object()) r.fail("labs." + lab, "expected an object of quantity -> rule");
     for (const auto& [quantity, j] : quantities.items()) {
       const std::string p = "labs." + lab + "." + quantity;
       Threshold t;
       t.lab = lab;
       t.quantity = quantity;
       t.kind = r.str(j, p, "kind");
-      t.provenance = r.str(j, p, "provenance");
-      if (t.kind == "ceiling_fraction") {
-        t.ceiling = r.str(j, p, "ceiling");
+      t.description = r.str_or(j, p, "description", "");
+      if (t.sliding()) {
+        if (t.kind == "ceiling_fraction") {
+          t.ceiling = r.str(j, p, "ceiling");
+          const auto& names = known_ceilings();
+          if (std::find(names.begin(), names.end(), t.ceiling) == names.end()) {
+            r.fail(p + ".ceiling",
+                   fmt::format("\"{}\" is not a measured ceiling (known: {})", t.ceiling, fmt::join(names, ", ")));
+          }
+        } else {
+          t.reference = r.str(j, p, "reference");
+        }
         t.full_at = r.num(j, p, "full_at");
         t.zero_at = r.num(j, p, "zero_at");
-        if (!(t.zero_at < t.full_at)) r.fail(p, "zero_at must be below full_at");
+        if (!(t.zero_at >= 0 && t.zero_at < t.full_at && t.full_at <= 1.0)) {
+          r.fail(p, fmt::format("expected 0 <= zero_at < full_at <= 1, got zero_at {} and full_at {}", t.zero_at,
+                                t.full_at));
+        }
       } else if (t.kind == "ratio_max" || t.kind == "ratio_min") {
         t.value = r.num(j, p, "value");
+        if (!(t.value > 0)) r.fail(p + ".value", "expected a positive ratio");
       } else {
-        r.fail(p + ".kind", "expected ceiling_fraction, ratio_max or ratio_min");
+        r.fail(
+            p + ".kind",
+            fmt::format("expected ceiling_fraction, prediction_fraction, ratio_max or ratio_min, got \"{}\"", t.kind));
       }
-      out.push_back(std::move(t));
+      const json& pj = r.at(j, p, "provenance");
+      const std::string pp = p + ".provenance";
+      t.provenance.kind = r.str(pj, pp, "kind");
+      if (t.provenance.kind == "analytic estimate") {
+        t.provenance.reasoning = r.str(pj, pp, "reasoning");
+        t.provenance.source = r.str(pj, pp, "source");
+      } else if (t.provenance.kind == "measured") {
+        t.provenance.gpu = r.str(pj, pp, "gpu");
+        t.provenance.date = r.str(pj, pp, "date");
+        t.provenance.figure = r.num(pj, pp, "figure");
+        t.provenance.reasoning = r.str_or(pj, pp, "reasoning", "");
+        t.provenance.source = r.str_or(pj, pp, "source", "");
+      } else {
+        r.fail(pp + ".kind",
+               fmt::format("expected \"analytic estimate\" or \"measured\", got \"{}\"", t.provenance.kind));
+      }
+      table.entries.push_back(std::move(t));
     }
   }
-  return out;
+  return table;
 }
 
 double Threshold::ratio_max() const {
-  if (kind != "ratio_max") throw DataError(fmt::format("threshold {}/{} is a {} rule, not ratio_max", lab, quantity, kind));
+  if (kind != "ratio_max")
+    throw DataError(fmt::format("threshold {}/{} is a {} rule, not ratio_max", lab, quantity, kind));
   return value;
 }
 
+double Threshold::ratio_min() const {
+  if (kind != "ratio_min")
+    throw DataError(fmt::format("threshold {}/{} is a {} rule, not ratio_min", lab, quantity, kind));
+  return value;
+}
+
+// ---- cached lookups ----
+
 const std::vector<GpuSpec>& gpus() { return data().gpus; }
 const std::vector<ModelSpec>& models() { return data().models; }
-double implausible_above() { return data().implausible; }
+double implausible_above() { return data().thresholds.implausible_above; }
 
-const GpuSpec& gpu(std::string_view id) {
-  std::string known;
-  for (const auto& g : gpus()) {
-    if (g.id == id) return g;
-    known += " " + g.id;
-  }
-  throw std::invalid_argument(fmt::format("no GPU '{}' in data/gpus.json; known:{}", id, known));
-}
+const GpuSpec& gpu(std::string_view id) { return by_id(gpus(), id, "GPU"); }
+const ModelSpec& model(std::string_view id) { return by_id(models(), id, "model"); }
 
 const GpuSpec* find_gpu_by_cuda_name(std::string_view cuda_name) {
   for (const auto& g : gpus()) {
@@ -231,62 +444,75 @@ const GpuSpec* find_gpu_by_cuda_name(std::string_view cuda_name) {
       if (n == cuda_name) return &g;
     }
   }
-  // Tolerant match: every word of one of our CUDA names appears in the reported name (case-insensitive),
-  // e.g. "NVIDIA H100 80GB HBM3 (MIG 1g.10gb)"; the longest such name wins.
-  const std::string reported = lower(cuda_name);
+  // Tolerant match for names the list lacks: a MIG suffix, an older driver's spelling, other case.
+  const auto words = tokens_of(cuda_name);
+  auto has = [&](const std::string& t) { return std::find(words.begin(), words.end(), t) != words.end(); };
   const GpuSpec* best = nullptr;
-  std::size_t best_len = 0;
+  std::size_t best_tokens = 0;
+  bool tie = false;
   for (const auto& g : gpus()) {
-    for (const auto& n : g.cuda_names) {
-      const std::string name = lower(n);
-      bool all = true;
-      std::size_t start = 0;
-      while (start < name.size()) {
-        const std::size_t end = std::min(name.find(' ', start), name.size());
-        if (reported.find(name.substr(start, end - start)) == std::string::npos) all = false;
-        start = end + 1;
-      }
-      if (all && name.size() > best_len) {
-        best = &g;
-        best_len = name.size();
-      }
+    if (!std::all_of(g.match_tokens.begin(), g.match_tokens.end(), has)) continue;
+    if (std::any_of(g.exclude_tokens.begin(), g.exclude_tokens.end(), has)) continue;
+    if (g.match_tokens.size() > best_tokens) {
+      best = &g;
+      best_tokens = g.match_tokens.size();
+      tie = false;
+    } else if (g.match_tokens.size() == best_tokens) {
+      tie = true;
     }
   }
-  return best;
-}
-
-const ModelSpec& model(std::string_view id) {
-  std::string known;
-  for (const auto& m : models()) {
-    if (m.id == id) return m;
-    known += " " + m.id;
-  }
-  throw std::invalid_argument(fmt::format("no model '{}' in data/models.json; known:{}", id, known));
+  return tie ? nullptr : best;  // two equally good candidates: better "unknown GPU" than the wrong one
 }
 
 const Threshold& threshold(std::string_view lab, std::string_view quantity) {
-  for (const auto& t : data().thresholds) {
+  std::string known;
+  for (const auto& t : data().thresholds.entries) {
     if (t.lab == lab && t.quantity == quantity) return t;
+    if (t.lab == lab) known += (known.empty() ? "" : ", ") + t.quantity;
   }
-  throw DataError(fmt::format("data/thresholds.json has no threshold for lab {} quantity {}", lab, quantity));
+  throw DataError(fmt::format("{}: no threshold for lab {} quantity {} (lab {} has: {})",
+                              (data_dir() / "thresholds.json").string(), lab, quantity, lab,
+                              known.empty() ? "none" : known));
 }
 
 std::optional<double> peak_flops(const GpuSpec& g, DType type) {
   std::optional<double> tflops;
   switch (type) {
-    case DType::fp64: tflops = g.fp64_tflops; break;
-    case DType::fp32: tflops = g.fp32_tflops; break;
-    case DType::tf32: tflops = g.tf32_tflops; break;
-    case DType::fp16: tflops = g.fp16_tflops; break;
-    case DType::bf16: tflops = g.bf16_tflops; break;
-    case DType::fp8: tflops = g.fp8_tflops; break;
-    case DType::int8: tflops = g.int8_tops; break;
+    case DType::fp64:
+      tflops = g.fp64_tflops;
+      break;
+    case DType::fp32:
+      tflops = g.fp32_tflops;
+      break;
+    case DType::tf32:
+      tflops = g.tf32_tflops;
+      break;
+    case DType::fp16:
+      tflops = g.fp16_tflops;
+      break;
+    case DType::bf16:
+      tflops = g.bf16_tflops;
+      break;
+    case DType::fp8:
+      tflops = g.fp8_tflops;
+      break;
+    case DType::int8:
+      tflops = g.int8_tops;
+      break;
+    case DType::fp16_nontensor:
+      tflops = g.fp16_nontensor_tflops;
+      break;
   }
   if (!tflops) return std::nullopt;
   return *tflops * 1e12;
 }
 
 double sliding_score(const Threshold& t, double fraction) {
+  if (!t.sliding()) {
+    throw std::invalid_argument(fmt::format("threshold {}/{} is a {} rule: it passes or fails, it has no sliding score",
+                                            t.lab, t.quantity, t.kind));
+  }
+  if (std::isnan(fraction)) return 0.0;  // a broken measurement never earns points
   if (fraction >= t.full_at) return 1.0;
   if (fraction <= t.zero_at) return 0.0;
   return (fraction - t.zero_at) / (t.full_at - t.zero_at);

@@ -52,7 +52,9 @@ ROOFLAB_TEST(Lab02Analytic, RidgePointEveryGpuEveryType, analytic, 5) {
       const auto peak = rooflab::peak_flops(g, t);
       const auto got = lab02::ridge_point(g, t);
       ASSERT_EQ(got.has_value(), peak.has_value()) << g.name << " type " << static_cast<int>(t);
-      if (peak) EXPECT_TRUE(near(*got, *peak / bandwidth(g))) << g.name << " type " << static_cast<int>(t);
+      if (peak) {
+        EXPECT_TRUE(near(*got, *peak / bandwidth(g))) << g.name << " type " << static_cast<int>(t);
+      }
     }
   }
   // REFERENCE exercise 1 and 5: A100 FP16 156 FLOP/byte at 2 TB/s; H100 SXM FP16 about 295.
@@ -118,7 +120,9 @@ ROOFLAB_TEST(Lab02Analytic, LinearLayerIntensityAndRidgeBatch, analytic, 6) {
       }
       ASSERT_GE(got, 1) << g.name;
       EXPECT_GE(intensity(got), ridge) << g.name << " type " << static_cast<int>(t);
-      if (got > 1) EXPECT_LT(intensity(got - 1), ridge) << g.name << " type " << static_cast<int>(t);
+      if (got > 1) {
+        EXPECT_LT(intensity(got - 1), ridge) << g.name << " type " << static_cast<int>(t);
+      }
     }
   }
 }
