@@ -110,8 +110,8 @@ int Facts::count(std::string_view opcode_prefix) const {
   int n = 0;
   for (std::size_t pos = body.find(opcode_prefix); pos != std::string::npos;
        pos = body.find(opcode_prefix, pos + 1)) {
-    // Count instructions only: the prefix must start a token.
-    if (pos == 0 || body[pos - 1] == ' ' || body[pos - 1] == '\t') ++n;
+    // Count instructions only: the prefix must start a token (inline-asm blocks put a '{' before it).
+    if (pos == 0 || body[pos - 1] == ' ' || body[pos - 1] == '\t' || body[pos - 1] == '{') ++n;
   }
   return n;
 }
