@@ -42,6 +42,7 @@ struct GuardRecord {
   std::atomic<std::uintptr_t> guard{0};
   std::uintptr_t start = 0;
   std::size_t size = 0;
+  const char* what = "cudaMalloc allocation";
 };
 constexpr int kGuardRecords = 4096;
 GuardRecord g_guards[kGuardRecords];
@@ -86,9 +87,9 @@ void on_fault(int sig, siginfo_t* info, void*) {
     if (in_kernel) {
       std::snprintf(msg, sizeof msg,
                     "\nrooflab emu: out-of-bounds access in kernel %s, block (%u,%u,%u), thread (%u,%u,%u): address "
-                    "%zu bytes past the end of a %zu-byte cudaMalloc allocation (element %zu for 4-byte elements).\n",
+                    "%zu bytes past the end of a %zu-byte %s (element %zu for 4-byte elements).\n",
                     kernel != nullptr ? kernel : "?", block.x, block.y, block.z, thread.x, thread.y, thread.z, past,
-                    g.size, g.size / 4 + past / 4);
+                    g.size, g.what, g.size / 4 + past / 4);
     } else {
       std::snprintf(msg, sizeof msg,
                     "\nrooflab emu: out-of-bounds access outside a kernel: %zu bytes past the end of a %zu-byte "
@@ -149,7 +150,67 @@ int pretend_sms() {
 
 std::map<const void*, std::size_t> g_smem_optin;  // cudaFuncSetAttribute(MaxDynamicSharedMemorySize)
 
+// Records a guard page for the fault handler (a fixed table it can read without locks).
+void register_guard(const void* guard, const void* start, std::size_t size, const char* what) {
+  for (auto& g : g_guards) {
+    std::uintptr_t expected = 0;
+    if (g.guard.load() != 0) continue;
+    g.start = reinterpret_cast<std::uintptr_t>(start);
+    g.size = size;
+    g.what = what;
+    if (g.guard.compare_exchange_strong(expected, reinterpret_cast<std::uintptr_t>(guard))) return;
+  }
+}
+
+// One guarded buffer per worker thread for a block's dynamic shared memory, reused by its blocks.
+struct SharedArena {
+  unsigned char* mapping = nullptr;
+  std::size_t mapping_bytes = 0;
+  unsigned char* guard = nullptr;
+  GuardRecord* record = nullptr;
+  ~SharedArena() {
+    if (mapping == nullptr) return;
+    if (record != nullptr) record->guard.store(0);
+    munmap(mapping, mapping_bytes);
+  }
+};
+thread_local SharedArena tl_shared;
+
 }  // namespace
+
+// The block's dynamic shared memory, exactly `bytes` long (rounded up to 16) and ending against a guard
+// page, so an overrun faults and is reported like a cudaMalloc overrun. Filled with poison.
+void* guarded_shared_buffer(std::size_t bytes) {
+  if (bytes == 0) return nullptr;
+  install_fault_handler();
+  const std::size_t page = page_size();
+  const std::size_t rounded = (bytes + kAlign - 1) / kAlign * kAlign;
+  SharedArena& a = tl_shared;
+  if (a.mapping == nullptr || static_cast<std::size_t>(a.guard - a.mapping) < rounded) {
+    if (a.mapping != nullptr) {
+      if (a.record != nullptr) a.record->guard.store(0);
+      munmap(a.mapping, a.mapping_bytes);
+    }
+    const std::size_t data_pages = (rounded + page - 1) / page * page;
+    a.mapping_bytes = data_pages + page;
+    a.mapping = static_cast<unsigned char*>(
+        mmap(nullptr, a.mapping_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+    if (a.mapping == MAP_FAILED) throw KernelError("out of memory for dynamic shared memory");
+    a.guard = a.mapping + data_pages;
+    mprotect(a.guard, page, PROT_NONE);
+    register_guard(a.guard, a.guard - rounded, bytes, "block's dynamic shared memory");
+    for (auto& g : g_guards) {
+      if (g.guard.load() == reinterpret_cast<std::uintptr_t>(a.guard)) a.record = &g;
+    }
+  }
+  unsigned char* start = a.guard - rounded;
+  if (a.record != nullptr) {
+    a.record->start = reinterpret_cast<std::uintptr_t>(start);
+    a.record->size = bytes;
+  }
+  std::memset(start, kPoison, rounded);
+  return start;
+}
 
 bool is_device_pointer(const void* p) {
   std::lock_guard lock(g_mutex);

@@ -45,6 +45,8 @@ namespace rooflab::emu {
 
 namespace ctx = boost::context;
 
+void* guarded_shared_buffer(std::size_t bytes);  // runtime_api.cpp: a block's dynamic shared memory
+
 namespace {
 
 // ---- race mode (ThreadSanitizer) ----
@@ -220,7 +222,7 @@ struct BlockRun {
   uint3 idx{};
   std::vector<CudaThread> threads;
   int alive = 0;
-  std::vector<unsigned char> dynamic_smem;
+  void* dynamic_smem = nullptr;            // guarded, poisoned (runtime_api.cpp)
   char barrier_sync[2] = {};               // race mode: one object per barrier parity
   std::vector<std::array<char, 2>> warp_sync;  // race mode: per warp, per collective parity
   void* scheduler_fiber = nullptr;         // race mode: the worker's own TSan context
@@ -471,9 +473,8 @@ void run_block(Launch& launch, unsigned long long linear_block) {
   b.scheduler_fiber = __tsan_get_current_fiber();
 #endif
   IgnoreScope ignore;  // the scheduler's bookkeeping is not the kernel's memory traffic
-  // Exactly the requested bytes (plus 16 for alignment): an overrun lands in the allocator's red zone
-  // under AddressSanitizer.
-  b.dynamic_smem.assign(launch.dynamic_smem, 0xCD);
+  // Exactly the requested bytes (rounded up to 16), ending against a guard page: an overrun is reported.
+  b.dynamic_smem = guarded_shared_buffer(launch.dynamic_smem);
   blockIdx = b.idx;
   blockDim = launch.block;
   gridDim = launch.grid;
@@ -578,7 +579,7 @@ void set_workers(int workers) { config().workers = std::max(1, workers); }
 
 void* dynamic_shared_memory() {
   if (tl_block == nullptr) throw KernelError("dynamic shared memory asked for outside a kernel");
-  return tl_block->dynamic_smem.empty() ? nullptr : tl_block->dynamic_smem.data();
+  return tl_block->dynamic_smem;
 }
 
 std::string kernel_name(const void* kernel) {

@@ -124,6 +124,15 @@ __global__ void dynamic_reverse_kernel(const float* in, float* out) {
   out[base + t] = s[blockDim.x - 1 - t];
 }
 
+// One element past the end of the block's dynamic shared memory.
+__global__ void dynamic_overrun_kernel(float* out) {
+  ROOFLAB_DYNAMIC_SHARED(float, s);
+  s[threadIdx.x] = 1.0f;
+  __syncthreads();
+  if (threadIdx.x == 0) s[blockDim.x] = 2.0f;  // (bug: the buffer holds blockDim.x floats)
+  out[threadIdx.x] = s[threadIdx.x];
+}
+
 // Writes each thread's linear id in a 3D grid of 3D blocks.
 __global__ void index3d_kernel(unsigned* out) {
   const unsigned block = (blockIdx.z * gridDim.y + blockIdx.y) * gridDim.x + blockIdx.x;
@@ -199,6 +208,9 @@ void atomics(int* count, float* sum, double* max_value, int blocks) {
 void dynamic_reverse(const float* in, float* out, int blocks, unsigned block) {
   rooflab::launch(dynamic_reverse_kernel, dim3(static_cast<unsigned>(blocks)), dim3(block), block * sizeof(float),
                   nullptr, in, out);
+}
+void dynamic_overrun(float* out) {
+  rooflab::launch(dynamic_overrun_kernel, dim3(1), dim3(64), 64 * sizeof(float), nullptr, out);
 }
 void index3d(unsigned* out, dim3 grid, dim3 block) { rooflab::launch(index3d_kernel, grid, block, 0, nullptr, out); }
 void ballot_count(const int* flags, int* out) {

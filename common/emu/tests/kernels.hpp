@@ -18,6 +18,7 @@ void tiled_sgemm(const float* a, const float* b, float* c, int m, int n, int k);
 void atomics(int* count, float* sum, double* max_value, int blocks);
 void dynamic_reverse(const float* in, float* out, int blocks, unsigned block);
 void index3d(unsigned* out, dim3 grid, dim3 block);
+void dynamic_overrun(float* out);
 void ballot_count(const int* flags, int* out);
 // 2 x (A x B): A is m x k, B is k x n, half, row-major; multiples of 16.
 void wmma_gemm(const __half* a, const __half* b, float* c, int m, int n, int k);

@@ -130,6 +130,17 @@ TEST(EmuBugsDeathTest, OffByOneWriteHitsTheGuardPage) {
       "4096-byte cudaMalloc allocation");
 }
 
+TEST(EmuBugsDeathTest, DynamicSharedMemoryOverrunHitsTheGuardPage) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_DEATH(
+      {
+        DeviceBuffer<float> out(64);
+        emutest::dynamic_overrun(out.data());
+      },
+      "out-of-bounds access in kernel emutest::dynamic_overrun_kernel.*thread \\(0,0,0\\).*0 bytes past the end of a "
+      "256-byte block's dynamic shared memory");
+}
+
 TEST(EmuBugs, UninitializedMemoryIsPoisonNotZero) {
   DeviceBuffer<float> never_written(8), out(8);
   emutest::copy(never_written.data(), out.data(), 8);
