@@ -77,7 +77,7 @@ std::vector<TestResult> run_variant(const Lab& lab, const Variant& v, const RunO
   std::vector<TestResult> results;
   for (const auto& b : v.binaries) {
     std::string missing;
-    if (!fs::exists(b.path)) missing = fmt::format("{} was not built", b.path.string());
+    if (b.unavailable.empty() && !fs::exists(b.path)) missing = fmt::format("{} was not built", b.path.string());
     auto r = run_binary(lab, b, options, missing);
     results.insert(results.end(), r.begin(), r.end());
   }
@@ -155,10 +155,13 @@ int cmd_grade(const GradeArgs& a) {
     lr.lab = &lab;
     lr.student_dir = v.student_dir.string();
     for (const auto& b : v.binaries) {
-      fmt::print("rooflab: lab {}: building {} ...\n", lab.id, b.target);
-      std::fflush(stdout);
-      const ProcessResult built = build_target(tree.build_dir, b.target, a.verbose);
-      const std::string error = built.ok() ? "" : "the student files do not compile:\n" + compile_errors(built.output);
+      std::string error;
+      if (b.unavailable.empty()) {
+        fmt::print("rooflab: lab {}: building {} ...\n", lab.id, b.target);
+        std::fflush(stdout);
+        const ProcessResult built = build_target(tree.build_dir, b.target, a.verbose);
+        if (!built.ok()) error = "the student files do not compile:\n" + compile_errors(built.output);
+      }
       fmt::print("rooflab: lab {}: running {} tests ...\n", lab.id, b.kind);
       std::fflush(stdout);
       auto results = run_binary(lab, b, options, error);
@@ -202,7 +205,7 @@ int cmd_inspect(const InspectArgs& a) {
   const Lab& lab = m.lab(wanted.id);
   const Binary* stat = nullptr;
   for (const auto& b : lab.variant("main").binaries) {
-    if (b.kind == "static") stat = &b;
+    if (b.kind == "static" && b.unavailable.empty()) stat = &b;
   }
   if (stat == nullptr) {
     std::cerr << "rooflab inspect: lab " << lab.id << " has no static binary (this build has no CUDA compiler)\n";
@@ -237,7 +240,7 @@ int cmd_selftest(const SelftestArgs& a) {
   };
   if (v.expect == "full") {
     for (const auto& r : results) {
-      if (graded_here(r) && !(r.status == Status::passed && r.score >= r.max_score)) {
+      if (graded_here(r) && r.status != Status::unavailable && !(r.status == Status::passed && r.score >= r.max_score)) {
         problems.push_back(fmt::format("{} should earn full marks: {} {:.1f}/{:.1f}\n{}", r.id, to_string(r.status),
                                        r.score, r.max_score, r.output));
       }
@@ -283,7 +286,7 @@ int cmd_check_manifest(const fs::path& build_dir) {
   for (const auto& lab : m.labs) {
     for (const auto& v : lab.variants) {
       for (const auto& b : v.binaries) {
-        if (!fs::exists(b.path)) continue;
+        if (!b.unavailable.empty() || !fs::exists(b.path)) continue;
         const ProcessResult p = run_process({b.path.string(), "--rooflab-manifest"}, {.timeout_s = 60});
         std::set<std::string> registered, scanned;
         try {

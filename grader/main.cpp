@@ -14,7 +14,8 @@ int main(int argc, char** argv) {
   CLI::App app{"rooflab: GPU performance labs, graded against the roofline measured on your GPU"};
   app.require_subcommand(1);
   app.footer("\nThe launcher's `./rooflab test` builds the reference solutions and runs the whole test suite.\n"
-             "Exit codes: 0 ran (whatever the score), 2 usage error, 3 the harness failed to build, 4 needs a GPU.");
+             "Exit codes: 0 ran (whatever the score), 1 a selftest or inspect that failed, 2 usage error, 3 the harness\n"
+             "failed to build, 4 needs a GPU or the CUDA toolkit.");
 
   GradeArgs grade;
   auto* g = app.add_subcommand("grade", "Build and grade labs with the student files in labs/ (or --solutions, "
@@ -26,7 +27,8 @@ int main(int argc, char** argv) {
       ->excludes(sol);
   g->add_option("--json", grade.json, "Write Gradescope results.json here");
   g->add_option("--report-dir", grade.report_dir, "Where the Markdown report and plots go (default ./rooflab-report)");
-  g->add_option("--seed", grade.seed, "Seed of the random test data (instructors: a secret one)");
+  g->add_option("--seed", grade.seed, "Seed of the random test data (instructors: a secret one)")
+      ->check(CLI::NonNegativeNumber);
   g->add_option("--timeout", grade.timeout_s, "Seconds one test may run before it counts as hung")->capture_default_str();
   g->add_flag("-v,--verbose", grade.verbose, "Show builds and test output as they run");
   g->add_flag("--no-color", grade.no_color, "Plain text");

@@ -92,6 +92,7 @@ Manifest load_manifest(const std::filesystem::path& build_dir) {
           b.path = jb.at("path").get<std::string>();
           for (const auto& s : jb.at("sources")) b.sources.emplace_back(s.get<std::string>());
           b.correctness_as = jb.at("correctness_as").get<std::string>();
+          b.unavailable = jb.value("unavailable", "");
           v.binaries.push_back(std::move(b));
         }
         lab.variants.push_back(std::move(v));

@@ -23,6 +23,7 @@ struct Binary {
   std::filesystem::path path;
   std::vector<std::filesystem::path> sources;
   std::string correctness_as;  // how "correctness" tests are graded in this binary: emu | gpu | ""
+  std::string unavailable;     // non-empty: this machine cannot build it (why)
   // The declared tests of this binary, with "correctness" resolved to correctness_as.
   std::vector<DeclaredTest> tests() const;
 };

@@ -39,7 +39,8 @@ std::vector<KindTotals> totals_by_kind(const std::vector<TestResult>& tests) {
       if (r.kind != kind) continue;
       ++t.tests;
       if (r.status == Status::passed && r.score >= r.max_score) ++t.passed;
-      if (r.status == Status::needs_gpu) ++t.needs_gpu;
+      if (r.status == Status::needs_gpu || r.status == Status::unavailable) ++t.needs_gpu;
+      if (r.status == Status::unavailable) ++t.unavailable;
       t.score += r.score;
       t.max_score += r.max_score;
     }
@@ -61,7 +62,8 @@ std::string terminal_table(const LabResults& lr, bool color) {
     std::string points = fmt::format("{:.1f} / {:.1f}", t.score, t.max_score);
     std::string status;
     if (t.needs_gpu == t.tests) {
-      status = paint(t.max_score > 0 ? "needs a GPU" : "needs a GPU (not counted)", "33");
+      const std::string what = t.unavailable == t.tests ? "needs the CUDA toolkit" : "needs a GPU";
+      status = paint(t.max_score > 0 ? what : what + " (not counted)", "33");
     } else if (t.max_score == 0) {
       status = t.kind == "static" || t.kind == "race" ? "hints, no points" : "not counted (graded on the other backend)";
     } else if (t.score >= t.max_score) {
@@ -80,7 +82,7 @@ std::string terminal_table(const LabResults& lr, bool color) {
   std::string previous;
   for (const auto& r : lr.tests) {
     if (r.status == Status::passed && r.score >= r.max_score) continue;
-    if (r.status == Status::not_counted || r.status == Status::needs_gpu) continue;
+    if (r.status == Status::not_counted || r.status == Status::needs_gpu || r.status == Status::unavailable) continue;
     if (r.max_score == 0 && r.kind != "static" && r.kind != "race") continue;  // the other backend's result
     if (!header) {
       out += "  what to fix:\n";

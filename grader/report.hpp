@@ -22,7 +22,8 @@ struct KindTotals {
   std::string kind;
   int tests = 0;
   int passed = 0;
-  int needs_gpu = 0;
+  int needs_gpu = 0;    // skipped for want of a GPU, or of the CUDA toolkit (then `unavailable` too)
+  int unavailable = 0;
   double score = 0;
   double max_score = 0;
 };

@@ -22,6 +22,7 @@ std::string_view to_string(Status s) {
     case Status::build_failed: return "build failed";
     case Status::crashed: return "crashed";
     case Status::timed_out: return "timed out";
+    case Status::unavailable: return "needs the CUDA toolkit";
   }
   return "?";
 }
@@ -30,6 +31,7 @@ namespace {
 
 std::string backend_of(const std::string& binary_kind) {
   if (binary_kind == "emu") return "CPU backend";
+  if (binary_kind == "race") return "CPU backend (race mode)";
   if (binary_kind == "gpu") return "GPU";
   if (binary_kind == "static") return "compiler output";
   return "host";
@@ -159,6 +161,18 @@ std::vector<TestResult> run_binary(const Lab& lab, const Binary& binary, const R
                                    const std::string& build_error) {
   std::vector<TestResult> out;
   for (const auto& test : binary.tests()) {
+    if (!binary.unavailable.empty()) {
+      TestResult r;
+      r.lab = lab.id;
+      r.id = test.id();
+      r.kind = test.kind;
+      r.backend = backend_of(binary.kind);
+      r.max_score = test.points;
+      r.status = Status::unavailable;
+      r.output = "not graded on this machine: " + binary.unavailable;
+      out.push_back(std::move(r));
+      continue;
+    }
     if (!build_error.empty()) {
       TestResult r;
       r.lab = lab.id;
@@ -205,14 +219,19 @@ void settle_correctness(std::vector<TestResult>& results) {
   // says nothing about whether there is a GPU; then the CPU backend's results count).
   bool gpu_ran = false;
   for (const auto& r : results) {
-    if (r.kind == "gpu" && r.status != Status::needs_gpu && r.status != Status::build_failed) gpu_ran = true;
+    if (r.kind == "gpu" && r.status != Status::needs_gpu && r.status != Status::build_failed &&
+        r.status != Status::unavailable) {
+      gpu_ran = true;
+    }
   }
   for (auto& r : results) {
     const bool other = gpu_ran ? r.kind == "emu" : r.kind == "gpu";
     if (!other) continue;
     r.max_score = 0;
     r.score = 0;
-    if (r.status == Status::needs_gpu || r.status == Status::passed) r.status = Status::not_counted;
+    if (r.status == Status::needs_gpu || r.status == Status::passed || r.status == Status::unavailable) {
+      r.status = Status::not_counted;
+    }
     r.output = (gpu_ran ? "correctness is graded on the GPU; this CPU-backend result is shown for reference.\n"
                         : "correctness is graded on the CPU backend here (no GPU).\n") + r.output;
   }

@@ -20,6 +20,7 @@ enum class Status {
   build_failed,  // the binary did not compile: every test in it is lost
   crashed,       // the test process died (signal)
   timed_out,     // the test process hung
+  unavailable,   // this machine cannot build the binary (no CUDA toolkit): points owed, not graded
 };
 std::string_view to_string(Status s);
 

@@ -195,3 +195,26 @@ TEST(Labs, SolutionsDifferFromStubsOnlyInsideFences) {
     }
   }
 }
+
+// Without the CUDA toolkit a binary cannot be built: its tests are still listed, owed, with the reason.
+TEST(Runner, UnavailableBinariesKeepTheirPointsOwed) {
+  const fs::path src = fs::temp_directory_path() / ("rooflab-unavailable-" + std::to_string(getpid()) + ".cpp");
+  std::ofstream(src) << "ROOFLAB_TEST(Lab09Kernels, Copy, correctness, 4) {}\nROOFLAB_TEST(Lab09Perf, Copy, perf, 6) {}\n";
+  Lab lab;
+  lab.id = "09";
+  Binary b;
+  b.kind = "gpu";
+  b.sources = {src};
+  b.correctness_as = "gpu";
+  b.unavailable = "no CUDA toolkit";
+  auto results = run_binary(lab, b, RunOptions{});
+  ASSERT_EQ(results.size(), 2u);
+  for (const auto& r : results) {
+    EXPECT_EQ(r.status, Status::unavailable);
+    EXPECT_NE(r.output.find("no CUDA toolkit"), std::string::npos);
+  }
+  settle_correctness(results);
+  EXPECT_DOUBLE_EQ(results[0].max_score, 0);  // correctness: counted on the CPU backend's side instead
+  EXPECT_DOUBLE_EQ(results[1].max_score, 6);  // performance: owed
+  fs::remove(src);
+}

@@ -8,7 +8,8 @@
 //   FP16/BF16 peak   cuBLAS GemmEx on tensor cores, FP32 accumulate, 8192^3
 //
 // The cache key is the GPU's UUID, the driver version and the maximum SM clock (a changed clock setting
-// means new ceilings). ROOFLAB_CACHE_DIR overrides where the cache lives (default ~/.cache/rooflab).
+// means new ceilings). The cache lives in ROOFLAB_CACHE_DIR if set, else $XDG_CACHE_HOME/rooflab, else
+// ~/.cache/rooflab, else <temp>/rooflab.
 #pragma once
 
 #include <rooflab/device_info.hpp>

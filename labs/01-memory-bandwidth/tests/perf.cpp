@@ -75,17 +75,19 @@ void grade_variant(std::string_view id) {
       {.bytes_read = (arrays_moved(v.op) - 1) * array_bytes, .bytes_written = array_bytes});
   ASSERT_NO_FATAL_FAILURE(expect_output(v, arr));
   rooflab::grading::note(std::string(v.id) + ": " + m.summary());
-  rooflab::grading::award_against_ceiling("01", id, m.gbps(), rooflab::ceilings().copy_gbps, "GB/s");
+  // Best sample against the ceiling's best sample (calibration reports the best, as BabelStream does).
+  rooflab::grading::award_against_ceiling("01", id, m.best_gbps(), rooflab::ceilings().copy_gbps, "GB/s");
 }
 
 double strided_gbps(std::size_t stride) {
-  // The input spans n_out * stride floats: make that at least 4x the L2 at every stride.
-  const std::size_t n_out = perf_elements() / 32;
+  // The same n_out at every stride, large enough that even at stride 1 the arrays outgrow the L2 and the
+  // launch overhead is negligible; at stride 32 the input spans 4x perf_elements() floats.
+  const std::size_t n_out = perf_elements() / 8;
   rooflab::DeviceBuffer<float> in(n_out * stride), out(n_out);
   ROOFLAB_CUDA_CHECK(cudaMemset(in.data(), 0, in.bytes()));
   const auto m = rooflab::benchmark([&](cudaStream_t s) { lab01::strided_read(in.data(), out.data(), n_out, stride, s); },
                                     {.bytes_read = 4.0 * n_out, .bytes_written = 4.0 * n_out});
-  return m.gbps();  // useful bytes per second: what the program gets out of the memory system
+  return m.best_gbps();  // useful bytes per second: what the program gets out of the memory system
 }
 
 }  // namespace

@@ -124,8 +124,8 @@ __global__ void strided_read_kernel(const float* __restrict__ in, float* __restr
 
 // ---- launchers ----
 
-// Blocks for a grid-stride loop: one thread per element up to 8 blocks per SM (enough resident warps to
-// keep many loads in flight on every SM), then the loop covers the rest.
+// How many blocks of kBlock threads to launch for n elements with a grid-stride loop (handout: "Choosing
+// the grid").
 unsigned blocks_for(std::size_t n) {
   // STUDENT BEGIN (lab01.grid)
   return rooflab::grid_for(n, kBlock, 8 * sm_count());
