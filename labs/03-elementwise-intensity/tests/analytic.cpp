@@ -1,0 +1,108 @@
+// Lab 03 graders: counting elementwise work, with random shapes and every GPU in data/gpus.json.
+#include "lab.hpp"
+
+#include <rooflab/grading.hpp>
+#include <rooflab/plot.hpp>
+#include <rooflab/random.hpp>
+#include <rooflab/specs.hpp>
+
+#include <cmath>
+
+namespace {
+
+using rooflab::DType;
+
+::testing::AssertionResult same(const lab03::Cost& got, double flops, double bytes) {
+  const auto close = [](double a, double b) { return std::abs(a - b) <= 1e-9 * std::abs(b); };
+  if (close(got.flops, flops) && close(got.bytes, bytes)) return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure() << "got " << got.flops << " FLOPs / " << got.bytes << " bytes, want " << flops
+                                       << " / " << bytes;
+}
+
+struct Shape {
+  std::size_t rows, cols, elem;
+};
+
+std::vector<Shape> shapes() {
+  rooflab::Rng rng(rooflab::test_seed());
+  std::vector<Shape> out;
+  for (int i = 0; i < 40; ++i) out.push_back({1 + rng.below(5000), 1 + rng.below(9000), i % 2 == 0 ? 2u : 4u});
+  return out;
+}
+
+}  // namespace
+
+ROOFLAB_TEST(Lab03Analytic, ReluAddGelu, analytic, 5) {
+  for (const auto& s : shapes()) {
+    const double n = static_cast<double>(s.rows * s.cols), e = static_cast<double>(s.elem);
+    EXPECT_TRUE(same(lab03::relu(s.rows * s.cols, s.elem), n, 2 * n * e)) << "relu n=" << n;
+    EXPECT_TRUE(same(lab03::add(s.rows * s.cols, s.elem), n, 3 * n * e)) << "add n=" << n;
+    EXPECT_TRUE(same(lab03::gelu(s.rows * s.cols, s.elem), 9 * n, 2 * n * e)) << "gelu n=" << n;
+  }
+}
+
+ROOFLAB_TEST(Lab03Analytic, BiasReluLayerNormAdam, analytic, 6) {
+  for (const auto& s : shapes()) {
+    const double n = static_cast<double>(s.rows * s.cols), e = static_cast<double>(s.elem);
+    EXPECT_TRUE(same(lab03::bias_relu(s.rows, s.cols, s.elem), 2 * n, (2 * n + static_cast<double>(s.cols)) * e));
+    const std::size_t b = 1 + s.rows % 7;
+    const double m = static_cast<double>(b * s.rows * s.cols);
+    EXPECT_TRUE(same(lab03::layernorm(b, s.rows, s.cols, s.elem), 8 * m, (2 * m + 2.0 * static_cast<double>(s.cols)) * e))
+        << "layernorm " << b << "x" << s.rows << "x" << s.cols;
+    EXPECT_TRUE(same(lab03::adam_step(s.rows * s.cols), 12 * n, 28 * n));
+  }
+  // REFERENCE exercise 10: Adam is far left of every ridge point (12 / 28 = 0.43 FLOP/byte).
+  EXPECT_NEAR(lab03::intensity(lab03::adam_step(1000)), 12.0 / 28.0, 1e-12);
+}
+
+ROOFLAB_TEST(Lab03Analytic, PredictedTimeOnEveryGpu, analytic, 5) {
+  for (const auto& g : rooflab::gpus()) {
+    for (const auto& s : shapes()) {
+      const lab03::Cost c{rooflab::Rng(s.rows).uniform(1e6, 1e12), rooflab::Rng(s.cols).uniform(1e6, 1e11)};
+      const double want = std::max(c.bytes / (g.bandwidth_gbps * 1e9), c.flops / (g.fp32_tflops * 1e12));
+      EXPECT_NEAR(lab03::predicted_time_s(c, g, DType::fp32) / want, 1.0, 1e-9) << g.name;
+      EXPECT_NEAR(lab03::intensity(c), c.flops / c.bytes, 1e-12 * c.flops / c.bytes);
+    }
+  }
+  // REFERENCE exercise 2: LayerNorm over [B, L, D] in FP16 is about 2 FLOP/byte: memory-bound on an A100.
+  const auto ln = lab03::layernorm(8, 2048, 4096, 2);
+  const auto& a100 = rooflab::gpu("a100-80gb-sxm4");
+  EXPECT_NEAR(lab03::predicted_time_s(ln, a100, DType::fp16), ln.bytes / (a100.bandwidth_gbps * 1e9), 1e-12);
+}
+
+ROOFLAB_TEST(Lab03Analytic, FusionSavesTheIntermediates, analytic, 6) {
+  for (const auto& s : shapes()) {
+    const double n = static_cast<double>(s.rows * s.cols), e = static_cast<double>(s.elem), c = static_cast<double>(s.cols);
+    EXPECT_TRUE(same(lab03::chain_unfused(s.rows, s.cols, s.elem), 11 * n, (7 * n + c) * e)) << s.rows << "x" << s.cols;
+    EXPECT_TRUE(same(lab03::chain_fused(s.rows, s.cols, s.elem), 11 * n, (3 * n + c) * e)) << s.rows << "x" << s.cols;
+    EXPECT_NEAR(lab03::fusion_speedup(s.rows, s.cols, s.elem), (7 * n + c) / (3 * n + c), 1e-9);
+  }
+}
+
+// The picture to remember, from the datasheet alone: the chain's kernels as points on this GPU's roofs
+// (predicted, since no GPU was measured). With a GPU the perf tests draw the measured sweep on it.
+ROOFLAB_TEST(Lab03Plots, DatasheetRooflineWithTheChain, analytic, 0) {
+  const auto& g = rooflab::gpu("a100-80gb-sxm4");
+  const double bw = g.bandwidth_gbps * 1e9;
+  rooflab::Plot p{.title = "Elementwise kernels on the " + g.name + " roofline",
+                  .xlabel = "arithmetic intensity (FLOP/byte)",
+                  .ylabel = "attainable TFLOP/s",
+                  .logx = true,
+                  .logy = true,
+                  .xmin = 0.05,
+                  .xmax = 2000,
+                  .note = "datasheet roofs and predicted points: no GPU was measured for this plot"};
+  p.roofs.push_back({bw / 1e12, g.fp32_tflops, "FP32 roof (datasheet)", false});
+  if (g.fp16_tflops) p.roofs.push_back({bw / 1e12, *g.fp16_tflops, "FP16 tensor roof (datasheet)", true});
+  const std::size_t rows = 4096, cols = 4096;
+  const auto point = [&](const lab03::Cost& c) {
+    const double i = lab03::intensity(c);
+    return std::pair<double, double>{i, std::min(g.fp32_tflops * 1e12, i * bw) / 1e12};
+  };
+  p.series.push_back({"unfused chain (FP32, predicted)", {point(lab03::chain_unfused(rows, cols, 4))}, "points pt 7 ps 2"});
+  p.series.push_back({"fused chain (FP32, predicted)", {point(lab03::chain_fused(rows, cols, 4))}, "points pt 9 ps 2"});
+  p.vlines.emplace_back(g.fp32_tflops * 1e12 / bw, "FP32 ridge");
+  const auto files = rooflab::write_plot(p, rooflab::report_dir() / "lab03-roofline-datasheet");
+  EXPECT_TRUE(std::filesystem::exists(files.data));
+  rooflab::grading::note("plot: " + (files.png.empty() ? files.message : files.png.string()));
+}

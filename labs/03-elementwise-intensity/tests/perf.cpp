@@ -1,0 +1,131 @@
+// Lab 03 graders on the GPU: each unfused kernel against the copy ceiling for the bytes it moves; the
+// fused chain's speedup against the byte ratio the analysis predicts; the intensity sweep against
+// min(P, I x BW) with this GPU's measured P and BW; and the plot of all of it.
+#include "kernels.hpp"
+
+#include <rooflab/buffer.hpp>
+#include <rooflab/calibration.hpp>
+#include <rooflab/device.hpp>
+#include <rooflab/device_info.hpp>
+#include <rooflab/grading.hpp>
+#include <rooflab/plot.hpp>
+#include <rooflab/random.hpp>
+#include <rooflab/specs.hpp>
+#include <rooflab/timing.hpp>
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+namespace {
+
+// rows x cols with at least 4x the L2 per array (FP32).
+std::pair<std::size_t, std::size_t> perf_shape() {
+  const auto info = rooflab::query_device();
+  const std::size_t n = std::max<std::size_t>(4 * info.l2_bytes, std::size_t{256} << 20) / 4;
+  return {n / 4096, 4096};
+}
+
+struct Chain {
+  explicit Chain(std::size_t count, std::size_t cols)
+      : x(count), r(count), t(count), u(count), y(count), bias(cols) {
+    ROOFLAB_CUDA_CHECK(cudaMemset(x.data(), 0, x.bytes()));
+    ROOFLAB_CUDA_CHECK(cudaMemset(r.data(), 0, r.bytes()));
+    ROOFLAB_CUDA_CHECK(cudaMemset(bias.data(), 0, bias.bytes()));
+  }
+  rooflab::DeviceBuffer<float> x, r, t, u, y, bias;
+};
+
+}  // namespace
+
+ROOFLAB_TEST(Lab03Perf, UnfusedKernelsOnTheMemoryRoof, perf, 8) {
+  ROOFLAB_REQUIRE_GPU();
+  const auto [rows, cols] = perf_shape();
+  const std::size_t n = rows * cols;
+  Chain c(n, cols);
+  const double e = 4.0 * static_cast<double>(n);
+  const auto ceiling = rooflab::ceilings().copy_gbps;
+  const auto bias_add = rooflab::benchmark(
+      [&](cudaStream_t s) { lab03::bias_add<float>(c.x.data(), c.bias.data(), c.t.data(), rows, cols, s); },
+      {.bytes_read = e, .bytes_written = e});
+  const auto gelu = rooflab::benchmark([&](cudaStream_t s) { lab03::gelu<float>(c.t.data(), c.u.data(), n, s); },
+                                       {.bytes_read = e, .bytes_written = e});
+  const auto residual = rooflab::benchmark(
+      [&](cudaStream_t s) { lab03::residual_add<float>(c.u.data(), c.r.data(), c.y.data(), n, s); },
+      {.bytes_read = 2 * e, .bytes_written = e});
+  // The slowest of the three is graded: every kernel of a memory-bound chain must stream.
+  const double worst = std::min({bias_add.best_gbps(), gelu.best_gbps(), residual.best_gbps()});
+  rooflab::grading::note(fmt::format("bias add {:.0f} GB/s, GELU {:.0f} GB/s, residual add {:.0f} GB/s",
+                                     bias_add.best_gbps(), gelu.best_gbps(), residual.best_gbps()));
+  rooflab::grading::award_against_ceiling("03", "unfused", worst, ceiling, "GB/s");
+}
+
+ROOFLAB_TEST(Lab03Perf, FusionSpeedupAsPredicted, perf, 8) {
+  ROOFLAB_REQUIRE_GPU();
+  const auto [rows, cols] = perf_shape();
+  const std::size_t n = rows * cols;
+  Chain c(n, cols);
+  const auto unfused = rooflab::benchmark(
+      [&](cudaStream_t s) {
+        lab03::unfused_chain<float>(c.x.data(), c.bias.data(), c.r.data(), c.t.data(), c.u.data(), c.y.data(), rows,
+                                    cols, s);
+      },
+      {.bytes_read = 4.0 * (4 * n + cols), .bytes_written = 4.0 * 3 * n});
+  const auto fused = rooflab::benchmark(
+      [&](cudaStream_t s) { lab03::fused_chain<float>(c.x.data(), c.bias.data(), c.r.data(), c.y.data(), rows, cols, s); },
+      {.bytes_read = 4.0 * (2 * n + cols), .bytes_written = 4.0 * n});
+  // The predicted speedup is the byte ratio (both are memory-bound), counted here, not by the answers.
+  const double predicted = (7.0 * n + cols) / (3.0 * n + cols);
+  const double measured = unfused.min_s / fused.min_s;
+  const auto& t = rooflab::threshold("03", "fusion_speedup");
+  const double fraction = measured / predicted;
+  rooflab::grading::award(rooflab::sliding_score(t, fraction),
+                          fmt::format("fusion speedup {:.2f}x measured, {:.2f}x predicted from the bytes ({:.0f}%)",
+                                      measured, predicted, 100 * fraction));
+  EXPECT_LE(fraction, rooflab::implausible_above()) << "faster than removing the bytes can explain: check the work";
+}
+
+ROOFLAB_TEST(Lab03Perf, IntensitySweepTracesTheRoofline, perf, 9) {
+  ROOFLAB_REQUIRE_GPU();
+  const auto& ceilings = rooflab::ceilings();
+  const double bw = ceilings.copy_gbps * 1e9, peak = ceilings.fp32_fma_flops;
+  const double ridge = peak / bw;
+  const std::size_t n = perf_shape().first * perf_shape().second / 2;
+  rooflab::DeviceBuffer<float> in(n), out(n);
+  ROOFLAB_CUDA_CHECK(cudaMemset(in.data(), 0, in.bytes()));
+  const auto info = rooflab::query_device();
+  rooflab::Series measured{"sweep kernel (measured)", {}, "linespoints"};
+  int failures = 0;
+  std::string report;
+  for (int k = 1; k <= 4096; k *= 2) {
+    const double intensity = 2.0 * k / 8.0;
+    const auto m = rooflab::benchmark([&](cudaStream_t s) { lab03::sweep(in.data(), out.data(), n, 0.999f, 0.001f, k, s); },
+                                      {.bytes_read = 4.0 * n, .bytes_written = 4.0 * n, .flops = 2.0 * k * n},
+                                      {.max_seconds = 1.0});
+    const double got = m.work.flops / m.min_s;
+    const double roof = std::min(peak, intensity * bw);
+    const bool near_ridge = intensity > ridge / 2 && intensity < ridge * 2;
+    const double need = rooflab::threshold("03", near_ridge ? "sweep_near" : "sweep_far").ratio_min();
+    const bool ok = got >= need * roof;
+    failures += ok ? 0 : 1;
+    report += fmt::format("  I = {:>7.2f}: {:>8.2f} of {:>8.2f} TFLOP/s ({:.0f}%, need {:.0f}%){}\n", intensity, got / 1e12,
+                          roof / 1e12, 100 * got / roof, 100 * need, ok ? "" : "  <- below");
+    measured.points.emplace_back(intensity, got / 1e12);
+  }
+  rooflab::grading::note("intensity sweep against this GPU's measured roofline:\n" + report);
+  rooflab::Plot p{.title = "Intensity sweep on " + info.name,
+                  .xlabel = "arithmetic intensity (FLOP/byte)",
+                  .ylabel = "TFLOP/s",
+                  .logx = true,
+                  .logy = true,
+                  .xmin = 0.1,
+                  .xmax = 2000};
+  p.series.push_back(measured);
+  p.roofs.push_back({bw / 1e12, peak / 1e12, "measured roof (copy BW, FMA peak)", false});
+  if (const auto* spec = rooflab::find_gpu_by_cuda_name(info.name)) {
+    p.roofs.push_back({spec->bandwidth_gbps * 1e9 / 1e12, spec->fp32_tflops, "datasheet roof", true});
+  }
+  p.vlines.emplace_back(ridge, "measured FP32 ridge");
+  rooflab::write_plot(p, rooflab::report_dir() / "lab03-intensity-sweep");
+  EXPECT_EQ(failures, 0) << "points below the roofline:\n" << report;
+}
