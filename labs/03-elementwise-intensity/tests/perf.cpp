@@ -121,6 +121,24 @@ ROOFLAB_TEST(Lab03Perf, IntensitySweepTracesTheRoofline, perf, 9) {
                   .xmin = 0.1,
                   .xmax = 2000};
   p.series.push_back(measured);
+  // The student's chain, unfused and fused, as labelled points (FP32, 4096-column rows).
+  {
+    const auto [rows, cols] = perf_shape();
+    const std::size_t elems = rows * cols;
+    Chain c(elems, cols);
+    const double flops = 11.0 * static_cast<double>(elems);
+    const auto unfused = rooflab::benchmark(
+        [&](cudaStream_t s) {
+          lab03::unfused_chain<float>(c.x.data(), c.bias.data(), c.r.data(), c.t.data(), c.u.data(), c.y.data(), rows,
+                                      cols, s);
+        },
+        {.bytes_read = 4.0 * (4 * elems + cols), .bytes_written = 4.0 * 3 * elems, .flops = flops}, {.max_seconds = 1.0});
+    const auto fused = rooflab::benchmark(
+        [&](cudaStream_t s) { lab03::fused_chain<float>(c.x.data(), c.bias.data(), c.r.data(), c.y.data(), rows, cols, s); },
+        {.bytes_read = 4.0 * (2 * elems + cols), .bytes_written = 4.0 * elems, .flops = flops}, {.max_seconds = 1.0});
+    p.series.push_back({"your unfused chain", {{flops / unfused.work.bytes(), flops / unfused.min_s / 1e12}}, "points pt 7 ps 2"});
+    p.series.push_back({"your fused chain", {{flops / fused.work.bytes(), flops / fused.min_s / 1e12}}, "points pt 9 ps 2"});
+  }
   p.roofs.push_back({bw / 1e12, peak / 1e12, "measured roof (copy BW, FMA peak)", false});
   if (const auto* spec = rooflab::find_gpu_by_cuda_name(info.name)) {
     p.roofs.push_back({spec->bandwidth_gbps * 1e9 / 1e12, spec->fp32_tflops, "datasheet roof", true});
