@@ -103,8 +103,10 @@ int cmd_grade(const GradeArgs& a) {
     tree.build_dir = src / "build" / "solutions";
     tree.preset = "solutions";
   }
+  if (a.submission) tree.build_dir = src / "build" / "submission";
+  if (a.build_dir) tree.build_dir = fs::absolute(*a.build_dir);  // parallel graders: one tree each
   if (a.submission) {
-    tree.build_dir = src / "build" / "submission";
+    // Only the whitelisted files are taken, into the build tree (so parallel graders do not share them).
     const fs::path files = tree.build_dir / "student-files";
     fs::remove_all(files);
     notes = assemble_submission(labs, fs::absolute(*a.submission), files);

@@ -21,6 +21,7 @@ struct GradeArgs {
   std::optional<std::filesystem::path> submission;
   std::optional<std::filesystem::path> json;
   std::optional<std::filesystem::path> report_dir;
+  std::optional<std::filesystem::path> build_dir;  // where to build (parallel graders each need their own)
   std::optional<std::string> seed;
   double timeout_s = 300;
   bool verbose = false;

@@ -27,6 +27,9 @@ int main(int argc, char** argv) {
       ->excludes(sol);
   g->add_option("--json", grade.json, "Write Gradescope results.json here");
   g->add_option("--report-dir", grade.report_dir, "Where the Markdown report and plots go (default ./rooflab-report)");
+  g->add_option("--build-dir", grade.build_dir,
+                "Build tree to use (default build/default, build/solutions or build/submission); give each grader "
+                "running in parallel its own");
   g->add_option("--seed", grade.seed, "Seed of the random test data (instructors: a secret one)")
       ->check(CLI::NonNegativeNumber);
   g->add_option("--timeout", grade.timeout_s, "Seconds one test may run before it counts as hung")->capture_default_str();
