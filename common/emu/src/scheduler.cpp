@@ -249,6 +249,23 @@ void suspend() {
 
 // ---- running threads ----
 
+// Runs one CUDA thread's kernel body to its end (suspending at barriers on the way) and marks it done.
+// Exceptions other than Boost's own unwinding become the launch's error.
+void run_thread_body(BlockRun& b, CudaThread& t) {
+  try {
+    (*b.launch->body)();
+  } catch (const ctx::detail::forced_unwind&) {
+    throw;  // the launch is being torn down: let Boost unwind this stack
+  } catch (const std::exception& e) {
+    b.launch->fail(where(b, t) + ": " + e.what());
+  } catch (...) {
+    b.launch->fail(where(b, t) + ": an exception escaped the kernel");
+  }
+  IgnoreScope ignore;
+  t.state = State::done;
+  --b.alive;
+}
+
 void resume(BlockRun& b, CudaThread& t) {
   tl_thread = &t;
   threadIdx = t.idx;
@@ -264,20 +281,7 @@ void resume(BlockRun& b, CudaThread& t) {
 #endif
     t.fiber = ctx::fiber(std::allocator_arg, PooledStack{}, [&b, &t](ctx::fiber&& sched) {
       t.sched = std::move(sched);
-      try {
-        (*b.launch->body)();
-      } catch (const ctx::detail::forced_unwind&) {
-        throw;  // the launch is being torn down: let Boost unwind this stack
-      } catch (const std::exception& e) {
-        b.launch->fail(where(b, t) + ": " + e.what());
-      } catch (...) {
-        b.launch->fail(where(b, t) + ": an exception escaped the kernel");
-      }
-      {
-        IgnoreScope ignore;
-        t.state = State::done;
-        --b.alive;
-      }
+      run_thread_body(b, t);
       // Last: after the release this fiber touches nothing the next block may reuse (b lives on the
       // worker's stack), so read what the switch needs first.
       [[maybe_unused]] void* scheduler_fiber = b.scheduler_fiber;
@@ -481,6 +485,33 @@ void run_block(Launch& launch, unsigned long long linear_block) {
   tl_block = &b;
 
   std::uint64_t round = 0;
+#if !defined(ROOFLAB_EMU_TSAN)
+  // Round 0: start the threads back to back on one fiber, in the schedule's order. Most threads of most
+  // kernels never block, and then a whole block runs on a handful of fibers. A thread that blocks keeps the
+  // fiber it runs on, and the threads after it continue on a new one. (Race mode gives every thread a
+  // fiber of its own instead: TSan needs one identity per CUDA thread.)
+  const std::vector<unsigned> first_order = make_order(n, linear_block * 1000003ull);
+  std::size_t next = 0;
+  while (next < n && !launch.failed) {
+    ctx::fiber runner(std::allocator_arg, PooledStack{}, [&b, &first_order, &next, n](ctx::fiber&& sched) {
+      while (next < n && !b.launch->failed) {
+        CudaThread& t = b.threads[first_order[next++]];
+        t.state = State::runnable;
+        tl_thread = &t;
+        threadIdx = t.idx;
+        t.sched = std::move(sched);
+        run_thread_body(b, t);  // may suspend: this fiber then belongs to t until t ends
+        sched = std::move(t.sched);
+      }
+      return std::move(sched);
+    });
+    runner = std::move(runner).resume();
+    tl_thread = nullptr;
+    // A non-empty continuation means the thread that was running blocked: the fiber is its from now on.
+    if (runner) b.threads[first_order[next - 1]].fiber = std::move(runner);
+  }
+  round = 1;
+#endif
   while (!launch.failed) {
     for (unsigned i : make_order(n, linear_block * 1000003ull + round)) {
       CudaThread& t = b.threads[i];
