@@ -242,6 +242,10 @@ int main(int argc, char** argv) {
       throw std::invalid_argument("the build captured the compiler's output for" + known + " only, not " + arch +
                                   " (ROOFLAB_STATIC_ARCHS)");
     }
+    if (arch != g.arch()) {
+      std::cerr << "rooflab inspect: note: the " << g.name << " is " << g.arch() << "; showing the " << arch
+                << " code's registers and shared memory with the " << g.name << "'s limits\n";
+    }
     const auto rows = inspect(lab().kernels, ptx::read_file(lab().static_dir + "/kernels." + arch + ".ptx"),
                               ptx::read_file(lab().static_dir + "/kernels." + arch + ".ptxas.txt"), g, arch, n);
     std::cout << (json ? to_json(rows, g, n) : table(rows, g, n)) << "\n";
