@@ -10,6 +10,7 @@
 // Handout: README.md, sections "Grid-stride loops", "Coalescing and sectors" and "Vectorized access".
 #include "kernels.hpp"
 
+#include <rooflab/grid.hpp>
 #include <rooflab/launch.hpp>
 #include <rooflab/stub.hpp>
 
@@ -20,23 +21,10 @@ namespace lab01 {
 
 // ---- PROVIDED: do not modify ----
 
-// The number of SMs of the current device, asked once.
-unsigned sm_count() {
-  static const unsigned count = [] {
-    int device = 0;
-    int sms = 0;
-    ROOFLAB_CUDA_CHECK(cudaGetDevice(&device));
-    ROOFLAB_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-    return static_cast<unsigned>(sms);
-  }();
-  return count;
-}
+using rooflab::global_thread;  // this thread's index in the grid (rooflab/grid.hpp)
+using rooflab::grid_threads;   // threads in the grid
+using rooflab::sm_count;       // SMs of the current device
 
-// Index of this thread in the whole grid, and the number of threads in the grid.
-__device__ inline std::size_t global_thread() {
-  return static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-}
-__device__ inline std::size_t grid_threads() { return static_cast<std::size_t>(gridDim.x) * blockDim.x; }
 
 // ---- STREAM kernels ----
 

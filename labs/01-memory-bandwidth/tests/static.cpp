@@ -6,35 +6,21 @@
 #include <rooflab/grading.hpp>
 #include <rooflab/inspect.hpp>
 #include <rooflab/ptx.hpp>
+#include <rooflab/static_capture.hpp>
 #include <rooflab/specs.hpp>
 
 #include <algorithm>
-#include <sstream>
 #include <string>
 #include <vector>
 
-namespace {
-
-std::vector<std::string> archs() {
-  std::vector<std::string> out;
-  std::stringstream list(ROOFLAB_STATIC_ARCHS);
-  for (std::string a; std::getline(list, a, ',');) out.push_back("sm_" + a);
-  return out;
-}
-
-std::string captured(const std::string& arch, const char* ext) {
-  return rooflab::ptx::read_file(std::string(ROOFLAB_STATIC_DIR) + "/kernels." + arch + ext);
-}
-
-}  // namespace
 
 // `lab01_static --rooflab-inspect` (what `rooflab inspect 01` runs) prints the table for these kernels.
 ROOFLAB_INSPECT_KERNELS(lab01::kKernels);
 
 // 128-bit accesses are the point of the vectorized triad: one ld.global.v4.f32 instead of four loads.
 ROOFLAB_TEST(Lab01Static, TriadVec4Uses128BitAccess, static, 0) {
-  for (const auto& arch : archs()) {
-    const auto kernels = rooflab::ptx::parse_ptx(captured(arch, ".ptx"));
+  for (const auto& arch : rooflab::ptx::captured_archs()) {
+    const auto kernels = rooflab::ptx::parse_ptx(rooflab::ptx::captured(arch, ".ptx"));
     const auto f = rooflab::ptx::facts(rooflab::ptx::find_kernel(kernels, "triad_vec4_kernel"));
     EXPECT_EQ(f.widest_global_load_bits, 128) << arch << ": triad_vec4_kernel should load float4 (ld.global.v4.f32)";
     EXPECT_EQ(f.widest_global_store_bits, 128) << arch << ": triad_vec4_kernel should store float4 (st.global.v4.f32)";
@@ -43,8 +29,8 @@ ROOFLAB_TEST(Lab01Static, TriadVec4Uses128BitAccess, static, 0) {
 
 // The scalar STREAM kernels move one float per thread per iteration: 32-bit accesses, no shared memory.
 ROOFLAB_TEST(Lab01Static, ScalarKernelsUse32BitAccess, static, 0) {
-  for (const auto& arch : archs()) {
-    const auto kernels = rooflab::ptx::parse_ptx(captured(arch, ".ptx"));
+  for (const auto& arch : rooflab::ptx::captured_archs()) {
+    const auto kernels = rooflab::ptx::parse_ptx(rooflab::ptx::captured(arch, ".ptx"));
     for (const char* name : {"copy_kernel", "scale_kernel", "add_kernel", "lab01::triad_kernel"}) {
       const auto f = rooflab::ptx::facts(rooflab::ptx::find_kernel(kernels, name));
       EXPECT_GE(f.global_loads, 1) << arch << ": " << name << " loads nothing";
@@ -56,8 +42,8 @@ ROOFLAB_TEST(Lab01Static, ScalarKernelsUse32BitAccess, static, 0) {
 
 // Bandwidth kernels need few registers; a spill would add local-memory traffic to a memory-bound kernel.
 ROOFLAB_TEST(Lab01Static, NoSpills, static, 0) {
-  for (const auto& arch : archs()) {
-    const auto resources = rooflab::ptx::parse_ptxas_report(captured(arch, ".ptxas.txt"));
+  for (const auto& arch : rooflab::ptx::captured_archs()) {
+    const auto resources = rooflab::ptx::parse_ptxas_report(rooflab::ptx::captured(arch, ".ptxas.txt"));
     ASSERT_FALSE(resources.empty()) << arch << ": the ptxas report lists no kernels";
     for (const auto& r : resources) {
       EXPECT_EQ(r.spill_store_bytes + r.spill_load_bytes, 0) << arch << ": " << r.name << " spills";
@@ -72,9 +58,9 @@ ROOFLAB_TEST(Lab01Static, OccupancyAtLeastHalfOnA100AndH100, static, 0) {
   const std::pair<const char*, const char*> targets[] = {{"a100-80gb-sxm4", "sm_80"}, {"h100-sxm", "sm_90"}};
   int checked = 0;
   for (const auto& [gpu_id, arch] : targets) {
-    const auto all = archs();
+    const auto all = rooflab::ptx::captured_archs();
     if (std::find(all.begin(), all.end(), arch) == all.end()) continue;
-    const auto rows = rooflab::inspect::inspect(lab01::kKernels, captured(arch, ".ptx"), captured(arch, ".ptxas.txt"),
+    const auto rows = rooflab::inspect::inspect(lab01::kKernels, rooflab::ptx::captured(arch, ".ptx"), rooflab::ptx::captured(arch, ".ptxas.txt"),
                                                 rooflab::gpu(gpu_id), arch, 1 << 20);
     for (const auto& r : rows) {
       EXPECT_GE(r.occ.fraction, 0.5) << gpu_id << ": " << r.kernel << " (" << r.registers << " registers, limited by "

@@ -6,26 +6,15 @@
 #include <rooflab/grading.hpp>
 #include <rooflab/inspect.hpp>
 #include <rooflab/ptx.hpp>
+#include <rooflab/static_capture.hpp>
 
-#include <sstream>
 
-namespace {
-std::vector<std::string> archs() {
-  std::vector<std::string> out;
-  std::stringstream list(ROOFLAB_STATIC_ARCHS);
-  for (std::string a; std::getline(list, a, ',');) out.push_back("sm_" + a);
-  return out;
-}
-std::string captured(const std::string& arch, const char* ext) {
-  return rooflab::ptx::read_file(std::string(ROOFLAB_STATIC_DIR) + "/kernels." + arch + ext);
-}
-}  // namespace
 
 ROOFLAB_INSPECT_KERNELS(lab02::kKernels);
 
 ROOFLAB_TEST(Lab02Static, FmaChainsInThePtx, static, 0) {
-  for (const auto& arch : archs()) {
-    const auto kernels = rooflab::ptx::parse_ptx(captured(arch, ".ptx"));
+  for (const auto& arch : rooflab::ptx::captured_archs()) {
+    const auto kernels = rooflab::ptx::parse_ptx(rooflab::ptx::captured(arch, ".ptx"));
     const auto f = rooflab::ptx::facts(rooflab::ptx::find_kernel(kernels, "lab02::fma_fp32_kernel"));
     EXPECT_GE(f.fma_f32, lab02::kChains) << arch << ": the FMA loop should hold at least " << lab02::kChains
                                          << " fma.rn.f32 (one per chain); the compiler may have removed work";
@@ -36,8 +25,8 @@ ROOFLAB_TEST(Lab02Static, FmaChainsInThePtx, static, 0) {
 }
 
 ROOFLAB_TEST(Lab02Static, NoSpills, static, 0) {
-  for (const auto& arch : archs()) {
-    for (const auto& r : rooflab::ptx::parse_ptxas_report(captured(arch, ".ptxas.txt"))) {
+  for (const auto& arch : rooflab::ptx::captured_archs()) {
+    for (const auto& r : rooflab::ptx::parse_ptxas_report(rooflab::ptx::captured(arch, ".ptxas.txt"))) {
       EXPECT_EQ(r.spill_store_bytes + r.spill_load_bytes, 0) << arch << ": " << r.name << " spills";
     }
   }

@@ -5,29 +5,18 @@
 #include <rooflab/grading.hpp>
 #include <rooflab/inspect.hpp>
 #include <rooflab/ptx.hpp>
+#include <rooflab/static_capture.hpp>
 
-#include <sstream>
 
-namespace {
-std::vector<std::string> archs() {
-  std::vector<std::string> out;
-  std::stringstream list(ROOFLAB_STATIC_ARCHS);
-  for (std::string a; std::getline(list, a, ',');) out.push_back("sm_" + a);
-  return out;
-}
-std::string captured(const std::string& arch, const char* ext) {
-  return rooflab::ptx::read_file(std::string(ROOFLAB_STATIC_DIR) + "/kernels." + arch + ext);
-}
-}  // namespace
 
 ROOFLAB_INSPECT_KERNELS(lab03::kKernels);
 
 ROOFLAB_TEST(Lab03Static, NoSpillsAndTheSweepFmas, static, 0) {
-  for (const auto& arch : archs()) {
-    for (const auto& r : rooflab::ptx::parse_ptxas_report(captured(arch, ".ptxas.txt"))) {
+  for (const auto& arch : rooflab::ptx::captured_archs()) {
+    for (const auto& r : rooflab::ptx::parse_ptxas_report(rooflab::ptx::captured(arch, ".ptxas.txt"))) {
       EXPECT_EQ(r.spill_store_bytes + r.spill_load_bytes, 0) << arch << ": " << r.name << " spills";
     }
-    const auto kernels = rooflab::ptx::parse_ptx(captured(arch, ".ptx"));
+    const auto kernels = rooflab::ptx::parse_ptx(rooflab::ptx::captured(arch, ".ptx"));
     const auto sweep = rooflab::ptx::facts(rooflab::ptx::find_kernel(kernels, "lab03::sweep_kernel"));
     EXPECT_GE(sweep.fma_f32, 1) << arch << ": the sweep kernel has no fma.rn.f32";
     const auto fused = rooflab::ptx::facts(rooflab::ptx::find_kernel(kernels, "lab03::fused_chain_kernel<float>"));
