@@ -8,6 +8,8 @@
 #include <rooflab/buffer.hpp>
 #include <rooflab/random.hpp>
 
+#include <boost/context/fiber.hpp>
+
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -37,12 +39,30 @@ int main(int argc, char** argv) {
   const unsigned blocks = quick ? 8 : 1024;
   rooflab::DeviceBuffer<int> sink(1);
 
+  // The raw cost the scheduler builds on: one Boost.Context switch (a ping-pong is two switches).
+  {
+    namespace ctx = boost::context;
+    const long switches = quick ? 1000 : 2000000;
+    long count = 0;
+    ctx::fiber f([&count, switches](ctx::fiber&& back) {
+      while (count < switches) {
+        ++count;
+        back = std::move(back).resume();
+      }
+      return std::move(back);
+    });
+    const auto t0 = std::chrono::steady_clock::now();
+    while (f) f = std::move(f).resume();
+    const double t = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    std::printf("Boost.Context fiber switch: %.1f ns\n", 1e9 * t / (2.0 * static_cast<double>(switches)));
+  }
+
   const double t_empty = seconds([&] { emubench::empty(blocks, 256, sink.data()); });
   std::printf("thread of a barrier-free kernel: %.1f ns\n", 1e9 * t_empty / (blocks * 256.0));
 
   const int nbar = quick ? 4 : 64;
   const double t_one = seconds([&] { emubench::barriers(blocks, 1, nbar); });
-  std::printf("fiber switch (1-thread block, suspend + resume per barrier): %.1f ns\n",
+  std::printf("suspend or resume through the scheduler (1-thread blocks at barriers): %.1f ns\n",
               1e9 * t_one / (blocks * nbar * 2.0));
   const double t_bar = seconds([&] { emubench::barriers(blocks / 8 + 1, 256, nbar); });
   std::printf("__syncthreads: %.1f ns per thread per barrier (256-thread blocks)\n",
@@ -71,7 +91,23 @@ int main(int argc, char** argv) {
   for (std::size_t i = 0; i < b.size(); ++i) hb[i] = __float2half(b[i]);
   rooflab::DeviceBuffer<__half> dha{std::span<const __half>(ha)}, dhb{std::span<const __half>(hb)};
   const double t_wmma = seconds([&] { emutest::wmma_gemm(dha.data(), dhb.data(), dc.data(), n, n, n); });
-  std::printf("WMMA GEMM %d^3 (one warp per 16x16 tile): %.1f ms on the backend (%.2fx the tiled SGEMM)\n", n,
-              1e3 * t_wmma, t_wmma / t_gemm);
+  // The same math as a plain loop: half inputs, float accumulation.
+  const double t_hloop = seconds([&] {
+    for (int i = 0; i < n; ++i) {
+      for (int j = 0; j < n; ++j) {
+        float acc = 0;
+        for (int k = 0; k < n; ++k) {
+          acc += __half2float(ha[static_cast<std::size_t>(i * n + k)]) * __half2float(hb[static_cast<std::size_t>(k * n + j)]);
+        }
+        c[static_cast<std::size_t>(i * n + j)] += 2 * acc;
+      }
+    }
+  });
+  std::printf("WMMA GEMM %d^3 (one warp per 16x16 tile): %.1f ms on the backend (%.2fx the tiled SGEMM), %.1f ms as a "
+              "plain loop\n", n, 1e3 * t_wmma, t_wmma / t_gemm, 1e3 * t_hloop);
+  rooflab::emu::set_workers(2);
+  const double t_gemm2 = seconds([&] { emutest::tiled_sgemm(da.data(), db.data(), dc.data(), n, n, n); });
+  const double t_wmma2 = seconds([&] { emutest::wmma_gemm(dha.data(), dhb.data(), dc.data(), n, n, n); });
+  std::printf("on 2 workers: tiled SGEMM %.1f ms, WMMA GEMM %.1f ms\n", 1e3 * t_gemm2, 1e3 * t_wmma2);
   return c[0] == 12345.0f ? 1 : 0;  // use the result so the loop is not optimised away
 }

@@ -28,8 +28,15 @@ extern "C" void __tsan_ignore_thread_end();
 
 #include <cxxabi.h>
 #include <dlfcn.h>
+#include <elf.h>
+#include <fcntl.h>
+#include <link.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <array>
+#include <map>
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
@@ -125,12 +132,26 @@ const char* schedule_name(Schedule s) {
 void banner() {
   static std::once_flag once;
   std::call_once(once, [] {
+    const char* race = std::getenv("ROOFLAB_EMU_RACE");
+    [[maybe_unused]] const bool race_asked = race != nullptr && *race != '\0' && *race != '0';
+#if defined(ROOFLAB_EMU_TSAN)
+    const char* mode = "race mode: ThreadSanitizer, a fiber per CUDA thread";
+#else
+    const char* mode = "";
+    if (race_asked) {
+      std::fprintf(stderr, "rooflab emu: ROOFLAB_EMU_RACE=1 needs a binary built against the ThreadSanitizer backend "
+                           "(rooflab_emu_add_cu(<target> RACE ...), CMake option ROOFLAB_EMU_TSAN=ON); this one runs "
+                           "without race checks\n");
+    }
+#endif
     const char* quiet = std::getenv("ROOFLAB_EMU_QUIET");
     if (quiet != nullptr && *quiet == '1') return;
+    const Config& c = config();
     std::fprintf(stderr,
-                 "rooflab: CPU backend (schedule %s, %d worker%s): kernels run on the CPU to check correctness; "
+                 "rooflab: CPU backend (schedule %s%s, %d worker%s%s%s): kernels run on the CPU to check correctness; "
                  "timings from the CPU backend say nothing about a GPU.\n",
-                 schedule_name(config().schedule), config().workers, config().workers == 1 ? "" : "s");
+                 schedule_name(c.schedule), c.schedule == Schedule::random ? (":" + std::to_string(c.seed)).c_str() : "",
+                 c.workers, c.workers == 1 ? "" : "s", *mode != '\0' ? ", " : "", mode);
   });
 }
 
@@ -138,13 +159,39 @@ void banner() {
 
 constexpr std::size_t kStackBytes = 128 * 1024;
 
+// Guard pages of the fiber stacks, for the fault handler ("a fiber stack overflow" instead of a wild
+// access). A fixed table it can read without locks.
+constexpr int kStackRecords = 16384;
+std::atomic<std::uintptr_t> g_stack_guards[kStackRecords];
+
+std::size_t os_page() {
+  static const std::size_t p = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
+  return p;
+}
+void note_stack(const ctx::stack_context& s, bool live) {
+  const auto guard = reinterpret_cast<std::uintptr_t>(s.sp) - s.size;  // the lowest page is PROT_NONE
+  for (auto& g : g_stack_guards) {
+    std::uintptr_t expected = live ? 0 : guard;
+    if (g.compare_exchange_strong(expected, live ? guard : 0)) return;
+  }
+}
+ctx::stack_context new_stack() {
+  ctx::stack_context s = ctx::protected_fixedsize_stack(kStackBytes).allocate();
+  note_stack(s, true);
+  return s;
+}
+void delete_stack(ctx::stack_context& s) {
+  note_stack(s, false);
+  ctx::protected_fixedsize_stack(kStackBytes).deallocate(s);
+}
+
 class StackPool {
  public:
   ~StackPool() {
-    for (auto& s : free_) ctx::protected_fixedsize_stack(kStackBytes).deallocate(s);
+    for (auto& s : free_) delete_stack(s);
   }
   ctx::stack_context take() {
-    if (free_.empty()) return ctx::protected_fixedsize_stack(kStackBytes).allocate();
+    if (free_.empty()) return new_stack();
     ctx::stack_context s = free_.back();
     free_.pop_back();
     return s;
@@ -161,8 +208,8 @@ thread_local StackPool tl_stacks;
 struct PooledStack {
 #if defined(ROOFLAB_EMU_TSAN)
   // Race mode: a fresh stack per fiber, so TSan never sees one fiber's stack reused by another.
-  ctx::stack_context allocate() { return ctx::protected_fixedsize_stack(kStackBytes).allocate(); }
-  void deallocate(ctx::stack_context& s) noexcept { ctx::protected_fixedsize_stack(kStackBytes).deallocate(s); }
+  ctx::stack_context allocate() { return new_stack(); }
+  void deallocate(ctx::stack_context& s) noexcept { delete_stack(s); }
 #else
   ctx::stack_context allocate() { return tl_stacks.take(); }
   void deallocate(ctx::stack_context& s) noexcept { tl_stacks.give(s); }
@@ -222,6 +269,7 @@ struct BlockRun {
   uint3 idx{};
   std::vector<CudaThread> threads;
   int alive = 0;
+  int waiting_warp = 0;  // threads waiting at a warp collective
   void* dynamic_smem = nullptr;            // guarded, poisoned (runtime_api.cpp)
   char barrier_sync[2] = {};               // race mode: one object per barrier parity
   std::vector<std::array<char, 2>> warp_sync;  // race mode: per warp, per collective parity
@@ -232,7 +280,7 @@ thread_local BlockRun* tl_block = nullptr;
 thread_local CudaThread* tl_thread = nullptr;
 thread_local const Launch* tl_launch = nullptr;  // for the fault handler's report
 
-std::string dim_str(uint3 d) { return "(" + std::to_string(d.x) + "," + std::to_string(d.y) + "," + std::to_string(d.z) + ")"; }
+std::string dim_str(dim3 d) { return "(" + std::to_string(d.x) + "," + std::to_string(d.y) + "," + std::to_string(d.z) + ")"; }
 
 std::string where(const BlockRun& b, const CudaThread& t) {
   return "kernel " + b.launch->name + ", block " + dim_str(b.idx) + ", thread " + dim_str(t.idx);
@@ -302,8 +350,9 @@ void resume(BlockRun& b, CudaThread& t) {
   tl_thread = nullptr;
 }
 
-std::vector<unsigned> make_order(std::size_t n, std::uint64_t salt) {
-  std::vector<unsigned> order(n);
+// The schedule's order of n threads, into `order` (a reused buffer: no allocation per block or round).
+const std::vector<unsigned>& make_order(std::size_t n, std::uint64_t salt, std::vector<unsigned>& order) {
+  order.resize(n);
   std::iota(order.begin(), order.end(), 0u);
   switch (config().schedule) {
     case Schedule::forward: break;
@@ -326,6 +375,46 @@ T load(const unsigned char* p) {
   return v;
 }
 
+const char* op_name(int op) {
+  switch (op) {
+    case detail::kShflIdx: return "__shfl_sync";
+    case detail::kShflUp: return "__shfl_up_sync";
+    case detail::kShflDown: return "__shfl_down_sync";
+    case detail::kShflXor: return "__shfl_xor_sync";
+    case detail::kBallot: return "__ballot_sync";
+    case detail::kAny: return "__any_sync";
+    case detail::kAll: return "__all_sync";
+    case detail::kSyncWarp: return "__syncwarp";
+    case detail::kReduceAdd: return "__reduce_add_sync";
+    case detail::kReduceMin: return "__reduce_min_sync";
+    case detail::kReduceMax: return "__reduce_max_sync";
+    case detail::kReduceAnd: return "__reduce_and_sync";
+    case detail::kReduceOr: return "__reduce_or_sync";
+    case detail::kReduceXor: return "__reduce_xor_sync";
+    case detail::kWarpCall: return "a wmma operation";
+  }
+  return "a warp collective";
+}
+
+std::string hex_mask(unsigned m) {
+  char buf[16];
+  std::snprintf(buf, sizeof buf, "0x%08x", m);
+  return buf;
+}
+
+// Two lanes that meet in one collective must be doing the same thing: the same intrinsic (or the same
+// wmma operation) with the same mask. Returns a description of the mismatch, or "".
+std::string collective_mismatch(const CudaThread& a, unsigned lane_a, const CudaThread& b, unsigned lane_b) {
+  const bool same_call = a.op != detail::kWarpCall || std::memcmp(a.value, b.value, sizeof(void (*)())) == 0;
+  if (a.op == b.op && same_call && a.mask == b.mask) return "";
+  const auto site = [](const CudaThread& t, unsigned lane) {
+    return "lane " + std::to_string(lane) + " at " + op_name(t.op) + "(mask " + hex_mask(t.mask) + ") " + t.file + ":" +
+           std::to_string(t.line);
+  };
+  return "lanes of one warp meet at different warp collectives (every lane named in the mask must call the same "
+         "one with the same mask): " + site(a, lane_a) + ", " + site(b, lane_b);
+}
+
 // Completes the collectives whose lanes have all arrived. Returns true if any completed; reports a lane
 // named in a mask that exited or waits at a block barrier.
 bool resolve_warps(BlockRun& b) {
@@ -341,14 +430,23 @@ bool resolve_warps(BlockRun& b) {
       for (std::size_t p = 0; p < lanes; ++p) {
         if (((t.mask >> p) & 1u) == 0) continue;
         const CudaThread& other = b.threads[base + p];
-        if (other.state == State::at_warp) continue;
+        if (other.state == State::at_warp) {
+          if (const std::string m = collective_mismatch(t, static_cast<unsigned>(l), other, static_cast<unsigned>(p));
+              !m.empty()) {
+            b.launch->fail("kernel " + b.launch->name + ", block " + dim_str(b.idx) + ", warp " +
+                           std::to_string(base / 32) + ": " + m);
+            return false;
+          }
+          continue;
+        }
         if (other.state == State::done) {
-          b.launch->fail(where(b, t) + ": warp collective at " + t.file + ":" + std::to_string(t.line) +
-                         " names lane " + std::to_string(p) + " in its mask, but that lane has exited");
+          b.launch->fail(where(b, t) + ": " + op_name(t.op) + " at " + t.file + ":" + std::to_string(t.line) +
+                         " names lane " + std::to_string(p) + " in its mask " + hex_mask(t.mask) +
+                         ", but that lane has exited (use __activemask() or a mask of the lanes still running)");
           return false;
         }
         if (other.state == State::at_barrier) {
-          b.launch->fail(where(b, t) + ": warp collective at " + t.file + ":" + std::to_string(t.line) + " waits for lane " +
+          b.launch->fail(where(b, t) + ": " + op_name(t.op) + " at " + t.file + ":" + std::to_string(t.line) + " waits for lane " +
                          std::to_string(p) + ", which waits at __syncthreads at " + other.file + ":" +
                          std::to_string(other.line));
           return false;
@@ -451,15 +549,22 @@ bool resolve_warps(BlockRun& b) {
     }
     // Release the lanes whose result was computed (after the loop: every lane read the others' values).
     for (std::size_t l : completed) b.threads[base + l].state = State::runnable;
+    b.waiting_warp -= static_cast<int>(completed.size());
   }
   return progress;
 }
 
 // ---- one block ----
 
+// Per worker, reused by its blocks: the thread records and the schedule's orders.
+thread_local std::vector<CudaThread> tl_thread_cache;
+thread_local std::vector<unsigned> tl_first_order;
+thread_local std::vector<unsigned> tl_round_order;
+
 void run_block(Launch& launch, unsigned long long linear_block) {
   BlockRun b;
   b.launch = &launch;
+  b.threads.swap(tl_thread_cache);
   const dim3 g = launch.grid;
   b.idx = {static_cast<unsigned>(linear_block % g.x), static_cast<unsigned>((linear_block / g.x) % g.y),
            static_cast<unsigned>(linear_block / (static_cast<unsigned long long>(g.x) * g.y))};
@@ -467,9 +572,14 @@ void run_block(Launch& launch, unsigned long long linear_block) {
   const std::size_t n = static_cast<std::size_t>(bd.x) * bd.y * bd.z;
   b.threads.resize(n);
   for (std::size_t i = 0; i < n; ++i) {
-    b.threads[i].linear = static_cast<unsigned>(i);
-    b.threads[i].idx = {static_cast<unsigned>(i % bd.x), static_cast<unsigned>((i / bd.x) % bd.y),
-                        static_cast<unsigned>(i / (static_cast<std::size_t>(bd.x) * bd.y))};
+    CudaThread& t = b.threads[i];
+    t.linear = static_cast<unsigned>(i);
+    t.idx = {static_cast<unsigned>(i % bd.x), static_cast<unsigned>((i / bd.x) % bd.y),
+             static_cast<unsigned>(i / (static_cast<std::size_t>(bd.x) * bd.y))};
+    t.state = State::not_started;
+    t.barriers_passed = 0;
+    t.collectives = 0;
+    t.tsan_fiber = nullptr;
   }
   b.alive = static_cast<int>(n);
   b.warp_sync.resize((n + 31) / 32);
@@ -490,7 +600,7 @@ void run_block(Launch& launch, unsigned long long linear_block) {
   // kernels never block, and then a whole block runs on a handful of fibers. A thread that blocks keeps the
   // fiber it runs on, and the threads after it continue on a new one. (Race mode gives every thread a
   // fiber of its own instead: TSan needs one identity per CUDA thread.)
-  const std::vector<unsigned> first_order = make_order(n, linear_block * 1000003ull);
+  const std::vector<unsigned>& first_order = make_order(n, linear_block * 1000003ull, tl_first_order);
   std::size_t next = 0;
   while (next < n && !launch.failed) {
     ctx::fiber runner(std::allocator_arg, PooledStack{}, [&b, &first_order, &next, n](ctx::fiber&& sched) {
@@ -512,28 +622,33 @@ void run_block(Launch& launch, unsigned long long linear_block) {
   }
   round = 1;
 #endif
-  while (!launch.failed) {
-    for (unsigned i : make_order(n, linear_block * 1000003ull + round)) {
+  while (!launch.failed && b.alive > 0) {
+    for (unsigned i : make_order(n, linear_block * 1000003ull + round, tl_round_order)) {
       CudaThread& t = b.threads[i];
       if (t.state == State::not_started || t.state == State::runnable) resume(b, t);
       if (launch.failed) break;
     }
     ++round;
     if (launch.failed || b.alive == 0) break;
-    if (resolve_warps(b)) continue;
+    if (b.waiting_warp > 0 && resolve_warps(b)) continue;
     if (launch.failed) break;
-    // Every live thread now waits somewhere. A block barrier is released when all of them wait at it.
+    // Every live thread now waits somewhere. A block barrier is released when all of them wait at it, at
+    // the same __syncthreads.
     const CudaThread* first = nullptr;
     bool all_at_barrier = true;
+    int count = 0, all = 1, any = 0;
     for (const auto& t : b.threads) {
       if (t.state == State::done) continue;
       if (t.state != State::at_barrier) {
         all_at_barrier = false;
         continue;
       }
+      count += t.predicate != 0;
+      all &= t.predicate != 0;
+      any |= t.predicate != 0;
       if (first == nullptr) {
         first = &t;
-      } else if (t.line != first->line || std::strcmp(t.file, first->file) != 0) {
+      } else if (t.line != first->line || (t.file != first->file && std::strcmp(t.file, first->file) != 0)) {
         launch.fail("kernel " + launch.name + ", block " + dim_str(b.idx) +
                     ": threads wait at different __syncthreads (a barrier inside a branch some threads skip): thread " +
                     dim_str(first->idx) + " at " + first->file + ":" + std::to_string(first->line) + ", thread " +
@@ -553,21 +668,16 @@ void run_block(Launch& launch, unsigned long long linear_block) {
       if (!launch.failed) launch.fail("kernel " + launch.name + ": the scheduler found no thread able to run");
       break;
     }
-    int count = 0, all = 1, any = 0;
-    for (const auto& t : b.threads) {
-      if (t.state != State::at_barrier) continue;
-      count += t.predicate != 0;
-      all &= t.predicate != 0;
-      any |= t.predicate != 0;
-    }
     for (auto& t : b.threads) {
       if (t.state != State::at_barrier) continue;
       t.barrier_result = t.barrier_mode == 1 ? count : t.barrier_mode == 2 ? all : t.barrier_mode == 3 ? any : 0;
       t.state = State::runnable;
     }
   }
-  // Destroying a suspended fiber unwinds its stack; done fibers are already empty.
-  for (auto& t : b.threads) t.fiber = ctx::fiber();
+  // Destroying a suspended fiber unwinds its stack (a failed launch); done fibers are already empty.
+  if (b.alive > 0) {
+    for (auto& t : b.threads) t.fiber = ctx::fiber();
+  }
 #if defined(ROOFLAB_EMU_TSAN)
   for (auto& t : b.threads) {
     if (t.tsan_fiber != nullptr) __tsan_destroy_fiber(t.tsan_fiber);
@@ -576,6 +686,7 @@ void run_block(Launch& launch, unsigned long long linear_block) {
   // The next block on this worker reuses the same __shared__ storage: it starts after this one ends.
   tsan_acquire(&launch.done_sync);
   tl_block = nullptr;
+  b.threads.swap(tl_thread_cache);
 }
 
 }  // namespace
@@ -613,18 +724,95 @@ void* dynamic_shared_memory() {
   return tl_block->dynamic_smem;
 }
 
-std::string kernel_name(const void* kernel) {
-  Dl_info info{};
-  if (dladdr(kernel, &info) != 0 && info.dli_sname != nullptr) {
-    int status = 0;
-    char* demangled = abi::__cxa_demangle(info.dli_sname, nullptr, nullptr, &status);
-    std::string name = status == 0 && demangled != nullptr ? demangled : info.dli_sname;
-    std::free(demangled);
-    return name;
+namespace {
+// The name of a function with internal linkage (a `static` or anonymous-namespace kernel), or of any
+// function in a binary linked without ENABLE_EXPORTS: dladdr sees only exported symbols, so look the
+// address up in the file's full symbol table (.symtab; absent only if the binary was stripped).
+std::string symtab_name(const char* file, std::uintptr_t offset) {
+  const int fd = open(file, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return "";
+  struct stat st {};
+  std::string found;
+  if (fstat(fd, &st) == 0 && static_cast<std::size_t>(st.st_size) > sizeof(Elf64_Ehdr)) {
+    const auto size = static_cast<std::size_t>(st.st_size);
+    void* map = mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
+    if (map != MAP_FAILED) {
+      const auto* base = static_cast<const unsigned char*>(map);
+      const auto* eh = reinterpret_cast<const Elf64_Ehdr*>(base);
+      const bool elf64 = std::memcmp(eh->e_ident, ELFMAG, SELFMAG) == 0 && eh->e_ident[EI_CLASS] == ELFCLASS64;
+      if (elf64 && eh->e_shoff + static_cast<std::size_t>(eh->e_shnum) * sizeof(Elf64_Shdr) <= size) {
+        const auto* sh = reinterpret_cast<const Elf64_Shdr*>(base + eh->e_shoff);
+        for (int i = 0; i < eh->e_shnum && found.empty(); ++i) {
+          if (sh[i].sh_type != SHT_SYMTAB || sh[i].sh_link >= eh->e_shnum) continue;
+          const Elf64_Shdr& strs = sh[sh[i].sh_link];
+          if (sh[i].sh_offset + sh[i].sh_size > size || strs.sh_offset + strs.sh_size > size) continue;
+          const auto* syms = reinterpret_cast<const Elf64_Sym*>(base + sh[i].sh_offset);
+          const std::size_t count = sh[i].sh_size / sizeof(Elf64_Sym);
+          for (std::size_t k = 0; k < count; ++k) {
+            if (ELF64_ST_TYPE(syms[k].st_info) != STT_FUNC || syms[k].st_name >= strs.sh_size) continue;
+            if (offset < syms[k].st_value || offset >= syms[k].st_value + std::max<Elf64_Xword>(syms[k].st_size, 1)) {
+              continue;
+            }
+            found = reinterpret_cast<const char*>(base + strs.sh_offset + syms[k].st_name);
+            break;
+          }
+        }
+      }
+      munmap(map, size);
+    }
   }
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%p", kernel);
-  return std::string("kernel at ") + buf;
+  close(fd);
+  return found;
+}
+
+std::string demangle(const char* symbol) {
+  int status = 0;
+  char* demangled = abi::__cxa_demangle(symbol, nullptr, nullptr, &status);
+  std::string name = status == 0 && demangled != nullptr ? demangled : symbol;
+  std::free(demangled);
+  return name;
+}
+}  // namespace
+
+std::string kernel_name(const void* kernel) {
+  static std::mutex cache_mutex;
+  static std::map<const void*, std::string> cache;
+  std::lock_guard lock(cache_mutex);
+  if (const auto it = cache.find(kernel); it != cache.end()) return it->second;
+  std::string name;
+  Dl_info info{};
+  if (dladdr(kernel, &info) != 0) {
+    if (info.dli_sname != nullptr && info.dli_saddr == kernel) {
+      name = demangle(info.dli_sname);
+    } else if (info.dli_fname != nullptr) {
+      // Symbol values are relative to the object's load bias: the main program's is its link_map's l_addr
+      // (0 unless it is position independent), a shared library's is its base. The main program is read
+      // through /proc/self/exe (its dli_fname may be relative to a directory we have left).
+      const auto* self = static_cast<const link_map*>(dlopen(nullptr, RTLD_LAZY | RTLD_NOLOAD));
+      const bool main_program = self != nullptr && (reinterpret_cast<std::uintptr_t>(info.dli_fbase) == self->l_addr ||
+                                                    self->l_addr == 0);
+      const std::uintptr_t bias = main_program ? self->l_addr : reinterpret_cast<std::uintptr_t>(info.dli_fbase);
+      const std::string sym = symtab_name(main_program ? "/proc/self/exe" : info.dli_fname,
+                                          reinterpret_cast<std::uintptr_t>(kernel) - bias);
+      if (!sym.empty()) name = demangle(sym.c_str());
+    }
+  }
+  if (name.empty()) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%p", kernel);
+    name = std::string("kernel at ") + buf;
+  }
+  cache.emplace(kernel, name);
+  return name;
+}
+
+bool is_fiber_stack_guard(const void* address) {
+  const auto a = reinterpret_cast<std::uintptr_t>(address);
+  for (const auto& g : g_stack_guards) {
+    const std::uintptr_t guard = g.load(std::memory_order_relaxed);
+    if (guard != 0 && a >= guard && a < guard + os_page()) return true;
+  }
+  return false;
 }
 
 const char* current_kernel_for_report() { return tl_launch != nullptr ? tl_launch->name.c_str() : nullptr; }
@@ -636,6 +824,8 @@ bool current_thread_for_report(uint3* block, uint3* thread) {
 }
 
 std::size_t max_dynamic_smem(const void* kernel);  // runtime_api.cpp (cudaFuncSetAttribute)
+std::string check_padding_canaries();             // runtime_api.cpp
+void ensure_fault_handler();                      // runtime_api.cpp
 
 namespace detail {
 
@@ -645,17 +835,18 @@ cudaError_t run_grid(const void* kernel, dim3 grid, dim3 block, std::size_t dyna
   const unsigned long long threads = static_cast<unsigned long long>(block.x) * block.y * block.z;
   if (grid.x == 0 || grid.y == 0 || grid.z == 0 || threads == 0 || threads > 1024 || block.x > 1024 ||
       block.y > 1024 || block.z > 64 || grid.y > 65535 || grid.z > 65535 || grid.x > 2147483647u) {
-    std::fprintf(stderr, "rooflab emu: kernel %s: invalid launch configuration grid (%u,%u,%u) block (%u,%u,%u)\n",
-                 kernel_name(kernel).c_str(), grid.x, grid.y, grid.z, block.x, block.y, block.z);
-    return cudaErrorInvalidConfiguration;
+    throw KernelError("kernel " + kernel_name(kernel) + ": invalid launch configuration (cudaErrorInvalidConfiguration): grid " +
+                      dim_str(grid) + ", block " + dim_str(block) + " (" + std::to_string(threads) +
+                      " threads); a block has 1 to 1024 threads with block.z <= 64, and a grid 1 to 2^31-1 blocks in "
+                      "x and 1 to 65535 in y and z");
   }
   const std::size_t limit = std::max(config().dynamic_smem_limit, max_dynamic_smem(kernel));
   if (dynamic_smem > limit) {
-    std::fprintf(stderr,
-                 "rooflab emu: kernel %s asks for %zu bytes of dynamic shared memory; the limit is %zu (raise it with "
-                 "cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes))\n",
-                 kernel_name(kernel).c_str(), dynamic_smem, limit);
-    return cudaErrorInvalidValue;
+    throw KernelError("kernel " + kernel_name(kernel) + ": invalid launch configuration (cudaErrorInvalidValue): " +
+                      std::to_string(dynamic_smem) + " bytes of dynamic shared memory asked for; the limit is " +
+                      std::to_string(limit) +
+                      " (raise it with cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, "
+                      "bytes), up to 227 KiB)");
   }
   Launch launch;
   launch.kernel = kernel;
@@ -666,6 +857,7 @@ cudaError_t run_grid(const void* kernel, dim3 grid, dim3 block, std::size_t dyna
   launch.body = &thread_body;
   const unsigned long long blocks = static_cast<unsigned long long>(grid.x) * grid.y * grid.z;
   const auto work = [&launch, blocks] {
+    ensure_fault_handler();  // this OS thread's alternate signal stack: a fiber stack overflow is reported
     tl_launch = &launch;
     for (unsigned long long i = launch.next_block++; i < blocks && !launch.failed; i = launch.next_block++) {
       run_block(launch, i);
@@ -682,6 +874,9 @@ cudaError_t run_grid(const void* kernel, dim3 grid, dim3 block, std::size_t dyna
   }
   tsan_acquire(&launch.done_sync);  // the host reads what the threads wrote
   if (launch.failed) throw KernelError(launch.error);
+  if (const std::string overrun = check_padding_canaries(); !overrun.empty()) {
+    throw KernelError("kernel " + launch.name + ": " + overrun);
+  }
   return cudaSuccess;
 }
 
@@ -717,6 +912,7 @@ void warp_collective(int op, unsigned mask, const void* value, std::size_t bytes
   tsan_release(sync);
   {
     IgnoreScope ignore;
+    ++tl_block->waiting_warp;
     t->state = State::at_warp;
     t->op = op;
     t->mask = mask;

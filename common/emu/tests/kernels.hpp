@@ -3,6 +3,7 @@
 
 #include <rooflab/cuda.hpp>
 
+#include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
 namespace emutest {
@@ -22,4 +23,24 @@ void dynamic_overrun(float* out);
 void ballot_count(const int* flags, int* out);
 // 2 x (A x B): A is m x k, B is k x n, half, row-major; multiples of 16.
 void wmma_gemm(const __half* a, const __half* b, float* c, int m, int n, int k);
+
+// ---- more_kernels.cu ----
+// What lane t of a 64-thread block got from each collective (see shuffle_types_kernel).
+struct ShuffleOut {
+  float f;
+  double d;
+  long long ll;
+  float h, h2_lo, h2_hi, b;
+  unsigned sum;
+  int max, any, all, seg;
+};
+void shuffle_types(ShuffleOut* out);
+// out[i] = in[i] * scale[i % 4], the scale in __constant__ memory (cudaMemcpyToSymbol).
+void constant_scale(const float scale[4], const float* in, float* out, int n);
+// C (m x n, row-major, half) = A (m x k, row-major) x B (k x n, stored column-major), half accumulators.
+void wmma_half_acc(const __half* a, const __half* b_col_major, __half* c, int m, int n, int k);
+// C (m x n, stored column-major, float) = A x B, bf16 inputs, row-major; n a multiple of 32.
+void wmma_bf16(const __nv_bfloat16* a, const __nv_bfloat16* b, float* c_col_major, int m, int n, int k);
+void mismatched_collectives(int* out);
+void write_before_start(float* out, int n);
 }  // namespace emutest

@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <numeric>
 
@@ -33,10 +34,24 @@ std::vector<float> reduce_on(const std::vector<float>& x, bool buggy) {
   return out.download();
 }
 
+// Runs `body` under every schedule (forward, reverse, seeded random) with 1 and 2 workers.
+void for_each_configuration(const std::function<void(const std::string& where)>& body) {
+  ScheduleGuard guard;
+  for (int workers : {1, 2}) {
+    for (Schedule s : kSchedules) {
+      rooflab::emu::set_workers(workers);
+      rooflab::emu::set_schedule(s, 20261122);
+      body(std::string("schedule ") + (s == Schedule::forward ? "forward" : s == Schedule::reverse ? "reverse" : "random") +
+           ", " + std::to_string(workers) + " worker(s)");
+    }
+  }
+}
+
 std::string kernel_error(const std::function<void()>& f) {
   try {
     f();
   } catch (const rooflab::emu::KernelError& e) {
+    std::fprintf(stderr, "[report] %s\n", e.what());  // the text a student would see
     return e.what();
   }
   return "";
@@ -45,20 +60,15 @@ std::string kernel_error(const std::function<void()>& f) {
 }  // namespace
 
 TEST(EmuCorrect, ReductionUnderEverySchedule) {
-  ScheduleGuard guard;
   const auto x = rooflab::random_floats(1000, 1);
-  for (int workers : {1, 2}) {
-    rooflab::emu::set_workers(workers);
-    for (Schedule s : kSchedules) {
-      rooflab::emu::set_schedule(s, 7);
-      const auto got = reduce_on(x, false);
-      for (std::size_t b = 0; b < got.size(); ++b) {
-        double want = 0;
-        for (std::size_t i = b * 256; i < std::min(x.size(), (b + 1) * 256); ++i) want += x[i];
-        EXPECT_NEAR(got[b], want, 1e-4) << "block " << b << ", schedule " << static_cast<int>(s);
-      }
+  for_each_configuration([&](const std::string& where) {
+    const auto got = reduce_on(x, false);
+    for (std::size_t b = 0; b < got.size(); ++b) {
+      double want = 0;
+      for (std::size_t i = b * 256; i < std::min(x.size(), (b + 1) * 256); ++i) want += x[i];
+      EXPECT_NEAR(got[b], want, 1e-4) << "block " << b << ", " << where;
     }
-  }
+  });
 }
 
 // A missing __syncthreads shows up as a result that depends on the order of threads.
@@ -108,7 +118,8 @@ TEST(EmuBugs, HostPointerPassedToAKernel) {
   std::vector<float> host(16, 1.0f);
   DeviceBuffer<float> out(16);
   const std::string e = kernel_error([&] { emutest::copy(host.data(), out.data(), 16); });
-  EXPECT_NE(e.find("argument 1 is a host pointer"), std::string::npos) << e;
+  EXPECT_NE(e.find("host pointer passed to kernel emutest::copy_kernel"), std::string::npos) << e;
+  EXPECT_NE(e.find("argument 1"), std::string::npos) << e;
   EXPECT_NE(e.find("copy_kernel"), std::string::npos) << e;
 }
 
@@ -117,6 +128,9 @@ TEST(EmuBugs, ShuffleWithExitedLanes) {
   in.poison();
   const std::string e = kernel_error([&] { emutest::shuffle_exited_lane(in.data(), out.data()); });
   EXPECT_NE(e.find("has exited"), std::string::npos) << e;
+  EXPECT_NE(e.find("shuffle_exited_lane_kernel"), std::string::npos) << e;
+  EXPECT_NE(e.find("__shfl_sync at "), std::string::npos) << e;
+  EXPECT_NE(e.find("kernels.cu:"), std::string::npos) << e;
 }
 
 TEST(EmuBugsDeathTest, OffByOneWriteHitsTheGuardPage) {
@@ -150,15 +164,20 @@ TEST(EmuBugs, UninitializedMemoryIsPoisonNotZero) {
   EXPECT_EQ(bits, 0xCDCDCDCDu);
 }
 
-TEST(EmuRuntime, InvalidConfigurationIsALaunchError) {
+TEST(EmuRuntime, InvalidConfigurationIsAKernelError) {
   DeviceBuffer<float> in(8), out(8);
-  EXPECT_THROW(emutest::copy_with_block(in.data(), out.data(), 8, 2048), rooflab::CudaError);
-  EXPECT_EQ(cudaGetLastError(), cudaSuccess);  // the launch check read and cleared it
+  const std::string e = kernel_error([&] { emutest::copy_with_block(in.data(), out.data(), 8, 2048); });
+  EXPECT_NE(e.find("copy_kernel"), std::string::npos) << e;
+  EXPECT_NE(e.find("cudaErrorInvalidConfiguration"), std::string::npos) << e;
+  EXPECT_NE(e.find("2048 threads"), std::string::npos) << e;
+  EXPECT_EQ(cudaGetLastError(), cudaSuccess);
+  emutest::copy_with_block(in.data(), out.data(), 8, 8);  // a good launch afterwards is not blamed
 }
 
 TEST(EmuRuntime, MemcpyKindMismatchIsAnError) {
   DeviceBuffer<float> d(4);
   std::vector<float> h(4);
+  EXPECT_EQ(cudaMemcpy(d.data(), h.data(), 16, cudaMemcpyDeviceToDevice), cudaErrorInvalidValue);
   EXPECT_EQ(cudaMemcpy(d.data(), h.data(), 16, cudaMemcpyDeviceToHost), cudaErrorInvalidValue);
   EXPECT_EQ(cudaMemcpy(h.data(), d.data(), 32, cudaMemcpyDeviceToHost), cudaErrorInvalidValue);  // past the end
   EXPECT_EQ(cudaMemcpy(h.data(), d.data(), 16, cudaMemcpyDeviceToHost), cudaSuccess);
@@ -166,102 +185,150 @@ TEST(EmuRuntime, MemcpyKindMismatchIsAnError) {
 }
 
 TEST(EmuCorrect, ShuffleReduction) {
-  ScheduleGuard guard;
   const auto x = rooflab::random_floats(4 * 128, 4);
   DeviceBuffer<float> in{std::span<const float>(x)};
   DeviceBuffer<float> out(16);
-  for (Schedule s : kSchedules) {
-    rooflab::emu::set_schedule(s, 3);
+  for_each_configuration([&](const std::string& where) {
     out.poison();
     emutest::shuffle_reduce(in.data(), out.data(), 4);
     const auto got = out.download();
     for (int w = 0; w < 16; ++w) {
       double want = 0;
       for (int i = 0; i < 32; ++i) want += x[static_cast<std::size_t>(w * 32 + i)];
-      EXPECT_NEAR(got[static_cast<std::size_t>(w)], want, 1e-4) << "warp " << w;
+      EXPECT_NEAR(got[static_cast<std::size_t>(w)], want, 1e-4) << "warp " << w << ", " << where;
     }
-  }
+  });
 }
 
-TEST(EmuCorrect, TiledSgemmOddSizes) {
-  ScheduleGuard guard;
-  const int m = 96, n = 80, k = 72;
-  const auto a = rooflab::random_floats(static_cast<std::size_t>(m * k), 5);
-  const auto b = rooflab::random_floats(static_cast<std::size_t>(k * n), 6);
+TEST(EmuCorrect, ShufflesOfEveryValueType) {
+  DeviceBuffer<emutest::ShuffleOut> out(64);
+  for_each_configuration([&](const std::string& where) {
+    out.poison();
+    emutest::shuffle_types(out.data());
+    const auto got = out.download();
+    for (unsigned t = 0; t < 64; ++t) {
+      const unsigned lane = t % 32, src = (lane + 1) % 32;
+      const auto& o = got[t];
+      SCOPED_TRACE("thread " + std::to_string(t) + ", " + where);
+      EXPECT_EQ(o.f, 1.5f * static_cast<float>(src));
+      EXPECT_EQ(o.d, 0.25 * (lane == 31 ? 31 : lane + 1));
+      EXPECT_EQ(o.ll, (1ll << 40) + (lane == 0 ? 0 : lane - 1));
+      EXPECT_EQ(o.h, static_cast<float>(lane ^ 1u));
+      EXPECT_EQ(o.h2_lo, static_cast<float>(src));
+      EXPECT_EQ(o.h2_hi, -static_cast<float>(src));
+      EXPECT_EQ(o.b, static_cast<float>(src));
+      EXPECT_EQ(o.sum, 496u);
+      EXPECT_EQ(o.max, 24);
+      EXPECT_EQ(o.any, 1);
+      EXPECT_EQ(o.all, 0);
+      EXPECT_EQ(o.seg, static_cast<int>(lane / 8 * 8));
+    }
+  });
+}
+
+namespace {
+void check_sgemm(int m, int n, int k, int stride) {
+  const auto a = rooflab::random_floats(static_cast<std::size_t>(m) * k, 5);
+  const auto b = rooflab::random_floats(static_cast<std::size_t>(k) * n, 6);
   DeviceBuffer<float> da{std::span<const float>(a)}, db{std::span<const float>(b)};
-  DeviceBuffer<float> dc(static_cast<std::size_t>(m * n));
-  for (Schedule s : kSchedules) {
-    for (int workers : {1, 2}) {
-      rooflab::emu::set_schedule(s, 9);
-      rooflab::emu::set_workers(workers);
-      dc.poison();
-      emutest::tiled_sgemm(da.data(), db.data(), dc.data(), m, n, k);
-      const auto c = dc.download();
-      for (int i = 0; i < m; i += 7) {
-        for (int j = 0; j < n; j += 5) {
-          double want = 0;
-          for (int p = 0; p < k; ++p) want += static_cast<double>(a[static_cast<std::size_t>(i * k + p)]) * b[static_cast<std::size_t>(p * n + j)];
-          ASSERT_NEAR(c[static_cast<std::size_t>(i * n + j)], want, 1e-4) << i << "," << j;
+  DeviceBuffer<float> dc(static_cast<std::size_t>(m) * n);
+  for_each_configuration([&](const std::string& where) {
+    dc.poison();
+    emutest::tiled_sgemm(da.data(), db.data(), dc.data(), m, n, k);
+    const auto c = dc.download();
+    for (int i = 0; i < m; i += stride) {
+      for (int j = 0; j < n; j += (stride == 1 ? 1 : stride - 2)) {
+        double want = 0;
+        for (int p = 0; p < k; ++p) {
+          want += static_cast<double>(a[static_cast<std::size_t>(i) * k + p]) * b[static_cast<std::size_t>(p) * n + j];
         }
+        ASSERT_NEAR(c[static_cast<std::size_t>(i) * n + j], want, 1e-4 * (1 + std::abs(want))) << i << "," << j << ", "
+                                                                                               << where;
       }
     }
-  }
+  });
 }
+}  // namespace
 
-TEST(EmuCorrect, AtomicsFromManyBlocksOnTwoWorkers) {
-  ScheduleGuard guard;
-  rooflab::emu::set_workers(2);
+TEST(EmuCorrect, TiledSgemmOddSizes) { check_sgemm(96, 80, 72, 1); }
+
+TEST(EmuCorrect, TiledSgemm256) { check_sgemm(256, 256, 256, 7); }
+
+TEST(EmuCorrect, AtomicsFromManyBlocks) {
   DeviceBuffer<int> count(1);
   DeviceBuffer<float> sum(1);
   DeviceBuffer<double> max_value(1);
-  ROOFLAB_CUDA_CHECK(cudaMemset(count.data(), 0, 4));
-  ROOFLAB_CUDA_CHECK(cudaMemset(sum.data(), 0, 4));
-  ROOFLAB_CUDA_CHECK(cudaMemset(max_value.data(), 0, 8));
-  emutest::atomics(count.data(), sum.data(), max_value.data(), 100);
-  EXPECT_EQ(count.download()[0], 6400);
-  EXPECT_EQ(sum.download()[0], 6400.0f);
-  EXPECT_EQ(max_value.download()[0], 6399.0);
+  for_each_configuration([&](const std::string& where) {
+    ROOFLAB_CUDA_CHECK(cudaMemset(count.data(), 0, 4));
+    ROOFLAB_CUDA_CHECK(cudaMemset(sum.data(), 0, 4));
+    ROOFLAB_CUDA_CHECK(cudaMemset(max_value.data(), 0, 8));
+    emutest::atomics(count.data(), sum.data(), max_value.data(), 100);
+    EXPECT_EQ(count.download()[0], 6400) << where;
+    EXPECT_EQ(sum.download()[0], 6400.0f) << where;
+    EXPECT_EQ(max_value.download()[0], 6399.0) << where;
+  });
 }
 
 TEST(EmuCorrect, DynamicSharedMemoryAnd3DIndices) {
   const auto x = rooflab::random_floats(3 * 96, 8);
   DeviceBuffer<float> in{std::span<const float>(x)}, out(3 * 96);
-  emutest::dynamic_reverse(in.data(), out.data(), 3, 96);
-  const auto got = out.download();
-  for (int b = 0; b < 3; ++b) {
-    for (int t = 0; t < 96; ++t) EXPECT_EQ(got[static_cast<std::size_t>(b * 96 + t)], x[static_cast<std::size_t>(b * 96 + 95 - t)]);
-  }
   const dim3 grid(3, 2, 2), block(4, 3, 2);
   DeviceBuffer<unsigned> ids(12 * 24);
-  emutest::index3d(ids.data(), grid, block);
-  const auto v = ids.download();
-  for (unsigned bl = 0; bl < 12; ++bl) {
-    for (unsigned t = 0; t < 24; ++t) EXPECT_EQ(v[bl * 24 + t], bl * 1000 + t);
-  }
+  for_each_configuration([&](const std::string& where) {
+    out.poison();
+    emutest::dynamic_reverse(in.data(), out.data(), 3, 96);
+    const auto got = out.download();
+    for (int b = 0; b < 3; ++b) {
+      for (int t = 0; t < 96; ++t) {
+        ASSERT_EQ(got[static_cast<std::size_t>(b * 96 + t)], x[static_cast<std::size_t>(b * 96 + 95 - t)]) << where;
+      }
+    }
+    ids.poison();
+    emutest::index3d(ids.data(), grid, block);
+    const auto v = ids.download();
+    for (unsigned bl = 0; bl < 12; ++bl) {
+      for (unsigned t = 0; t < 24; ++t) ASSERT_EQ(v[bl * 24 + t], bl * 1000 + t) << where;
+    }
+  });
 }
 
 TEST(EmuCorrect, BallotAndSyncthreadsCount) {
   std::vector<int> flags(32);
   for (int i = 0; i < 32; ++i) flags[static_cast<std::size_t>(i)] = i % 3 == 0;
   DeviceBuffer<int> d{std::span<const int>(flags)}, out(2);
-  emutest::ballot_count(d.data(), out.data());
-  const auto got = out.download();
-  EXPECT_EQ(got[0], 11);
-  EXPECT_EQ(got[1], 11);
+  for_each_configuration([&](const std::string& where) {
+    emutest::ballot_count(d.data(), out.data());
+    const auto got = out.download();
+    EXPECT_EQ(got[0], 11) << where;
+    EXPECT_EQ(got[1], 11) << where;
+  });
 }
 
+TEST(EmuCorrect, ConstantMemoryThroughMemcpyToSymbol) {
+  const float scale[4] = {1.0f, 2.0f, 3.0f, 4.0f};
+  const auto x = rooflab::random_floats(100, 9);
+  DeviceBuffer<float> in{std::span<const float>(x)}, out(100);
+  emutest::constant_scale(scale, in.data(), out.data(), 100);
+  const auto got = out.download();
+  for (std::size_t i = 0; i < 100; ++i) EXPECT_EQ(got[i], x[i] * scale[i % 4]);
+}
+
+namespace {
+std::vector<__half> to_half(const std::vector<float>& v) {
+  std::vector<__half> h(v.size());
+  for (std::size_t i = 0; i < v.size(); ++i) h[i] = __float2half(v[i]);
+  return h;
+}
+}  // namespace
+
+// 64x64x64, half in, float out, against a CPU reference from the same (rounded) inputs.
 TEST(EmuCorrect, WmmaGemmComputedOncePerWarp) {
-  ScheduleGuard guard;
-  const int m = 64, n = 48, k = 32;
-  const auto fa = rooflab::random_floats(static_cast<std::size_t>(m * k), 12);
-  const auto fb = rooflab::random_floats(static_cast<std::size_t>(k * n), 13);
-  std::vector<__half> ha(fa.size()), hb(fb.size());
-  for (std::size_t i = 0; i < fa.size(); ++i) ha[i] = __float2half(fa[i]);
-  for (std::size_t i = 0; i < fb.size(); ++i) hb[i] = __float2half(fb[i]);
+  const int m = 64, n = 64, k = 64;
+  const auto ha = to_half(rooflab::random_floats(static_cast<std::size_t>(m * k), 12));
+  const auto hb = to_half(rooflab::random_floats(static_cast<std::size_t>(k * n), 13));
   DeviceBuffer<__half> da{std::span<const __half>(ha)}, db{std::span<const __half>(hb)};
   DeviceBuffer<float> dc(static_cast<std::size_t>(m * n));
-  for (Schedule s : kSchedules) {
-    rooflab::emu::set_schedule(s, 21);
+  for_each_configuration([&](const std::string& where) {
     dc.poison();
     emutest::wmma_gemm(da.data(), db.data(), dc.data(), m, n, k);
     const auto c = dc.download();
@@ -272,8 +339,200 @@ TEST(EmuCorrect, WmmaGemmComputedOncePerWarp) {
           want += static_cast<double>(__half2float(ha[static_cast<std::size_t>(i * k + p)])) *
                   __half2float(hb[static_cast<std::size_t>(p * n + j)]);
         }
-        ASSERT_NEAR(c[static_cast<std::size_t>(i * n + j)], 2 * want, 1e-3) << i << "," << j;
+        ASSERT_NEAR(c[static_cast<std::size_t>(i * n + j)], 2 * want, 1e-3) << i << "," << j << ", " << where;
       }
     }
+  });
+}
+
+TEST(EmuCorrect, WmmaHalfAccumulatorColumnMajorB) {
+  const int m = 32, n = 48, k = 32;
+  const auto ha = to_half(rooflab::random_floats(static_cast<std::size_t>(m * k), 14));
+  const auto hb = to_half(rooflab::random_floats(static_cast<std::size_t>(k * n), 15));  // column-major k x n
+  DeviceBuffer<__half> da{std::span<const __half>(ha)}, db{std::span<const __half>(hb)}, dc(static_cast<std::size_t>(m * n));
+  emutest::wmma_half_acc(da.data(), db.data(), dc.data(), m, n, k);
+  const auto c = dc.download();
+  for (int i = 0; i < m; ++i) {
+    for (int j = 0; j < n; ++j) {
+      double want = 0;
+      for (int p = 0; p < k; ++p) {
+        want += static_cast<double>(__half2float(ha[static_cast<std::size_t>(i * k + p)])) *
+                __half2float(hb[static_cast<std::size_t>(j * k + p)]);
+      }
+      ASSERT_NEAR(__half2float(c[static_cast<std::size_t>(i * n + j)]), want, 2e-2 * (1 + std::abs(want))) << i << "," << j;
+    }
   }
+}
+
+TEST(EmuCorrect, WmmaBf16TwoWarpsPerBlockColumnMajorC) {
+  const int m = 32, n = 64, k = 48;
+  const auto fa = rooflab::random_floats(static_cast<std::size_t>(m * k), 16);
+  const auto fb = rooflab::random_floats(static_cast<std::size_t>(k * n), 17);
+  std::vector<__nv_bfloat16> ba(fa.size()), bb(fb.size());
+  for (std::size_t i = 0; i < fa.size(); ++i) ba[i] = __float2bfloat16(fa[i]);
+  for (std::size_t i = 0; i < fb.size(); ++i) bb[i] = __float2bfloat16(fb[i]);
+  DeviceBuffer<__nv_bfloat16> da{std::span<const __nv_bfloat16>(ba)}, db{std::span<const __nv_bfloat16>(bb)};
+  DeviceBuffer<float> dc(static_cast<std::size_t>(m * n));
+  for_each_configuration([&](const std::string& where) {
+    dc.poison();
+    emutest::wmma_bf16(da.data(), db.data(), dc.data(), m, n, k);
+    const auto c = dc.download();
+    for (int i = 0; i < m; ++i) {
+      for (int j = 0; j < n; ++j) {
+        double want = 0;
+        for (int p = 0; p < k; ++p) {
+          want += static_cast<double>(__bfloat162float(ba[static_cast<std::size_t>(i * k + p)])) *
+                  __bfloat162float(bb[static_cast<std::size_t>(p * n + j)]);
+        }
+        ASSERT_NEAR(c[static_cast<std::size_t>(j * m + i)], want, 1e-3) << i << "," << j << ", " << where;
+      }
+    }
+  });
+}
+
+// ---- more planted bugs ----
+
+TEST(EmuBugs, LanesAtDifferentCollectives) {
+  DeviceBuffer<int> out(32);
+  const std::string e = kernel_error([&] { emutest::mismatched_collectives(out.data()); });
+  EXPECT_NE(e.find("mismatched_collectives_kernel"), std::string::npos) << e;
+  EXPECT_NE(e.find("different warp collectives"), std::string::npos) << e;
+  EXPECT_NE(e.find("__ballot_sync"), std::string::npos) << e;
+  EXPECT_NE(e.find("__shfl_sync"), std::string::npos) << e;
+  EXPECT_NE(e.find("more_kernels.cu:"), std::string::npos) << e;
+}
+
+TEST(EmuBugsDeathTest, WriteBeforeTheStartHitsTheFrontGuardPage) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_DEATH(
+      {
+        DeviceBuffer<float> out(1024);
+        emutest::write_before_start(out.data(), 1024);
+      },
+      "out-of-bounds access in kernel emutest::write_before_start_kernel.*block \\(0,0,0\\), thread \\(0,0,0\\).*4 "
+      "bytes before the start of a 4096-byte cudaMalloc allocation made at ");
+}
+
+// 5 floats are 20 bytes: the allocation is padded to 32 before its guard page, so out[5] lands in the
+// padding. The poison there is checked after the launch.
+TEST(EmuBugs, WriteIntoTheAlignmentPaddingIsFoundAfterTheLaunch) {
+  DeviceBuffer<float> out(5);
+  const std::string e = kernel_error([&] { emutest::off_by_one(out.data(), 5); });
+  EXPECT_NE(e.find("off_by_one_kernel"), std::string::npos) << e;
+  EXPECT_NE(e.find("wrote at byte offsets 20 to 23 of a 20-byte cudaMalloc allocation (past its end)"), std::string::npos) << e;
+  emutest::copy(out.data(), out.data(), 5);  // the padding was restored: the next launch is clean
+}
+
+// 1000 floats end against the guard page and start 96 bytes into their first page: out[-1] lands in that
+// slack, which is checked after the launch like the padding.
+TEST(EmuBugs, WriteJustBeforeTheStartIsFoundAfterTheLaunch) {
+  DeviceBuffer<float> out(1000);
+  const std::string e = kernel_error([&] { emutest::write_before_start(out.data(), 1000); });
+  EXPECT_NE(e.find("write_before_start_kernel"), std::string::npos) << e;
+  EXPECT_NE(e.find("wrote at byte offsets -4 to -1 of a 4000-byte cudaMalloc allocation (before its start)"), std::string::npos) << e;
+}
+
+TEST(EmuRuntime, PinnedHostMemoryCopiesBothWays) {
+  float* pinned = nullptr;
+  ROOFLAB_CUDA_CHECK(cudaMallocHost(reinterpret_cast<void**>(&pinned), 16));
+  DeviceBuffer<float> d(4);
+  for (int i = 0; i < 4; ++i) pinned[i] = static_cast<float>(i);
+  EXPECT_EQ(cudaMemcpy(d.data(), pinned, 16, cudaMemcpyHostToDevice), cudaSuccess);
+  EXPECT_EQ(cudaMemcpy(pinned, d.data(), 16, cudaMemcpyDeviceToHost), cudaSuccess);
+  EXPECT_EQ(cudaMemcpy(pinned, d.data(), 16, cudaMemcpyDefault), cudaSuccess);
+  EXPECT_EQ(cudaFreeHost(pinned), cudaSuccess);
+}
+
+TEST(EmuRuntime, DeviceQueriesAreCoherent) {
+  int count = 0, sms = 0, optin = 0;
+  ROOFLAB_CUDA_CHECK(cudaGetDeviceCount(&count));
+  EXPECT_EQ(count, 1);
+  ROOFLAB_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+  ROOFLAB_CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, 0));
+  cudaDeviceProp prop{};
+  ROOFLAB_CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
+  EXPECT_EQ(prop.multiProcessorCount, sms);
+  EXPECT_EQ(prop.major, 8);
+  EXPECT_EQ(prop.warpSize, warpSize);
+  EXPECT_EQ(prop.sharedMemPerBlockOptin, static_cast<std::size_t>(optin));
+  std::size_t free_before = 0, free_after = 0, total = 0;
+  ROOFLAB_CUDA_CHECK(cudaMemGetInfo(&free_before, &total));
+  {
+    DeviceBuffer<float> d(1 << 20);
+    ROOFLAB_CUDA_CHECK(cudaMemGetInfo(&free_after, &total));
+  }
+  EXPECT_EQ(free_before - free_after, std::size_t{4} << 20);
+  EXPECT_STREQ(cudaGetErrorName(cudaErrorInvalidValue), "cudaErrorInvalidValue");
+}
+
+// ---- kernels that only the CPU backend can compile (device code cannot throw) ----
+
+namespace {
+std::atomic<int> g_destroyed{0};
+struct CountsDestruction {
+  ~CountsDestruction() { ++g_destroyed; }
+};
+
+// Thread 5 throws while the other threads wait at the barrier: the launch aborts, and the waiting
+// threads' stacks are unwound (their locals destroyed).
+__global__ void throwing_kernel(int* out) {
+  CountsDestruction local;
+  if (threadIdx.x == 5) throw std::runtime_error("thread 5 gives up");
+  __syncthreads();
+  out[threadIdx.x] = 1;
+}
+
+__global__ void deep_stack_kernel(int* out) {
+  volatile char big[512 * 1024];
+  for (long i = static_cast<long>(sizeof big) - 1; i >= 0; i -= 1024) big[i] = 1;
+  out[threadIdx.x] = big[0];
+}
+
+void dynamic_smem_kernel_body(float* out) {
+  auto* s = static_cast<float*>(rooflab::emu::dynamic_shared_memory());
+  s[threadIdx.x] = static_cast<float>(threadIdx.x);
+  __syncthreads();
+  out[threadIdx.x] = s[blockDim.x - 1 - threadIdx.x];
+}
+__global__ void big_dynamic_smem_kernel(float* out) { dynamic_smem_kernel_body(out); }
+}  // namespace
+
+TEST(EmuBugs, AnExceptionInAThreadAbortsTheLaunchAndUnwindsTheOthers) {
+  DeviceBuffer<int> out(64);
+  g_destroyed = 0;
+  const std::string e =
+      kernel_error([&] { rooflab::emu::launch(throwing_kernel, dim3(1), dim3(64), 0, nullptr, out.data()); });
+  EXPECT_NE(e.find("throwing_kernel"), std::string::npos) << e;
+  EXPECT_NE(e.find("thread (5,0,0)"), std::string::npos) << e;
+  EXPECT_NE(e.find("thread 5 gives up"), std::string::npos) << e;
+  // Forward order: threads 0-4 wait at the barrier when thread 5 throws; threads 6-63 never start. The five
+  // parked threads were unwound (their locals destroyed), and so was the thrower.
+  EXPECT_EQ(g_destroyed.load(), 6);
+}
+
+TEST(EmuBugsDeathTest, FiberStackOverflowIsNamed) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_DEATH(
+      {
+        DeviceBuffer<int> out(32);
+        rooflab::emu::launch(deep_stack_kernel, dim3(1), dim3(32), 0, nullptr, out.data());
+      },
+      "deep_stack_kernel.*fiber stack overflow");
+}
+
+TEST(EmuRuntime, DynamicSharedMemoryLimitAndOptIn) {
+  DeviceBuffer<float> out(256);
+  const std::size_t bytes = 100 * 1024;  // over the default 48 KiB
+  const std::string e = kernel_error(
+      [&] { rooflab::emu::launch(big_dynamic_smem_kernel, dim3(1), dim3(256), bytes, nullptr, out.data()); });
+  EXPECT_NE(e.find("cudaFuncAttributeMaxDynamicSharedMemorySize"), std::string::npos) << e;
+  ROOFLAB_CUDA_CHECK(cudaFuncSetAttribute(reinterpret_cast<const void*>(&big_dynamic_smem_kernel),
+                                          cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes)));
+  rooflab::emu::launch(big_dynamic_smem_kernel, dim3(1), dim3(256), bytes, nullptr, out.data());
+  const auto got = out.download();
+  EXPECT_EQ(got[0], 255.0f);
+  EXPECT_EQ(cudaFuncSetAttribute(reinterpret_cast<const void*>(&big_dynamic_smem_kernel),
+                                 cudaFuncAttributeMaxDynamicSharedMemorySize, 300 * 1024),
+            cudaErrorInvalidValue);
+  (void)cudaGetLastError();
 }

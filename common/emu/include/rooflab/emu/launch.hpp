@@ -45,19 +45,23 @@ std::string last_race_summary();
 bool race_mode();
 
 namespace detail {
-// Validates the configuration, then runs every thread of every block; throws KernelError on a bug.
-// Returns a cudaError_t for configuration errors (reported through cudaGetLastError, as on a GPU).
+// Validates the configuration, then runs every thread of every block; throws KernelError on a bug or a bad
+// configuration (whose message names the cudaError_t a GPU would return). Returns cudaSuccess otherwise.
 cudaError_t run_grid(const void* kernel, dim3 grid, dim3 block, std::size_t dynamic_smem,
                      const std::function<void()>& thread_body);
 void set_last_error(cudaError_t err);
 
+// Pointer arguments must point into memory a kernel may touch (cudaMalloc, or pinned cudaMallocHost memory);
+// a host pointer "works" on the CPU and faults or reads garbage on a GPU. (Pointers inside structs are not
+// checked.)
 template <typename T>
 void check_pointer_argument(const void* kernel, std::size_t index, const T& value) {
-  if constexpr (std::is_pointer_v<T>) {
+  if constexpr (std::is_pointer_v<T> && std::is_object_v<std::remove_pointer_t<T>>) {
     if (value != nullptr && !is_device_pointer(static_cast<const void*>(value))) {
-      throw KernelError("kernel " + kernel_name(kernel) + ": argument " + std::to_string(index + 1) +
-                        " is a host pointer (not from cudaMalloc or cudaMallocHost); on a GPU the kernel would fault "
-                        "or read garbage");
+      throw KernelError("host pointer passed to kernel " + kernel_name(kernel) + ", argument " +
+                        std::to_string(index + 1) +
+                        ": it is not inside a cudaMalloc (or cudaMallocHost) allocation; on a GPU the kernel would "
+                        "fault or read garbage (copy the data to device memory and pass that pointer)");
     }
   }
 }
@@ -73,6 +77,8 @@ void launch(void (*kernel)(KernelArgs...), dim3 grid, dim3 block, std::size_t dy
   [&]<std::size_t... I>(std::index_sequence<I...>) {
     (detail::check_pointer_argument(address, I, std::get<I>(params)), ...);
   }(std::index_sequence_for<KernelArgs...>{});
+  // Each CUDA thread's call copies the parameters again (they are by value): a thread that modifies one
+  // modifies its own copy, as on a GPU.
   const cudaError_t err =
       detail::run_grid(address, grid, block, dynamic_smem, [&] { std::apply(kernel, params); });
   detail::set_last_error(err);

@@ -59,9 +59,13 @@ enum WarpOp : int { kShflIdx = 1, kShflUp, kShflDown, kShflXor, kBallot, kAny, k
 
 template <typename T>
 T shuffle(int op, unsigned mask, const T& value, int arg, int width, const char* file, unsigned line) {
-  static_assert(std::is_trivially_copyable_v<T> && sizeof(T) <= 16, "warp shuffles move up to 16 bytes");
-  T out;
-  warp_collective(op, mask, &value, sizeof(T), arg, width, &out, file, line);
+  // __half2 and __nv_bfloat162 have user-written copy operations on the host, so the test is for types
+  // whose bytes are their value (trivially destructible), not for trivially copyable ones.
+  static_assert(std::is_trivially_destructible_v<T> && std::is_default_constructible_v<T> && sizeof(T) <= 16,
+                "warp shuffles move values of up to 16 bytes");
+  T out{};
+  warp_collective(op, mask, static_cast<const void*>(&value), sizeof(T), arg, width, static_cast<void*>(&out), file,
+                  line);
   return out;
 }
 }  // namespace rooflab::emu::detail
@@ -135,38 +139,108 @@ ROOFLAB_EMU_REDUCE_(__reduce_xor_sync, kReduceXor, unsigned)
 #undef ROOFLAB_EMU_REDUCE_
 
 // ---- atomics: real atomics, since blocks run on several OS threads ----
-#define ROOFLAB_EMU_ATOMIC_RMW_(name, T, expr)                        \
-  inline T name(T* address, T val) {                                  \
-    std::atomic_ref<T> ref(*address);                                 \
-    T old = ref.load();                                               \
-    while (!ref.compare_exchange_weak(old, (expr))) {                 \
-    }                                                                 \
-    return old;                                                       \
+// Exactly CUDA's overload set for sm_80 (so code that compiles here also compiles under nvcc), each with its
+// _block and _system twins (on the CPU every atomic is system-wide).
+namespace rooflab::emu::detail {
+template <typename T, typename F>
+T atomic_update(T* address, F f) {
+  std::atomic_ref<T> ref(*address);
+  T old = ref.load();
+  while (!ref.compare_exchange_weak(old, f(old))) {
   }
-#define ROOFLAB_EMU_ATOMIC_INT_(T)                                                              \
-  inline T atomicAdd(T* a, T v) { return std::atomic_ref<T>(*a).fetch_add(v); }                 \
-  inline T atomicSub(T* a, T v) { return std::atomic_ref<T>(*a).fetch_sub(v); }                 \
-  inline T atomicExch(T* a, T v) { return std::atomic_ref<T>(*a).exchange(v); }                 \
-  inline T atomicAnd(T* a, T v) { return std::atomic_ref<T>(*a).fetch_and(v); }                 \
-  inline T atomicOr(T* a, T v) { return std::atomic_ref<T>(*a).fetch_or(v); }                   \
-  inline T atomicXor(T* a, T v) { return std::atomic_ref<T>(*a).fetch_xor(v); }                 \
-  inline T atomicCAS(T* a, T compare, T v) {                                                    \
-    std::atomic_ref<T>(*a).compare_exchange_strong(compare, v);                                 \
-    return compare;                                                                             \
-  }                                                                                             \
-  ROOFLAB_EMU_ATOMIC_RMW_(atomicMin, T, std::min(old, val))                                     \
-  ROOFLAB_EMU_ATOMIC_RMW_(atomicMax, T, std::max(old, val))
-ROOFLAB_EMU_ATOMIC_INT_(int)
-ROOFLAB_EMU_ATOMIC_INT_(unsigned)
-ROOFLAB_EMU_ATOMIC_INT_(unsigned long long)
-ROOFLAB_EMU_ATOMIC_INT_(long long)
-inline float atomicAdd(float* a, float v) { return std::atomic_ref<float>(*a).fetch_add(v); }
-inline double atomicAdd(double* a, double v) { return std::atomic_ref<double>(*a).fetch_add(v); }
-inline float atomicExch(float* a, float v) { return std::atomic_ref<float>(*a).exchange(v); }
-ROOFLAB_EMU_ATOMIC_RMW_(atomicInc, unsigned, (old >= val) ? 0u : old + 1u)
-ROOFLAB_EMU_ATOMIC_RMW_(atomicDec, unsigned, (old == 0u || old > val) ? val : old - 1u)
-#undef ROOFLAB_EMU_ATOMIC_INT_
-#undef ROOFLAB_EMU_ATOMIC_RMW_
+  return old;
+}
+// 16-bit floating types: a CAS loop on the 32-bit word holding them (as GPUs without native support do).
+template <typename T, typename F>
+T atomic_update_16(T* address, F f) {
+  static_assert(sizeof(T) == 2);
+  const auto a = reinterpret_cast<std::uintptr_t>(address);
+  auto* word = reinterpret_cast<unsigned*>(a & ~std::uintptr_t{3});
+  const unsigned shift = (a & 2u) != 0 ? 16u : 0u;
+  std::atomic_ref<unsigned> ref(*word);
+  unsigned old = ref.load();
+  T old_value;
+  for (;;) {
+    const auto bits = static_cast<unsigned short>(old >> shift);
+    std::memcpy(static_cast<void*>(&old_value), &bits, 2);
+    const T updated = f(old_value);
+    unsigned short new_bits;
+    std::memcpy(&new_bits, static_cast<const void*>(&updated), 2);
+    const unsigned desired = (old & ~(0xffffu << shift)) | (static_cast<unsigned>(new_bits) << shift);
+    if (ref.compare_exchange_weak(old, desired)) return old_value;
+  }
+}
+}  // namespace rooflab::emu::detail
+
+#define ROOFLAB_EMU_ATOMIC_(name, T, body)                             \
+  inline T name(T* address, T val) { body }                            \
+  inline T name##_block(T* address, T val) { return name(address, val); } \
+  inline T name##_system(T* address, T val) { return name(address, val); }
+#define ROOFLAB_EMU_FETCH_(name, T, op) ROOFLAB_EMU_ATOMIC_(name, T, return std::atomic_ref<T>(*address).op(val);)
+#define ROOFLAB_EMU_UPDATE_(name, T, expr) \
+  ROOFLAB_EMU_ATOMIC_(name, T, return rooflab::emu::detail::atomic_update(address, [val](T old) { return (expr); });)
+#define ROOFLAB_EMU_CAS_(T)                                                                   \
+  inline T atomicCAS(T* address, T compare, T val) {                                          \
+    std::atomic_ref<T>(*address).compare_exchange_strong(compare, val);                       \
+    return compare;                                                                           \
+  }                                                                                           \
+  inline T atomicCAS_block(T* address, T compare, T val) { return atomicCAS(address, compare, val); } \
+  inline T atomicCAS_system(T* address, T compare, T val) { return atomicCAS(address, compare, val); }
+
+ROOFLAB_EMU_FETCH_(atomicAdd, int, fetch_add)
+ROOFLAB_EMU_FETCH_(atomicAdd, unsigned, fetch_add)
+ROOFLAB_EMU_FETCH_(atomicAdd, unsigned long long, fetch_add)
+ROOFLAB_EMU_FETCH_(atomicAdd, float, fetch_add)
+ROOFLAB_EMU_FETCH_(atomicAdd, double, fetch_add)
+ROOFLAB_EMU_FETCH_(atomicSub, int, fetch_sub)
+ROOFLAB_EMU_FETCH_(atomicSub, unsigned, fetch_sub)
+ROOFLAB_EMU_FETCH_(atomicExch, int, exchange)
+ROOFLAB_EMU_FETCH_(atomicExch, unsigned, exchange)
+ROOFLAB_EMU_FETCH_(atomicExch, unsigned long long, exchange)
+ROOFLAB_EMU_FETCH_(atomicExch, float, exchange)
+ROOFLAB_EMU_UPDATE_(atomicMin, int, std::min(old, val))
+ROOFLAB_EMU_UPDATE_(atomicMin, unsigned, std::min(old, val))
+ROOFLAB_EMU_UPDATE_(atomicMin, unsigned long long, std::min(old, val))
+ROOFLAB_EMU_UPDATE_(atomicMin, long long, std::min(old, val))
+ROOFLAB_EMU_UPDATE_(atomicMax, int, std::max(old, val))
+ROOFLAB_EMU_UPDATE_(atomicMax, unsigned, std::max(old, val))
+ROOFLAB_EMU_UPDATE_(atomicMax, unsigned long long, std::max(old, val))
+ROOFLAB_EMU_UPDATE_(atomicMax, long long, std::max(old, val))
+ROOFLAB_EMU_UPDATE_(atomicInc, unsigned, (old >= val) ? 0u : old + 1u)
+ROOFLAB_EMU_UPDATE_(atomicDec, unsigned, (old == 0u || old > val) ? val : old - 1u)
+ROOFLAB_EMU_FETCH_(atomicAnd, int, fetch_and)
+ROOFLAB_EMU_FETCH_(atomicAnd, unsigned, fetch_and)
+ROOFLAB_EMU_FETCH_(atomicAnd, unsigned long long, fetch_and)
+ROOFLAB_EMU_FETCH_(atomicAnd, long long, fetch_and)
+ROOFLAB_EMU_FETCH_(atomicOr, int, fetch_or)
+ROOFLAB_EMU_FETCH_(atomicOr, unsigned, fetch_or)
+ROOFLAB_EMU_FETCH_(atomicOr, unsigned long long, fetch_or)
+ROOFLAB_EMU_FETCH_(atomicOr, long long, fetch_or)
+ROOFLAB_EMU_FETCH_(atomicXor, int, fetch_xor)
+ROOFLAB_EMU_FETCH_(atomicXor, unsigned, fetch_xor)
+ROOFLAB_EMU_FETCH_(atomicXor, unsigned long long, fetch_xor)
+ROOFLAB_EMU_FETCH_(atomicXor, long long, fetch_xor)
+ROOFLAB_EMU_CAS_(int)
+ROOFLAB_EMU_CAS_(unsigned)
+ROOFLAB_EMU_CAS_(unsigned long long)
+ROOFLAB_EMU_CAS_(unsigned short)
+ROOFLAB_EMU_ATOMIC_(atomicAdd, __half,
+                    return rooflab::emu::detail::atomic_update_16(address, [val](__half old) { return __hadd(old, val); });)
+ROOFLAB_EMU_ATOMIC_(atomicAdd, __nv_bfloat16, return rooflab::emu::detail::atomic_update_16(
+                                                  address, [val](__nv_bfloat16 old) { return __hadd(old, val); });)
+ROOFLAB_EMU_ATOMIC_(atomicAdd, __half2, {
+  // Each half is atomic on its own, as on a GPU (the pair is not one atomic operation).
+  auto* h = reinterpret_cast<__half*>(address);
+  return __half2(atomicAdd(h, val.x), atomicAdd(h + 1, val.y));
+})
+ROOFLAB_EMU_ATOMIC_(atomicAdd, __nv_bfloat162, {
+  auto* h = reinterpret_cast<__nv_bfloat16*>(address);
+  return __nv_bfloat162(atomicAdd(h, val.x), atomicAdd(h + 1, val.y));
+})
+#undef ROOFLAB_EMU_CAS_
+#undef ROOFLAB_EMU_UPDATE_
+#undef ROOFLAB_EMU_FETCH_
+#undef ROOFLAB_EMU_ATOMIC_
 
 // ---- integer and bit intrinsics ----
 inline int __popc(unsigned x) { return __builtin_popcount(x); }
@@ -199,9 +273,77 @@ inline unsigned __float_as_uint(float f) { return std::bit_cast<unsigned>(f); }
 inline float __uint_as_float(unsigned u) { return std::bit_cast<float>(u); }
 inline long long __double_as_longlong(double d) { return std::bit_cast<long long>(d); }
 inline double __longlong_as_double(long long l) { return std::bit_cast<double>(l); }
+inline int __ffsll(long long x) { return __builtin_ffsll(x); }
+inline unsigned long long __brevll(unsigned long long x) {
+  return (static_cast<unsigned long long>(__brev(static_cast<unsigned>(x))) << 32) | __brev(static_cast<unsigned>(x >> 32));
+}
+inline unsigned __funnelshift_l(unsigned lo, unsigned hi, unsigned shift) {
+  const unsigned long long both = (static_cast<unsigned long long>(hi) << 32) | lo;
+  return static_cast<unsigned>((both << (shift & 31)) >> 32);
+}
+inline unsigned __funnelshift_r(unsigned lo, unsigned hi, unsigned shift) {
+  const unsigned long long both = (static_cast<unsigned long long>(hi) << 32) | lo;
+  return static_cast<unsigned>(both >> (shift & 31));
+}
+inline int __mulhi(int a, int b) { return static_cast<int>((static_cast<long long>(a) * b) >> 32); }
+inline unsigned __umulhi(unsigned a, unsigned b) {
+  return static_cast<unsigned>((static_cast<unsigned long long>(a) * b) >> 32);
+}
+inline unsigned long long __umul64hi(unsigned long long a, unsigned long long b) {
+  __extension__ using U128 = unsigned __int128;
+  return static_cast<unsigned long long>((static_cast<U128>(a) * b) >> 64);
+}
+inline int __mul24(int a, int b) { return (a << 8 >> 8) * (b << 8 >> 8); }
+inline unsigned __umul24(unsigned a, unsigned b) { return (a & 0xffffffu) * (b & 0xffffffu); }
+inline unsigned __sad(int a, int b, unsigned c) { return c + static_cast<unsigned>(a > b ? a - b : b - a); }
+inline int __float2int_rn(float x) { return static_cast<int>(std::nearbyint(x)); }
+inline int __float2int_rz(float x) { return static_cast<int>(x); }
+inline int __float2int_rd(float x) { return static_cast<int>(std::floor(x)); }
+inline int __float2int_ru(float x) { return static_cast<int>(std::ceil(x)); }
+inline unsigned __float2uint_rn(float x) { return static_cast<unsigned>(std::nearbyint(x)); }
+inline unsigned __float2uint_rz(float x) { return static_cast<unsigned>(x); }
+inline float __int2float_rn(int x) { return static_cast<float>(x); }
+inline float __uint2float_rn(unsigned x) { return static_cast<float>(x); }
+// Cache-hinted loads and stores: plain memory accesses on the CPU.
 template <typename T>
 T __ldg(const T* p) {
   return *p;
+}
+template <typename T>
+T __ldcg(const T* p) {
+  return *p;
+}
+template <typename T>
+T __ldca(const T* p) {
+  return *p;
+}
+template <typename T>
+T __ldcs(const T* p) {
+  return *p;
+}
+template <typename T>
+T __ldlu(const T* p) {
+  return *p;
+}
+template <typename T>
+T __ldcv(const T* p) {
+  return *p;
+}
+template <typename T>
+void __stcg(T* p, T v) {
+  *p = v;
+}
+template <typename T>
+void __stcs(T* p, T v) {
+  *p = v;
+}
+template <typename T>
+void __stwb(T* p, T v) {
+  *p = v;
+}
+template <typename T>
+void __stwt(T* p, T v) {
+  *p = v;
 }
 
 // ---- fast-math intrinsics: computed exactly on the CPU (compare with tolerances) ----
@@ -221,6 +363,18 @@ inline float rsqrtf(float x) { return 1.0f / std::sqrt(x); }
 inline double rsqrt(double x) { return 1.0 / std::sqrt(x); }
 inline float __saturatef(float x) { return x != x ? 0.0f : std::clamp(x, 0.0f, 1.0f); }
 inline float __tanhf(float x) { return std::tanh(x); }
+inline float __exp10f(float x) { return std::pow(10.0f, x); }
+inline float __log2f(float x) { return std::log2(x); }
+inline float __log10f(float x) { return std::log10(x); }
+inline void __sincosf(float x, float* s, float* c) {
+  *s = std::sin(x);
+  *c = std::cos(x);
+}
+inline float __fdiv_rn(float a, float b) { return a / b; }
+inline float __fsub_rn(float a, float b) { return a - b; }
+inline double __dadd_rn(double a, double b) { return a + b; }
+inline double __dmul_rn(double a, double b) { return a * b; }
+inline double __fma_rn(double a, double b, double c) { return std::fma(a, b, c); }
 
 // ---- min / max overloads of CUDA's device library ----
 inline int min(int a, int b) { return std::min(a, b); }
@@ -239,17 +393,59 @@ inline double min(double a, double b) { return std::fmin(a, b); }
 inline double max(double a, double b) { return std::fmax(a, b); }
 
 // ---- half precision intrinsics the host headers lack (computed in float/double, rounded once) ----
+// The toolkit's host headers already give arithmetic, comparisons, conversions (__float2half_rn,
+// __floats2half2_rn, __low2float ...), __hadd2, __hmul2, __h2div, __hmax/__hmin: those are not repeated here.
 inline __half __hfma(__half a, __half b, __half c) {
   return __double2half(static_cast<double>(__half2float(a)) * __half2float(b) + __half2float(c));
 }
-inline __half2 __hfma2(__half2 a, __half2 b, __half2 c) {
-  return __half2(__hfma(a.x, b.x, c.x), __hfma(a.y, b.y, c.y));
+inline __half2 __hfma2(__half2 a, __half2 b, __half2 c) { return __half2(__hfma(a.x, b.x, c.x), __hfma(a.y, b.y, c.y)); }
+inline __half __hfma_relu(__half a, __half b, __half c) {
+  const __half r = __hfma(a, b, c);
+  return __half2float(r) < 0.0f ? __float2half(0.0f) : r;
 }
-inline __half hexp(__half x) { return __float2half(std::exp(__half2float(x))); }
-inline __half hsqrt(__half x) { return __float2half(std::sqrt(__half2float(x))); }
-inline __half hrsqrt(__half x) { return __float2half(1.0f / std::sqrt(__half2float(x))); }
-inline __half hlog(__half x) { return __float2half(std::log(__half2float(x))); }
-inline __half hrcp(__half x) { return __float2half(1.0f / __half2float(x)); }
 inline __nv_bfloat16 __hfma(__nv_bfloat16 a, __nv_bfloat16 b, __nv_bfloat16 c) {
   return __double2bfloat16(static_cast<double>(__bfloat162float(a)) * __bfloat162float(b) + __bfloat162float(c));
 }
+inline __nv_bfloat162 __hfma2(__nv_bfloat162 a, __nv_bfloat162 b, __nv_bfloat162 c) {
+  return __nv_bfloat162(__hfma(a.x, b.x, c.x), __hfma(a.y, b.y, c.y));
+}
+#define ROOFLAB_EMU_HMATH_(name, name2, f)                                                                   \
+  inline __half name(__half x) { return __float2half(f(__half2float(x))); }                                  \
+  inline __half2 name2(__half2 x) { return __half2(name(x.x), name(x.y)); }                                  \
+  inline __nv_bfloat16 name(__nv_bfloat16 x) { return __float2bfloat16(f(__bfloat162float(x))); }            \
+  inline __nv_bfloat162 name2(__nv_bfloat162 x) { return __nv_bfloat162(name(x.x), name(x.y)); }
+namespace rooflab::emu::detail {
+inline float rsqrt_f(float x) { return 1.0f / std::sqrt(x); }
+inline float rcp_f(float x) { return 1.0f / x; }
+inline float exp2_f(float x) { return std::exp2(x); }
+inline float exp10_f(float x) { return std::pow(10.0f, x); }
+inline float exp_f(float x) { return std::exp(x); }
+inline float log_f(float x) { return std::log(x); }
+inline float log2_f(float x) { return std::log2(x); }
+inline float log10_f(float x) { return std::log10(x); }
+inline float sqrt_f(float x) { return std::sqrt(x); }
+inline float sin_f(float x) { return std::sin(x); }
+inline float cos_f(float x) { return std::cos(x); }
+inline float tanh_f(float x) { return std::tanh(x); }
+inline float ceil_f(float x) { return std::ceil(x); }
+inline float floor_f(float x) { return std::floor(x); }
+inline float trunc_f(float x) { return std::trunc(x); }
+inline float rint_f(float x) { return std::nearbyint(x); }
+}  // namespace rooflab::emu::detail
+ROOFLAB_EMU_HMATH_(hexp, h2exp, rooflab::emu::detail::exp_f)
+ROOFLAB_EMU_HMATH_(hexp2, h2exp2, rooflab::emu::detail::exp2_f)
+ROOFLAB_EMU_HMATH_(hexp10, h2exp10, rooflab::emu::detail::exp10_f)
+ROOFLAB_EMU_HMATH_(hlog, h2log, rooflab::emu::detail::log_f)
+ROOFLAB_EMU_HMATH_(hlog2, h2log2, rooflab::emu::detail::log2_f)
+ROOFLAB_EMU_HMATH_(hlog10, h2log10, rooflab::emu::detail::log10_f)
+ROOFLAB_EMU_HMATH_(hsqrt, h2sqrt, rooflab::emu::detail::sqrt_f)
+ROOFLAB_EMU_HMATH_(hrsqrt, h2rsqrt, rooflab::emu::detail::rsqrt_f)
+ROOFLAB_EMU_HMATH_(hrcp, h2rcp, rooflab::emu::detail::rcp_f)
+ROOFLAB_EMU_HMATH_(hsin, h2sin, rooflab::emu::detail::sin_f)
+ROOFLAB_EMU_HMATH_(hcos, h2cos, rooflab::emu::detail::cos_f)
+ROOFLAB_EMU_HMATH_(htanh, h2tanh, rooflab::emu::detail::tanh_f)
+ROOFLAB_EMU_HMATH_(hceil, h2ceil, rooflab::emu::detail::ceil_f)
+ROOFLAB_EMU_HMATH_(hfloor, h2floor, rooflab::emu::detail::floor_f)
+ROOFLAB_EMU_HMATH_(htrunc, h2trunc, rooflab::emu::detail::trunc_f)
+ROOFLAB_EMU_HMATH_(hrint, h2rint, rooflab::emu::detail::rint_f)
+#undef ROOFLAB_EMU_HMATH_
