@@ -51,6 +51,12 @@ function(_rooflab_apply_selftest_patches expect_file solution_dir out_dir)
   math(EXPR last "${count} - 1")
   foreach(i RANGE ${last})
     string(JSON file GET "${expect}" patches ${i} file)
+    # {"file", "content"}: the whole file replaced (a submission that is not an edit of the solution).
+    string(JSON content ERROR_VARIABLE no_content GET "${expect}" patches ${i} content)
+    if(NOT no_content)
+      file(WRITE "${out_dir}/${file}" "${content}")
+      continue()
+    endif()
     string(JSON find GET "${expect}" patches ${i} find)
     string(JSON replace GET "${expect}" patches ${i} replace)
     if(EXISTS "${out_dir}/${file}")
@@ -113,7 +119,7 @@ endfunction()
 
 # Builds one variant; appends its JSON to the variable named by `json_out`.
 function(_rooflab_add_variant json_out)
-  cmake_parse_arguments(V "" "LAB;LAB_DIR;VARIANT;PREFIX;STUDENT_DIR;EXPECT"
+  cmake_parse_arguments(V "EXCLUDE_FROM_ALL" "LAB;LAB_DIR;VARIANT;PREFIX;STUDENT_DIR;EXPECT"
                         "KINDS;KERNELS;ANSWERS;TESTS_ANALYTIC;TESTS_CORRECTNESS;TESTS_PERF;TESTS_STATIC;TESTS_RACE" ${ARGN})
   set(lab_dir "${V_LAB_DIR}")
   set(bins "")
@@ -183,6 +189,9 @@ function(_rooflab_add_variant json_out)
     endif()
   endforeach()
   add_custom_target(${V_PREFIX}_all DEPENDS ${targets})
+  if(V_EXCLUDE_FROM_ALL)
+    set_target_properties(${targets} PROPERTIES EXCLUDE_FROM_ALL ON)
+  endif()
 
   list(JOIN bins ",\n        " bins_json)
   set(${json_out} "${${json_out}}\"${V_VARIANT}\": {\"student_dir\": \"${V_STUDENT_DIR}\", \"expect\": \"${V_EXPECT}\", \"binaries\": [\n        ${bins_json}]}" PARENT_SCOPE)
@@ -246,7 +255,25 @@ function(rooflab_add_lab)
         set(variant_dir_st-${case} "${generated}")
         set(variant_fallback_st-${case} "${solution_dir}")
         set(variant_expect_st-${case} "${case_dir}/expect.json")
-        set(variant_kinds_st-${case} analytic emu race)
+        # "kinds": the test binaries the case needs (default analytic, emu, race): fewer builds in CI.
+        # "build": "fails": a submission that does not compile; its binaries stay out of the default build
+        # and `rooflab selftest` builds them, expecting the failure.
+        file(READ "${case_dir}/expect.json" case_json)
+        string(JSON nkinds ERROR_VARIABLE no_kinds LENGTH "${case_json}" kinds)
+        if(no_kinds)
+          set(variant_kinds_st-${case} analytic emu race)
+        else()
+          set(variant_kinds_st-${case} "")
+          math(EXPR klast "${nkinds} - 1")
+          foreach(k RANGE ${klast})
+            string(JSON kind GET "${case_json}" kinds ${k})
+            list(APPEND variant_kinds_st-${case} ${kind})
+          endforeach()
+        endif()
+        string(JSON build_mode ERROR_VARIABLE no_build GET "${case_json}" build)
+        if(NOT no_build AND build_mode STREQUAL "fails")
+          set(variant_exclude_st-${case} ON)
+        endif()
       endif()
     endforeach()
   endif()
@@ -271,7 +298,11 @@ function(rooflab_add_lab)
     _rooflab_variant_files(kernels "${variant_dir_${variant}}" "${variant_fallback_${variant}}" ${kernels_rel})
     _rooflab_variant_files(answers "${variant_dir_${variant}}" "${variant_fallback_${variant}}" ${answers_rel})
     set(vjson "")
-    _rooflab_add_variant(vjson LAB ${L_ID} LAB_DIR "${lab_dir}" VARIANT ${variant} PREFIX ${prefix}
+    set(exclude "")
+    if(variant_exclude_${variant})
+      set(exclude EXCLUDE_FROM_ALL)
+    endif()
+    _rooflab_add_variant(vjson ${exclude} LAB ${L_ID} LAB_DIR "${lab_dir}" VARIANT ${variant} PREFIX ${prefix}
       STUDENT_DIR "${variant_dir_${variant}}" EXPECT "${variant_expect_${variant}}"
       KINDS ${variant_kinds_${variant}} KERNELS ${kernels} ANSWERS ${answers}
       TESTS_ANALYTIC ${L_TESTS_ANALYTIC} TESTS_CORRECTNESS ${L_TESTS_CORRECTNESS}
@@ -284,6 +315,10 @@ function(rooflab_add_lab)
       add_test(NAME lab${L_ID}.selftest.${variant}
                COMMAND rooflab-cli selftest --build-dir "${CMAKE_BINARY_DIR}" --lab ${L_ID} --variant ${variant})
       set_tests_properties(lab${L_ID}.selftest.${variant} PROPERTIES LABELS "lab${L_ID};selftest" TIMEOUT 900)
+      if(variant_exclude_${variant})
+        # It runs the build tool in this tree: never beside another build.
+        set_tests_properties(lab${L_ID}.selftest.${variant} PROPERTIES RUN_SERIAL ON)
+      endif()
     endif()
   endforeach()
 

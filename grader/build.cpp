@@ -26,6 +26,20 @@ ProcessResult build_target(const std::filesystem::path& build_dir, const std::st
   return run_process({"cmake", "--build", build_dir.string(), "--target", target, "-j", std::to_string(jobs)}, o);
 }
 
+namespace {
+// A compiler diagnostic ("file:12:5: error: ...", nvcc's "file.cu(12): error: ...", a linker's "undefined
+// reference"), not the build tool's echo of a command line (which contains -Werror and file names that
+// contain "error").
+bool is_error_line(const std::string& l) {
+  if (l.rfind("FAILED:", 0) == 0 || l.rfind("[", 0) == 0 || l.rfind("ninja:", 0) == 0) return false;
+  const bool command = l.find(" -o ") != std::string::npos && (l.find(" -c ") != std::string::npos ||
+                                                                l.find("-Werror") != std::string::npos);
+  if (command) return false;
+  return l.find("error:") != std::string::npos || l.find("error :") != std::string::npos ||
+         l.find("undefined reference") != std::string::npos || l.find("fatal error") != std::string::npos;
+}
+}  // namespace
+
 std::string compile_errors(const std::string& output, int max_lines) {
   std::istringstream in(output);
   std::vector<std::string> lines;
@@ -34,7 +48,7 @@ std::string compile_errors(const std::string& output, int max_lines) {
   int kept = 0;
   for (std::size_t i = 0; i < lines.size() && kept < max_lines; ++i) {
     const auto& l = lines[i];
-    if (l.find("error") == std::string::npos && l.find("undefined reference") == std::string::npos) continue;
+    if (!is_error_line(l)) continue;
     // The error line and the two after it (the source line and the caret, under gcc and nvcc).
     for (std::size_t k = i; k < lines.size() && k < i + 3 && kept < max_lines; ++k, ++kept) out += lines[k] + "\n";
     i += 2;

@@ -72,17 +72,66 @@ void write_text(const fs::path& path, const std::string& text) {
   out << text;
 }
 
+// A kernel that hung in the CPU-backend tests hangs in the race tests too: they are hints, so they are not
+// run then (one time-out per hang, not two).
+std::string race_skip_reason(const std::vector<TestResult>& so_far) {
+  for (const auto& r : so_far) {
+    if (r.kind == "emu" && r.status == Status::timed_out) {
+      return "not run: " + r.id + " timed out on the CPU backend, and the race check runs the same kernels";
+    }
+  }
+  return "";
+}
+
 // Runs every binary of a built variant (for selftest: nothing is built here).
-std::vector<TestResult> run_variant(const Lab& lab, const Variant& v, const RunOptions& options) {
+std::vector<TestResult> run_variant(const Lab& lab, const Variant& v, const RunOptions& options,
+                                    const std::map<std::string, std::string>& build_errors = {}) {
   std::vector<TestResult> results;
   for (const auto& b : v.binaries) {
     std::string missing;
-    if (b.unavailable.empty() && !fs::exists(b.path)) missing = fmt::format("{} was not built", b.path.string());
-    auto r = run_binary(lab, b, options, missing);
+    if (const auto e = build_errors.find(b.target); e != build_errors.end()) {
+      missing = e->second;
+    } else if (b.unavailable.empty() && !fs::exists(b.path)) {
+      missing = fmt::format("{} was not built", b.path.string());
+    }
+    RunOptions o = options;
+    if (b.kind == "race") o.skip_reason = race_skip_reason(results);
+    auto r = run_binary(lab, b, o, missing);
     results.insert(results.end(), r.begin(), r.end());
   }
-  settle_correctness(results);
+  settle_correctness(results, options.gpu_present);
   return results;
+}
+
+// The reference solutions' test binaries of `lab`, by kind, built in build/solutions: what a run is verified
+// against (rooflab/report.hpp). Empty (with the reason in *why) when they cannot be built.
+std::map<std::string, fs::path> reference_binaries(const Lab& lab, bool verbose, std::string* why) {
+  static std::optional<Manifest> solutions;
+  static std::string configure_error;
+  const BuildTree tree{source_dir(), source_dir() / "build" / "solutions", "solutions", {}};
+  if (!solutions && configure_error.empty()) {
+    const ProcessResult conf = configure(tree, verbose);
+    if (conf.ok()) {
+      solutions = load_manifest(tree.build_dir);
+    } else {
+      configure_error = "configuring build/solutions failed: " + tail_lines(conf.output, 5);
+    }
+  }
+  std::map<std::string, fs::path> out;
+  if (!solutions) {
+    *why = configure_error;
+    return out;
+  }
+  for (const auto& b : solutions->lab(lab.id).variant("main").binaries) {
+    if (!b.unavailable.empty() || (b.kind != "analytic" && b.kind != "emu" && b.kind != "gpu")) continue;
+    const ProcessResult built = build_target(tree.build_dir, b.target, verbose);
+    if (!built.ok()) {
+      *why = "the reference solutions did not build: " + compile_errors(built.output, 5);
+      return {};
+    }
+    out[b.kind] = b.path;
+  }
+  return out;
 }
 
 }  // namespace
@@ -128,6 +177,8 @@ int cmd_grade(const GradeArgs& a) {
   RunOptions options;
   options.timeout_s = a.timeout_s;
   options.verbose = a.verbose;
+  options.gpu_present = gpu.present;
+  const bool verify = a.verify.value_or(a.submission.has_value()) && !a.solutions;
   options.env["ROOFLAB_REPORT_DIR"] = fs::absolute(report_dir).string();
   if (a.seed) options.env["ROOFLAB_SEED"] = *a.seed;
 
@@ -145,6 +196,10 @@ int cmd_grade(const GradeArgs& a) {
                           c.measured_at, c.copy_gbps, c.fp32_fma_flops / 1e12);
   }
 #endif
+  if (verify) {
+    header += "\nEvery passing test's checked values were compared with a run of the reference solutions in a "
+              "process without student code.";
+  }
   for (const auto& n : notes) header += "\n" + n;
   fmt::print("{}\n", header);
 
@@ -156,6 +211,17 @@ int cmd_grade(const GradeArgs& a) {
     LabResults lr;
     lr.lab = &lab;
     lr.student_dir = v.student_dir.string();
+    RunOptions lab_options = options;
+    if (verify) {
+      fmt::print("rooflab: lab {}: building the reference solutions' tests (results are checked against them) ...\n",
+                 lab.id);
+      std::fflush(stdout);
+      std::string why;
+      lab_options.trusted = reference_binaries(lab, a.verbose, &why);
+      if (lab_options.trusted.empty()) {
+        fmt::print("rooflab: lab {}: results NOT verified against the reference solutions: {}\n", lab.id, why);
+      }
+    }
     for (const auto& b : v.binaries) {
       std::string error;
       if (b.unavailable.empty()) {
@@ -166,10 +232,12 @@ int cmd_grade(const GradeArgs& a) {
       }
       fmt::print("rooflab: lab {}: running {} tests ...\n", lab.id, b.kind);
       std::fflush(stdout);
-      auto results = run_binary(lab, b, options, error);
+      RunOptions o = lab_options;
+      if (b.kind == "race") o.skip_reason = race_skip_reason(lr.tests);
+      auto results = run_binary(lab, b, o, error);
       lr.tests.insert(lr.tests.end(), results.begin(), results.end());
     }
-    settle_correctness(lr.tests);
+    settle_correctness(lr.tests, gpu.present);
     lr.note = gpu.present ? "graded on " + gpu.description
                           : "no GPU here: correctness graded on the CPU backend, performance needs a GPU";
     std::fputs(terminal_table(lr, color).c_str(), stdout);
@@ -230,9 +298,39 @@ int cmd_selftest(const SelftestArgs& a) {
   const Manifest m = load_manifest(a.build_dir);
   const Lab& lab = m.lab(a.lab);
   const Variant& v = lab.variant(a.variant);
+  const bool known_bad = v.expect != "full" && v.expect != "zero";
+  const nlohmann::json expect = known_bad ? nlohmann::json::parse(rooflab::ptx::read_file(v.expect)) : nlohmann::json{};
   RunOptions options;
-  options.timeout_s = 300;
-  const auto results = run_variant(lab, v, options);
+  options.timeout_s = expect.value("timeout", 300.0);  // a case that hangs on purpose says how long to wait
+  // Files a case tries to create outside its sandbox: none may exist before or after.
+  std::vector<fs::path> must_not_create;
+  for (const auto& f : expect.value("must_not_create", nlohmann::json::array())) {
+    must_not_create.push_back(m.source_dir / f.get<std::string>());
+    fs::remove(must_not_create.back());
+  }
+  options.gpu_present = detect_gpu().present;
+  // Known-bad submissions are verified against the solutions variant of the same build, as a submission
+  // is against build/solutions.
+  if (known_bad) {
+    for (const auto& candidate : lab.variants) {
+      if (candidate.expect != "full") continue;
+      for (const auto& b : candidate.binaries) {
+        if (b.unavailable.empty() && (b.kind == "analytic" || b.kind == "emu" || b.kind == "gpu")) {
+          options.trusted[b.kind] = b.path;
+        }
+      }
+    }
+  }
+  // A case that must not compile is built here, as the grader builds a submission.
+  std::map<std::string, std::string> build_errors;
+  if (expect.value("build", "") == "fails") {
+    for (const auto& b : v.binaries) {
+      if (!b.unavailable.empty()) continue;
+      const ProcessResult built = build_target(a.build_dir, b.target, false);
+      if (!built.ok()) build_errors[b.target] = "the student files do not compile:\n" + compile_errors(built.output);
+    }
+  }
+  const auto results = run_variant(lab, v, options, build_errors);
   LabResults lr{&lab, v.student_dir.string(), results, "variant " + v.name};
   std::fputs(terminal_table(lr, false).c_str(), stdout);
 
@@ -258,9 +356,26 @@ int cmd_selftest(const SelftestArgs& a) {
       }
     }
   } else {
-    // A known-bad submission: its expect.json names the tests it must lose.
-    const auto expect = nlohmann::json::parse(rooflab::ptx::read_file(v.expect));
-    std::set<std::string> seen;
+    // A known-bad submission: its expect.json names the tests it must lose, and every other test it runs
+    // must keep its points (a grader that fails everything would pass a must_fail list alone).
+    std::set<std::string> lose;
+    for (const auto& id : expect.at("must_fail")) lose.insert(id.get<std::string>());
+    if (expect.value("others_pass", true)) {
+      for (const auto& r : results) {
+        if (lose.count(r.id) || r.status == Status::not_counted || r.max_score == 0) continue;
+        if (r.status == Status::needs_gpu || r.status == Status::unavailable) continue;
+        if (!(r.status == Status::passed && r.score >= r.max_score)) {
+          problems.push_back(fmt::format("{} should keep its points ({} is not about it) but {}: {}", r.id,
+                                         expect.value("why", ""), to_string(r.status), r.output));
+        }
+      }
+    }
+    for (const auto& f : must_not_create) {
+      if (fs::exists(f)) {
+        problems.push_back(fmt::format("the submission created {} outside its sandbox", f.string()));
+        fs::remove(f);
+      }
+    }
     for (const auto& id : expect.at("must_fail")) {
       const std::string want = id.get<std::string>();
       bool found = false;

@@ -26,6 +26,9 @@ struct GradeArgs {
   double timeout_s = 300;
   bool verbose = false;
   bool no_color = false;
+  // Check each passing test's values against a run of the reference solutions' binaries (built in
+  // build/solutions). Default: on for --submission, off otherwise.
+  std::optional<bool> verify;
 };
 
 struct SelftestArgs {

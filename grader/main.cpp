@@ -35,6 +35,9 @@ int main(int argc, char** argv) {
   g->add_option("--timeout", grade.timeout_s, "Seconds one test may run before it counts as hung")->capture_default_str();
   g->add_flag("-v,--verbose", grade.verbose, "Show builds and test output as they run");
   g->add_flag("--no-color", grade.no_color, "Plain text");
+  g->add_flag("--verify,!--no-verify", grade.verify,
+              "Check every passing test's values in a process without student code (a run of the reference "
+              "solutions' binaries; default: on with --submission)");
 
   InspectArgs inspect;
   auto* in = app.add_subcommand("inspect", "What the compiler says about a lab's kernels, without a GPU: registers, "

@@ -2,6 +2,8 @@
 
 #include "process.hpp"
 
+#include <rooflab/report.hpp>
+
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
@@ -9,7 +11,11 @@
 #include <filesystem>
 #include <regex>
 #include <sstream>
+#include <fcntl.h>
 #include <unistd.h>
+
+#include <cmath>
+#include <optional>
 
 namespace rooflab::grader {
 
@@ -56,10 +62,41 @@ std::string notes_from_output(const std::string& out) {
   return notes;
 }
 
-std::filesystem::path temp_json() {
-  static int counter = 0;
-  return std::filesystem::temp_directory_path() / fmt::format("rooflab-{}-{}.json", getpid(), counter++);
-}
+// A file the test process writes its report into: opened here, unlinked at once (no path to find or
+// name on a command line), inherited by the child as a descriptor (no O_CLOEXEC), read back with pread.
+class ReportFile {
+ public:
+  ReportFile() {
+    const std::string dir = std::filesystem::temp_directory_path().string();
+    fd_ = open(dir.c_str(), O_TMPFILE | O_RDWR, 0600);
+    if (fd_ < 0) {  // file systems without O_TMPFILE
+      std::string path = dir + "/rooflab-report-XXXXXX";
+      fd_ = mkstemp(path.data());
+      if (fd_ >= 0) unlink(path.c_str());
+    }
+  }
+  ~ReportFile() {
+    if (fd_ >= 0) close(fd_);
+  }
+  ReportFile(const ReportFile&) = delete;
+  ReportFile& operator=(const ReportFile&) = delete;
+  int fd() const { return fd_; }
+  std::string read_all() const {
+    std::string out;
+    if (fd_ < 0) return out;
+    char buf[1 << 16];
+    for (off_t off = 0;;) {
+      const ssize_t n = pread(fd_, buf, sizeof buf, off);
+      if (n <= 0) break;
+      out.append(buf, static_cast<std::size_t>(n));
+      off += n;
+    }
+    return out;
+  }
+
+ private:
+  int fd_ = -1;
+};
 
 struct Schedule {
   const char* name;
@@ -67,27 +104,59 @@ struct Schedule {
 };
 constexpr Schedule kSchedules[] = {{"forward", "forward"}, {"reverse", "reverse"}, {"random", "random:20261122"}};
 
-TestResult run_one(const Lab& lab, const Binary& binary, const DeclaredTest& test, const RunOptions& options,
-                   const char* schedule) {
-  const auto json_path = temp_json();
+struct Run {
+  ProcessResult process;
+  report::Report report;
+};
+
+Run run_reporting(const std::filesystem::path& binary, const DeclaredTest& test, const RunOptions& options,
+                  const char* schedule, const char* record) {
+  ReportFile file;
   ProcessOptions popts;
   popts.timeout_s = options.timeout_s;
   popts.env = options.env;
   popts.env["ROOFLAB_EMU_QUIET"] = "1";  // the grader's own header already says how the CPU backend was used
+  popts.env["ROOFLAB_REPORT_FD"] = std::to_string(file.fd());
+  popts.env["ROOFLAB_RECORD"] = record;
   if (schedule != nullptr) popts.env["ROOFLAB_EMU_SCHEDULE"] = schedule;
-  const ProcessResult p = run_process(
-      {binary.path.string(), "--gtest_filter=" + test.id(), "--gtest_output=json:" + json_path.string()}, popts);
-  if (options.verbose) std::fputs(p.output.c_str(), stdout);
+  Run run;
+  run.process = run_process({binary.string(), "--gtest_filter=" + test.id()}, popts);
+  if (options.verbose) std::fputs(run.process.output.c_str(), stdout);
+  run.report = report::parse(file.read_all());
+  return run;
+}
+
+// The values the reference solution's binary checks in this test (ROOFLAB_RECORD=want), run once per test.
+const report::Report* reference_run(const std::filesystem::path& trusted, const DeclaredTest& test,
+                                    const RunOptions& options, std::string* why_not) {
+  static std::map<std::string, std::optional<report::Report>> cache;
+  const auto seed = options.env.find("ROOFLAB_SEED");
+  const std::string key =
+      trusted.string() + "|" + test.id() + "|" + (seed != options.env.end() ? seed->second : std::string());
+  auto it = cache.find(key);
+  if (it == cache.end()) {
+    Run run = run_reporting(trusted, test, options, "forward", "want");
+    std::optional<report::Report> r;
+    if (run.process.ok() && run.report.error.empty() && run.report.results.size() == 1 &&
+        run.report.results[0].value("result", "") == "passed") {
+      r = std::move(run.report);
+    }
+    it = cache.emplace(key, std::move(r)).first;
+    if (!it->second) *why_not = fmt::format("the reference run did not pass ({})", run.process.describe());
+  }
+  if (!it->second && why_not->empty()) *why_not = "the reference run did not pass";
+  return it->second ? &*it->second : nullptr;
+}
+
+TestResult run_one(const Lab& lab, const Binary& binary, const DeclaredTest& test, const RunOptions& options,
+                   const char* schedule) {
+  const auto trusted_it = options.trusted.find(binary.kind);
+  const bool verify = trusted_it != options.trusted.end() && !trusted_it->second.empty();
+  const Run run = run_reporting(binary.path, test, options, schedule, verify ? "got" : "");
+  const ProcessResult& p = run.process;
 
   TestResult r;
-  std::string json_text;
-  if (std::FILE* f = std::fopen(json_path.c_str(), "rb")) {
-    char buf[65536];
-    for (std::size_t n; (n = std::fread(buf, 1, sizeof buf, f)) > 0;) json_text.append(buf, n);
-    std::fclose(f);
-    std::filesystem::remove(json_path);
-  }
-  if (p.timed_out || p.signaled || p.failed_to_start || json_text.empty()) {
+  if (p.timed_out || p.signaled || p.failed_to_start) {
     r.status = p.timed_out ? Status::timed_out : (p.signaled ? Status::crashed : Status::failed);
     // The CPU backend's own report of the fault (kernel, block, thread, how far out of bounds) goes first.
     std::string reports;
@@ -97,9 +166,38 @@ TestResult run_one(const Lab& lab, const Binary& binary, const DeclaredTest& tes
     }
     r.output = fmt::format("{}the test process {}; its last output:\n{}", reports, p.describe(), tail_lines(p.output, 25));
   } else {
-    r = interpret_gtest_json(json_text, test);
+    r = interpret_report(run.report, p.exit_code, test);
+    if (r.status == Status::failed && r.output.empty()) {
+      r.output = fmt::format("the test process {}; its last output:\n{}", p.describe(), tail_lines(p.output, 25));
+    }
     const std::string notes = notes_from_output(p.output);
     if (!notes.empty()) r.output = notes + (r.output.empty() ? "" : "\n" + r.output);
+  }
+  // GPU results only where the grader itself found a GPU (a test process can claim anything).
+  if (binary.kind == "gpu" && !options.gpu_present && r.status == Status::passed) {
+    r.status = Status::needs_gpu;
+    r.output = "the grader found no GPU on this machine, so this result cannot come from one: not counted.\n" + r.output;
+  }
+  // A perf test cannot have timed more kernel time than its process lived.
+  if (r.status == Status::passed && run.report.claimed_kernel_seconds > p.seconds) {
+    r.status = Status::failed;
+    r.output = fmt::format("rejected as implausible: the test claims {:.3f} s of timed kernels but its process ran "
+                           "{:.3f} s.\n{}", run.report.claimed_kernel_seconds, p.seconds, r.output);
+  }
+  // The values this process says it checked, against a run of the reference solution (no student code).
+  if (verify && r.status == Status::passed) {
+    std::string why_not;
+    const report::Report* want = reference_run(trusted_it->second, test, options, &why_not);
+    if (want == nullptr) {
+      r.output += "\n(not verified against the reference run: " + why_not + ")";
+    } else {
+      const report::Verdict v = report::verify(run.report.values, want->values);
+      if (!v.ok) {
+        r.status = Status::failed;
+        r.output = "the results this test process reported do not match an independent run of the reference "
+                   "solution (a process with no student code): " + v.message + ".\n" + r.output;
+      }
+    }
   }
   r.lab = lab.id;
   r.id = test.id();
@@ -113,47 +211,75 @@ TestResult run_one(const Lab& lab, const Binary& binary, const DeclaredTest& tes
 
 }  // namespace
 
-TestResult interpret_gtest_json(const std::string& json_text, const DeclaredTest& test) {
+TestResult interpret_report(const report::Report& rep, int exit_code, const DeclaredTest& test) {
   TestResult r;
   r.max_score = test.points;
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(json_text);
-  } catch (const nlohmann::json::exception& e) {
-    r.status = Status::failed;
-    r.output = std::string("unreadable test report: ") + e.what();
+  r.status = Status::failed;
+  if (!rep.error.empty()) {
+    r.output = "unreadable test report (" + rep.error + "): something in the process wrote on the grader's channel";
     return r;
   }
-  for (const auto& suite : j.value("testsuites", nlohmann::json::array())) {
-    for (const auto& t : suite.value("testsuite", nlohmann::json::array())) {
-      if (t.value("classname", "") != test.suite || t.value("name", "") != test.name) continue;
-      if (t.value("result", "") == "SKIPPED") {
-        r.status = Status::needs_gpu;
-        return r;
-      }
-      if (t.contains("failures") && !t["failures"].empty()) {
-        r.status = Status::failed;
-        // An exception escaping the test (a stub's NotImplemented, a CUDA error) is shown as its message.
-        static const std::regex thrown(R"re(unknown file\nC\+\+ exception with description "([\s\S]*)" thrown in the test body\.)re");
-        // GoogleTest starts each failure with the test file's path and line: noise for a student.
-        static const std::regex location(R"re((^|\n)(/[^\n]*:[0-9]+|unknown file)\n)re");
-        for (const auto& f : t["failures"]) {
-          std::string text = std::regex_replace(f.value("failure", ""), thrown, "$1");
-          text = std::regex_replace(text, location, "$1");
-          r.output += text + "\n";
-        }
-        return r;
-      }
-      r.status = Status::passed;
-      double fraction = 1.0;
-      if (t.contains("rooflab_fraction")) fraction = std::stod(t["rooflab_fraction"].get<std::string>());
-      r.score = test.points * fraction;
+  if (rep.results.empty()) {
+    r.output = fmt::format("the test process ended (exit code {}) without reporting a result for {}: code that ran "
+                           "before or instead of the test (a global initializer, exit() in a student file) ended it, "
+                           "or the binary does not contain the test", exit_code, test.id());
+    return r;
+  }
+  if (rep.results.size() != 1 || rep.started.size() != 1) {
+    r.output = fmt::format("the test process reported {} results for one test: not trusted", rep.results.size());
+    return r;
+  }
+  const auto& t = rep.results[0];
+  const auto& s = rep.started[0];
+  if (t.value("suite", "") != test.suite || t.value("name", "") != test.name || s.value("suite", "") != test.suite ||
+      s.value("name", "") != test.name) {
+    r.output = fmt::format("the test process reported on {}.{}, not on {}: not trusted", t.value("suite", "?"),
+                           t.value("name", "?"), test.id());
+    return r;
+  }
+  const std::string result = t.value("result", "");
+  if (result == "skipped") {
+    if (exit_code != 77 && exit_code != 0) {
+      r.output = fmt::format("the test reported a skip but its process exited with code {}", exit_code);
+      return r;
+    }
+    r.status = Status::needs_gpu;
+    r.output = t.value("skip", "");
+    return r;
+  }
+  if (result == "failed") {
+    // An exception escaping the test (a stub's NotImplemented, a CUDA error) is shown as its message.
+    static const std::regex thrown(R"re(C\+\+ exception with description "([\s\S]*)" thrown in the test body\.)re");
+    for (const auto& f : t.value("failures", nlohmann::json::array())) {
+      r.output += std::regex_replace(f.get<std::string>(), thrown, "$1") + "\n";
+    }
+    return r;
+  }
+  if (result != "passed") {
+    r.output = "the test process reported an unknown result \"" + result + "\"";
+    return r;
+  }
+  if (exit_code != 0) {
+    r.output = fmt::format("the test reported a pass but its process exited with code {} (code after the test "
+                           "failed, or something tampered with the result)", exit_code);
+    return r;
+  }
+  double fraction = 1.0;
+  const auto props = t.value("properties", nlohmann::json::object());
+  if (props.contains("rooflab_fraction")) {
+    try {
+      fraction = std::stod(props["rooflab_fraction"].get<std::string>());
+    } catch (const std::exception&) {
+      fraction = std::nan("");
+    }
+    if (!(fraction >= 0.0 && fraction <= 1.0)) {  // NaN fails too
+      r.output = fmt::format("the test reported a score fraction of {} (outside [0, 1]): not trusted",
+                             props["rooflab_fraction"].dump());
       return r;
     }
   }
-  r.status = Status::failed;
-  r.output = fmt::format("{} did not run: the binary does not contain it (is the test source out of step with the "
-                         "build?)", test.id());
+  r.status = Status::passed;
+  r.score = test.points * fraction;
   return r;
 }
 
@@ -170,6 +296,18 @@ std::vector<TestResult> run_binary(const Lab& lab, const Binary& binary, const R
       r.max_score = test.points;
       r.status = Status::unavailable;
       r.output = "not graded on this machine: " + binary.unavailable;
+      out.push_back(std::move(r));
+      continue;
+    }
+    if (!options.skip_reason.empty()) {
+      TestResult r;
+      r.lab = lab.id;
+      r.id = test.id();
+      r.kind = test.kind;
+      r.backend = backend_of(binary.kind);
+      r.max_score = test.points;
+      r.status = Status::failed;
+      r.output = options.skip_reason;
       out.push_back(std::move(r));
       continue;
     }
@@ -214,26 +352,20 @@ std::vector<TestResult> run_binary(const Lab& lab, const Binary& binary, const R
   return out;
 }
 
-void settle_correctness(std::vector<TestResult>& results) {
-  // The GPU graded correctness if any of its correctness tests actually ran (a binary that did not compile
-  // says nothing about whether there is a GPU; then the CPU backend's results count).
-  bool gpu_ran = false;
-  for (const auto& r : results) {
-    if (r.kind == "gpu" && r.status != Status::needs_gpu && r.status != Status::build_failed &&
-        r.status != Status::unavailable) {
-      gpu_ran = true;
-    }
-  }
+void settle_correctness(std::vector<TestResult>& results, bool gpu_present) {
+  // Correctness is graded on the GPU when the grader itself found one, else on the CPU backend: never
+  // decided from what a test process reported (a GPU binary that cannot start without a driver must not
+  // cost the CPU backend's points, and a process claiming a GPU must not earn them).
   for (auto& r : results) {
-    const bool other = gpu_ran ? r.kind == "emu" : r.kind == "gpu";
+    const bool other = gpu_present ? r.kind == "emu" : r.kind == "gpu";
     if (!other) continue;
     r.max_score = 0;
     r.score = 0;
     if (r.status == Status::needs_gpu || r.status == Status::passed || r.status == Status::unavailable) {
       r.status = Status::not_counted;
     }
-    r.output = (gpu_ran ? "correctness is graded on the GPU; this CPU-backend result is shown for reference.\n"
-                        : "correctness is graded on the CPU backend here (no GPU).\n") + r.output;
+    r.output = (gpu_present ? "correctness is graded on the GPU; this CPU-backend result is shown for reference.\n"
+                            : "correctness is graded on the CPU backend here (no GPU).\n") + r.output;
   }
 }
 

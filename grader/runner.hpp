@@ -6,6 +6,10 @@
 
 #include "manifest.hpp"
 
+#include <rooflab/report.hpp>
+
+#include <filesystem>
+
 #include <map>
 #include <string>
 #include <vector>
@@ -41,6 +45,11 @@ struct RunOptions {
   bool all_schedules = true;  // emu tests under forward, reverse and random
   std::map<std::string, std::string> env;  // extra environment for every test (seed, report dir)
   bool verbose = false;
+  bool gpu_present = false;
+  std::string skip_reason;   // non-empty: the binary's tests are not run, and fail with this reason  // the grader's own detection: GPU results count only where it found a GPU
+  // Per binary kind, the same test binary built from the reference solutions: each passing test's checked
+  // values are compared with a run of it (rooflab/report.hpp). Empty: not verified.
+  std::map<std::string, std::filesystem::path> trusted;
 };
 
 // Runs every test a binary declares. `build_error` non-empty: the binary did not compile; every declared
@@ -48,11 +57,12 @@ struct RunOptions {
 std::vector<TestResult> run_binary(const Lab& lab, const Binary& binary, const RunOptions& options,
                                    const std::string& build_error = {});
 
-// Correctness is graded once: on the GPU when its tests ran, else on the CPU backend. The other
+// Correctness is graded once: on the GPU when the grader found one, else on the CPU backend. The other
 // backend's tests are kept in the report with max_score 0.
-void settle_correctness(std::vector<TestResult>& lab_results);
+void settle_correctness(std::vector<TestResult>& lab_results, bool gpu_present);
 
-// Interprets one GoogleTest JSON report (exposed for the grader's own tests).
-TestResult interpret_gtest_json(const std::string& json_text, const DeclaredTest& test);
+// What a test process's report and exit code say about the one test it was asked to run (exposed for the
+// grader's own tests). Passed only when both agree and the report names exactly that test.
+TestResult interpret_report(const report::Report& report, int exit_code, const DeclaredTest& test);
 
 }  // namespace rooflab::grader

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 
 namespace rooflab::grading {
@@ -43,6 +44,21 @@ int run_extra_main(int argc, char** argv, bool* handled) {
     }
   }
   return 0;
+}
+
+::testing::AssertionResult near(double got, double want, Tolerance tol) {
+  const double g[1] = {got};
+  const double w[1] = {want};
+  detail::record_comparison("near", std::span<const double>(g), std::span<const double>(w), tol);
+  if (std::abs(got - want) <= tol.atol + tol.rtol * std::abs(want)) return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure() << "got " << fmt::format("{:.9g}", got) << ", want " << fmt::format("{:.9g}", want);
+}
+
+::testing::AssertionResult same(double got, double want) { return near(got, want, kExactTolerance); }
+
+void record_answer(std::string_view label, double value, Tolerance tol) {
+  const double v[1] = {value};
+  detail::record_comparison(label, std::span<const double>(v), std::span<const double>(v), tol);
 }
 
 void award(double fraction, const std::string& detail) {

@@ -1,4 +1,4 @@
-// The grader is tested too: declarations, GoogleTest reports, process isolation, scoring rules, the
+// The grader is tested too: declarations, test reports and their verification, process isolation, scoring rules, the
 // Gradescope output, submission whitelisting, and the stub/solution mirror of every lab.
 #include "build.hpp"
 #include "manifest.hpp"
@@ -9,6 +9,8 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <cmath>
+#include <cstdint>
 #include <fstream>
 #include <regex>
 
@@ -57,26 +59,99 @@ ROOFLAB_TEST( Lab01Kernels , Copy , correctness , 2.5 ) { }
   EXPECT_DOUBLE_EQ(tests[1].points, 2.5);
 }
 
-TEST(Runner, InterpretsGoogleTestReports) {
+// A report as a test process writes it: frames (rooflab/report.hpp).
+std::string frame(char type, const std::string& payload) {
+  std::string out(1, type);
+  for (int i = 0; i < 8; ++i) out += static_cast<char>((static_cast<std::uint64_t>(payload.size()) >> (8 * i)) & 0xff);
+  return out + payload;
+}
+std::string started(const std::string& suite, const std::string& name) {
+  return frame('S', nlohmann::json{{"suite", suite}, {"name", name}}.dump());
+}
+std::string result(const std::string& suite, const std::string& name, const std::string& outcome,
+                   nlohmann::json properties = nlohmann::json::object(), nlohmann::json failures = nlohmann::json::array()) {
+  return frame('J', nlohmann::json{{"suite", suite}, {"name", name}, {"result", outcome}, {"failures", failures},
+                                   {"skip", ""}, {"properties", properties}}.dump());
+}
+
+TEST(Runner, BelievesAReportOnlyWhenItAndTheExitCodeAgree) {
   const DeclaredTest t{"S", "T", "perf", 8};
-  const auto report = [](const std::string& body) {
-    return R"({"testsuites": [{"name": "S", "testsuite": [{"name": "T", "classname": "S", )" + body + "}]}]}";
+  const auto interpret = [&](const std::string& bytes, int exit_code) {
+    return interpret_report(rooflab::report::parse(bytes), exit_code, t);
   };
-  auto r = interpret_gtest_json(report(R"("result": "COMPLETED", "rooflab_fraction": "0.2500")"), t);
+  auto r = interpret(started("S", "T") + result("S", "T", "passed", {{"rooflab_fraction", "0.2500"}}), 0);
   EXPECT_EQ(r.status, Status::passed);
   EXPECT_DOUBLE_EQ(r.score, 2.0);
-  r = interpret_gtest_json(report(R"("result": "COMPLETED")"), t);
+  r = interpret(started("S", "T") + result("S", "T", "passed"), 0);
   EXPECT_DOUBLE_EQ(r.score, 8.0);
-  r = interpret_gtest_json(report(R"("result": "SKIPPED")"), t);
+  r = interpret(started("S", "T") + result("S", "T", "skipped"), 77);
   EXPECT_EQ(r.status, Status::needs_gpu);
   EXPECT_DOUBLE_EQ(r.score, 0.0);
-  r = interpret_gtest_json(report(R"("result": "COMPLETED", "failures": [{"failure": "boom"}])"), t);
+  r = interpret(started("S", "T") + result("S", "T", "failed", {}, {"boom"}), 1);
   EXPECT_EQ(r.status, Status::failed);
   EXPECT_NE(r.output.find("boom"), std::string::npos);
-  r = interpret_gtest_json(R"({"testsuites": []})", t);
-  EXPECT_EQ(r.status, Status::failed);
-  r = interpret_gtest_json("not json", t);
-  EXPECT_EQ(r.status, Status::failed);
+  // Forgeries and accidents: nothing reported, a pass with a failing exit code, another test's result, two
+  // results, a fraction outside [0, 1], garbage on the channel.
+  EXPECT_EQ(interpret("", 0).status, Status::failed);
+  EXPECT_EQ(interpret(started("S", "T") + result("S", "T", "passed"), 1).status, Status::failed);
+  EXPECT_EQ(interpret(started("S", "U") + result("S", "U", "passed"), 0).status, Status::failed);
+  EXPECT_EQ(interpret(started("S", "T") + result("S", "T", "passed") + result("S", "T", "passed"), 0).status,
+            Status::failed);
+  EXPECT_EQ(interpret(started("S", "T") + result("S", "T", "passed", {{"rooflab_fraction", "5"}}), 0).status,
+            Status::failed);
+  EXPECT_EQ(interpret(started("S", "T") + result("S", "T", "passed", {{"rooflab_fraction", "nan"}}), 0).status,
+            Status::failed);
+  EXPECT_EQ(interpret(started("S", "T") + result("S", "T", "passed", {{"rooflab_fraction", "-0.5"}}), 0).status,
+            Status::failed);
+  EXPECT_EQ(interpret("not a report", 0).status, Status::failed);
+  EXPECT_EQ(interpret(started("S", "T") + result("S", "T", "passed").substr(0, 20), 0).status, Status::failed);
+}
+
+TEST(Report, RecordedValuesAreVerifiedAgainstTheReferenceRun) {
+  using rooflab::report::Values;
+  const std::vector<Values> want = {{"all_close", 1e-6, 1e-5, {1.0, 2.0, 3.0}}, {"near", 0, 1e-9, {42.0}}};
+  std::vector<Values> got = want;
+  got[0].data[1] = 2.0000001;  // inside the tolerance
+  auto v = rooflab::report::verify(got, want);
+  EXPECT_TRUE(v.ok) << v.message;
+  EXPECT_EQ(v.checked, 4u);
+  got[1].data[0] = 43.0;
+  v = rooflab::report::verify(got, want);
+  EXPECT_FALSE(v.ok);
+  EXPECT_NE(v.message.find("43"), std::string::npos);
+  got = want;
+  got[0].data[2] = std::nan("");
+  EXPECT_FALSE(rooflab::report::verify(got, want).ok);
+  EXPECT_FALSE(rooflab::report::verify({}, want).ok);          // a forged pass with nothing checked
+  EXPECT_FALSE(rooflab::report::verify({want[0]}, want).ok);   // stopped early
+  got = want;
+  got[0].data.pop_back();
+  EXPECT_FALSE(rooflab::report::verify(got, want).ok);
+}
+
+// The values a test records travel through the channel intact (floats as floats, doubles as doubles).
+TEST(Report, ValuesSurviveTheChannel) {
+  std::string bytes;
+  const auto values_frame = [](const std::string& label, const std::string& dtype, const std::string& data, std::size_t n) {
+    const std::string h = nlohmann::json{{"label", label}, {"dtype", dtype}, {"count", n}, {"atol", 0.5}, {"rtol", 0.25}}.dump();
+    std::string payload;
+    for (int i = 0; i < 4; ++i) payload += static_cast<char>((h.size() >> (8 * i)) & 0xff);
+    return frame('V', payload + h + data);
+  };
+  const float f[2] = {1.5f, -2.25f};
+  const double d[1] = {3.125};
+  bytes += values_frame("a", "f32", std::string(reinterpret_cast<const char*>(f), sizeof f), 2);
+  bytes += values_frame("b", "f64", std::string(reinterpret_cast<const char*>(d), sizeof d), 1);
+  bytes += frame('C', R"({"kernel_seconds": 0.5})");
+  const auto r = rooflab::report::parse(bytes);
+  ASSERT_TRUE(r.error.empty()) << r.error;
+  ASSERT_EQ(r.values.size(), 2u);
+  EXPECT_EQ(r.values[0].data, (std::vector<double>{1.5, -2.25}));
+  EXPECT_EQ(r.values[1].data, (std::vector<double>{3.125}));
+  EXPECT_DOUBLE_EQ(r.values[0].atol, 0.5);
+  EXPECT_DOUBLE_EQ(r.claimed_kernel_seconds, 0.5);
+  // A count that does not match the data is a malformed report, not a crash.
+  EXPECT_FALSE(rooflab::report::parse(values_frame("a", "f32", "abc", 2)).error.empty());
 }
 
 TEST(Process, CapturesExitCodesSignalsAndHangs) {
@@ -109,15 +184,15 @@ TEST(Runner, CorrectnessIsCountedOnce) {
   // No GPU: the CPU backend's results count, the GPU's skipped ones do not.
   std::vector<TestResult> no_gpu = {make("emu", Status::passed, 4), make("gpu", Status::needs_gpu, 0),
                                     make("perf", Status::needs_gpu, 0)};
-  settle_correctness(no_gpu);
+  settle_correctness(no_gpu, false);
   EXPECT_DOUBLE_EQ(no_gpu[0].max_score, 4);
   EXPECT_DOUBLE_EQ(no_gpu[1].max_score, 0);
   EXPECT_EQ(no_gpu[1].status, Status::not_counted);
   EXPECT_DOUBLE_EQ(no_gpu[2].max_score, 4);  // performance points stay owed: "needs a GPU", never passed
   EXPECT_EQ(no_gpu[2].status, Status::needs_gpu);
-  // A GPU ran: its result counts, even a failure, and the CPU backend's pass does not add to it.
+  // The grader found a GPU: its result counts, even a failure, and the CPU backend's pass does not add to it.
   std::vector<TestResult> with_gpu = {make("emu", Status::passed, 4), make("gpu", Status::failed, 0)};
-  settle_correctness(with_gpu);
+  settle_correctness(with_gpu, true);
   EXPECT_DOUBLE_EQ(with_gpu[0].max_score, 0);
   EXPECT_DOUBLE_EQ(with_gpu[0].score, 0);
   EXPECT_DOUBLE_EQ(with_gpu[1].max_score, 4);
@@ -152,6 +227,12 @@ TEST(Build, CompileErrorsKeepTheErrorLines) {
   const std::string e = compile_errors(out);
   EXPECT_NE(e.find("foo.cu(12): error"), std::string::npos);
   EXPECT_EQ(e.find("more noise"), std::string::npos);
+  // The build tool's echo of the failing command (it contains -Werror) is not the error.
+  const std::string nvcc = "FAILED: x.o\n/usr/local/cuda/bin/nvcc -Werror all-warnings -c k.cu -o x.o\n"
+                           "k.cu(7): error: expected a \";\"\n  int x\n  ^\n";
+  const std::string e2 = compile_errors(nvcc);
+  EXPECT_EQ(e2.rfind("k.cu(7): error", 0), 0u) << e2;
+  EXPECT_EQ(e2.find("nvcc -Werror"), std::string::npos) << e2;
 }
 
 TEST(Build, SubmissionTakesOnlyWhitelistedFiles) {
@@ -213,7 +294,7 @@ TEST(Runner, UnavailableBinariesKeepTheirPointsOwed) {
     EXPECT_EQ(r.status, Status::unavailable);
     EXPECT_NE(r.output.find("no CUDA toolkit"), std::string::npos);
   }
-  settle_correctness(results);
+  settle_correctness(results, false);
   EXPECT_DOUBLE_EQ(results[0].max_score, 0);  // correctness: counted on the CPU backend's side instead
   EXPECT_DOUBLE_EQ(results[1].max_score, 6);  // performance: owed
   fs::remove(src);

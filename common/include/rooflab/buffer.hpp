@@ -50,9 +50,11 @@ class DeviceBuffer {
     return host;
   }
   // Poison before every launch under test: all-ones bytes are NaN for float, double, half and bfloat16
-  // and -1 for integers, so an element the kernel never writes cannot pass a comparison.
-  void poison() {
-    if (count_ > 0) ROOFLAB_CUDA_CHECK(cudaMemset(data_, 0xFF, bytes()));
+  // and -1 for integers, so an element the kernel never writes cannot pass a comparison. Arrays side by
+  // side get different bytes (0xFE, 0xFD: huge finite values), so that copying one array's poison past the
+  // end of another does not leave the other's poison looking untouched.
+  void poison(unsigned char byte = 0xFF) {
+    if (count_ > 0) ROOFLAB_CUDA_CHECK(cudaMemset(data_, byte, bytes()));
   }
 
  private:

@@ -10,12 +10,14 @@
 #pragma once
 
 #include <rooflab/compare.hpp>
+#include <rooflab/report.hpp>
 
 #include <gtest/gtest.h>
 
 #include <span>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 namespace rooflab::grading {
@@ -59,13 +61,57 @@ void note(const std::string& detail);
 void award_against_ceiling(std::string_view lab, std::string_view quantity, double measured, double ceiling,
                            std::string_view unit);
 
-// gtest adapter for rooflab::compare: EXPECT_TRUE(all_close<float>(got, want, kFp32Tolerance)).
+namespace detail {
+// Float-sized floating types (float, __half, __nv_bfloat16) travel as float on the report channel.
+template <typename T>
+inline constexpr bool kFloatSized = sizeof(T) <= 4 && !std::is_integral_v<T>;
+
+// Records one comparison on the report channel (rooflab/report.hpp): the test process records what it
+// got, the grader's reference run what it wants; the grader compares the two outside the student's reach.
+template <typename Got, typename Want>
+void record_comparison(std::string_view label, std::span<const Got> got, std::span<const Want> want, Tolerance tol) {
+  const report::RecordMode mode = report::record_mode();
+  if (mode == report::RecordMode::off) return;
+  const auto convert = [mode](auto g, auto w, auto& out) {
+    if (mode == report::RecordMode::got) {
+      out.reserve(g.size());
+      for (const auto& x : g) out.push_back(static_cast<typename std::decay_t<decltype(out)>::value_type>(static_cast<double>(x)));
+    } else {
+      out.reserve(w.size());
+      for (const auto& x : w) out.push_back(static_cast<typename std::decay_t<decltype(out)>::value_type>(static_cast<double>(x)));
+    }
+  };
+  if constexpr (kFloatSized<Got> && kFloatSized<Want>) {
+    std::vector<float> values;
+    convert(got, want, values);
+    report::record(label, values, values, tol.atol, tol.rtol);
+  } else {
+    std::vector<double> values;
+    convert(got, want, values);
+    report::record(label, values, values, tol.atol, tol.rtol);
+  }
+}
+}  // namespace detail
+
+// gtest adapter for rooflab::compare: EXPECT_TRUE(all_close<float>(got, want, kFp32Tolerance)). The
+// comparison is also recorded for the grader's independent check.
 template <typename Got, typename Want>
 ::testing::AssertionResult all_close(std::span<const Got> got, std::span<const Want> want, Tolerance tol) {
+  detail::record_comparison("all_close", got, want, tol);
   const CompareResult r = compare(got, want, tol);
   if (r.ok) return ::testing::AssertionSuccess() << r.checked << " elements within tolerance";
   return ::testing::AssertionFailure() << r.report;
 }
+
+// One analytic answer: |got - want| <= atol + rtol |want| (NaN never passes), recorded like all_close.
+// EXPECT_TRUE(near(lab01::achieved_gbps(bytes, s), bytes / s / 1e9, {0, 1e-9})) << "what was asked";
+::testing::AssertionResult near(double got, double want, Tolerance tol);
+// An exact answer (counts, booleans, integers): near() with no tolerance.
+::testing::AssertionResult same(double got, double want);
+// A student's answer that the test checks by its properties (the first batch that reaches the ridge) rather
+// than against a computed value: recorded as it is, so that the grader compares it with the reference
+// solution's answer to the same question. Use only where the right answer is unique.
+void record_answer(std::string_view label, double value, Tolerance tol = kExactTolerance);
 
 }  // namespace rooflab::grading
 

@@ -9,6 +9,7 @@
 #include <rooflab/buffer.hpp>
 #include <rooflab/device.hpp>
 #include <rooflab/grading.hpp>
+#include <rooflab/kernel_watch.hpp>
 #include <rooflab/random.hpp>
 
 #include <cstring>
@@ -25,10 +26,14 @@ using rooflab::grading::all_close;
 constexpr std::size_t kSizes[] = {1, 31, 33, 1024 + 1, (std::size_t{1} << 20) + 3};
 constexpr std::size_t kCanary = 64;  // poisoned floats before and after each output
 
-bool is_poison(float x) {
+// Each array's own poison byte: a kernel that copies one array's canary onto another's (c[n] = a[n]) changes
+// the canary it wrote, so the overrun shows.
+constexpr unsigned char kPoisonByte[3] = {0xFF, 0xFE, 0xFD};
+
+bool is_poison(float x, unsigned char byte = 0xFF) {
   std::uint32_t bits = 0;
   std::memcpy(&bits, &x, sizeof bits);
-  return bits == 0xFFFFFFFFu;
+  return bits == 0x01010101u * byte;
 }
 
 // An array on the device with `offset` floats of canary before it and kCanary after.
@@ -61,15 +66,17 @@ int output_index(StreamOp op) {
   for (int k = 0; k < 3; ++k) {
     host[k] = rooflab::random_floats(n, seed * 3 + static_cast<std::uint64_t>(k));
     dev.emplace_back(n, offsets[k]);
-    dev[k].buf.poison();
+    dev[k].buf.poison(kPoisonByte[k]);
     if (k != out) {
       ROOFLAB_CUDA_CHECK(cudaMemcpy(dev[k].data(), host[k].data(), n * sizeof(float), cudaMemcpyHostToDevice));
     }
   }
   const float scalar = 0.75f + static_cast<float>(rooflab::Rng(seed).uniform());
   const lab01::StreamArrays arrays{dev[0].data(), dev[1].data(), dev[2].data(), scalar, n};
+  const rooflab::KernelWatch watch;
   v.run(arrays, nullptr);
   ROOFLAB_CUDA_CHECK(cudaDeviceSynchronize());
+  if (auto ran = watch.kernels_did_the_work(v.id); !ran) return ran;
 
   std::vector<std::vector<float>> want = host;
   lab01::reference(v.op, want[0], want[1], want[2], scalar);
@@ -82,7 +89,7 @@ int output_index(StreamOp op) {
                                                  << "): " << r.message();
     for (std::size_t i = 0; i < all.size(); ++i) {
       if (i >= offsets[k] && i < offsets[k] + n) continue;
-      if (!is_poison(all[i])) {
+      if (!is_poison(all[i], kPoisonByte[k])) {
         const long long where = static_cast<long long>(i) - static_cast<long long>(offsets[k]);
         return ::testing::AssertionFailure()
                << v.id << " n=" << n << ": wrote array " << "abc"[k] << " at index " << where
@@ -137,8 +144,10 @@ ROOFLAB_TEST(Lab01Kernels, StridedRead, correctness, 4) {
       rooflab::DeviceBuffer<float> d_in{std::span<const float>(in)};
       rooflab::DeviceBuffer<float> d_out(n_out + kCanary);
       d_out.poison();
+      const rooflab::KernelWatch watch;
       lab01::strided_read(d_in.data(), d_out.data(), n_out, stride, nullptr);
       ROOFLAB_CUDA_CHECK(cudaDeviceSynchronize());
+      ASSERT_TRUE(watch.kernels_did_the_work("strided_read"));
       std::vector<float> want(n_out);
       lab01::reference_strided(in, want, stride);
       const auto got = d_out.download();

@@ -5,6 +5,7 @@
 #include <rooflab/buffer.hpp>
 #include <rooflab/device.hpp>
 #include <rooflab/grading.hpp>
+#include <rooflab/kernel_watch.hpp>
 #include <rooflab/random.hpp>
 
 #include <cuda_fp16.h>
@@ -34,6 +35,7 @@ template <typename T>
   rooflab::DeviceBuffer<T> dx{std::span<const T>(xs)}, db{std::span<const T>(bs)}, dr{std::span<const T>(rs)};
   rooflab::DeviceBuffer<T> t(n), u(n), y(n);
   y.poison();
+  const rooflab::KernelWatch watch;
   if (fused) {
     lab03::fused_chain<T>(dx.data(), db.data(), dr.data(), y.data(), rows, cols, nullptr);
   } else {
@@ -42,6 +44,7 @@ template <typename T>
     lab03::unfused_chain<T>(dx.data(), db.data(), dr.data(), t.data(), u.data(), y.data(), rows, cols, nullptr);
   }
   ROOFLAB_CUDA_CHECK(cudaDeviceSynchronize());
+  if (auto ran = watch.kernels_did_the_work(fused ? "fused_chain" : "unfused_chain"); !ran) return ran;
   std::vector<float> got, want(n);
   for (const T& v : y.download()) got.push_back(static_cast<float>(v));
   for (std::size_t i = 0; i < n; ++i) {
@@ -81,8 +84,10 @@ ROOFLAB_TEST(Lab03Kernels, IntensitySweep, correctness, 5) {
     rooflab::DeviceBuffer<float> din{std::span<const float>(in)}, dout(n);
     for (int k : {0, 1, 7, 64}) {
       dout.poison();
+      const rooflab::KernelWatch watch;
       lab03::sweep(din.data(), dout.data(), n, 0.999f, 0.001f, k, nullptr);
       ROOFLAB_CUDA_CHECK(cudaDeviceSynchronize());
+      EXPECT_TRUE(watch.kernels_did_the_work("sweep"));
       std::vector<float> want(n);
       for (std::size_t i = 0; i < n; ++i) want[i] = lab03::sweep_ref(in[i], 0.999f, 0.001f, k);
       EXPECT_TRUE((all_close<float, float>(dout.download(), want, {1e-6, 1e-6}))) << "n = " << n << ", k = " << k;
