@@ -28,7 +28,8 @@ class KernelWatch {
 #if defined(ROOFLAB_EMU)
   KernelWatch() : before_(emu::activity()) {}
 
-  ::testing::AssertionResult kernels_did_the_work(std::string_view what) const {
+  // `min_threads`: where the lab fixes the grid (one output per thread), the threads it must launch.
+  ::testing::AssertionResult kernels_did_the_work(std::string_view what, unsigned long long min_threads = 1) const {
     const emu::Activity now = emu::activity();
     const auto host_copies = (now.memcpy_to_host - before_.memcpy_to_host) +
                              (now.memcpy_to_device - before_.memcpy_to_device);
@@ -36,6 +37,10 @@ class KernelWatch {
     if (now.launches == before_.launches) {
       return ::testing::AssertionFailure() << what << " launched no kernel: the work must be done by a kernel on the "
                                                       "device";
+    }
+    if (now.threads - before_.threads < min_threads) {
+      return ::testing::AssertionFailure() << what << " launched " << (now.threads - before_.threads)
+                                           << " threads where the work needs " << min_threads;
     }
     if (host_copies > 0) {
       return ::testing::AssertionFailure()
@@ -52,7 +57,9 @@ class KernelWatch {
  private:
   emu::Activity before_;
 #else
-  ::testing::AssertionResult kernels_did_the_work(std::string_view) const { return ::testing::AssertionSuccess(); }
+  ::testing::AssertionResult kernels_did_the_work(std::string_view, unsigned long long = 1) const {
+    return ::testing::AssertionSuccess();
+  }
 #endif
 };
 
