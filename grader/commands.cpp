@@ -397,40 +397,6 @@ int cmd_selftest(const SelftestArgs& a) {
   return kExitFailed;
 }
 
-int cmd_check_manifest(const fs::path& build_dir) {
-  const Manifest m = load_manifest(build_dir);
-  int checked = 0, problems = 0;
-  for (const auto& lab : m.labs) {
-    for (const auto& v : lab.variants) {
-      for (const auto& b : v.binaries) {
-        if (!b.unavailable.empty() || !fs::exists(b.path)) continue;
-        const ProcessResult p = run_process({b.path.string(), "--rooflab-manifest"}, {.timeout_s = 60});
-        std::set<std::string> registered, scanned;
-        try {
-          for (const auto& t : nlohmann::json::parse(p.output)) {
-            registered.insert(fmt::format("{}.{} {} {:g}", t.at("suite").get<std::string>(), t.at("name").get<std::string>(),
-                                          t.at("kind").get<std::string>(), t.at("points").get<double>()));
-          }
-        } catch (const std::exception& e) {
-          fmt::print("{}: unreadable --rooflab-manifest output ({}): {}\n", b.target, e.what(), p.output);
-          ++problems;
-          continue;
-        }
-        for (const auto& t : b.tests()) scanned.insert(fmt::format("{} {} {:g}", t.id(), t.kind, t.points));
-        ++checked;
-        if (registered != scanned) {
-          ++problems;
-          fmt::print("{}: the binary registers a different set of tests than its sources declare\n", b.target);
-          for (const auto& s : registered) if (!scanned.count(s)) fmt::print("  only in the binary: {}\n", s);
-          for (const auto& s : scanned) if (!registered.count(s)) fmt::print("  only in the sources: {}\n", s);
-        }
-      }
-    }
-  }
-  fmt::print("checked {} binaries: {} problems\n", checked, problems);
-  return problems == 0 && checked > 0 ? kExitOk : kExitFailed;
-}
-
 int cmd_list(bool json) {
   const Manifest m = load_manifest(own_build_dir());
   nlohmann::json out = nlohmann::json::array();

@@ -51,7 +51,6 @@ int cmd_inspect(const InspectArgs& args);
 int cmd_list(bool json);
 int cmd_calibrate(bool remeasure);
 int cmd_selftest(const SelftestArgs& args);
-int cmd_check_manifest(const std::filesystem::path& build_dir);
 
 // The build tree this CLI was built in (where labs/ is built by default) and the project's source.
 std::filesystem::path own_build_dir();

@@ -65,11 +65,6 @@ int main(int argc, char** argv) {
   s->add_option("--lab", st.lab)->required();
   s->add_option("--variant", st.variant)->required();
 
-  std::filesystem::path manifest_dir;
-  auto* m = app.add_subcommand("check-manifest", "(used by the test suite) the tests each binary registers match "
-                                                 "the ROOFLAB_TEST lines the grader reads");
-  m->add_option("--build-dir", manifest_dir)->required();
-
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -82,7 +77,6 @@ int main(int argc, char** argv) {
     if (*in) return cmd_inspect(inspect);
     if (*c) return cmd_calibrate(remeasure);
     if (*s) return cmd_selftest(st);
-    if (*m) return cmd_check_manifest(manifest_dir);
   } catch (const std::invalid_argument& e) {
     std::cerr << "rooflab: " << e.what() << "\n";
     return kExitUsage;

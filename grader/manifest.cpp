@@ -1,6 +1,5 @@
 #include "manifest.hpp"
 
-#include <rooflab/ptx.hpp>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -11,33 +10,12 @@
 
 namespace rooflab::grader {
 
-std::vector<DeclaredTest> scan_tests_text(const std::string& text) {
-  static const std::regex decl(R"(ROOFLAB_TEST\(\s*(\w+)\s*,\s*(\w+)\s*,\s*(\w+)\s*,\s*([0-9]+(?:\.[0-9]+)?)\s*\))");
+std::vector<DeclaredTest> declared_tests(const rubric::Rubric& r, const std::string& binary_kind) {
   std::vector<DeclaredTest> out;
-  for (auto it = std::sregex_iterator(text.begin(), text.end(), decl); it != std::sregex_iterator(); ++it) {
-    const auto& m = *it;
-    // Skip the macro's own definition and mentions in comments ("//   ROOFLAB_TEST(...)").
-    const auto line_start = text.rfind('\n', static_cast<std::size_t>(m.position(0)));
-    const std::string before = text.substr(line_start == std::string::npos ? 0 : line_start + 1,
-                                           static_cast<std::size_t>(m.position(0)) -
-                                               (line_start == std::string::npos ? 0 : line_start + 1));
-    if (before.find("//") != std::string::npos || before.find("#define") != std::string::npos) continue;
-    out.push_back({m[1], m[2], m[3], std::stod(m[4])});
-  }
-  return out;
-}
-
-std::vector<DeclaredTest> scan_tests(const std::filesystem::path& source) {
-  return scan_tests_text(rooflab::ptx::read_file(source));
-}
-
-std::vector<DeclaredTest> Binary::tests() const {
-  std::vector<DeclaredTest> out;
-  for (const auto& src : sources) {
-    for (auto t : scan_tests(src)) {
-      if (t.kind == "correctness") t.kind = correctness_as;
-      out.push_back(std::move(t));
-    }
+  for (const auto& e : r.tests) {
+    if (!rubric::holds(binary_kind, e.kind)) continue;
+    const auto dot = e.test.find('.');
+    out.push_back({e.test.substr(0, dot), e.test.substr(dot + 1), rubric::graded_kind(binary_kind, e.kind), e.points});
   }
   return out;
 }
@@ -79,6 +57,8 @@ Manifest load_manifest(const std::filesystem::path& build_dir) {
       lab.name = jl.at("name").get<std::string>();
       lab.title = jl.at("title").get<std::string>();
       lab.dir = jl.at("dir").get<std::string>();
+      lab.rubric = jl.at("rubric").get<std::string>();
+      const rubric::Rubric rub = rubric::load(lab.rubric);
       lab.student_files = jl.at("student_files").get<std::vector<std::string>>();
       for (const auto& [vname, jv] : jl.at("variants").items()) {
         Variant v;
@@ -90,9 +70,8 @@ Manifest load_manifest(const std::filesystem::path& build_dir) {
           b.kind = jb.at("kind").get<std::string>();
           b.target = jb.at("target").get<std::string>();
           b.path = jb.at("path").get<std::string>();
-          for (const auto& s : jb.at("sources")) b.sources.emplace_back(s.get<std::string>());
-          b.correctness_as = jb.at("correctness_as").get<std::string>();
           b.unavailable = jb.value("unavailable", "");
+          b.declared = declared_tests(rub, b.kind);
           v.binaries.push_back(std::move(b));
         }
         lab.variants.push_back(std::move(v));

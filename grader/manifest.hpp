@@ -1,7 +1,9 @@
 // What the grader knows about the labs: build/rooflab/labs.json (written by CMake: labs, student files,
-// variants, test binaries) and the tests each binary declares, read from the test sources' ROOFLAB_TEST
-// lines, so a binary that failed to compile still lists every test it lost.
+// variants, test binaries) and each lab's rubric.json (every test's kind and points), so a binary that
+// failed to compile still lists every test it lost.
 #pragma once
+
+#include <rooflab/rubric.hpp>
 
 #include <filesystem>
 #include <string>
@@ -12,7 +14,7 @@ namespace rooflab::grader {
 struct DeclaredTest {
   std::string suite;
   std::string name;
-  std::string kind;  // analytic | correctness | perf | static  (as written in the source)
+  std::string kind;  // as graded in its binary: analytic | emu | gpu | perf | static | race
   double points = 0;
   std::string id() const { return suite + "." + name; }
 };
@@ -21,11 +23,9 @@ struct Binary {
   std::string kind;  // analytic | emu | gpu | static
   std::string target;
   std::filesystem::path path;
-  std::vector<std::filesystem::path> sources;
-  std::string correctness_as;  // how "correctness" tests are graded in this binary: emu | gpu | ""
   std::string unavailable;     // non-empty: this machine cannot build it (why)
-  // The declared tests of this binary, with "correctness" resolved to correctness_as.
-  std::vector<DeclaredTest> tests() const;
+  std::vector<DeclaredTest> declared;  // the rubric's tests this binary holds, with their graded kind
+  const std::vector<DeclaredTest>& tests() const { return declared; }
 };
 
 struct Variant {
@@ -40,6 +40,7 @@ struct Lab {
   std::string name;   // "memory-bandwidth"
   std::string title;  // "Memory bandwidth"
   std::filesystem::path dir;
+  std::filesystem::path rubric;  // labs/NN-name/rubric.json
   std::vector<std::string> student_files;
   std::vector<Variant> variants;
   const Variant& variant(const std::string& name) const;
@@ -59,9 +60,8 @@ struct Manifest {
 // Throws std::runtime_error naming the file and what is wrong.
 Manifest load_manifest(const std::filesystem::path& build_dir);
 
-// ROOFLAB_TEST(Suite, Name, kind, points) declarations in one source file.
-std::vector<DeclaredTest> scan_tests(const std::filesystem::path& source);
-std::vector<DeclaredTest> scan_tests_text(const std::string& text);
+// The tests of `rubric` that a binary of `binary_kind` holds, with their graded kind.
+std::vector<DeclaredTest> declared_tests(const rubric::Rubric& rubric, const std::string& binary_kind);
 
 // Remaining ROOFLAB_TODO steps in a lab's student files (what `list` shows as progress).
 int count_todos(const std::filesystem::path& student_dir, const std::vector<std::string>& files);

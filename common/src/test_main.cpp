@@ -1,19 +1,25 @@
 // main() of every lab test binary.
 //
 //   lab01_emu                       runs the tests (GoogleTest flags apply)
-//   lab01_emu --rooflab-manifest    prints the declared tests (suite, name, kind, points) as JSON
 //   lab01_static --rooflab-inspect  the compiler's facts per kernel (see rooflab/inspect.hpp)
+//
+// Before any test runs, the binary checks that it holds exactly its lab rubric's tests of its kind
+// (rooflab/rubric.hpp): a test added without its points, or points for a test that does not exist, stop it
+// with exit code 3 and the list of differences.
 //
 // Under the grader every test's outcome goes to the report channel the grader opened (rooflab/report.hpp),
 // not to a file named on the command line. Exit code 77 when every test that ran was skipped (no GPU):
 // CTest reports it as skipped, never passed.
 #include <rooflab/grading.hpp>
 #include <rooflab/report.hpp>
+#include <rooflab/rubric.hpp>
 
 #include <nlohmann/json.hpp>
 
 #include <cstring>
 #include <iostream>
+#include <string>
+#include <vector>
 
 namespace {
 
@@ -53,23 +59,40 @@ class ReportListener : public ::testing::EmptyTestEventListener {
   }
 };
 
+// The tests this binary registers, as Suite.Name (parameterized ones as GoogleTest names them).
+std::vector<std::string> registered_tests() {
+  std::vector<std::string> out;
+  const auto* unit = ::testing::UnitTest::GetInstance();
+  for (int i = 0; i < unit->total_test_suite_count(); ++i) {
+    const ::testing::TestSuite* suite = unit->GetTestSuite(i);
+    for (int k = 0; k < suite->total_test_count(); ++k) {
+      out.push_back(std::string(suite->name()) + "." + suite->GetTestInfo(k)->name());
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  for (int i = 1; i < argc; ++i) {
-    if (std::strcmp(argv[i], "--rooflab-manifest") == 0) {
-      nlohmann::json tests = nlohmann::json::array();
-      for (const auto& t : rooflab::grading::registry()) {
-        tests.push_back({{"suite", t.suite}, {"name", t.name}, {"kind", t.kind}, {"points", t.points}});
-      }
-      std::cout << tests.dump(2) << "\n";
-      return 0;
-    }
-  }
   bool handled = false;
   const int extra = rooflab::grading::run_extra_main(argc, argv, &handled);
   if (handled) return extra;
   ::testing::InitGoogleTest(&argc, argv);
+  if (*rooflab::grading::binary_rubric() != '\0') {
+    try {
+      const auto rubric = rooflab::rubric::load(rooflab::grading::binary_rubric());
+      const std::string diff = rooflab::rubric::mismatch(rubric, rooflab::grading::binary_kind(), registered_tests());
+      if (!diff.empty()) {
+        std::cerr << "rooflab: this " << rooflab::grading::binary_kind() << " binary and "
+                  << rooflab::grading::binary_rubric() << " disagree:\n" << diff;
+        return 3;
+      }
+    } catch (const std::exception& e) {
+      std::cerr << "rooflab: " << e.what() << "\n";
+      return 3;
+    }
+  }
   if (rooflab::report::channel() >= 0) {
     ::testing::UnitTest::GetInstance()->listeners().Append(new ReportListener);
   }

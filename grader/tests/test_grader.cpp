@@ -6,12 +6,17 @@
 #include "report.hpp"
 #include "runner.hpp"
 
+#include <rooflab/rubric.hpp>
+
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
 #include <cmath>
 #include <cstdint>
+#include <algorithm>
 #include <fstream>
+#include <map>
+#include <sstream>
 #include <regex>
 
 namespace fs = std::filesystem;
@@ -43,20 +48,124 @@ std::string outside_fences(const std::string& text, std::vector<std::string>* id
 
 }  // namespace
 
-TEST(Manifest, ScansDeclarationsAndSkipsCommentsAndDefinitions) {
-  const auto tests = scan_tests_text(R"(
-// ROOFLAB_TEST(Doc, Example, analytic, 4) is how a test is declared
-#define X ROOFLAB_TEST(suite, name, kind, 1)
-ROOFLAB_TEST(Lab01Analytic, StreamBytes, analytic, 4) { }
-ROOFLAB_TEST( Lab01Kernels , Copy , correctness , 2.5 ) { }
-)");
-  ASSERT_EQ(tests.size(), 2u);
-  EXPECT_EQ(tests[0].id(), "Lab01Analytic.StreamBytes");
-  EXPECT_EQ(tests[0].kind, "analytic");
-  EXPECT_EQ(tests[0].points, 4);
-  EXPECT_EQ(tests[1].id(), "Lab01Kernels.Copy");
-  EXPECT_EQ(tests[1].kind, "correctness");
-  EXPECT_DOUBLE_EQ(tests[1].points, 2.5);
+TEST(Rubric, GivesEachBinaryItsTestsAndRefusesBadEntries) {
+  const auto r = rooflab::rubric::parse(R"({"lab": "09", "tests": [
+    {"test": "Lab09Analytic.Bytes", "kind": "analytic", "points": 4, "checks": "bytes"},
+    {"test": "Lab09Kernels.Copy", "kind": "correctness", "points": 2.5, "checks": "copy"},
+    {"test": "Lab09Perf.Copy", "kind": "perf", "points": 6, "checks": "copy GB/s"},
+    {"test": "Lab09Races.None", "kind": "race", "points": 0, "checks": "no races"}]})", "test");
+  const auto emu = declared_tests(r, "emu");
+  ASSERT_EQ(emu.size(), 1u);
+  EXPECT_EQ(emu[0].id(), "Lab09Kernels.Copy");
+  EXPECT_EQ(emu[0].kind, "emu");
+  EXPECT_DOUBLE_EQ(emu[0].points, 2.5);
+  const auto gpu = declared_tests(r, "gpu");
+  ASSERT_EQ(gpu.size(), 2u);
+  EXPECT_EQ(gpu[0].kind, "gpu");
+  EXPECT_EQ(gpu[1].kind, "perf");
+  EXPECT_EQ(declared_tests(r, "analytic").size(), 1u);
+  EXPECT_EQ(declared_tests(r, "race").size(), 1u);
+  EXPECT_TRUE(declared_tests(r, "static").empty());
+  // A binary must register exactly its tests.
+  EXPECT_EQ(rooflab::rubric::mismatch(r, "gpu", {"Lab09Kernels.Copy", "Lab09Perf.Copy"}), "");
+  EXPECT_NE(rooflab::rubric::mismatch(r, "gpu", {"Lab09Kernels.Copy"}).find("Lab09Perf.Copy"), std::string::npos);
+  EXPECT_NE(rooflab::rubric::mismatch(r, "emu", {"Lab09Kernels.Copy", "Lab09Kernels.Extra"}).find("Extra"),
+            std::string::npos);
+  // Entries the grader must refuse, each with the reason.
+  const auto refused = [](const std::string& test) {
+    try {
+      rooflab::rubric::parse(R"({"lab": "09", "tests": [)" + test + "]}", "bad");
+    } catch (const std::runtime_error& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  EXPECT_NE(refused(R"({"test": "X.Y", "kind": "speed", "points": 1, "checks": "c"})").find("unknown kind"), std::string::npos);
+  EXPECT_NE(refused(R"({"test": "X.Y", "kind": "race", "points": 1, "checks": "c"})").find("hints"), std::string::npos);
+  EXPECT_NE(refused(R"({"test": "XY", "kind": "analytic", "points": 1, "checks": "c"})").find("Suite.Name"), std::string::npos);
+  EXPECT_NE(refused(R"({"test": "X.Y", "kind": "analytic", "points": 1, "checks": "c"}, {"test": "X.Y", "kind": "analytic", "points": 1, "checks": "c"})").find("twice"), std::string::npos);
+  EXPECT_NE(refused(R"({"test": "X.Y", "kind": "analytic", "points": 1})").find("malformed"), std::string::npos);
+}
+
+// The handout's points tables say what the rubric says: per test (a row naming `Suite.Name`, or
+// `Suite.A`, `.B` with "N each") and per kind (a row whose first cell lists kinds).
+TEST(Labs, HandoutPointsMatchTheRubric) {
+  const Manifest m = load_manifest(ROOFLAB_BUILD_DIR);
+  ASSERT_FALSE(m.labs.empty());
+  static const std::regex number(R"(([0-9]+(?:\.[0-9]+)?))");
+  for (const auto& lab : m.labs) {
+    const auto rub = rooflab::rubric::load(lab.rubric);
+    std::map<std::string, double> points;
+    std::map<std::string, std::pair<int, double>> per_kind;
+    for (const auto& e : rub.tests) {
+      points[e.test] = e.points;
+      per_kind[e.kind].first += 1;
+      per_kind[e.kind].second += e.points;
+    }
+    std::istringstream in(read(lab.dir / "README.md"));
+    int rows_checked = 0;
+    for (std::string line; std::getline(in, line);) {
+      if (line.rfind("| ", 0) != 0) continue;
+      std::vector<std::string> cells;
+      for (std::size_t start = 1, bar; (bar = line.find('|', start)) != std::string::npos; start = bar + 1) {
+        cells.push_back(line.substr(start, bar - start));
+      }
+      if (cells.size() < 3) continue;
+      const std::string first = cells[0];
+      if (first.find("`Lab") != std::string::npos) {
+        // Every test named in the first cell, with "`.Name`" continuing the previous suite.
+        std::vector<std::string> ids;
+        static const std::regex id(R"(`(Lab\w+)?\.(\w+)`|`(Lab\w+\.\w+)`)");
+        std::string suite;
+        for (auto it = std::sregex_iterator(first.begin(), first.end(), id); it != std::sregex_iterator(); ++it) {
+          if ((*it)[3].matched) {
+            ids.push_back((*it)[3]);
+            suite = ids.back().substr(0, ids.back().find('.'));
+          } else {
+            if ((*it)[1].matched) suite = (*it)[1];
+            ids.push_back(suite + "." + (*it)[2].str());
+          }
+        }
+        std::smatch pm;
+        ASSERT_TRUE(std::regex_search(cells[1], pm, number)) << lab.dir_name() << ": " << line;
+        for (const auto& t : ids) {
+          ASSERT_TRUE(points.count(t)) << lab.dir_name() << "/README.md names " << t << ", which the rubric lacks";
+          EXPECT_DOUBLE_EQ(points[t], std::stod(pm[1])) << lab.dir_name() << "/README.md: " << t;
+          ++rows_checked;
+        }
+      } else {
+        // "| analytic | 8 | 30 |", "| static, race | 3 | 0 |", "| perf | 6 graded + 1 plot | 40 |"
+        std::vector<std::string> kinds;
+        std::istringstream ks(first);
+        for (std::string k; std::getline(ks, k, ',');) {
+          k.erase(0, k.find_first_not_of(' '));
+          k.erase(k.find_last_not_of(' ') + 1);
+          kinds.push_back(k);
+        }
+        if (!std::all_of(kinds.begin(), kinds.end(), [&](const std::string& k) {
+              return k == "analytic" || k == "correctness" || k == "perf" || k == "static" || k == "race";
+            })) {
+          continue;
+        }
+        int tests = 0;
+        double pts = 0;
+        for (const auto& k : kinds) {
+          tests += per_kind[k].first;
+          pts += per_kind[k].second;
+        }
+        int stated_tests = 0;
+        for (auto it = std::sregex_iterator(cells[1].begin(), cells[1].end(), number); it != std::sregex_iterator(); ++it) {
+          stated_tests += std::stoi((*it)[1]);
+        }
+        std::smatch pm;
+        ASSERT_TRUE(std::regex_search(cells[2], pm, number)) << line;
+        EXPECT_EQ(stated_tests, tests) << lab.dir_name() << "/README.md: " << line;
+        EXPECT_DOUBLE_EQ(std::stod(pm[1]), pts) << lab.dir_name() << "/README.md: " << line;
+        ++rows_checked;
+      }
+    }
+    EXPECT_GT(rows_checked, 0) << lab.dir_name() << "/README.md has no points table";
+  }
 }
 
 // A report as a test process writes it: frames (rooflab/report.hpp).
@@ -279,14 +388,11 @@ TEST(Labs, SolutionsDifferFromStubsOnlyInsideFences) {
 
 // Without the CUDA toolkit a binary cannot be built: its tests are still listed, owed, with the reason.
 TEST(Runner, UnavailableBinariesKeepTheirPointsOwed) {
-  const fs::path src = fs::temp_directory_path() / ("rooflab-unavailable-" + std::to_string(getpid()) + ".cpp");
-  std::ofstream(src) << "ROOFLAB_TEST(Lab09Kernels, Copy, correctness, 4) {}\nROOFLAB_TEST(Lab09Perf, Copy, perf, 6) {}\n";
   Lab lab;
   lab.id = "09";
   Binary b;
   b.kind = "gpu";
-  b.sources = {src};
-  b.correctness_as = "gpu";
+  b.declared = {{"Lab09Kernels", "Copy", "gpu", 4}, {"Lab09Perf", "Copy", "perf", 6}};
   b.unavailable = "no CUDA toolkit";
   auto results = run_binary(lab, b, RunOptions{});
   ASSERT_EQ(results.size(), 2u);
@@ -297,5 +403,4 @@ TEST(Runner, UnavailableBinariesKeepTheirPointsOwed) {
   settle_correctness(results, false);
   EXPECT_DOUBLE_EQ(results[0].max_score, 0);  // correctness: counted on the CPU backend's side instead
   EXPECT_DOUBLE_EQ(results[1].max_score, 6);  // performance: owed
-  fs::remove(src);
 }

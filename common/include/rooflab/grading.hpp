@@ -1,12 +1,13 @@
 // Graders are GoogleTest tests that declare their points and kind:
 //
-//   ROOFLAB_TEST(Lab01Analytic, BytesMoved, analytic, 4) { ... }
-//   ROOFLAB_TEST(Lab01Kernels, TriadSizes, correctness, 6) { ... }   // "emu" or "gpu" by the binary
-//   ROOFLAB_TEST(Lab01Perf, Triad, perf, 8) { ROOFLAB_REQUIRE_GPU(); ... award_against_ceiling(...); }
+//   ROOFLAB_TEST(Lab01Analytic, BytesMoved) { ... }
+//   ROOFLAB_TEST(Lab01Kernels, TriadSizes) { ... }
+//   ROOFLAB_TEST(Lab01Perf, Triad) { ROOFLAB_REQUIRE_GPU(); ... award_against_ceiling(...); }
 //
-// The grader reads the declarations from the test sources (so a lab whose student files fail to compile
-// still shows every test it lost) and the outcome from GoogleTest's JSON report. A perf test earns a
-// fraction of its points through award(); any other test earns all or nothing.
+// Each test's kind and points are in the lab's rubric.json (rooflab/rubric.hpp), read by the grader without
+// building (so a lab whose student files fail to compile still shows every test it lost); the outcome
+// reaches the grader through the report channel (rooflab/report.hpp). A perf test earns a fraction of its
+// points through award(); any other test earns all or nothing.
 #pragma once
 
 #include <rooflab/compare.hpp>
@@ -22,28 +23,12 @@
 
 namespace rooflab::grading {
 
-struct TestInfo {
-  std::string suite;
-  std::string name;
-  std::string kind;  // analytic | emu | gpu | perf | static
-  double points;
-};
-
-std::vector<TestInfo>& registry();
-bool register_test(const char* suite, const char* name, const char* kind, double points);
-
-// "correctness" tests are the same source in two binaries: graded as "emu" on the CPU backend and as
-// "gpu" under nvcc.
-inline const char* resolve_kind(const char* kind) {
-  if (std::string_view(kind) == "correctness") {
-#if defined(ROOFLAB_EMU)
-    return "emu";
-#else
-    return "gpu";
-#endif
-  }
-  return kind;
-}
+// The identity of the running test binary: its lab's rubric and its kind (analytic, emu, gpu, static,
+// race). Every ROOFLAB_TEST records it; main() then checks that the binary holds exactly the rubric's tests
+// of its kind (rooflab/rubric.hpp) and refuses to run otherwise.
+bool identify_binary(const char* rubric_path, const char* binary_kind);
+const char* binary_rubric();  // "" when no ROOFLAB_TEST was registered
+const char* binary_kind();
 
 // Another entry point a test binary offers (e.g. the static binaries' --rooflab-inspect): main() hands
 // argc/argv to `fn` when `flag` is among the arguments.
@@ -118,9 +103,16 @@ void record_answer(std::string_view label, double value, Tolerance tol = kExactT
 #define ROOFLAB_CAT_IMPL_(a, b) a##b
 #define ROOFLAB_CAT_(a, b) ROOFLAB_CAT_IMPL_(a, b)
 
-#define ROOFLAB_TEST(suite, name, kind, points)                                                     \
-  [[maybe_unused]] static const bool ROOFLAB_CAT_(rooflab_registered_, suite##_##name) =             \
-      ::rooflab::grading::register_test(#suite, #name, ::rooflab::grading::resolve_kind(#kind), points); \
+// A graded test: kind and points come from the lab's rubric.json, not from here.
+#if !defined(ROOFLAB_RUBRIC)
+#define ROOFLAB_RUBRIC ""
+#endif
+#if !defined(ROOFLAB_TEST_KIND)
+#define ROOFLAB_TEST_KIND ""
+#endif
+#define ROOFLAB_TEST(suite, name)                                                                   \
+  [[maybe_unused]] static const bool ROOFLAB_CAT_(rooflab_identified_, suite##_##name) =            \
+      ::rooflab::grading::identify_binary(ROOFLAB_RUBRIC, ROOFLAB_TEST_KIND);                        \
   TEST(suite, name)
 
 // Skips (never passes) a test that needs a GPU when none is present; the grader shows "needs a GPU".

@@ -33,7 +33,7 @@ double sectors_touched_bytes(std::size_t n, std::size_t elem, std::size_t stride
 
 }  // namespace
 
-ROOFLAB_TEST(Lab01Analytic, StreamBytes, analytic, 4) {
+ROOFLAB_TEST(Lab01Analytic, StreamBytes) {
   rooflab::Rng rng(rooflab::test_seed());
   for (int trial = 0; trial < 50; ++trial) {
     const std::size_t n = 1 + rng.below(1ull << 32);
@@ -46,7 +46,7 @@ ROOFLAB_TEST(Lab01Analytic, StreamBytes, analytic, 4) {
   }
 }
 
-ROOFLAB_TEST(Lab01Analytic, AchievedBandwidth, analytic, 3) {
+ROOFLAB_TEST(Lab01Analytic, AchievedBandwidth) {
   rooflab::Rng rng(rooflab::test_seed() + 1);
   for (int trial = 0; trial < 50; ++trial) {
     const double bytes = rng.uniform(1e3, 1e12);
@@ -56,7 +56,7 @@ ROOFLAB_TEST(Lab01Analytic, AchievedBandwidth, analytic, 3) {
   }
 }
 
-ROOFLAB_TEST(Lab01Analytic, TimeFloorOnEveryGpu, analytic, 4) {
+ROOFLAB_TEST(Lab01Analytic, TimeFloorOnEveryGpu) {
   rooflab::Rng rng(rooflab::test_seed() + 2);
   for (const auto& gpu : rooflab::gpus()) {
     for (StreamOp op : lab01::kStreamOps) {
@@ -68,7 +68,7 @@ ROOFLAB_TEST(Lab01Analytic, TimeFloorOnEveryGpu, analytic, 4) {
   }
 }
 
-ROOFLAB_TEST(Lab01Analytic, StridedDramBytes, analytic, 6) {
+ROOFLAB_TEST(Lab01Analytic, StridedDramBytes) {
   rooflab::Rng rng(rooflab::test_seed() + 3);
   constexpr std::size_t kElems[] = {1, 2, 4, 8, 16};
   constexpr std::size_t kSectors[] = {32, 64};
@@ -82,7 +82,7 @@ ROOFLAB_TEST(Lab01Analytic, StridedDramBytes, analytic, 6) {
   }
 }
 
-ROOFLAB_TEST(Lab01Analytic, StridedEfficiency, analytic, 4) {
+ROOFLAB_TEST(Lab01Analytic, StridedEfficiency) {
   constexpr std::size_t kN = 20000;  // large enough that the partial last sector does not matter
   for (std::size_t elem : {2, 4, 8}) {
     for (std::size_t stride : {1, 2, 3, 4, 8, 16, 32, 64}) {
@@ -95,7 +95,7 @@ ROOFLAB_TEST(Lab01Analytic, StridedEfficiency, analytic, 4) {
   }
 }
 
-ROOFLAB_TEST(Lab01Analytic, GigabytesAndGibibytes, analytic, 3) {
+ROOFLAB_TEST(Lab01Analytic, GigabytesAndGibibytes) {
   rooflab::Rng rng(rooflab::test_seed() + 4);
   for (int trial = 0; trial < 50; ++trial) {
     const double x = rng.uniform(0.1, 2000.0);
@@ -106,14 +106,14 @@ ROOFLAB_TEST(Lab01Analytic, GigabytesAndGibibytes, analytic, 3) {
   EXPECT_TRUE(rooflab::grading::near(lab01::gb_to_gib(80.0), 74.506, {1e-3, 0.0}));
 }
 
-ROOFLAB_TEST(Lab01Analytic, MinArrayOnEveryGpu, analytic, 3) {
+ROOFLAB_TEST(Lab01Analytic, MinArrayOnEveryGpu) {
   for (const auto& gpu : rooflab::gpus()) {
     if (!gpu.l2_mb) continue;  // not published for this GPU (see data/gpus.json)
     EXPECT_TRUE(near(lab01::min_array_bytes(gpu), 4.0 * *gpu.l2_mb * 1e6)) << gpu.name;
   }
 }
 
-ROOFLAB_TEST(Lab01Analytic, CopyFractionOfDatasheet, analytic, 3) {
+ROOFLAB_TEST(Lab01Analytic, CopyFractionOfDatasheet) {
   rooflab::Rng rng(rooflab::test_seed() + 5);
   for (const auto& gpu : rooflab::gpus()) {
     const double bytes = rng.uniform(1e8, 1e11);

@@ -115,15 +115,15 @@ void check_sizes(std::string_view id) {
 
 }  // namespace
 
-ROOFLAB_TEST(Lab01Kernels, Copy, correctness, 4) { check_sizes("copy"); }
-ROOFLAB_TEST(Lab01Kernels, Scale, correctness, 4) { check_sizes("scale"); }
-ROOFLAB_TEST(Lab01Kernels, Add, correctness, 4) { check_sizes("add"); }
-ROOFLAB_TEST(Lab01Kernels, Triad, correctness, 4) { check_sizes("triad"); }
-ROOFLAB_TEST(Lab01Kernels, TriadVec4, correctness, 5) { check_sizes("triad_vec4"); }
+ROOFLAB_TEST(Lab01Kernels, Copy) { check_sizes("copy"); }
+ROOFLAB_TEST(Lab01Kernels, Scale) { check_sizes("scale"); }
+ROOFLAB_TEST(Lab01Kernels, Add) { check_sizes("add"); }
+ROOFLAB_TEST(Lab01Kernels, Triad) { check_sizes("triad"); }
+ROOFLAB_TEST(Lab01Kernels, TriadVec4) { check_sizes("triad_vec4"); }
 
 // Arrays starting 1, 2 or 3 floats past a 16-byte boundary: the same head for all three, and mixed ones
 // (where no head aligns all three and the kernel must still be right).
-ROOFLAB_TEST(Lab01Kernels, TriadVec4Misaligned, correctness, 5) {
+ROOFLAB_TEST(Lab01Kernels, TriadVec4Misaligned) {
   ROOFLAB_REQUIRE_GPU();
   const std::size_t cases[][3] = {{1, 1, 1}, {2, 2, 2}, {3, 3, 3}, {0, 1, 2}, {3, 0, 1}};
   for (const auto& offsets : cases) {
@@ -135,7 +135,7 @@ ROOFLAB_TEST(Lab01Kernels, TriadVec4Misaligned, correctness, 5) {
   }
 }
 
-ROOFLAB_TEST(Lab01Kernels, StridedRead, correctness, 4) {
+ROOFLAB_TEST(Lab01Kernels, StridedRead) {
   ROOFLAB_REQUIRE_GPU();
   for (std::size_t stride : {1, 2, 7, 32}) {
     for (std::size_t n_out : {1, 33, 1025, 65537}) {

@@ -92,15 +92,15 @@ double strided_gbps(std::size_t stride) {
 
 }  // namespace
 
-ROOFLAB_TEST(Lab01Perf, Copy, perf, 6) { grade_variant("copy"); }
-ROOFLAB_TEST(Lab01Perf, Scale, perf, 6) { grade_variant("scale"); }
-ROOFLAB_TEST(Lab01Perf, Add, perf, 6) { grade_variant("add"); }
-ROOFLAB_TEST(Lab01Perf, Triad, perf, 8) { grade_variant("triad"); }
-ROOFLAB_TEST(Lab01Perf, TriadVec4, perf, 8) { grade_variant("triad_vec4"); }
+ROOFLAB_TEST(Lab01Perf, Copy) { grade_variant("copy"); }
+ROOFLAB_TEST(Lab01Perf, Scale) { grade_variant("scale"); }
+ROOFLAB_TEST(Lab01Perf, Add) { grade_variant("add"); }
+ROOFLAB_TEST(Lab01Perf, Triad) { grade_variant("triad"); }
+ROOFLAB_TEST(Lab01Perf, TriadVec4) { grade_variant("triad_vec4"); }
 
 // The coalescing experiment: at stride 32 every 4-byte read costs a whole sector, so the useful bandwidth
 // must collapse. A kernel that ignores the stride (or fakes the experiment) does not show it.
-ROOFLAB_TEST(Lab01Perf, StridedCollapse, perf, 6) {
+ROOFLAB_TEST(Lab01Perf, StridedCollapse) {
   ROOFLAB_REQUIRE_GPU();
   const double bw1 = strided_gbps(1);
   const double bw32 = strided_gbps(32);
@@ -111,7 +111,7 @@ ROOFLAB_TEST(Lab01Perf, StridedCollapse, perf, 6) {
 }
 
 // The lab's plots (no points): where the L2 plateau ends on this GPU, and how bandwidth falls with stride.
-ROOFLAB_TEST(Lab01Plots, BandwidthVsSizeAndStride, perf, 0) {
+ROOFLAB_TEST(Lab01Plots, BandwidthVsSizeAndStride) {
   ROOFLAB_REQUIRE_GPU();
   const auto& ceilings = rooflab::ceilings();
   const rooflab::DeviceInfo info = rooflab::query_device();

@@ -20,7 +20,7 @@ namespace {
 
 }  // namespace
 
-ROOFLAB_TEST(Lab01Races, NoDataRaces, race, 0) {
+ROOFLAB_TEST(Lab01Races, NoDataRaces) {
   ASSERT_TRUE(rooflab::emu::race_mode()) << "this binary must be built against rooflab::emu_race";
   constexpr std::size_t n = 777;  // three blocks and a ragged tail: enough threads to race, small enough for TSan
   for (const auto& v : lab01::kVariants) {

@@ -18,7 +18,7 @@
 ROOFLAB_INSPECT_KERNELS(lab01::kKernels);
 
 // 128-bit accesses are the point of the vectorized triad: one ld.global.v4.f32 instead of four loads.
-ROOFLAB_TEST(Lab01Static, TriadVec4Uses128BitAccess, static, 0) {
+ROOFLAB_TEST(Lab01Static, TriadVec4Uses128BitAccess) {
   for (const auto& arch : rooflab::ptx::captured_archs()) {
     const auto kernels = rooflab::ptx::parse_ptx(rooflab::ptx::captured(arch, ".ptx"));
     const auto f = rooflab::ptx::facts(rooflab::ptx::find_kernel(kernels, "triad_vec4_kernel"));
@@ -28,7 +28,7 @@ ROOFLAB_TEST(Lab01Static, TriadVec4Uses128BitAccess, static, 0) {
 }
 
 // The scalar STREAM kernels move one float per thread per iteration: 32-bit accesses, no shared memory.
-ROOFLAB_TEST(Lab01Static, ScalarKernelsUse32BitAccess, static, 0) {
+ROOFLAB_TEST(Lab01Static, ScalarKernelsUse32BitAccess) {
   for (const auto& arch : rooflab::ptx::captured_archs()) {
     const auto kernels = rooflab::ptx::parse_ptx(rooflab::ptx::captured(arch, ".ptx"));
     for (const char* name : {"copy_kernel", "scale_kernel", "add_kernel", "lab01::triad_kernel"}) {
@@ -41,7 +41,7 @@ ROOFLAB_TEST(Lab01Static, ScalarKernelsUse32BitAccess, static, 0) {
 }
 
 // Bandwidth kernels need few registers; a spill would add local-memory traffic to a memory-bound kernel.
-ROOFLAB_TEST(Lab01Static, NoSpills, static, 0) {
+ROOFLAB_TEST(Lab01Static, NoSpills) {
   for (const auto& arch : rooflab::ptx::captured_archs()) {
     const auto resources = rooflab::ptx::parse_ptxas_report(rooflab::ptx::captured(arch, ".ptxas.txt"));
     ASSERT_FALSE(resources.empty()) << arch << ": the ptxas report lists no kernels";
@@ -54,7 +54,7 @@ ROOFLAB_TEST(Lab01Static, NoSpills, static, 0) {
 
 // A bandwidth kernel needs many loads in flight: at least half the SM's warps resident on an A100 and an
 // H100 at the launch's block size (rooflab inspect shows the figure and what limits it).
-ROOFLAB_TEST(Lab01Static, OccupancyAtLeastHalfOnA100AndH100, static, 0) {
+ROOFLAB_TEST(Lab01Static, OccupancyAtLeastHalfOnA100AndH100) {
   const std::pair<const char*, const char*> targets[] = {{"a100-80gb-sxm4", "sm_80"}, {"h100-sxm", "sm_90"}};
   int checked = 0;
   for (const auto& [gpu_id, arch] : targets) {

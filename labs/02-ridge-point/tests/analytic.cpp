@@ -25,13 +25,13 @@ double bandwidth(const rooflab::GpuSpec& g) { return g.bandwidth_gbps * 1e9; }
 
 }  // namespace
 
-ROOFLAB_TEST(Lab02Analytic, Fp32LanesPerSm, analytic, 3) {
+ROOFLAB_TEST(Lab02Analytic, Fp32LanesPerSm) {
   for (const auto& g : rooflab::gpus()) {
     EXPECT_TRUE(same(lab02::fp32_lanes_per_sm(g.cc_major, g.cc_minor), g.fp32_lanes_per_sm)) << g.name;
   }
 }
 
-ROOFLAB_TEST(Lab02Analytic, Fp32PeakFromSmsLanesAndClock, analytic, 3) {
+ROOFLAB_TEST(Lab02Analytic, Fp32PeakFromSmsLanesAndClock) {
   rooflab::Rng rng(rooflab::test_seed());
   for (int trial = 0; trial < 50; ++trial) {
     const int sms = 1 + static_cast<int>(rng.below(200));
@@ -47,7 +47,7 @@ ROOFLAB_TEST(Lab02Analytic, Fp32PeakFromSmsLanesAndClock, analytic, 3) {
   }
 }
 
-ROOFLAB_TEST(Lab02Analytic, RidgePointEveryGpuEveryType, analytic, 5) {
+ROOFLAB_TEST(Lab02Analytic, RidgePointEveryGpuEveryType) {
   for (const auto& g : rooflab::gpus()) {
     for (DType t : kTypes) {
       const auto peak = rooflab::peak_flops(g, t);
@@ -63,7 +63,7 @@ ROOFLAB_TEST(Lab02Analytic, RidgePointEveryGpuEveryType, analytic, 5) {
                                      {1e-6, 0.0}));
 }
 
-ROOFLAB_TEST(Lab02Analytic, AttainableAndBoundAndFraction, analytic, 5) {
+ROOFLAB_TEST(Lab02Analytic, AttainableAndBoundAndFraction) {
   rooflab::Rng rng(rooflab::test_seed() + 1);
   for (const auto& g : rooflab::gpus()) {
     for (DType t : kTypes) {
@@ -81,7 +81,7 @@ ROOFLAB_TEST(Lab02Analytic, AttainableAndBoundAndFraction, analytic, 5) {
   }
 }
 
-ROOFLAB_TEST(Lab02Analytic, DecodeTimeAndThroughput, analytic, 5) {
+ROOFLAB_TEST(Lab02Analytic, DecodeTimeAndThroughput) {
   rooflab::Rng rng(rooflab::test_seed() + 2);
   for (const auto& g : rooflab::gpus()) {
     const auto peak = rooflab::peak_flops(g, DType::fp16);
@@ -99,7 +99,7 @@ ROOFLAB_TEST(Lab02Analytic, DecodeTimeAndThroughput, analytic, 5) {
                                      {0.0001, 0.0}));
 }
 
-ROOFLAB_TEST(Lab02Analytic, LinearLayerIntensityAndRidgeBatch, analytic, 6) {
+ROOFLAB_TEST(Lab02Analytic, LinearLayerIntensityAndRidgeBatch) {
   rooflab::Rng rng(rooflab::test_seed() + 3);
   for (int trial = 0; trial < 50; ++trial) {
     const int b = 1 + static_cast<int>(rng.below(2048)), k = 64 * (1 + static_cast<int>(rng.below(128)));
@@ -134,7 +134,7 @@ ROOFLAB_TEST(Lab02Analytic, LinearLayerIntensityAndRidgeBatch, analytic, 6) {
 
 // The lab's roofline picture from the datasheet alone (no GPU needed): every data type's roof for the
 // A100 80GB and the H100 SXM, ridge points marked. With a GPU the perf tests add the measured roofs.
-ROOFLAB_TEST(Lab02Plots, DatasheetRoofline, analytic, 0) {
+ROOFLAB_TEST(Lab02Plots, DatasheetRoofline) {
   for (const char* id : {"a100-80gb-sxm4", "h100-sxm"}) {
     const auto& g = rooflab::gpu(id);
     rooflab::Plot p{.title = "Roofline of the " + g.name + " (datasheet, dense)",

@@ -41,7 +41,7 @@ __half2 reference_half2(std::size_t t, __half2 a, __half2 b, int iterations) {
 
 }  // namespace
 
-ROOFLAB_TEST(Lab02Kernels, FmaFp32, correctness, 6) {
+ROOFLAB_TEST(Lab02Kernels, FmaFp32) {
   ROOFLAB_REQUIRE_GPU();
   rooflab::DeviceBuffer<float> out(kThreads);
   for (int iterations : {0, 1, 7, 300}) {
@@ -59,7 +59,7 @@ ROOFLAB_TEST(Lab02Kernels, FmaFp32, correctness, 6) {
   }
 }
 
-ROOFLAB_TEST(Lab02Kernels, FmaHalf2, correctness, 6) {
+ROOFLAB_TEST(Lab02Kernels, FmaHalf2) {
   ROOFLAB_REQUIRE_GPU();
   rooflab::DeviceBuffer<__half2> out(kThreads);
   // The last case is the precision check: with a = 1 the chains grow by b each step and FP16 stalls where b

@@ -25,7 +25,7 @@ std::size_t perf_threads(const rooflab::DeviceInfo& info) {
 
 }  // namespace
 
-ROOFLAB_TEST(Lab02Perf, FmaFp32Peak, perf, 10) {
+ROOFLAB_TEST(Lab02Perf, FmaFp32Peak) {
   ROOFLAB_REQUIRE_GPU();
   const auto info = rooflab::query_device();
   const std::size_t threads = perf_threads(info);
@@ -46,7 +46,7 @@ ROOFLAB_TEST(Lab02Perf, FmaFp32Peak, perf, 10) {
   rooflab::grading::award_against_ceiling("02", "fma_fp32", m.work.flops / m.min_s / 1e12, ceiling / 1e12, "TFLOP/s");
 }
 
-ROOFLAB_TEST(Lab02Perf, FmaHalf2AgainstDatasheet, perf, 0) {
+ROOFLAB_TEST(Lab02Perf, FmaHalf2AgainstDatasheet) {
   ROOFLAB_REQUIRE_GPU();
   const auto info = rooflab::query_device();
   const std::size_t threads = perf_threads(info);
@@ -68,7 +68,7 @@ ROOFLAB_TEST(Lab02Perf, FmaHalf2AgainstDatasheet, perf, 0) {
 }
 
 // cuBLAS on the tensor cores: first checked against a CPU reference, then timed at 8192^3.
-ROOFLAB_TEST(Lab02Perf, TensorGemmAgainstDatasheet, perf, 0) {
+ROOFLAB_TEST(Lab02Perf, TensorGemmAgainstDatasheet) {
   ROOFLAB_REQUIRE_GPU();
   const auto info = rooflab::query_device();
   const auto* spec = rooflab::find_gpu_by_cuda_name(info.name);
@@ -118,7 +118,7 @@ ROOFLAB_TEST(Lab02Perf, TensorGemmAgainstDatasheet, perf, 0) {
 }
 
 // The empirical roofline: measured copy bandwidth and peaks (rooflab calibrate) beside the datasheet's.
-ROOFLAB_TEST(Lab02Plots, MeasuredRoofline, perf, 0) {
+ROOFLAB_TEST(Lab02Plots, MeasuredRoofline) {
   ROOFLAB_REQUIRE_GPU();
   const auto info = rooflab::query_device();
   const auto& c = rooflab::ceilings();

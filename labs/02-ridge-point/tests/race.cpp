@@ -4,7 +4,7 @@
 #include <rooflab/buffer.hpp>
 #include <rooflab/grading.hpp>
 
-ROOFLAB_TEST(Lab02Races, NoDataRaces, race, 0) {
+ROOFLAB_TEST(Lab02Races, NoDataRaces) {
   ASSERT_TRUE(rooflab::emu::race_mode());
   const std::size_t threads = 2 * lab02::kBlock;
   rooflab::DeviceBuffer<float> out(threads);

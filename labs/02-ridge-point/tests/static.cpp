@@ -12,7 +12,7 @@
 
 ROOFLAB_INSPECT_KERNELS(lab02::kKernels);
 
-ROOFLAB_TEST(Lab02Static, FmaChainsInThePtx, static, 0) {
+ROOFLAB_TEST(Lab02Static, FmaChainsInThePtx) {
   for (const auto& arch : rooflab::ptx::captured_archs()) {
     const auto kernels = rooflab::ptx::parse_ptx(rooflab::ptx::captured(arch, ".ptx"));
     const auto f = rooflab::ptx::facts(rooflab::ptx::find_kernel(kernels, "lab02::fma_fp32_kernel"));
@@ -24,7 +24,7 @@ ROOFLAB_TEST(Lab02Static, FmaChainsInThePtx, static, 0) {
   }
 }
 
-ROOFLAB_TEST(Lab02Static, NoSpills, static, 0) {
+ROOFLAB_TEST(Lab02Static, NoSpills) {
   for (const auto& arch : rooflab::ptx::captured_archs()) {
     for (const auto& r : rooflab::ptx::parse_ptxas_report(rooflab::ptx::captured(arch, ".ptxas.txt"))) {
       EXPECT_EQ(r.spill_store_bytes + r.spill_load_bytes, 0) << arch << ": " << r.name << " spills";

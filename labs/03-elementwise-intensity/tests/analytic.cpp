@@ -39,7 +39,7 @@ std::vector<Shape> shapes() {
 
 }  // namespace
 
-ROOFLAB_TEST(Lab03Analytic, ReluAddGelu, analytic, 5) {
+ROOFLAB_TEST(Lab03Analytic, ReluAddGelu) {
   for (const auto& s : shapes()) {
     const double n = static_cast<double>(s.rows * s.cols), e = static_cast<double>(s.elem);
     EXPECT_TRUE(same(lab03::relu(s.rows * s.cols, s.elem), n, 2 * n * e)) << "relu n=" << n;
@@ -48,7 +48,7 @@ ROOFLAB_TEST(Lab03Analytic, ReluAddGelu, analytic, 5) {
   }
 }
 
-ROOFLAB_TEST(Lab03Analytic, BiasReluLayerNormAdam, analytic, 6) {
+ROOFLAB_TEST(Lab03Analytic, BiasReluLayerNormAdam) {
   for (const auto& s : shapes()) {
     const double n = static_cast<double>(s.rows * s.cols), e = static_cast<double>(s.elem);
     EXPECT_TRUE(same(lab03::bias_relu(s.rows, s.cols, s.elem), 2 * n, (2 * n + static_cast<double>(s.cols)) * e));
@@ -62,7 +62,7 @@ ROOFLAB_TEST(Lab03Analytic, BiasReluLayerNormAdam, analytic, 6) {
   EXPECT_TRUE(near_abs(lab03::intensity(lab03::adam_step(1000)), 12.0 / 28.0, 1e-12));
 }
 
-ROOFLAB_TEST(Lab03Analytic, PredictedTimeOnEveryGpu, analytic, 5) {
+ROOFLAB_TEST(Lab03Analytic, PredictedTimeOnEveryGpu) {
   for (const auto& g : rooflab::gpus()) {
     for (const auto& s : shapes()) {
       const lab03::Cost c{rooflab::Rng(s.rows).uniform(1e6, 1e12), rooflab::Rng(s.cols).uniform(1e6, 1e11)};
@@ -77,7 +77,7 @@ ROOFLAB_TEST(Lab03Analytic, PredictedTimeOnEveryGpu, analytic, 5) {
   EXPECT_TRUE(near_abs(lab03::predicted_time_s(ln, a100, DType::fp16), ln.bytes / (a100.bandwidth_gbps * 1e9), 1e-12));
 }
 
-ROOFLAB_TEST(Lab03Analytic, FusionSavesTheIntermediates, analytic, 6) {
+ROOFLAB_TEST(Lab03Analytic, FusionSavesTheIntermediates) {
   for (const auto& s : shapes()) {
     const double n = static_cast<double>(s.rows * s.cols), e = static_cast<double>(s.elem), c = static_cast<double>(s.cols);
     EXPECT_TRUE(same(lab03::chain_unfused(s.rows, s.cols, s.elem), 11 * n, (7 * n + c) * e)) << s.rows << "x" << s.cols;
@@ -88,7 +88,7 @@ ROOFLAB_TEST(Lab03Analytic, FusionSavesTheIntermediates, analytic, 6) {
 
 // The picture to remember, from the datasheet alone: the chain's kernels as points on this GPU's roofs
 // (predicted, since no GPU was measured). With a GPU the perf tests draw the measured sweep on it.
-ROOFLAB_TEST(Lab03Plots, DatasheetRooflineWithTheChain, analytic, 0) {
+ROOFLAB_TEST(Lab03Plots, DatasheetRooflineWithTheChain) {
   const auto& g = rooflab::gpu("a100-80gb-sxm4");
   const double bw = g.bandwidth_gbps * 1e9;
   rooflab::Plot p{.title = "Elementwise kernels on the " + g.name + " roofline",

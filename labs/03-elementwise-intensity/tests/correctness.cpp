@@ -60,24 +60,24 @@ template <typename T>
 
 }  // namespace
 
-ROOFLAB_TEST(Lab03Kernels, UnfusedChainFp32, correctness, 6) {
+ROOFLAB_TEST(Lab03Kernels, UnfusedChainFp32) {
   ROOFLAB_REQUIRE_GPU();
   for (const auto& [rows, cols] : kShapes) EXPECT_TRUE(check_chain<float>(false, rows, cols));
 }
-ROOFLAB_TEST(Lab03Kernels, UnfusedChainFp16, correctness, 4) {
+ROOFLAB_TEST(Lab03Kernels, UnfusedChainFp16) {
   ROOFLAB_REQUIRE_GPU();
   for (const auto& [rows, cols] : kShapes) EXPECT_TRUE(check_chain<__half>(false, rows, cols));
 }
-ROOFLAB_TEST(Lab03Kernels, FusedChainFp32, correctness, 6) {
+ROOFLAB_TEST(Lab03Kernels, FusedChainFp32) {
   ROOFLAB_REQUIRE_GPU();
   for (const auto& [rows, cols] : kShapes) EXPECT_TRUE(check_chain<float>(true, rows, cols));
 }
-ROOFLAB_TEST(Lab03Kernels, FusedChainFp16, correctness, 4) {
+ROOFLAB_TEST(Lab03Kernels, FusedChainFp16) {
   ROOFLAB_REQUIRE_GPU();
   for (const auto& [rows, cols] : kShapes) EXPECT_TRUE(check_chain<__half>(true, rows, cols));
 }
 
-ROOFLAB_TEST(Lab03Kernels, IntensitySweep, correctness, 5) {
+ROOFLAB_TEST(Lab03Kernels, IntensitySweep) {
   ROOFLAB_REQUIRE_GPU();
   for (std::size_t n : {std::size_t{1}, std::size_t{1000}, std::size_t{4099}}) {
     const auto in = rooflab::random_floats(n, rooflab::test_seed() + 7);

@@ -38,7 +38,7 @@ struct Chain {
 
 }  // namespace
 
-ROOFLAB_TEST(Lab03Perf, UnfusedKernelsOnTheMemoryRoof, perf, 8) {
+ROOFLAB_TEST(Lab03Perf, UnfusedKernelsOnTheMemoryRoof) {
   ROOFLAB_REQUIRE_GPU();
   const auto [rows, cols] = perf_shape();
   const std::size_t n = rows * cols;
@@ -60,7 +60,7 @@ ROOFLAB_TEST(Lab03Perf, UnfusedKernelsOnTheMemoryRoof, perf, 8) {
   rooflab::grading::award_against_ceiling("03", "unfused", worst, ceiling, "GB/s");
 }
 
-ROOFLAB_TEST(Lab03Perf, FusionSpeedupAsPredicted, perf, 8) {
+ROOFLAB_TEST(Lab03Perf, FusionSpeedupAsPredicted) {
   ROOFLAB_REQUIRE_GPU();
   const auto [rows, cols] = perf_shape();
   const std::size_t n = rows * cols;
@@ -85,7 +85,7 @@ ROOFLAB_TEST(Lab03Perf, FusionSpeedupAsPredicted, perf, 8) {
   EXPECT_LE(fraction, rooflab::implausible_above()) << "faster than removing the bytes can explain: check the work";
 }
 
-ROOFLAB_TEST(Lab03Perf, IntensitySweepTracesTheRoofline, perf, 9) {
+ROOFLAB_TEST(Lab03Perf, IntensitySweepTracesTheRoofline) {
   ROOFLAB_REQUIRE_GPU();
   const auto& ceilings = rooflab::ceilings();
   const double bw = ceilings.copy_gbps * 1e9, peak = ceilings.fp32_fma_flops;

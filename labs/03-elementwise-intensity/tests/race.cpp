@@ -5,7 +5,7 @@
 #include <rooflab/grading.hpp>
 #include <rooflab/random.hpp>
 
-ROOFLAB_TEST(Lab03Races, NoDataRaces, race, 0) {
+ROOFLAB_TEST(Lab03Races, NoDataRaces) {
   ASSERT_TRUE(rooflab::emu::race_mode());
   const std::size_t rows = 3, cols = 250, n = rows * cols;
   rooflab::DeviceBuffer<float> x{std::span<const float>(rooflab::random_floats(n, 1))};

@@ -11,7 +11,7 @@
 
 ROOFLAB_INSPECT_KERNELS(lab03::kKernels);
 
-ROOFLAB_TEST(Lab03Static, NoSpillsAndTheSweepFmas, static, 0) {
+ROOFLAB_TEST(Lab03Static, NoSpillsAndTheSweepFmas) {
   for (const auto& arch : rooflab::ptx::captured_archs()) {
     for (const auto& r : rooflab::ptx::parse_ptxas_report(rooflab::ptx::captured(arch, ".ptxas.txt"))) {
       EXPECT_EQ(r.spill_store_bytes + r.spill_load_bytes, 0) << arch << ": " << r.name << " spills";
