@@ -5,8 +5,15 @@
 // allocation's end (rounded up to 16 bytes, the alignment float4 needs) touching the second guard page, so a
 // kernel that reads or writes past the end faults (or far enough before the start); the fault handler names
 // the kernel, block, thread, how far past which allocation the access was, and where the allocation was
-// made. The up-to-15 bytes of alignment padding are a canary checked after every launch. New memory is
-// filled with 0xCD bytes (never zeros), so a read of memory nobody wrote shows.
+// made. The up-to-15 bytes of alignment padding, and the slack before the start in the first page, hold a
+// canary checked after every launch; each allocation's canary differs (it encodes the allocation's serial
+// number), so a kernel that copies in[n] to out[n] leaves out's padding holding in's canary, which shows.
+// New memory is filled with 0xCD bytes (never zeros), so a read of memory nobody wrote shows.
+//
+// Host code cannot touch device memory, as on a GPU: the data pages are PROT_NONE except while a kernel
+// runs or while the runtime's own copies and memsets run (ROOFLAB_EMU_OPEN_DEVICE_MEMORY=1 turns this off).
+// Launches, copies and memsets are counted (rooflab::emu::activity()) so that a test can tell that the
+// kernel under test ran rather than the host computing the answer.
 #include <rooflab/emu/runtime.hpp>
 
 #include <cxxabi.h>
@@ -16,6 +23,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <array>
 #include <chrono>
 #include <cstdarg>
 #include <cstdio>
@@ -30,6 +38,7 @@ namespace rooflab::emu {
 const char* current_kernel_for_report();                      // scheduler.cpp
 bool current_thread_for_report(uint3* block, uint3* thread);  // scheduler.cpp
 bool is_fiber_stack_guard(const void* address);               // scheduler.cpp
+std::string kernel_name(const void* kernel);                  // scheduler.cpp (any function's name)
 
 namespace {
 
@@ -44,6 +53,8 @@ struct Allocation {
   std::size_t mapping_bytes = 0;
   bool device = true;          // false: cudaMallocHost (pinned host memory, which kernels may also touch)
   GuardRecord* record = nullptr;  // its guard pages and where it was made (device memory)
+  std::array<unsigned char, 16> canary{};  // the padding's bytes, by address modulo 16
+  int opened = 0;              // runtime copies or memsets using it now (it is accessible to host code)
 };
 
 std::mutex g_mutex;
@@ -59,6 +70,10 @@ struct GuardRecord {
   const char* what = "cudaMalloc allocation";
   void* site[kSiteFrames] = {};          // the call stack of cudaMalloc, for "allocation made at ..."
   int site_frames = 0;
+  // The element size of the kernel parameters that point into it, for "element N" in reports: valid when
+  // element_round is the current launch's round; 0 when the parameters disagree (float* and float4*).
+  std::atomic<std::size_t> element_size{0};
+  std::atomic<unsigned long long> element_round{0};
 };
 constexpr int kGuardRecords = 4096;
 GuardRecord g_guards[kGuardRecords];
@@ -68,6 +83,8 @@ std::size_t page_size() {
   return p;
 }
 
+std::atomic<unsigned long long> g_argument_round{0};  // one per launch (detail::begin_launch_arguments)
+
 thread_local cudaError_t tl_last_error = cudaSuccess;
 
 cudaError_t record(cudaError_t err) {
@@ -76,7 +93,7 @@ cudaError_t record(cudaError_t err) {
 }
 
 // The allocation containing [p, p + bytes), if any.
-const Allocation* find(const void* p, std::size_t bytes, std::uintptr_t* start_out = nullptr) {
+Allocation* find(const void* p, std::size_t bytes, std::uintptr_t* start_out = nullptr) {
   const auto a = reinterpret_cast<std::uintptr_t>(p);
   auto it = g_allocations.upper_bound(a);
   if (it == g_allocations.begin()) return nullptr;
@@ -86,6 +103,108 @@ const Allocation* find(const void* p, std::size_t bytes, std::uintptr_t* start_o
   }
   if (start_out != nullptr) *start_out = it->first;
   return &it->second;
+}
+
+// ---- canaries: the bytes around an allocation, distinct per allocation ----
+// The canary is 16 bytes repeated by address, so the padding read as any aligned float, __half,
+// __nv_bfloat16 or double is a finite, non-zero number that is not a small integer (a value a test compares
+// and finds wrong, not a NaN that an isnan check could skip or a 0 that a sum absorbs). Each 2-byte
+// half-word's low byte is odd (no view is a small integer) and one-to-one in the serial number modulo 128;
+// its high byte is one of 8 that keep every view finite (a half in +-[2.5, 7), a float in +-[8, 32768), a
+// double below 2^113), chosen by the serial modulo 8. So two allocations made one after the other differ
+// in every byte, and any two of 128 in a row in every half-word: a value read past the end of one
+// allocation and written past the end of another shows, with its exact byte range.
+std::array<unsigned char, 16> make_canary(unsigned long long serial) {
+  constexpr unsigned char kHigh[8] = {0x41, 0x45, 0xC2, 0xC6, 0x42, 0x46, 0xC1, 0xC5};
+  std::array<unsigned char, 16> c{};
+  for (unsigned word = 0; word < 8; ++word) {
+    const unsigned low = static_cast<unsigned>((serial * 0x9Du + word * 0x3Bu) % 128u);
+    c[2 * word] = static_cast<unsigned char>(low << 1 | 1u);
+    c[2 * word + 1] = kHigh[(serial + word) % 8];
+  }
+  return c;
+}
+
+void fill_canary(unsigned char* p, std::size_t n, const std::array<unsigned char, 16>& canary) {
+  for (std::size_t i = 0; i < n; ++i) p[i] = canary[reinterpret_cast<std::uintptr_t>(p + i) % 16];
+}
+
+// The first and last byte of [p, p + n) that no longer hold the canary; false if all do.
+bool canary_changed(const unsigned char* p, std::size_t n, const std::array<unsigned char, 16>& canary,
+                    std::size_t* first, std::size_t* last) {
+  bool found = false;
+  for (std::size_t i = 0; i < n; ++i) {
+    if (p[i] == canary[reinterpret_cast<std::uintptr_t>(p + i) % 16]) continue;
+    if (!found) *first = i;
+    *last = i;
+    found = true;
+  }
+  return found;
+}
+
+// ---- host access: device memory is PROT_NONE except while kernels or the runtime's own copies run ----
+
+bool protect_device_memory() {
+  static const bool on = [] {
+    const char* s = std::getenv("ROOFLAB_EMU_OPEN_DEVICE_MEMORY");
+    return s == nullptr || *s == '\0' || *s == '0';
+  }();
+  return on;
+}
+
+int g_launches_running = 0;  // launches between DeviceMemoryOpen's constructor and destructor (g_mutex)
+
+// The data pages of a device allocation (between its guard pages), opened or closed to everyone.
+void set_access(const Allocation& a, bool open) {
+  const std::size_t page = page_size();
+  mprotect(static_cast<unsigned char*>(a.mapping) + page, a.mapping_bytes - 2 * page,
+           open ? PROT_READ | PROT_WRITE : PROT_NONE);
+}
+
+// While one lives, the runtime's own host code may touch the given device allocations (g_mutex held when
+// opening, since the allocations were just looked up).
+class RuntimeAccess {
+ public:
+  RuntimeAccess() = default;
+  RuntimeAccess(const RuntimeAccess&) = delete;
+  RuntimeAccess& operator=(const RuntimeAccess&) = delete;
+  void open_locked(Allocation* a) {
+    if (a == nullptr || !a->device || (count_ > 0 && opened_[0] == a)) return;
+    if (a->opened++ == 0 && g_launches_running == 0 && protect_device_memory()) set_access(*a, true);
+    opened_[count_++] = a;
+  }
+  ~RuntimeAccess() {
+    if (count_ == 0) return;
+    std::lock_guard lock(g_mutex);
+    for (int i = 0; i < count_; ++i) {
+      if (--opened_[i]->opened == 0 && g_launches_running == 0 && protect_device_memory()) set_access(*opened_[i], false);
+    }
+  }
+
+ private:
+  Allocation* opened_[2] = {};
+  int count_ = 0;
+};
+
+// ---- activity: what ran, for tests that must know the kernel under test did the work ----
+
+std::mutex g_activity_mutex;
+Activity g_activity;
+std::vector<const void*> g_kernels_launched;  // in launch order, each once
+
+enum class Direction { to_host, to_device, device_to_device, host_to_host };
+
+void count_copy(Direction d, std::size_t bytes) {
+  std::lock_guard lock(g_activity_mutex);
+  switch (d) {
+    case Direction::to_host: ++g_activity.memcpy_to_host; g_activity.bytes_to_host += bytes; break;
+    case Direction::to_device: ++g_activity.memcpy_to_device; g_activity.bytes_to_device += bytes; break;
+    case Direction::device_to_device:
+      ++g_activity.memcpy_device_to_device;
+      g_activity.bytes_device_to_device += bytes;
+      break;
+    case Direction::host_to_host: break;
+  }
 }
 
 // ---- the fault handler: an access into a guard page is an out-of-bounds access ----
@@ -117,7 +236,115 @@ void append_site(char* msg, std::size_t cap, const GuardRecord& g) {
   }
 }
 
-void on_fault(int sig, siginfo_t* info, void*) {
+// " (element N of the kernel's K-byte elements)" for an address in a guarded region, when the launch's
+// pointer parameters into it agree on one element type; "" otherwise (no count from a guessed size).
+void append_element(char* msg, std::size_t cap, const GuardRecord& g, std::uintptr_t addr) {
+  const std::size_t element = g.element_size.load(std::memory_order_relaxed);
+  if (element == 0 || g.element_round.load(std::memory_order_relaxed) != g_argument_round.load() || addr < g.start) {
+    return;
+  }
+  const std::size_t len = std::strlen(msg);
+  std::snprintf(msg + len, cap - len, " (element %zu of the kernel's %zu-byte elements)", (addr - g.start) / element,
+                element);
+}
+
+#if defined(__x86_64__)
+// The memory operand of the SSE or AVX instruction at the faulting instruction pointer: its address and
+// width. A misaligned access by an instruction that requires alignment (movaps, movdqa, SSE arithmetic on
+// a memory operand: what the compiler emits for a float4 copy, since float4 is declared 16-byte aligned)
+// raises a general-protection fault, which the kernel reports with no address; the address comes from
+// decoding the instruction (prefixes, REX or VEX, the 0F opcode maps, ModRM, SIB, displacement) against the
+// saved registers. Returns 1 with the operand, -1 for an instruction outside the 0F opcode maps (a
+// general-purpose one, which never requires alignment) or with a register operand, 0 for an encoding it
+// does not know (EVEX).
+int vector_operand(const ucontext_t* uc, std::uintptr_t* address, unsigned* width) {
+  const greg_t* regs = uc->uc_mcontext.gregs;
+  const auto* code = reinterpret_cast<const unsigned char*>(regs[REG_RIP]);
+  constexpr int kRegIndex[16] = {REG_RAX, REG_RCX, REG_RDX, REG_RBX, REG_RSP, REG_RBP, REG_RSI, REG_RDI,
+                                 REG_R8,  REG_R9,  REG_R10, REG_R11, REG_R12, REG_R13, REG_R14, REG_R15};
+  const auto reg = [&](unsigned n) { return static_cast<std::uintptr_t>(regs[kRegIndex[n & 15]]); };
+  std::size_t i = 0;
+  while (i < 14) {  // legacy prefixes
+    const unsigned char b = code[i];
+    if (b != 0x66 && b != 0x67 && b != 0xF2 && b != 0xF3 && b != 0xF0 && b != 0x2E && b != 0x36 && b != 0x3E &&
+        b != 0x26 && b != 0x64 && b != 0x65) {
+      break;
+    }
+    ++i;
+  }
+  unsigned rex_x = 0, rex_b = 0, map = 0;
+  *width = 16;
+  if ((code[i] & 0xF0) == 0x40) {
+    rex_x = (code[i] >> 1) & 1u;
+    rex_b = code[i] & 1u;
+    ++i;
+  }
+  if (code[i] == 0xC5) {  // two-byte VEX: map 0F
+    *width = (code[i + 1] >> 2) & 1u ? 32 : 16;
+    map = 1;
+    i += 2;
+  } else if (code[i] == 0xC4) {  // three-byte VEX: R, X, B inverted
+    rex_x = ((code[i + 1] >> 6) & 1u) ^ 1u;
+    rex_b = ((code[i + 1] >> 5) & 1u) ^ 1u;
+    map = code[i + 1] & 0x1Fu;
+    *width = (code[i + 2] >> 2) & 1u ? 32 : 16;
+    i += 3;
+  } else if (code[i] == 0x0F) {
+    ++i;
+    map = code[i] == 0x38 ? 2 : code[i] == 0x3A ? 3 : 1;
+    if (map != 1) ++i;
+  }
+  if (map == 0 && code[i] == 0x62) return 0;  // EVEX (AVX-512)
+  if (map < 1 || map > 3) return -1;  // not an SSE or AVX instruction
+  const unsigned char opcode = code[i++];
+  const unsigned char modrm = code[i++];
+  const unsigned mod = modrm >> 6, rm = modrm & 7u;
+  if (mod == 3) return -1;  // a register operand
+  std::uintptr_t ea = 0;
+  const auto disp32 = [&] {
+    std::int32_t d;
+    std::memcpy(&d, code + i, 4);
+    i += 4;
+    return static_cast<std::uintptr_t>(static_cast<std::intptr_t>(d));
+  };
+  if (rm == 4) {
+    const unsigned char sib = code[i++];
+    const unsigned index = ((sib >> 3) & 7u) | rex_x << 3;
+    if (index != 4) ea += reg(index) << (sib >> 6);
+    if ((sib & 7u) == 5 && mod == 0) {
+      ea += disp32();
+    } else {
+      ea += reg((sib & 7u) | rex_b << 3);
+    }
+  } else if (rm == 5 && mod == 0) {  // RIP-relative: from the end of the instruction (an imm8 may follow)
+    const std::uintptr_t d = disp32();
+    const bool imm8 = map == 3 || (map == 1 && ((opcode >= 0x70 && opcode <= 0x73) || opcode == 0xC2 ||
+                                                (opcode >= 0xC4 && opcode <= 0xC6)));
+    ea = reinterpret_cast<std::uintptr_t>(code) + i + (imm8 ? 1 : 0) + d;
+  } else {
+    ea = reg(rm | rex_b << 3);
+  }
+  if (mod == 1) {
+    ea += static_cast<std::uintptr_t>(static_cast<std::intptr_t>(static_cast<std::int8_t>(code[i])));
+  } else if (mod == 2) {
+    ea += disp32();
+  }
+  *address = ea;
+  return 1;
+}
+#endif
+
+// The cudaMalloc allocation whose data pages (between its guard pages) hold `addr`, if any.
+const GuardRecord* device_data_record(std::uintptr_t addr) {
+  for (const auto& g : g_guards) {
+    const std::uintptr_t guard = g.guard.load(std::memory_order_relaxed);
+    if (guard == 0 || g.front_guard == 0) continue;
+    if (addr >= g.front_guard + page_size() && addr < guard) return &g;
+  }
+  return nullptr;
+}
+
+void on_fault(int sig, siginfo_t* info, void* context) {
   const auto addr = reinterpret_cast<std::uintptr_t>(info->si_addr);
   char msg[2048];
   const char* kernel = current_kernel_for_report();
@@ -130,6 +357,50 @@ void on_fault(int sig, siginfo_t* info, void*) {
   } else {
     std::snprintf(who, sizeof who, "outside a kernel (host code dereferenced device memory)");
   }
+  // A general-protection fault (no address) or an alignment fault inside a kernel: a misaligned vector
+  // access, which a GPU reports as "misaligned address", or a non-canonical wild pointer (such as one read
+  // from memory holding the 0xCD poison).
+  const bool general_protection = sig == SIGSEGV && info->si_code == SI_KERNEL;
+  if (in_kernel && (general_protection || (sig == SIGBUS && info->si_code == BUS_ADRALN))) {
+    std::uintptr_t at = addr;
+    unsigned width = 16;
+    int decoded = sig == SIGBUS ? 1 : 0;
+#if defined(__x86_64__)
+    if (decoded == 0) decoded = vector_operand(static_cast<const ucontext_t*>(context), &at, &width);
+#else
+    (void)context;
+#endif
+    const bool canonical = (at >> 47) == 0 || (at >> 47) == (~std::uintptr_t{0} >> 47);
+    if (decoded == 1 && canonical && at % width != 0) {
+      std::snprintf(msg, sizeof msg,
+                    "\nrooflab emu: misaligned address %s: a %u-byte vector access at %p, %zu bytes past a multiple "
+                    "of %u (float4, int4, uint4 and double2 must be 16-byte aligned; on a GPU this is "
+                    "cudaErrorMisalignedAddress)",
+                    who, width, reinterpret_cast<void*>(at), static_cast<std::size_t>(at % width), width);
+      if (const GuardRecord* g = device_data_record(at); g != nullptr && at >= g->start) {
+        const std::size_t len = std::strlen(msg);
+        std::snprintf(msg + len, sizeof msg - len, ", at byte offset %zu of a %zu-byte %s",
+                      static_cast<std::size_t>(at - g->start), g->size, g->what);
+        if (g->site_frames > 0) append_site(msg, sizeof msg, *g);
+      }
+    } else if (decoded == 0) {
+      std::snprintf(msg, sizeof msg,
+                    "\nrooflab emu: misaligned address %s (most likely): a general-protection fault in an instruction "
+                    "the backend does not decode; SSE instructions raise it for a 16-byte access that is not 16-byte "
+                    "aligned (a float4, int4, uint4 or double2 through a pointer that is not a multiple of 16); "
+                    "otherwise it is a wild non-canonical pointer",
+                    who);
+    } else {
+      std::snprintf(msg, sizeof msg,
+                    "\nrooflab emu: invalid memory access %s (a general-protection fault: a wild pointer outside the "
+                    "address space, such as one read from memory nobody wrote, which holds 0xCD bytes)",
+                    who);
+    }
+    std::strncat(msg, ".\n", sizeof msg - std::strlen(msg) - 1);
+    write_err(msg);
+    signal(sig, SIG_DFL);
+    return;
+  }
   for (const auto& g : g_guards) {
     const std::uintptr_t guard = g.guard.load(std::memory_order_relaxed);
     if (guard == 0) continue;
@@ -137,11 +408,10 @@ void on_fault(int sig, siginfo_t* info, void*) {
     const bool before = g.front_guard != 0 && addr >= g.front_guard && addr < g.front_guard + page_size();
     if (!after && !before) continue;
     if (after) {
-      const std::size_t past = addr - (g.start + g.size);
       std::snprintf(msg, sizeof msg,
-                    "\nrooflab emu: out-of-bounds access %s: address %zu bytes past the end of a %zu-byte %s "
-                    "(element %zu for 4-byte elements)",
-                    who, past, g.size, g.what, g.size / 4 + past / 4);
+                    "\nrooflab emu: out-of-bounds access %s: address %zu bytes past the end of a %zu-byte %s", who,
+                    static_cast<std::size_t>(addr - (g.start + g.size)), g.size, g.what);
+      append_element(msg, sizeof msg, g, addr);
     } else {
       std::snprintf(msg, sizeof msg, "\nrooflab emu: out-of-bounds access %s: address %zu bytes before the start of a %zu-byte %s",
                     who, g.start - addr, g.size, g.what);
@@ -151,6 +421,37 @@ void on_fault(int sig, siginfo_t* info, void*) {
     write_err(msg);
     signal(sig, SIG_DFL);
     return;  // the access repeats and the default action ends the process
+  }
+  if (const GuardRecord* g = device_data_record(addr); g != nullptr && !in_kernel) {
+    // Device memory is closed to host code outside kernels (see set_access): this is the host touching it.
+    bool write = false;
+#if defined(__x86_64__)
+    write = (static_cast<const ucontext_t*>(context)->uc_mcontext.gregs[REG_ERR] & 2) != 0;  // page-fault error code
+#endif
+    const auto* ip = reinterpret_cast<const void*>(
+#if defined(__x86_64__)
+        static_cast<const ucontext_t*>(context)->uc_mcontext.gregs[REG_RIP]
+#else
+        nullptr
+#endif
+    );
+    const std::string function = ip != nullptr ? kernel_name(ip) : "";
+    const bool named = !function.empty() && function.rfind("kernel at ", 0) != 0;
+    std::snprintf(msg, sizeof msg,
+                  "\nrooflab emu: host code %s byte offset %zu of a %zu-byte %s%s%s", write ? "wrote to" : "read",
+                  static_cast<std::size_t>(addr - g->start), g->size, g->what, named ? ", in " : "",
+                  named ? function.c_str() : "");
+    if (g->site_frames > 0) {
+      std::strncat(msg, "; the allocation was", sizeof msg - std::strlen(msg) - 1);
+      append_site(msg, sizeof msg, *g);
+    }
+    std::strncat(msg,
+                 ". On a GPU this faults: device memory is not host memory. Copy it with cudaMemcpy (or give host "
+                 "code cudaMallocHost memory).\n",
+                 sizeof msg - std::strlen(msg) - 1);
+    write_err(msg);
+    signal(sig, SIG_DFL);
+    return;
   }
   if (in_kernel) {
     const char* what = is_fiber_stack_guard(info->si_addr)
@@ -297,11 +598,10 @@ bool is_device_pointer(const void* p) {
 }
 
 // After a launch: the bytes around each allocation inside its data pages (the up-to-15 bytes of alignment
-// padding after the end, and the rest of the first page before the start) must still hold the poison: a
+// padding after the end, and the rest of the first page before the start) must still hold its canary: a
 // write there is out of bounds but touched no guard page. Returns a description of the first such write,
-// and restores the poison.
+// and restores the canary. Runs while device memory is open (inside the launch).
 std::string check_padding_canaries() {
-  static const std::vector<unsigned char> clean(65536, kPoison);
   std::lock_guard lock(g_mutex);
   for (auto& [start, a] : g_allocations) {
     if (!a.device) continue;
@@ -311,40 +611,25 @@ std::string check_padding_canaries() {
     const std::size_t front_bytes = static_cast<std::size_t>(p - front);
     std::string report;
     char msg[512];
-    if (front_bytes <= clean.size() && std::memcmp(front, clean.data(), front_bytes) != 0) {
-      std::size_t first = front_bytes;  // the write farthest before the start
-      for (std::size_t i = 0; i < front_bytes; ++i) {
-        if (front[i] != kPoison) {
-          first = i;
-          break;
-        }
-      }
-      std::size_t nearest = first;
-      for (std::size_t i = first; i < front_bytes; ++i) {
-        if (front[i] != kPoison) nearest = i;
-      }
+    std::size_t first = 0, last = 0;
+    if (canary_changed(front, front_bytes, a.canary, &first, &last)) {
       std::snprintf(msg, sizeof msg,
-                    "wrote at byte offsets -%zu to -%zu of a %zu-byte cudaMalloc allocation (before its start)",
-                    front_bytes - first, front_bytes - nearest, a.size);
+                    "wrote up to %zu bytes before the start of a %zu-byte cudaMalloc allocation (byte offsets -%zu to "
+                    "-%zu)",
+                    front_bytes - first, a.size, front_bytes - first, front_bytes - last);
       report = msg;
-      std::memset(front, kPoison, front_bytes);
-    } else {
-      for (std::size_t i = a.size; i < rounded && report.empty(); ++i) {
-        if (p[i] == kPoison) continue;
-        std::size_t last = i;
-        for (std::size_t j = i; j < rounded; ++j) {
-          if (p[j] != kPoison) last = j;
-        }
-        std::snprintf(msg, sizeof msg,
-                      "wrote at byte offsets %zu to %zu of a %zu-byte cudaMalloc allocation (past its end)", i, last,
-                      a.size);
-        report = msg;
-        std::memset(p + a.size, kPoison, rounded - a.size);
-      }
+      fill_canary(front, front_bytes, a.canary);
+    } else if (canary_changed(p + a.size, rounded - a.size, a.canary, &first, &last)) {
+      std::snprintf(msg, sizeof msg,
+                    "wrote up to %zu bytes past the end of a %zu-byte cudaMalloc allocation (byte offsets %zu to %zu)",
+                    last + 1, a.size, a.size + first, a.size + last);
+      report = msg;
+      fill_canary(p + a.size, rounded - a.size, a.canary);
     }
     if (report.empty()) continue;
-    report += " (next to the allocation but short of its guard page, so found after the launch: the writing thread "
-              "is not known; run a single block, or look for an index off by one)";
+    report += " (into the canary bytes next to the allocation, short of its guard page, so found after the launch: "
+              "the writing thread is not known; look for an index off by one, or a vector access past a size that "
+              "is not a multiple of the vector width)";
     if (a.record != nullptr && a.record->site_frames > 0) {
       char site[1024] = "";
       append_site(site, sizeof site, *a.record);
@@ -365,7 +650,72 @@ void ensure_fault_handler() { install_fault_handler(); }
 
 namespace detail {
 void set_last_error(cudaError_t err) { record(err); }
+
+DeviceMemoryOpen::DeviceMemoryOpen() {
+  std::lock_guard lock(g_mutex);
+  if (g_launches_running++ > 0 || !protect_device_memory()) return;
+  for (const auto& [start, a] : g_allocations) {
+    if (a.device && a.opened == 0) set_access(a, true);
+  }
+}
+
+DeviceMemoryOpen::~DeviceMemoryOpen() {
+  std::lock_guard lock(g_mutex);
+  if (--g_launches_running > 0 || !protect_device_memory()) return;
+  for (const auto& [start, a] : g_allocations) {
+    if (a.device && a.opened == 0) set_access(a, false);
+  }
+}
+
+void begin_launch_arguments() { ++g_argument_round; }
+
+bool device_pointer_argument(const void* p, std::size_t element_size) {
+  std::lock_guard lock(g_mutex);
+  const Allocation* a = find(p, 0);
+  if (a == nullptr) return false;
+  if (a->record != nullptr) {
+    GuardRecord& g = *a->record;
+    const unsigned long long round = g_argument_round.load();
+    if (g.element_round.load() != round) {
+      g.element_size = element_size;
+      g.element_round = round;
+    } else if (g.element_size.load() != element_size) {
+      g.element_size = 0;  // two parameter types (float* and float4*): no element count
+    }
+  }
+  return true;
+}
+
+// scheduler.cpp, once a launch's configuration is accepted.
+void count_launch(const void* kernel, unsigned long long threads) {
+  std::lock_guard lock(g_activity_mutex);
+  ++g_activity.launches;
+  g_activity.threads += threads;
+  if (std::find(g_kernels_launched.begin(), g_kernels_launched.end(), kernel) == g_kernels_launched.end()) {
+    g_kernels_launched.push_back(kernel);
+  }
+}
 }  // namespace detail
+
+Activity activity() {
+  std::lock_guard lock(g_activity_mutex);
+  return g_activity;
+}
+
+std::vector<std::string> kernels_launched() {
+  std::vector<const void*> kernels;
+  {
+    std::lock_guard lock(g_activity_mutex);
+    kernels = g_kernels_launched;
+  }
+  std::vector<std::string> names;
+  for (const void* k : kernels) {
+    std::string name = kernel_name(k);
+    // Listed once by name: kernels with internal linkage in two files can share a name.
+    if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(std::move(name));
+  }
+  return names;
+}
 
 }  // namespace rooflab::emu
 
@@ -389,13 +739,20 @@ cudaError_t cudaMalloc(void** ptr, size_t size) {
   mprotect(front_guard, page, PROT_NONE);
   mprotect(guard, page, PROT_NONE);
   unsigned char* start = guard - rounded;
-  std::memset(front_guard + page, kPoison, data_pages);  // the allocation and the slack before it
+  static std::atomic<unsigned long long> serial{0};
+  const std::array<unsigned char, 16> canary = make_canary(serial++);
+  fill_canary(front_guard + page, static_cast<std::size_t>(start - (front_guard + page)), canary);  // slack before
+  std::memset(start, kPoison, size);
+  fill_canary(start + size, rounded - size, canary);  // the alignment padding
   {
     std::lock_guard lock(g_mutex);
     GuardRecord* rec = register_guard(guard, front_guard, start, size, "cudaMalloc allocation", site + 1,
                                       std::max(frames - 1, 0));
-    g_allocations[reinterpret_cast<std::uintptr_t>(start)] = {size, mapping, total, true, rec};
+    Allocation& a = g_allocations[reinterpret_cast<std::uintptr_t>(start)];
+    a = {size, mapping, total, true, rec, canary, 0};
     g_allocated_bytes += size;
+    // Host code may not touch it, unless a kernel is running (which may, once it learns the pointer).
+    if (g_launches_running == 0 && protect_device_memory()) set_access(a, false);
   }
   *ptr = start;
   return cudaSuccess;
@@ -426,7 +783,7 @@ cudaError_t cudaMallocHost(void** ptr, size_t size) {
   *ptr = std::malloc(std::max<std::size_t>(size, 1));
   if (*ptr == nullptr) return record(cudaErrorMemoryAllocation);
   std::lock_guard lock(g_mutex);
-  g_allocations[reinterpret_cast<std::uintptr_t>(*ptr)] = {size, nullptr, 0, false, nullptr};
+  g_allocations[reinterpret_cast<std::uintptr_t>(*ptr)] = {size, nullptr, 0, false, nullptr, {}, 0};
   return cudaSuccess;
 }
 
@@ -457,12 +814,14 @@ const char* kind_name(cudaMemcpyKind kind) {
   return "an invalid cudaMemcpyKind";
 }
 
-// Checks a copy's direction against where the pointers really are, and its size against the allocation.
-// Pinned host memory (cudaMallocHost) counts as host memory.
-cudaError_t check_copy(void* dst, const void* src, size_t count, cudaMemcpyKind kind) {
+// Checks a copy's direction against where the pointers really are, and its size against the allocation,
+// and opens the device allocations it touches to this host code (`access`). Pinned host memory
+// (cudaMallocHost) counts as host memory. `direction` is the copy's real direction.
+cudaError_t check_copy(void* dst, const void* src, size_t count, cudaMemcpyKind kind, RuntimeAccess& access,
+                       Direction* direction) {
   std::lock_guard lock(g_mutex);
-  const Allocation* d = find(dst, 1);
-  const Allocation* s = find(src, 1);
+  Allocation* d = find(dst, 1);
+  Allocation* s = find(src, 1);
   const bool dst_dev = d != nullptr && d->device;
   const bool src_dev = s != nullptr && s->device;
   bool want_dst = dst_dev, want_src = src_dev;
@@ -488,14 +847,35 @@ cudaError_t check_copy(void* dst, const void* src, size_t count, cudaMemcpyKind 
            a == d ? "the destination" : "the source");
     return cudaErrorInvalidValue;
   }
+  *direction = dst_dev && src_dev ? Direction::device_to_device
+               : dst_dev          ? Direction::to_device
+               : src_dev          ? Direction::to_host
+                                  : Direction::host_to_host;
+  if (dst_dev) access.open_locked(d);
+  if (src_dev) access.open_locked(s);
   return cudaSuccess;
+}
+
+// Opens the device allocation holding p, if any (a symbol copy's host side may be device memory); its
+// direction from the symbol's side.
+Direction open_if_device(const void* p, RuntimeAccess& access, Direction if_device, Direction if_host) {
+  std::lock_guard lock(g_mutex);
+  Allocation* a = find(p, 1);
+  if (a == nullptr || !a->device) return if_host;
+  access.open_locked(a);
+  return if_device;
 }
 }  // namespace
 
 cudaError_t cudaMemcpy(void* dst, const void* src, size_t count, cudaMemcpyKind kind) {
   if (count == 0) return cudaSuccess;
-  if (const cudaError_t err = check_copy(dst, src, count, kind); err != cudaSuccess) return record(err);
+  RuntimeAccess access;
+  Direction direction{};
+  if (const cudaError_t err = check_copy(dst, src, count, kind, access, &direction); err != cudaSuccess) {
+    return record(err);
+  }
   std::memmove(dst, src, count);
+  count_copy(direction, count);
   return cudaSuccess;
 }
 
@@ -503,19 +883,26 @@ cudaError_t cudaMemcpyAsync(void* dst, const void* src, size_t count, cudaMemcpy
   return cudaMemcpy(dst, src, count, kind);
 }
 
-// __constant__ and __device__ variables are ordinary globals on the CPU: a symbol copy is a memcpy.
+// __constant__ and __device__ variables are ordinary globals on the CPU: a symbol copy is a memcpy, counted
+// as a copy to or from the device.
 cudaError_t cudaMemcpyToSymbol(const void* symbol, const void* src, size_t count, size_t offset, cudaMemcpyKind kind) {
   if (kind != cudaMemcpyHostToDevice && kind != cudaMemcpyDeviceToDevice && kind != cudaMemcpyDefault) {
     return record(cudaErrorInvalidMemcpyDirection);
   }
+  RuntimeAccess access;
+  const Direction direction = open_if_device(src, access, Direction::device_to_device, Direction::to_device);
   std::memmove(static_cast<char*>(const_cast<void*>(symbol)) + offset, src, count);
+  count_copy(direction, count);
   return cudaSuccess;
 }
 cudaError_t cudaMemcpyFromSymbol(void* dst, const void* symbol, size_t count, size_t offset, cudaMemcpyKind kind) {
   if (kind != cudaMemcpyDeviceToHost && kind != cudaMemcpyDeviceToDevice && kind != cudaMemcpyDefault) {
     return record(cudaErrorInvalidMemcpyDirection);
   }
+  RuntimeAccess access;
+  const Direction direction = open_if_device(dst, access, Direction::device_to_device, Direction::to_host);
   std::memmove(dst, static_cast<const char*>(symbol) + offset, count);
+  count_copy(direction, count);
   return cudaSuccess;
 }
 cudaError_t cudaMemcpyToSymbolAsync(const void* symbol, const void* src, size_t count, size_t offset,
@@ -529,15 +916,19 @@ cudaError_t cudaMemcpyFromSymbolAsync(void* dst, const void* symbol, size_t coun
 
 cudaError_t cudaMemset(void* ptr, int value, size_t count) {
   if (count == 0) return cudaSuccess;
+  RuntimeAccess access;
   {
     std::lock_guard lock(g_mutex);
-    const Allocation* a = find(ptr, count);
+    Allocation* a = find(ptr, count);
     if (a == nullptr || !a->device) {
       misuse(5, "cudaMemset(%p, %d, %zu): the range is not inside one cudaMalloc allocation", ptr, value, count);
       return record(cudaErrorInvalidValue);
     }
+    access.open_locked(a);
   }
   std::memset(ptr, value, count);
+  std::lock_guard lock(g_activity_mutex);
+  ++g_activity.memsets;
   return cudaSuccess;
 }
 

@@ -826,6 +826,9 @@ bool current_thread_for_report(uint3* block, uint3* thread) {
 std::size_t max_dynamic_smem(const void* kernel);  // runtime_api.cpp (cudaFuncSetAttribute)
 std::string check_padding_canaries();             // runtime_api.cpp
 void ensure_fault_handler();                      // runtime_api.cpp
+namespace detail {
+void count_launch(const void* kernel, unsigned long long threads);  // runtime_api.cpp (activity())
+}  // namespace detail
 
 namespace detail {
 
@@ -848,6 +851,9 @@ cudaError_t run_grid(const void* kernel, dim3 grid, dim3 block, std::size_t dyna
                       " (raise it with cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, "
                       "bytes), up to 227 KiB)");
   }
+  const unsigned long long blocks = static_cast<unsigned long long>(grid.x) * grid.y * grid.z;
+  count_launch(kernel, blocks * threads);
+  const DeviceMemoryOpen device_memory_open;  // the kernel may touch device memory; host code may not
   Launch launch;
   launch.kernel = kernel;
   launch.name = kernel_name(kernel);
@@ -855,7 +861,6 @@ cudaError_t run_grid(const void* kernel, dim3 grid, dim3 block, std::size_t dyna
   launch.block = block;
   launch.dynamic_smem = dynamic_smem;
   launch.body = &thread_body;
-  const unsigned long long blocks = static_cast<unsigned long long>(grid.x) * grid.y * grid.z;
   const auto work = [&launch, blocks] {
     ensure_fault_handler();  // this OS thread's alternate signal stack: a fiber stack overflow is reported
     tl_launch = &launch;

@@ -14,6 +14,7 @@
 #include <tuple>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 namespace rooflab::emu {
 
@@ -38,6 +39,22 @@ bool is_device_pointer(const void* p);
 
 std::string kernel_name(const void* kernel);
 
+// What ran since the process started, for tests that must know the kernel under test did the work (a
+// submission that copies the inputs to the host, computes there and copies the result back launches
+// nothing, or launches far fewer threads than the problem needs).
+struct Activity {
+  unsigned long long launches = 0;        // kernel launches that ran (configuration errors excluded)
+  unsigned long long threads = 0;         // CUDA threads launched, summed over launches
+  unsigned long long memcpy_to_host = 0, memcpy_to_device = 0, memcpy_device_to_device = 0, memsets = 0;  // calls
+  unsigned long long bytes_to_host = 0, bytes_to_device = 0, bytes_device_to_device = 0;
+};
+// Totals since the process started (thread-safe). Copies count by their real direction (cudaMemcpyDefault
+// resolved by the pointers; pinned cudaMallocHost memory is host memory); symbol copies count as copies to
+// or from the device; host-to-host copies are not counted.
+Activity activity();
+// Demangled names of every kernel launched so far, in order of first launch, each once.
+std::vector<std::string> kernels_launched();
+
 // Race mode (the ThreadSanitizer build, rooflab::emu_race): data races reported so far in this process and
 // the last report's summary line ("data race kernels.cu:35 in my_kernel(...)"). Always 0 in the normal build.
 int races_reported();
@@ -51,13 +68,32 @@ cudaError_t run_grid(const void* kernel, dim3 grid, dim3 block, std::size_t dyna
                      const std::function<void()>& thread_body);
 void set_last_error(cudaError_t err);
 
+// Device memory is closed to host code (PROT_NONE) except while a kernel runs, as on a GPU where host code
+// that dereferences a device pointer faults. One of these opens every device allocation while it lives:
+// run_grid holds one for the launch, and backend code that computes on device memory from the host (an
+// emulated library call) must hold one too. Not for lab code.
+class DeviceMemoryOpen {
+ public:
+  DeviceMemoryOpen();
+  ~DeviceMemoryOpen();
+  DeviceMemoryOpen(const DeviceMemoryOpen&) = delete;
+  DeviceMemoryOpen& operator=(const DeviceMemoryOpen&) = delete;
+};
+
+// A launch's pointer arguments: begin_launch_arguments starts a launch's round; device_pointer_argument
+// says whether p lies in memory a kernel may touch and notes the parameter's element size for that
+// allocation, so that an out-of-bounds report can count elements of the right size.
+void begin_launch_arguments();
+bool device_pointer_argument(const void* p, std::size_t element_size);
+
 // Pointer arguments must point into memory a kernel may touch (cudaMalloc, or pinned cudaMallocHost memory);
 // a host pointer "works" on the CPU and faults or reads garbage on a GPU. (Pointers inside structs are not
 // checked.)
 template <typename T>
 void check_pointer_argument(const void* kernel, std::size_t index, const T& value) {
   if constexpr (std::is_pointer_v<T> && std::is_object_v<std::remove_pointer_t<T>>) {
-    if (value != nullptr && !is_device_pointer(static_cast<const void*>(value))) {
+    using Element = std::remove_cv_t<std::remove_pointer_t<T>>;
+    if (value != nullptr && !device_pointer_argument(static_cast<const void*>(value), sizeof(Element))) {
       throw KernelError("host pointer passed to kernel " + kernel_name(kernel) + ", argument " +
                         std::to_string(index + 1) +
                         ": it is not inside a cudaMalloc (or cudaMallocHost) allocation; on a GPU the kernel would "
@@ -74,6 +110,7 @@ void launch(void (*kernel)(KernelArgs...), dim3 grid, dim3 block, std::size_t dy
   // Copies, converted to the parameter types, as the CUDA launch does.
   const std::tuple<std::decay_t<KernelArgs>...> params(std::forward<Args>(args)...);
   const void* address = reinterpret_cast<const void*>(kernel);
+  detail::begin_launch_arguments();
   [&]<std::size_t... I>(std::index_sequence<I...>) {
     (detail::check_pointer_argument(address, I, std::get<I>(params)), ...);
   }(std::index_sequence_for<KernelArgs...>{});
