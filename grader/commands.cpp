@@ -299,7 +299,7 @@ int cmd_selftest(const SelftestArgs& a) {
   const Lab& lab = m.lab(a.lab);
   const Variant& v = lab.variant(a.variant);
   const bool known_bad = v.expect != "full" && v.expect != "zero";
-  const nlohmann::json expect = known_bad ? nlohmann::json::parse(rooflab::ptx::read_file(v.expect)) : nlohmann::json{};
+  const nlohmann::json expect = known_bad ? nlohmann::json::parse(rooflab::ptx::read_file(v.expect)) : nlohmann::json::object();
   RunOptions options;
   options.timeout_s = expect.value("timeout", 300.0);  // a case that hangs on purpose says how long to wait
   // Files a case tries to create outside its sandbox: none may exist before or after.
