@@ -101,6 +101,10 @@ __global__ void tile_shuffle_kernel(TileShuffleOut* out) {
   o.all = tile.all(r + 1 < Size);  // false: the last rank votes no
   o.all_true = tile.all(1);
   tile.sync();
+  // Only the even tiles reduce: a tile's collectives wait for its own lanes, never for the other tiles of
+  // its warp (which skip this one).
+  o.even_tile_sum = -1;
+  if (tile.meta_group_rank() % 2 == 0) o.even_tile_sum = cg::reduce(tile, v, cg::plus<int>());
   // A tile of this tile (Size / 2, or 1 for Size 1): ranks count within the parent tile.
   const auto sub = cg::tiled_partition<(Size > 1 ? Size / 2 : 1)>(tile);
   o.sub_rank = sub.thread_rank();
@@ -117,6 +121,16 @@ __global__ void tile_shuffle_kernel(TileShuffleOut* out) {
   o.free_rank = static_cast<unsigned>(cg::thread_rank(tile));
   o.free_size = static_cast<unsigned>(cg::group_size(tile));
   cg::sync(block);
+}
+
+// Ranks and counts of tiles of 16 in a block whose size is not a multiple of 16 (no collectives: a
+// partial tile's lanes do not all exist). out[t] = {meta_group_rank, meta_group_size, thread_rank}.
+__global__ void tile_meta_kernel(unsigned* out) {
+  const cg::thread_block block = cg::this_thread_block();
+  const auto tile = cg::tiled_partition<16>(block);
+  out[3 * block.thread_rank()] = tile.meta_group_rank();
+  out[3 * block.thread_rank() + 1] = tile.meta_group_size();
+  out[3 * block.thread_rank() + 2] = tile.thread_rank();
 }
 
 // ---- a kernel that opts in to more than 48 KiB of dynamic shared memory ----
@@ -187,6 +201,10 @@ void tile_shuffle(unsigned size, TileShuffleOut* out, dim3 block) {
     case 2: rooflab::launch(tile_shuffle_kernel<2>, dim3(2), block, 0, nullptr, out); break;
     default: throw std::invalid_argument("tile_shuffle: size must be 2, 4, 8, 16 or 32");
   }
+}
+
+void tile_meta(unsigned* out, unsigned threads) {
+  rooflab::launch(tile_meta_kernel, dim3(1), dim3(threads), 0, nullptr, out);
 }
 
 void big_shared(float* out, unsigned threads, std::size_t bytes, bool opt_in) {

@@ -28,6 +28,7 @@ struct TileShuffleOut {
   int from_next, down, up, xored;
   unsigned ballot;
   int any, all, all_true;
+  int even_tile_sum;  // the tile's sum of 10 x block rank in even tiles, -1 in odd ones
   unsigned sub_rank, sub_meta_rank, sub_meta_size;
   int sub_from_first;
   unsigned block_rank, block_size, thread_index_x, thread_index_y, dim_x, group_x;
@@ -35,6 +36,10 @@ struct TileShuffleOut {
 };
 // Two blocks of `block` threads (a multiple of 32 in all), tiles of `size`; out[b * threads + rank].
 void tile_shuffle(unsigned size, TileShuffleOut* out, dim3 block);
+
+// One block of `threads` threads in tiles of 16: out[3 t .. 3 t + 2] = meta_group_rank, meta_group_size,
+// thread_rank of thread t's tile.
+void tile_meta(unsigned* out, unsigned threads);
 
 // One block with `bytes` of dynamic shared memory; opt_in calls cudaFuncSetAttribute(kernel, ...) first.
 // out[t] = t + bytes / 4.

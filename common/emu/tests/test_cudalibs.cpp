@@ -133,6 +133,9 @@ TEST(CooperativeGroups, TileShufflesVotesAndRanksAtEveryWidth) {
         EXPECT_EQ(o.any, 1) << where;
         EXPECT_EQ(o.all, 0) << where;
         EXPECT_EQ(o.all_true, 1) << where;
+        int tile_sum = 0;
+        for (unsigned i = first; i < first + size; ++i) tile_sum += static_cast<int>(i) * 10;
+        EXPECT_EQ(o.even_tile_sum, (t / size) % 2 == 0 ? tile_sum : -1) << where;
         EXPECT_EQ(o.sub_rank, r % sub) << where;
         EXPECT_EQ(o.sub_meta_rank, r / sub) << where;
         EXPECT_EQ(o.sub_meta_size, 2u) << where;
@@ -147,6 +150,18 @@ TEST(CooperativeGroups, TileShufflesVotesAndRanksAtEveryWidth) {
         EXPECT_EQ(o.free_size, size) << where;
       }
     }
+  }
+}
+
+TEST(CooperativeGroups, MetaGroupSizeCountsAPartialLastTile) {
+  const unsigned threads = 40;  // tiles of 16: two full ones and one of 8 threads
+  DeviceBuffer<unsigned> out(3 * threads);
+  cgtest::tile_meta(out.data(), threads);
+  const auto got = out.download();
+  for (unsigned t = 0; t < threads; ++t) {
+    EXPECT_EQ(got[3 * t], t / 16) << "thread " << t;
+    EXPECT_EQ(got[3 * t + 1], 3u) << "thread " << t;
+    EXPECT_EQ(got[3 * t + 2], t % 16) << "thread " << t;
   }
 }
 
