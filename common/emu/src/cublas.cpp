@@ -163,8 +163,9 @@ cublasStatus_t validate(const Gemm& g) {
   }
   if (g.m == 0 || g.n == 0 || g.batches == 0) return CUBLAS_STATUS_SUCCESS;  // nothing is touched
   for (const Matrix* x : {&g.a, &g.b, &g.c}) {
-    const bool read = x->name != 'C' ? g.k > 0 && g.alpha != 0.0f : true;
-    if (!read || x->rows == 0 || x->cols == 0) continue;
+    // C is always written; A and B are read only when there are products to add.
+    const bool touched = x->name == 'C' || (g.k > 0 && g.alpha != 0.0f);
+    if (!touched || x->rows == 0 || x->cols == 0) continue;
     if (x->data == nullptr) {
       return fail(CUBLAS_STATUS_INVALID_VALUE, "%s: matrix %c is a null pointer", g.fn, x->name);
     }
