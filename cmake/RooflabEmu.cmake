@@ -1,5 +1,6 @@
 # rooflab_emu_add_cu(<target> [RACE] <file.cu>...): compile .cu files with the host compiler for the CPU
 # backend; RACE links the ThreadSanitizer build of the backend instead (race mode, docs/cpu-mode.md).
+# Either way the target gets the backend's cuBLAS subset and its <cooperative_groups.h>.
 #
 # Each .cu gets a generated wrapper .cpp that includes the backend's prelude first (it must precede every
 # CUDA header) and then the .cu itself, so compiler messages still name the .cu file and its lines.
@@ -22,10 +23,13 @@ function(rooflab_emu_add_cu target)
     target_sources(${target} PRIVATE "${wrapper}")
     set_property(SOURCE "${wrapper}" APPEND PROPERTY OBJECT_DEPENDS "${abs}")
   endforeach()
+  # The backend with its cuBLAS subset (never the real libcublas), and its own <cooperative_groups.h> ahead of
+  # any toolkit include directory the target gets from elsewhere.
   if(E_RACE)
-    target_link_libraries(${target} PRIVATE rooflab::emu_race)
+    target_link_libraries(${target} PRIVATE rooflab::emu_race_cublas rooflab::emu_race)
   else()
-    target_link_libraries(${target} PRIVATE rooflab::emu)
+    target_link_libraries(${target} PRIVATE rooflab::emu_cublas rooflab::emu)
   endif()
+  target_include_directories(${target} BEFORE PRIVATE "${ROOFLAB_EMU_CUDA_INCLUDE}")
   set_target_properties(${target} PROPERTIES ENABLE_EXPORTS ON)
 endfunction()

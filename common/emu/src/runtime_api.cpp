@@ -597,6 +597,19 @@ bool is_device_pointer(const void* p) {
   return find(p, 0) != nullptr;
 }
 
+// The live allocation (cudaMalloc, or pinned cudaMallocHost memory when *device comes back false) that
+// contains p: its start and size. For host-side checks of library calls (src/cublas.cpp).
+bool find_allocation(const void* p, const void** start, std::size_t* size, bool* device) {
+  std::lock_guard lock(g_mutex);
+  std::uintptr_t s = 0;
+  const Allocation* a = find(p, 0, &s);
+  if (a == nullptr) return false;
+  *start = reinterpret_cast<const void*>(s);
+  *size = a->size;
+  *device = a->device;
+  return true;
+}
+
 // After a launch: the bytes around each allocation inside its data pages (the up-to-15 bytes of alignment
 // padding after the end, and the rest of the first page before the start) must still hold its canary: a
 // write there is out of bounds but touched no guard page. Returns a description of the first such write,
@@ -1046,6 +1059,20 @@ cudaError_t cudaFuncSetAttribute(const void* func, cudaFuncAttribute attr, int v
     std::lock_guard lock(g_mutex);
     g_smem_optin[func] = static_cast<std::size_t>(value);
   }
+  return cudaSuccess;
+}
+
+// What the CPU can know of a kernel: its dynamic shared memory limit (the opt-in above, else 48 KiB) and
+// the pretend GPU's limits. Static shared memory, registers and local memory have no CPU meaning: 0.
+cudaError_t cudaFuncGetAttributes(cudaFuncAttributes* attr, const void* func) {
+  if (attr == nullptr || func == nullptr) return record(cudaErrorInvalidValue);
+  *attr = cudaFuncAttributes{};
+  attr->maxThreadsPerBlock = 1024;
+  attr->ptxVersion = 80;
+  attr->binaryVersion = 80;
+  std::lock_guard lock(g_mutex);
+  const auto it = g_smem_optin.find(func);
+  attr->maxDynamicSharedSizeBytes = static_cast<int>(it == g_smem_optin.end() ? kSharedPerBlock : it->second);
   return cudaSuccess;
 }
 

@@ -377,20 +377,50 @@ inline double __dmul_rn(double a, double b) { return a * b; }
 inline double __fma_rn(double a, double b, double c) { return std::fma(a, b, c); }
 
 // ---- min / max overloads of CUDA's device library ----
-inline int min(int a, int b) { return std::min(a, b); }
-inline int max(int a, int b) { return std::max(a, b); }
-inline unsigned min(unsigned a, unsigned b) { return std::min(a, b); }
-inline unsigned max(unsigned a, unsigned b) { return std::max(a, b); }
-inline long long min(long long a, long long b) { return std::min(a, b); }
-inline long long max(long long a, long long b) { return std::max(a, b); }
-inline unsigned long long min(unsigned long long a, unsigned long long b) { return std::min(a, b); }
-inline unsigned long long max(unsigned long long a, unsigned long long b) { return std::max(a, b); }
-inline unsigned long min(unsigned long a, unsigned long b) { return std::min(a, b); }
-inline unsigned long max(unsigned long a, unsigned long b) { return std::max(a, b); }
+// Exactly the set of crt/math_functions.h (declared there only under nvcc): for integers of one width, a
+// mixed-sign pair converts the signed argument to unsigned first, as C++ does, so min(-1, 5u) is 5u;
+// float/double pairs compute in double. Calls nvcc resolves resolve the same way here (min(int, unsigned)
+// is not ambiguous), and calls ambiguous under nvcc stay ambiguous.
+#define ROOFLAB_EMU_MINMAX_(R, A, B)                                                      \
+  inline R min(A a, B b) { return std::min(static_cast<R>(a), static_cast<R>(b)); }      \
+  inline R max(A a, B b) { return std::max(static_cast<R>(a), static_cast<R>(b)); }
+ROOFLAB_EMU_MINMAX_(int, int, int)
+ROOFLAB_EMU_MINMAX_(unsigned, unsigned, unsigned)
+ROOFLAB_EMU_MINMAX_(unsigned, int, unsigned)
+ROOFLAB_EMU_MINMAX_(unsigned, unsigned, int)
+ROOFLAB_EMU_MINMAX_(long, long, long)
+ROOFLAB_EMU_MINMAX_(unsigned long, unsigned long, unsigned long)
+ROOFLAB_EMU_MINMAX_(unsigned long, long, unsigned long)
+ROOFLAB_EMU_MINMAX_(unsigned long, unsigned long, long)
+ROOFLAB_EMU_MINMAX_(long long, long long, long long)
+ROOFLAB_EMU_MINMAX_(unsigned long long, unsigned long long, unsigned long long)
+ROOFLAB_EMU_MINMAX_(unsigned long long, long long, unsigned long long)
+ROOFLAB_EMU_MINMAX_(unsigned long long, unsigned long long, long long)
+#undef ROOFLAB_EMU_MINMAX_
+// Floating point: fmin/fmax semantics (a NaN argument gives the other one), as fminf/fmin on the GPU.
 inline float min(float a, float b) { return std::fmin(a, b); }
 inline float max(float a, float b) { return std::fmax(a, b); }
 inline double min(double a, double b) { return std::fmin(a, b); }
 inline double max(double a, double b) { return std::fmax(a, b); }
+inline double min(float a, double b) { return std::fmin(static_cast<double>(a), b); }
+inline double max(float a, double b) { return std::fmax(static_cast<double>(a), b); }
+inline double min(double a, float b) { return std::fmin(a, static_cast<double>(b)); }
+inline double max(double a, float b) { return std::fmax(a, static_cast<double>(b)); }
+
+// ---- runtime API templates that the toolkit's cuda_runtime.h declares only under nvcc ----
+// cudaFuncSetAttribute(kernel, ...) / cudaFuncGetAttributes(&attr, kernel) with the kernel itself rather
+// than a const void*: they forward to the C functions the backend defines (runtime_api.cpp), so the
+// dynamic shared memory opt-in reaches the launch check.
+template <typename T>
+  requires std::is_function_v<T>
+cudaError_t cudaFuncSetAttribute(T* kernel, cudaFuncAttribute attr, int value) {
+  return ::cudaFuncSetAttribute(reinterpret_cast<const void*>(kernel), attr, value);
+}
+template <typename T>
+  requires std::is_function_v<T>
+cudaError_t cudaFuncGetAttributes(cudaFuncAttributes* attr, T* kernel) {
+  return ::cudaFuncGetAttributes(attr, reinterpret_cast<const void*>(kernel));
+}
 
 // ---- half precision intrinsics the host headers lack (computed in float/double, rounded once) ----
 // The toolkit's host headers already give arithmetic, comparisons, conversions (__float2half_rn,

@@ -1,0 +1,467 @@
+// The cuBLAS subset the labs use, on the CPU backend (rooflab::emu_cublas): GEMMs computed on the host,
+// defined against the toolkit's own declarations (cublas_v2.h / cublas_api.h). The real libcublas is never
+// linked into a CPU-backend binary, so a cuBLAS function not defined here is a link error.
+//
+//   handles    cublasCreate, cublasDestroy, cublasSetStream, cublasGetStream, cublasSetMathMode,
+//              cublasGetMathMode, cublasGetStatusName, cublasGetStatusString
+//   GEMMs      cublasSgemm, cublasHgemm, cublasGemmEx, cublasSgemmStridedBatched, cublasGemmStridedBatchedEx
+//
+// Semantics are cuBLAS's: column-major, op(A) m x k, op(B) k x n, C = alpha op(A) op(B) + beta C, and
+// C is not read when beta is 0 (it may hold NaN). Checked before anything is touched, as a GPU cannot:
+// cuBLAS's own argument rules (CUBLAS_STATUS_INVALID_VALUE for a leading dimension smaller than the rows
+// of the matrix as stored, negative sizes, ...), and that every byte a call would read or write lies inside
+// one device allocation. A failure prints its reason once per kind and returns the status; the reason is
+// also appended to cublasGetStatusString() of that status, so ROOFLAB_CUBLAS_CHECK's exception shows it.
+//
+// Arithmetic: inputs are widened to float and every dot product accumulates in float, whatever the compute
+// type (the _FAST_16F/_FAST_16BF/_FAST_TF32 modes and CUBLAS_COMPUTE_16F differ from a GPU only within their
+// own tolerances). Streams are synchronous, as everywhere on the CPU backend.
+#include <rooflab/emu/runtime.hpp>
+
+#include <cublas_v2.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdarg>
+#include <cstdio>
+#include <mutex>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace rooflab::emu {
+bool find_allocation(const void* p, const void** start, std::size_t* size, bool* device);  // runtime_api.cpp
+}  // namespace rooflab::emu
+
+// The handle's state (cublas_api.h declares the struct and leaves it to the library).
+struct cublasContext {
+  cudaStream_t stream = nullptr;
+  cublasMath_t math_mode = CUBLAS_DEFAULT_MATH;
+};
+
+namespace {
+
+std::mutex g_handles_mutex;
+std::set<const cublasContext*> g_handles;  // live handles: a destroyed or made-up handle is refused
+
+// Why the last failing call on this thread failed, for cublasGetStatusString.
+thread_local cublasStatus_t tl_failed_status = CUBLAS_STATUS_SUCCESS;
+thread_local std::string tl_failure;
+
+cublasStatus_t fail(cublasStatus_t status, const char* format, ...) __attribute__((format(printf, 2, 3)));
+cublasStatus_t fail(cublasStatus_t status, const char* format, ...) {
+  char text[1024];
+  va_list args;
+  va_start(args, format);
+  std::vsnprintf(text, sizeof text, format, args);
+  va_end(args);
+  tl_failed_status = status;
+  tl_failure = text;
+  // Printed the first few times (a loop of failing calls must not flood the output).
+  static std::atomic<int> printed{0};
+  if (printed++ < 8) std::fprintf(stderr, "rooflab emu: %s\n", text);
+  return status;
+}
+
+cublasStatus_t check_handle(const char* fn, cublasHandle_t handle) {
+  tl_failed_status = CUBLAS_STATUS_SUCCESS;
+  tl_failure.clear();
+  std::lock_guard lock(g_handles_mutex);
+  if (handle == nullptr || g_handles.count(handle) == 0) {
+    return fail(CUBLAS_STATUS_NOT_INITIALIZED, "%s: the handle %p is not a live cublasCreate handle (never "
+                                               "created, or already destroyed)", fn, static_cast<void*>(handle));
+  }
+  return CUBLAS_STATUS_SUCCESS;
+}
+
+// ---- element types ----
+
+std::size_t element_bytes(cudaDataType t) {
+  switch (t) {
+    case CUDA_R_32F: return 4;
+    case CUDA_R_16F: return 2;
+    case CUDA_R_16BF: return 2;
+    default: return 0;
+  }
+}
+
+const char* type_name(cudaDataType t) {
+  switch (t) {
+    case CUDA_R_32F: return "CUDA_R_32F";
+    case CUDA_R_16F: return "CUDA_R_16F";
+    case CUDA_R_16BF: return "CUDA_R_16BF";
+    case CUDA_R_64F: return "CUDA_R_64F";
+    case CUDA_R_8I: return "CUDA_R_8I";
+    case CUDA_R_32I: return "CUDA_R_32I";
+    default: return "a cudaDataType the CPU backend does not emulate";
+  }
+}
+
+float load(const void* base, std::size_t index, cudaDataType t) {
+  switch (t) {
+    case CUDA_R_16F: return __half2float(static_cast<const __half*>(base)[index]);
+    case CUDA_R_16BF: return __bfloat162float(static_cast<const __nv_bfloat16*>(base)[index]);
+    default: return static_cast<const float*>(base)[index];
+  }
+}
+
+void store(void* base, std::size_t index, cudaDataType t, float v) {
+  switch (t) {
+    case CUDA_R_16F: static_cast<__half*>(base)[index] = __float2half_rn(v); break;
+    case CUDA_R_16BF: static_cast<__nv_bfloat16*>(base)[index] = __float2bfloat16_rn(v); break;
+    default: static_cast<float*>(base)[index] = v;
+  }
+}
+
+// ---- one GEMM call, described once for every entry point ----
+
+struct Matrix {
+  char name;         // 'A', 'B' or 'C'
+  const void* data;
+  cudaDataType type;
+  int rows, cols;    // as stored (column-major), i.e. after undoing the transpose
+  int ld;
+  long long stride;  // elements between batches
+};
+
+struct Gemm {
+  const char* fn;
+  cublasOperation_t transa, transb;
+  int m, n, k;
+  float alpha, beta;
+  Matrix a, b, c;
+  int batches;
+};
+
+const char* op_name(cublasOperation_t op) { return op == CUBLAS_OP_N ? "N" : op == CUBLAS_OP_T ? "T" : "C"; }
+
+bool valid_op(cublasOperation_t op) { return op == CUBLAS_OP_N || op == CUBLAS_OP_T || op == CUBLAS_OP_C; }
+
+// cuBLAS's argument rules, then the memory every batch touches: inside one allocation, for A, B and C.
+cublasStatus_t validate(const Gemm& g) {
+  if (!valid_op(g.transa) || !valid_op(g.transb)) {
+    return fail(CUBLAS_STATUS_INVALID_VALUE, "%s: transa = %d, transb = %d: each must be CUBLAS_OP_N, CUBLAS_OP_T or "
+                                             "CUBLAS_OP_C", g.fn, static_cast<int>(g.transa), static_cast<int>(g.transb));
+  }
+  if (g.m < 0 || g.n < 0 || g.k < 0 || g.batches < 0) {
+    return fail(CUBLAS_STATUS_INVALID_VALUE, "%s: m = %d, n = %d, k = %d, batchCount = %d: none may be negative", g.fn,
+                g.m, g.n, g.k, g.batches);
+  }
+  for (const Matrix* x : {&g.a, &g.b, &g.c}) {
+    if (x->ld < std::max(1, x->rows)) {
+      const char lower = static_cast<char>(x->name - 'A' + 'a');
+      const cublasOperation_t op = x->name == 'A' ? g.transa : g.transb;
+      const char* rows_are = x->name == 'A' ? (op == CUBLAS_OP_N ? "m" : "k")
+                             : x->name == 'B' ? (op == CUBLAS_OP_N ? "k" : "n")
+                                              : "m";
+      char how[64] = "";
+      if (x->name != 'C') std::snprintf(how, sizeof how, ", trans%c = CUBLAS_OP_%s", lower, op_name(op));
+      return fail(CUBLAS_STATUS_INVALID_VALUE,
+                  "%s: ld%c = %d is less than %s = %d, the rows of %c as stored (column-major%s); cuBLAS requires "
+                  "ld%c >= max(1, %s)", g.fn, lower, x->ld, rows_are, x->rows, x->name, how, lower, rows_are);
+    }
+  }
+  if (g.m == 0 || g.n == 0 || g.batches == 0) return CUBLAS_STATUS_SUCCESS;  // nothing is touched
+  for (const Matrix* x : {&g.a, &g.b, &g.c}) {
+    // C is always written; A and B are read only when there are products to add.
+    const bool touched = x->name == 'C' || (g.k > 0 && g.alpha != 0.0f);
+    if (!touched || x->rows == 0 || x->cols == 0) continue;
+    if (x->data == nullptr) {
+      return fail(CUBLAS_STATUS_INVALID_VALUE, "%s: matrix %c is a null pointer", g.fn, x->name);
+    }
+    // Elements from the first to the last one touched, over every batch (a stride may be 0 or negative).
+    const long long span = static_cast<long long>(x->cols - 1) * x->ld + x->rows;
+    const long long last = static_cast<long long>(g.batches - 1) * x->stride;
+    const long long lo = std::min(0ll, last), hi = std::max(0ll, last) + span;
+    const std::size_t bytes = element_bytes(x->type);
+    const auto* first = static_cast<const unsigned char*>(x->data) + lo * static_cast<long long>(bytes);
+    const std::size_t extent = static_cast<std::size_t>(hi - lo) * bytes;
+    const void* start = nullptr;
+    std::size_t size = 0;
+    bool device = false;
+    char shape[160];
+    std::snprintf(shape, sizeof shape, "matrix %c (%d x %d as stored, ld%c = %d%s)", x->name, x->rows, x->cols,
+                  static_cast<char>(x->name - 'A' + 'a'), x->ld, g.batches > 1 ? ", over every batch" : "");
+    if (!rooflab::emu::find_allocation(first, &start, &size, &device)) {
+      return fail(CUBLAS_STATUS_INVALID_VALUE,
+                  "%s: %s starts at %p, which is not inside a cudaMalloc allocation (a host pointer, or freed "
+                  "memory? cuBLAS takes device pointers)", g.fn, shape, static_cast<const void*>(first));
+    }
+    const std::size_t offset = static_cast<std::size_t>(first - static_cast<const unsigned char*>(start));
+    if (offset + extent > size) {
+      return fail(CUBLAS_STATUS_INVALID_VALUE,
+                  "%s: %s spans %zu bytes from byte %zu of a %zu-byte %s allocation: it runs %zu bytes past the "
+                  "end (on a GPU cuBLAS would %s out of bounds)", g.fn, shape, extent, offset, size,
+                  device ? "cudaMalloc" : "cudaMallocHost", offset + extent - size,
+                  x->name == 'C' ? "write" : "read");
+    }
+  }
+  return CUBLAS_STATUS_SUCCESS;
+}
+
+// C = alpha op(A) op(B) + beta C for each batch. op(A) is copied to rows and op(B) to columns of float, so
+// each element of C is one contiguous dot product (float accumulation in 8 independent partial sums).
+void compute(const Gemm& g) {
+  const std::size_t k = static_cast<std::size_t>(g.k);
+  std::vector<float> a_rows(static_cast<std::size_t>(g.m) * k), b_cols(static_cast<std::size_t>(g.n) * k);
+  const std::size_t ea = element_bytes(g.a.type), eb = element_bytes(g.b.type), ec = element_bytes(g.c.type);
+  for (int batch = 0; batch < g.batches; ++batch) {
+    const auto* a = static_cast<const unsigned char*>(g.a.data) + batch * g.a.stride * static_cast<long long>(ea);
+    const auto* b = static_cast<const unsigned char*>(g.b.data) + batch * g.b.stride * static_cast<long long>(eb);
+    auto* c = static_cast<unsigned char*>(const_cast<void*>(g.c.data)) + batch * g.c.stride * static_cast<long long>(ec);
+    const bool products = g.k > 0 && g.alpha != 0.0f;  // cuBLAS reads neither A nor B otherwise
+    if (products) {
+      const auto lda = static_cast<std::size_t>(g.a.ld), ldb = static_cast<std::size_t>(g.b.ld);
+      for (std::size_t i = 0; i < static_cast<std::size_t>(g.m); ++i) {
+        for (std::size_t p = 0; p < k; ++p) {
+          a_rows[i * k + p] = load(a, g.transa == CUBLAS_OP_N ? i + p * lda : p + i * lda, g.a.type);
+        }
+      }
+      for (std::size_t j = 0; j < static_cast<std::size_t>(g.n); ++j) {
+        for (std::size_t p = 0; p < k; ++p) {
+          b_cols[j * k + p] = load(b, g.transb == CUBLAS_OP_N ? p + j * ldb : j + p * ldb, g.b.type);
+        }
+      }
+    }
+    const auto ldc = static_cast<std::size_t>(g.c.ld);
+    for (std::size_t j = 0; j < static_cast<std::size_t>(g.n); ++j) {
+      for (std::size_t i = 0; i < static_cast<std::size_t>(g.m); ++i) {
+        float dot = 0.0f;
+        if (products) {
+          const float* x = &a_rows[i * k];
+          const float* y = &b_cols[j * k];
+          float part[8] = {};
+          std::size_t p = 0;
+          for (; p + 8 <= k; p += 8) {
+            for (int u = 0; u < 8; ++u) part[u] += x[p + u] * y[p + u];
+          }
+          for (; p < k; ++p) part[0] += x[p] * y[p];
+          dot = ((part[0] + part[1]) + (part[2] + part[3])) + ((part[4] + part[5]) + (part[6] + part[7]));
+        }
+        const std::size_t at = i + j * ldc;
+        // beta == 0: C is written without being read (it may be uninitialized or NaN).
+        const float old = g.beta == 0.0f ? 0.0f : g.beta * load(c, at, g.c.type);
+        store(c, at, g.c.type, g.alpha * dot + old);
+      }
+    }
+  }
+}
+
+Matrix operand(char name, const void* data, cudaDataType type, cublasOperation_t op, int rows_of_op, int cols_of_op,
+               int ld, long long stride) {
+  const bool transposed = op != CUBLAS_OP_N;
+  return {name, data, type, transposed ? cols_of_op : rows_of_op, transposed ? rows_of_op : cols_of_op, ld, stride};
+}
+
+cublasStatus_t run(Gemm& g) {
+  if (const cublasStatus_t s = validate(g); s != CUBLAS_STATUS_SUCCESS) return s;
+  if (g.m > 0 && g.n > 0) compute(g);
+  return CUBLAS_STATUS_SUCCESS;
+}
+
+// alpha and beta are read on the host (the default pointer mode; cublasSetPointerMode is not emulated).
+cublasStatus_t read_scalars(const char* fn, const void* alpha, const void* beta, bool half, float* a, float* b) {
+  if (alpha == nullptr || beta == nullptr) {
+    return fail(CUBLAS_STATUS_INVALID_VALUE, "%s: alpha and beta must not be null", fn);
+  }
+  const void* start = nullptr;
+  std::size_t size = 0;
+  bool device = false;
+  for (const void* p : {alpha, beta}) {
+    if (rooflab::emu::find_allocation(p, &start, &size, &device) && device) {
+      return fail(CUBLAS_STATUS_INVALID_VALUE,
+                  "%s: %s points to device memory, but the pointer mode is CUBLAS_POINTER_MODE_HOST (pass the "
+                  "address of a host variable)", fn, p == alpha ? "alpha" : "beta");
+    }
+  }
+  *a = half ? __half2float(*static_cast<const __half*>(alpha)) : *static_cast<const float*>(alpha);
+  *b = half ? __half2float(*static_cast<const __half*>(beta)) : *static_cast<const float*>(beta);
+  return CUBLAS_STATUS_SUCCESS;
+}
+
+// GemmEx's type rules: A and B of one type; C in FP32 or the inputs' type; FP32 compute types (FP32
+// arithmetic here) or CUBLAS_COMPUTE_16F with FP16 throughout. Sets *half_scalars for the latter.
+cublasStatus_t check_types(const char* fn, cudaDataType at, cudaDataType bt, cudaDataType ct,
+                           cublasComputeType_t compute, bool* half_scalars) {
+  const bool fp32_compute = compute == CUBLAS_COMPUTE_32F || compute == CUBLAS_COMPUTE_32F_PEDANTIC ||
+                            compute == CUBLAS_COMPUTE_32F_FAST_16F || compute == CUBLAS_COMPUTE_32F_FAST_16BF ||
+                            compute == CUBLAS_COMPUTE_32F_FAST_TF32;
+  const bool fp16_compute = compute == CUBLAS_COMPUTE_16F || compute == CUBLAS_COMPUTE_16F_PEDANTIC;
+  if (!fp32_compute && !fp16_compute) {
+    return fail(CUBLAS_STATUS_NOT_SUPPORTED, "%s: computeType %d is not emulated by the CPU backend (CUBLAS_COMPUTE_32F "
+                                             "and its _PEDANTIC/_FAST_16F/_FAST_16BF/_FAST_TF32 forms, and "
+                                             "CUBLAS_COMPUTE_16F, are)", fn, static_cast<int>(compute));
+  }
+  const bool inputs_ok = at == bt && element_bytes(at) != 0;
+  const bool output_ok = ct == CUDA_R_32F || ct == at;
+  const bool fp16_ok = !fp16_compute || (at == CUDA_R_16F && ct == CUDA_R_16F);
+  if (!inputs_ok || !output_ok || !fp16_ok) {
+    return fail(CUBLAS_STATUS_NOT_SUPPORTED,
+                "%s: Atype %s, Btype %s, Ctype %s with computeType %d: cuBLAS (and the CPU backend) take A and B of "
+                "one type among CUDA_R_32F, CUDA_R_16F, CUDA_R_16BF, and C in CUDA_R_32F or that type (all "
+                "CUDA_R_16F for CUBLAS_COMPUTE_16F)", fn, type_name(at), type_name(bt), type_name(ct),
+                static_cast<int>(compute));
+  }
+  *half_scalars = fp16_compute;
+  return CUBLAS_STATUS_SUCCESS;
+}
+
+cublasStatus_t gemm(const char* fn, cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb, int m,
+                    int n, int k, const void* alpha, const void* a, cudaDataType at, int lda, long long stride_a,
+                    const void* b, cudaDataType bt, int ldb, long long stride_b, const void* beta, void* c,
+                    cudaDataType ct, int ldc, long long stride_c, int batches, bool half_scalars) {
+  if (const cublasStatus_t s = check_handle(fn, handle); s != CUBLAS_STATUS_SUCCESS) return s;
+  Gemm g{fn, transa, transb, m, n, k, 0.0f, 0.0f,
+         operand('A', a, at, transa, m, k, lda, stride_a),
+         operand('B', b, bt, transb, k, n, ldb, stride_b),
+         Matrix{'C', c, ct, m, n, ldc, stride_c}, batches};
+  if (const cublasStatus_t s = read_scalars(fn, alpha, beta, half_scalars, &g.alpha, &g.beta);
+      s != CUBLAS_STATUS_SUCCESS) {
+    return s;
+  }
+  return run(g);
+}
+
+}  // namespace
+
+// ---- handles ----
+
+cublasStatus_t cublasCreate_v2(cublasHandle_t* handle) {
+  if (handle == nullptr) return fail(CUBLAS_STATUS_INVALID_VALUE, "cublasCreate: the handle pointer is null");
+  auto* h = new cublasContext;
+  std::lock_guard lock(g_handles_mutex);
+  g_handles.insert(h);
+  *handle = h;
+  return CUBLAS_STATUS_SUCCESS;
+}
+
+cublasStatus_t cublasDestroy_v2(cublasHandle_t handle) {
+  if (const cublasStatus_t s = check_handle("cublasDestroy", handle); s != CUBLAS_STATUS_SUCCESS) return s;
+  {
+    std::lock_guard lock(g_handles_mutex);
+    g_handles.erase(handle);
+  }
+  delete handle;
+  return CUBLAS_STATUS_SUCCESS;
+}
+
+cublasStatus_t cublasSetStream_v2(cublasHandle_t handle, cudaStream_t stream) {
+  if (const cublasStatus_t s = check_handle("cublasSetStream", handle); s != CUBLAS_STATUS_SUCCESS) return s;
+  handle->stream = stream;
+  return CUBLAS_STATUS_SUCCESS;
+}
+
+cublasStatus_t cublasGetStream_v2(cublasHandle_t handle, cudaStream_t* stream) {
+  if (const cublasStatus_t s = check_handle("cublasGetStream", handle); s != CUBLAS_STATUS_SUCCESS) return s;
+  if (stream == nullptr) return fail(CUBLAS_STATUS_INVALID_VALUE, "cublasGetStream: the stream pointer is null");
+  *stream = handle->stream;
+  return CUBLAS_STATUS_SUCCESS;
+}
+
+// The math mode is kept and reported back; it does not change the arithmetic here (always FP32).
+cublasStatus_t cublasSetMathMode(cublasHandle_t handle, cublasMath_t mode) {
+  if (const cublasStatus_t s = check_handle("cublasSetMathMode", handle); s != CUBLAS_STATUS_SUCCESS) return s;
+  handle->math_mode = mode;
+  return CUBLAS_STATUS_SUCCESS;
+}
+
+cublasStatus_t cublasGetMathMode(cublasHandle_t handle, cublasMath_t* mode) {
+  if (const cublasStatus_t s = check_handle("cublasGetMathMode", handle); s != CUBLAS_STATUS_SUCCESS) return s;
+  if (mode == nullptr) return fail(CUBLAS_STATUS_INVALID_VALUE, "cublasGetMathMode: the mode pointer is null");
+  *mode = handle->math_mode;
+  return CUBLAS_STATUS_SUCCESS;
+}
+
+// ---- status text ----
+
+const char* cublasGetStatusName(cublasStatus_t status) {
+  switch (status) {
+    case CUBLAS_STATUS_SUCCESS: return "CUBLAS_STATUS_SUCCESS";
+    case CUBLAS_STATUS_NOT_INITIALIZED: return "CUBLAS_STATUS_NOT_INITIALIZED";
+    case CUBLAS_STATUS_ALLOC_FAILED: return "CUBLAS_STATUS_ALLOC_FAILED";
+    case CUBLAS_STATUS_INVALID_VALUE: return "CUBLAS_STATUS_INVALID_VALUE";
+    case CUBLAS_STATUS_ARCH_MISMATCH: return "CUBLAS_STATUS_ARCH_MISMATCH";
+    case CUBLAS_STATUS_MAPPING_ERROR: return "CUBLAS_STATUS_MAPPING_ERROR";
+    case CUBLAS_STATUS_EXECUTION_FAILED: return "CUBLAS_STATUS_EXECUTION_FAILED";
+    case CUBLAS_STATUS_INTERNAL_ERROR: return "CUBLAS_STATUS_INTERNAL_ERROR";
+    case CUBLAS_STATUS_NOT_SUPPORTED: return "CUBLAS_STATUS_NOT_SUPPORTED";
+    case CUBLAS_STATUS_LICENSE_ERROR: return "CUBLAS_STATUS_LICENSE_ERROR";
+  }
+  return "CUBLAS_STATUS_UNKNOWN";
+}
+
+// The status's meaning; for the status of this thread's last failed call, followed by why it failed.
+const char* cublasGetStatusString(cublasStatus_t status) {
+  const char* text = "an unknown cuBLAS status";
+  switch (status) {
+    case CUBLAS_STATUS_SUCCESS: text = "success"; break;
+    case CUBLAS_STATUS_NOT_INITIALIZED: text = "the library was not initialized"; break;
+    case CUBLAS_STATUS_ALLOC_FAILED: text = "the resource allocation failed"; break;
+    case CUBLAS_STATUS_INVALID_VALUE: text = "an invalid value was used as an argument"; break;
+    case CUBLAS_STATUS_ARCH_MISMATCH: text = "an absent device architectural feature is required"; break;
+    case CUBLAS_STATUS_MAPPING_ERROR: text = "an access to GPU memory space failed"; break;
+    case CUBLAS_STATUS_EXECUTION_FAILED: text = "the GPU program failed to execute"; break;
+    case CUBLAS_STATUS_INTERNAL_ERROR: text = "an internal operation failed"; break;
+    case CUBLAS_STATUS_NOT_SUPPORTED: text = "the functionality requested is not supported"; break;
+    case CUBLAS_STATUS_LICENSE_ERROR: text = "an error was detected when checking the current licensing"; break;
+  }
+  if (status == CUBLAS_STATUS_SUCCESS || status != tl_failed_status || tl_failure.empty()) return text;
+  thread_local std::string with_reason;
+  with_reason = std::string(text) + "; rooflab emu: " + tl_failure;
+  return with_reason.c_str();
+}
+
+// ---- GEMMs ----
+
+cublasStatus_t cublasSgemm_v2(cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb, int m, int n,
+                              int k, const float* alpha, const float* A, int lda, const float* B, int ldb,
+                              const float* beta, float* C, int ldc) {
+  return gemm("cublasSgemm", handle, transa, transb, m, n, k, alpha, A, CUDA_R_32F, lda, 0, B, CUDA_R_32F, ldb, 0, beta,
+              C, CUDA_R_32F, ldc, 0, 1, false);
+}
+
+cublasStatus_t cublasHgemm(cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb, int m, int n,
+                           int k, const __half* alpha, const __half* A, int lda, const __half* B, int ldb,
+                           const __half* beta, __half* C, int ldc) {
+  return gemm("cublasHgemm", handle, transa, transb, m, n, k, alpha, A, CUDA_R_16F, lda, 0, B, CUDA_R_16F, ldb, 0, beta,
+              C, CUDA_R_16F, ldc, 0, 1, true);
+}
+
+cublasStatus_t cublasSgemmStridedBatched(cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb,
+                                         int m, int n, int k, const float* alpha, const float* A, int lda,
+                                         long long int strideA, const float* B, int ldb, long long int strideB,
+                                         const float* beta, float* C, int ldc, long long int strideC, int batchCount) {
+  return gemm("cublasSgemmStridedBatched", handle, transa, transb, m, n, k, alpha, A, CUDA_R_32F, lda, strideA, B,
+              CUDA_R_32F, ldb, strideB, beta, C, CUDA_R_32F, ldc, strideC, batchCount, false);
+}
+
+cublasStatus_t cublasGemmEx(cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb, int m, int n,
+                            int k, const void* alpha, const void* A, cudaDataType Atype, int lda, const void* B,
+                            cudaDataType Btype, int ldb, const void* beta, void* C, cudaDataType Ctype, int ldc,
+                            cublasComputeType_t computeType, cublasGemmAlgo_t /*algo: any is accepted*/) {
+  if (const cublasStatus_t s = check_handle("cublasGemmEx", handle); s != CUBLAS_STATUS_SUCCESS) return s;
+  bool half_scalars = false;
+  if (const cublasStatus_t s = check_types("cublasGemmEx", Atype, Btype, Ctype, computeType, &half_scalars);
+      s != CUBLAS_STATUS_SUCCESS) {
+    return s;
+  }
+  return gemm("cublasGemmEx", handle, transa, transb, m, n, k, alpha, A, Atype, lda, 0, B, Btype, ldb, 0, beta, C, Ctype,
+              ldc, 0, 1, half_scalars);
+}
+
+cublasStatus_t cublasGemmStridedBatchedEx(cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb,
+                                          int m, int n, int k, const void* alpha, const void* A, cudaDataType Atype,
+                                          int lda, long long int strideA, const void* B, cudaDataType Btype, int ldb,
+                                          long long int strideB, const void* beta, void* C, cudaDataType Ctype,
+                                          int ldc, long long int strideC, int batchCount,
+                                          cublasComputeType_t computeType, cublasGemmAlgo_t /*algo*/) {
+  const char* fn = "cublasGemmStridedBatchedEx";
+  if (const cublasStatus_t s = check_handle(fn, handle); s != CUBLAS_STATUS_SUCCESS) return s;
+  bool half_scalars = false;
+  if (const cublasStatus_t s = check_types(fn, Atype, Btype, Ctype, computeType, &half_scalars);
+      s != CUBLAS_STATUS_SUCCESS) {
+    return s;
+  }
+  return gemm(fn, handle, transa, transb, m, n, k, alpha, A, Atype, lda, strideA, B, Btype, ldb, strideB, beta, C, Ctype,
+              ldc, strideC, batchCount, half_scalars);
+}
