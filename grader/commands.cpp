@@ -22,7 +22,10 @@
 #include <ctime>
 #include <fstream>
 #include <iostream>
+#include <cmath>
+#include <regex>
 #include <set>
+#include <sstream>
 #include <unistd.h>
 
 namespace rooflab::grader {
@@ -367,6 +370,18 @@ int cmd_selftest(const SelftestArgs& a) {
         if (!(r.status == Status::passed && r.score >= r.max_score)) {
           problems.push_back(fmt::format("{} should keep its points ({} is not about it) but {}: {}", r.id,
                                          expect.value("why", ""), to_string(r.status), r.output));
+        }
+      }
+    }
+    // A failure message must teach without handing out the answer: no expected value of an analytic test
+    // may appear in it (integers under a million are skipped: sizes and counts are shown as inputs).
+    if (const auto trusted = options.trusted.find("analytic"); trusted != options.trusted.end()) {
+      for (const auto& r : results) {
+        if (r.kind != "analytic" || r.status != Status::failed) continue;
+        const DeclaredTest t{r.id.substr(0, r.id.find('.')), r.id.substr(r.id.find('.') + 1), r.kind, 0};
+        if (const std::string leak = leaked_answer(r.output, expected_values(trusted->second, t, options)); !leak.empty()) {
+          problems.push_back(fmt::format("{}: its failure message shows an expected value ({}); a student would copy "
+                                         "the answer from it:\n{}", r.id, leak, r.output));
         }
       }
     }

@@ -148,6 +148,35 @@ const report::Report* reference_run(const std::filesystem::path& trusted, const 
   return it->second ? &*it->second : nullptr;
 }
 
+}  // namespace
+
+std::vector<double> expected_values(const std::filesystem::path& trusted, const DeclaredTest& test,
+                                    const RunOptions& options) {
+  std::string why_not;
+  std::vector<double> out;
+  if (const report::Report* r = reference_run(trusted, test, options, &why_not)) {
+    for (const auto& v : r->values) out.insert(out.end(), v.data.begin(), v.data.end());
+  }
+  return out;
+}
+
+std::string leaked_answer(const std::string& output, const std::vector<double>& expected) {
+  // The student's own answer may coincide with the right answer to another case: it is not a leak.
+  static const std::regex own_answer(R"(your answer \S+)");
+  const std::string shown_text = std::regex_replace(output, own_answer, "");
+  for (const double want : expected) {
+    if (want == std::floor(want) && std::abs(want) < 1e6) continue;  // sizes and counts are shown as inputs
+    std::ostringstream stream;
+    stream << want;
+    for (const std::string& shown : {fmt::format("{:.9g}", want), fmt::format("{:g}", want), stream.str()}) {
+      if (shown_text.find(shown) != std::string::npos) return shown;
+    }
+  }
+  return "";
+}
+
+namespace {
+
 TestResult run_one(const Lab& lab, const Binary& binary, const DeclaredTest& test, const RunOptions& options,
                    const char* schedule) {
   const auto trusted_it = options.trusted.find(binary.kind);
@@ -251,7 +280,9 @@ TestResult interpret_report(const report::Report& rep, int exit_code, const Decl
     // An exception escaping the test (a stub's NotImplemented, a CUDA error) is shown as its message.
     static const std::regex thrown(R"re(C\+\+ exception with description "([\s\S]*)" thrown in the test body\.)re");
     for (const auto& f : t.value("failures", nlohmann::json::array())) {
-      r.output += std::regex_replace(f.get<std::string>(), thrown, "$1") + "\n";
+      std::string text = std::regex_replace(f.get<std::string>(), thrown, "$1");
+      if (text.rfind("Failed\n", 0) == 0) text.erase(0, 7);  // ADD_FAILURE's own heading
+      r.output += text + "\n";
     }
     return r;
   }

@@ -61,6 +61,15 @@ std::vector<TestResult> run_binary(const Lab& lab, const Binary& binary, const R
 // backend's tests are kept in the report with max_score 0.
 void settle_correctness(std::vector<TestResult>& lab_results, bool gpu_present);
 
+// The values the reference solution's run of `test` expects (what the grader verifies against; cached).
+// Empty when that run did not pass.
+std::vector<double> expected_values(const std::filesystem::path& trusted, const DeclaredTest& test,
+                                    const RunOptions& options);
+
+// A failure message must teach without handing out the answer: the first expected value that `output`
+// shows (outside "your answer X"), or "". Integers under a million are not counted (sizes, counts).
+std::string leaked_answer(const std::string& output, const std::vector<double>& expected);
+
 // What a test process's report and exit code say about the one test it was asked to run (exposed for the
 // grader's own tests). Passed only when both agree and the report names exactly that test.
 TestResult interpret_report(const report::Report& report, int exit_code, const DeclaredTest& test);

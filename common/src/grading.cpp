@@ -59,7 +59,43 @@ int run_extra_main(int argc, char** argv, bool* handled) {
   const double w[1] = {want};
   detail::record_comparison("near", std::span<const double>(g), std::span<const double>(w), tol);
   if (std::abs(got - want) <= tol.atol + tol.rtol * std::abs(want)) return ::testing::AssertionSuccess();
-  return ::testing::AssertionFailure() << "got " << fmt::format("{:.9g}", got) << ", want " << fmt::format("{:.9g}", want);
+  return ::testing::AssertionFailure() << "your answer " << fmt::format("{:.9g}", got) << " is wrong"
+                                       << diagnose(got, want) << ";";
+}
+
+std::string diagnose(double got, double want) {
+  if (std::isnan(got) || std::isinf(got)) return " (not a finite number: a division by zero, or 0 * infinity?)";
+  if (want == 0) return got == 0 ? "" : " (the answer is 0)";
+  if (got == 0) return " (it is 0: a missing term, or an integer division that truncated?)";
+  const double ratio = got / want;
+  struct Factor {
+    double value;
+    const char* hint;
+  };
+  static const Factor kFactors[] = {
+      {-1.0, "the sign is wrong"},
+      {2.0, "twice the answer: something counted twice (both reads and writes of the same array? two FLOPs "
+            "where an FMA counts as two already?)"},
+      {0.5, "half the answer: a factor of 2 missing (reads and writes? 2 FLOPs per FMA? both K and V?)"},
+      {1073741824.0 / 1e9, "off by 2^30 / 10^9: binary units (GiB) where decimal (GB) are asked, or the reverse"},
+      {1e9 / 1073741824.0, "off by 10^9 / 2^30: decimal units (GB) where binary (GiB) are asked, or the reverse"},
+      {1048576.0 / 1e6, "off by 2^20 / 10^6: MiB for MB, or the reverse"},
+      {1e6 / 1048576.0, "off by 10^6 / 2^20: MB for MiB, or the reverse"},
+      {4.0, "4 times the answer: bytes per FP32 element counted where elements are asked, or the element size "
+            "applied twice?"},
+      {0.25, "a quarter of the answer: the element size (4 bytes) missing?"},
+      {8.0, "8 times the answer: bits where bytes are asked?"},
+      {0.125, "an eighth of the answer: bytes where bits are asked?"},
+  };
+  for (const auto& f : kFactors) {
+    if (std::abs(ratio - f.value) <= 1e-6 * std::abs(f.value)) return std::string(" (") + f.hint + ")";
+  }
+  for (int k : {3, 6, 9, 12, -3, -6, -9, -12}) {
+    if (std::abs(ratio - std::pow(10.0, k)) <= 1e-6 * std::pow(10.0, k)) {
+      return fmt::format(" (off by a factor of 10^{}: a unit prefix: k, M, G or T?)", k);
+    }
+  }
+  return " (not within the tolerance)";
 }
 
 ::testing::AssertionResult same(double got, double want) { return near(got, want, kExactTolerance); }

@@ -238,6 +238,14 @@ TEST(Report, RecordedValuesAreVerifiedAgainstTheReferenceRun) {
   EXPECT_FALSE(rooflab::report::verify(got, want).ok);
 }
 
+TEST(Report, FailureMessagesMustNotShowTheAnswer) {
+  EXPECT_EQ(leaked_answer("your answer 3.5 is wrong; want 12.25", {12.25}), "12.25");
+  EXPECT_EQ(leaked_answer("your answer 12.25 is wrong (twice the answer)", {12.25}), "");  // the student's own
+  EXPECT_EQ(leaked_answer("n=4096: your answer 7 is wrong", {4096}), "");                 // an input, not a leak
+  EXPECT_EQ(leaked_answer("got 1.0737e+09 bytes", {1073741824.0 * 1.0000001}), "");
+  EXPECT_EQ(leaked_answer("expected 1.07374e+09", {1073741900.5}), "1.07374e+09");
+}
+
 // The values a test records travel through the channel intact (floats as floats, doubles as doubles).
 TEST(Report, ValuesSurviveTheChannel) {
   std::string bytes;

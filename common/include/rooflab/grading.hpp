@@ -89,8 +89,12 @@ template <typename Got, typename Want>
 }
 
 // One analytic answer: |got - want| <= atol + rtol |want| (NaN never passes), recorded like all_close.
-// EXPECT_TRUE(near(lab01::achieved_gbps(bytes, s), bytes / s / 1e9, {0, 1e-9})) << "what was asked";
+// The failure message shows the student's value and, where one fits, what its ratio to the answer
+// suggests (twice: reads and writes? 2^30/10^9: GiB for GB? 1000: a unit prefix?), never the answer:
+//   ROOFLAB_EXPECT(near(lab01::achieved_gbps(bytes, s), bytes / s / 1e9, {0, 1e-9})) << "what was asked";
 ::testing::AssertionResult near(double got, double want, Tolerance tol);
+// What the ratio of a wrong answer to the right one suggests (" (twice the answer: ...)"), without the answer.
+std::string diagnose(double got, double want);
 // An exact answer (counts, booleans, integers): near() with no tolerance.
 ::testing::AssertionResult same(double got, double want);
 // A student's answer that the test checks by its properties (the first batch that reaches the ridge) rather
@@ -114,6 +118,23 @@ void record_answer(std::string_view label, double value, Tolerance tol = kExactT
   [[maybe_unused]] static const bool ROOFLAB_CAT_(rooflab_identified_, suite##_##name) =            \
       ::rooflab::grading::identify_binary(ROOFLAB_RUBRIC, ROOFLAB_TEST_KIND);                        \
   TEST(suite, name)
+
+// Checks an AssertionResult without printing the checked expression: EXPECT_TRUE(near(f(x), 2 * x * e))
+// would show the student the reference formula. Use these for every comparison with a computed answer.
+#define ROOFLAB_EXPECT(...)                                          \
+  switch (0)                                                          \
+  case 0:                                                             \
+  default:                                                            \
+    if (const ::testing::AssertionResult rooflab_result_ = (__VA_ARGS__)) { \
+    } else                                                            \
+      ADD_FAILURE() << rooflab_result_.message() << " "
+#define ROOFLAB_ASSERT(...)                                          \
+  switch (0)                                                          \
+  case 0:                                                             \
+  default:                                                            \
+    if (const ::testing::AssertionResult rooflab_result_ = (__VA_ARGS__)) { \
+    } else                                                            \
+      return GTEST_MESSAGE_(rooflab_result_.message(), ::testing::TestPartResult::kFatalFailure) << " "
 
 // Skips (never passes) a test that needs a GPU when none is present; the grader shows "needs a GPU".
 // (Include <rooflab/device.hpp> where it is used: the analytic binaries need no CUDA at all.)

@@ -39,10 +39,10 @@ ROOFLAB_TEST(Lab01Analytic, StreamBytes) {
     const std::size_t n = 1 + rng.below(1ull << 32);
     const std::size_t elem = std::size_t{1} << rng.below(4);  // 1, 2, 4 or 8 bytes
     const double nb = static_cast<double>(n) * static_cast<double>(elem);
-    EXPECT_TRUE(near(lab01::stream_bytes(StreamOp::copy, n, elem), 2 * nb)) << "copy, n=" << n << " elem=" << elem;
-    EXPECT_TRUE(near(lab01::stream_bytes(StreamOp::scale, n, elem), 2 * nb)) << "scale, n=" << n;
-    EXPECT_TRUE(near(lab01::stream_bytes(StreamOp::add, n, elem), 3 * nb)) << "add, n=" << n;
-    EXPECT_TRUE(near(lab01::stream_bytes(StreamOp::triad, n, elem), 3 * nb)) << "triad, n=" << n;
+    ROOFLAB_EXPECT(near(lab01::stream_bytes(StreamOp::copy, n, elem), 2 * nb)) << "copy, n=" << n << " elem=" << elem;
+    ROOFLAB_EXPECT(near(lab01::stream_bytes(StreamOp::scale, n, elem), 2 * nb)) << "scale, n=" << n;
+    ROOFLAB_EXPECT(near(lab01::stream_bytes(StreamOp::add, n, elem), 3 * nb)) << "add, n=" << n;
+    ROOFLAB_EXPECT(near(lab01::stream_bytes(StreamOp::triad, n, elem), 3 * nb)) << "triad, n=" << n;
   }
 }
 
@@ -51,7 +51,7 @@ ROOFLAB_TEST(Lab01Analytic, AchievedBandwidth) {
   for (int trial = 0; trial < 50; ++trial) {
     const double bytes = rng.uniform(1e3, 1e12);
     const double seconds = rng.uniform(1e-6, 10.0);
-    EXPECT_TRUE(near(lab01::achieved_gbps(bytes, seconds), bytes / seconds / 1e9))
+    ROOFLAB_EXPECT(near(lab01::achieved_gbps(bytes, seconds), bytes / seconds / 1e9))
         << bytes << " bytes in " << seconds << " s (decimal GB: 1 GB = 1e9 bytes)";
   }
 }
@@ -63,7 +63,7 @@ ROOFLAB_TEST(Lab01Analytic, TimeFloorOnEveryGpu) {
       const std::size_t n = 1 + rng.below(1ull << 31);
       const double arrays = (op == StreamOp::copy || op == StreamOp::scale) ? 2 : 3;
       const double want = arrays * 4.0 * static_cast<double>(n) / (gpu.bandwidth_gbps * 1e9);
-      EXPECT_TRUE(near(lab01::time_floor_s(op, n, gpu), want)) << gpu.name << ", " << lab01::name(op) << ", n=" << n;
+      ROOFLAB_EXPECT(near(lab01::time_floor_s(op, n, gpu), want)) << gpu.name << ", " << lab01::name(op) << ", n=" << n;
     }
   }
 }
@@ -77,7 +77,7 @@ ROOFLAB_TEST(Lab01Analytic, StridedDramBytes) {
     const std::size_t elem = kElems[rng.below(5)];
     const std::size_t stride = 1 + rng.below(trial % 2 == 0 ? 8 : 80);
     const std::size_t sector = kSectors[rng.below(2)];
-    EXPECT_TRUE(near(lab01::strided_dram_bytes(n, elem, stride, sector), sectors_touched_bytes(n, elem, stride, sector)))
+    ROOFLAB_EXPECT(near(lab01::strided_dram_bytes(n, elem, stride, sector), sectors_touched_bytes(n, elem, stride, sector)))
         << "n=" << n << " elem=" << elem << " stride=" << stride << " sector=" << sector;
   }
 }
@@ -88,7 +88,7 @@ ROOFLAB_TEST(Lab01Analytic, StridedEfficiency) {
     for (std::size_t stride : {1, 2, 3, 4, 8, 16, 32, 64}) {
       for (std::size_t sector : {32, 64}) {
         const double want = static_cast<double>(kN * elem) / sectors_touched_bytes(kN, elem, stride, sector);
-        EXPECT_TRUE(near(lab01::strided_efficiency(elem, stride, sector), want, 1e-3))
+        ROOFLAB_EXPECT(near(lab01::strided_efficiency(elem, stride, sector), want, 1e-3))
             << "elem=" << elem << " stride=" << stride << " sector=" << sector;
       }
     }
@@ -99,17 +99,17 @@ ROOFLAB_TEST(Lab01Analytic, GigabytesAndGibibytes) {
   rooflab::Rng rng(rooflab::test_seed() + 4);
   for (int trial = 0; trial < 50; ++trial) {
     const double x = rng.uniform(0.1, 2000.0);
-    EXPECT_TRUE(near(lab01::gb_to_gib(x), x * 1e9 / 1073741824.0)) << x << " GB";
-    EXPECT_TRUE(near(lab01::gib_to_gb(x), x * 1073741824.0 / 1e9)) << x << " GiB";
+    ROOFLAB_EXPECT(near(lab01::gb_to_gib(x), x * 1e9 / 1073741824.0)) << x << " GB";
+    ROOFLAB_EXPECT(near(lab01::gib_to_gb(x), x * 1073741824.0 / 1e9)) << x << " GiB";
   }
   // The trap itself: an "80 GB" H100 shows about 74.5 GiB.
-  EXPECT_TRUE(rooflab::grading::near(lab01::gb_to_gib(80.0), 74.506, {1e-3, 0.0}));
+  ROOFLAB_EXPECT(rooflab::grading::near(lab01::gb_to_gib(80.0), 74.506, {1e-3, 0.0}));
 }
 
 ROOFLAB_TEST(Lab01Analytic, MinArrayOnEveryGpu) {
   for (const auto& gpu : rooflab::gpus()) {
     if (!gpu.l2_mb) continue;  // not published for this GPU (see data/gpus.json)
-    EXPECT_TRUE(near(lab01::min_array_bytes(gpu), 4.0 * *gpu.l2_mb * 1e6)) << gpu.name;
+    ROOFLAB_EXPECT(near(lab01::min_array_bytes(gpu), 4.0 * *gpu.l2_mb * 1e6)) << gpu.name;
   }
 }
 
@@ -118,7 +118,7 @@ ROOFLAB_TEST(Lab01Analytic, CopyFractionOfDatasheet) {
   for (const auto& gpu : rooflab::gpus()) {
     const double bytes = rng.uniform(1e8, 1e11);
     const double seconds = 2.0 * bytes / (gpu.bandwidth_gbps * 1e9) / rng.uniform(0.5, 0.95);
-    EXPECT_TRUE(near(lab01::copy_fraction_of_datasheet(bytes, seconds, gpu),
+    ROOFLAB_EXPECT(near(lab01::copy_fraction_of_datasheet(bytes, seconds, gpu),
                      2.0 * bytes / seconds / 1e9 / gpu.bandwidth_gbps))
         << gpu.name << ": a copy of B bytes moves 2B across the memory interface";
   }

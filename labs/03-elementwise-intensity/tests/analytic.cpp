@@ -18,8 +18,10 @@ using rooflab::DType;
   const auto f = rooflab::grading::near(got.flops, flops, kTol);
   const auto b = rooflab::grading::near(got.bytes, bytes, kTol);
   if (f && b) return ::testing::AssertionSuccess();
-  return ::testing::AssertionFailure() << "got " << got.flops << " FLOPs / " << got.bytes << " bytes, want " << flops
-                                       << " / " << bytes;
+  ::testing::AssertionResult r = ::testing::AssertionFailure();
+  if (!f) r << "FLOPs: " << f.message() << " ";
+  if (!b) r << "bytes: " << b.message();
+  return r;
 }
 // near() with an absolute tolerance, as EXPECT_NEAR has.
 ::testing::AssertionResult near_abs(double got, double want, double atol) {
@@ -42,24 +44,24 @@ std::vector<Shape> shapes() {
 ROOFLAB_TEST(Lab03Analytic, ReluAddGelu) {
   for (const auto& s : shapes()) {
     const double n = static_cast<double>(s.rows * s.cols), e = static_cast<double>(s.elem);
-    EXPECT_TRUE(same(lab03::relu(s.rows * s.cols, s.elem), n, 2 * n * e)) << "relu n=" << n;
-    EXPECT_TRUE(same(lab03::add(s.rows * s.cols, s.elem), n, 3 * n * e)) << "add n=" << n;
-    EXPECT_TRUE(same(lab03::gelu(s.rows * s.cols, s.elem), 9 * n, 2 * n * e)) << "gelu n=" << n;
+    ROOFLAB_EXPECT(same(lab03::relu(s.rows * s.cols, s.elem), n, 2 * n * e)) << "relu n=" << n;
+    ROOFLAB_EXPECT(same(lab03::add(s.rows * s.cols, s.elem), n, 3 * n * e)) << "add n=" << n;
+    ROOFLAB_EXPECT(same(lab03::gelu(s.rows * s.cols, s.elem), 9 * n, 2 * n * e)) << "gelu n=" << n;
   }
 }
 
 ROOFLAB_TEST(Lab03Analytic, BiasReluLayerNormAdam) {
   for (const auto& s : shapes()) {
     const double n = static_cast<double>(s.rows * s.cols), e = static_cast<double>(s.elem);
-    EXPECT_TRUE(same(lab03::bias_relu(s.rows, s.cols, s.elem), 2 * n, (2 * n + static_cast<double>(s.cols)) * e));
+    ROOFLAB_EXPECT(same(lab03::bias_relu(s.rows, s.cols, s.elem), 2 * n, (2 * n + static_cast<double>(s.cols)) * e));
     const std::size_t b = 1 + s.rows % 7;
     const double m = static_cast<double>(b * s.rows * s.cols);
-    EXPECT_TRUE(same(lab03::layernorm(b, s.rows, s.cols, s.elem), 8 * m, (2 * m + 2.0 * static_cast<double>(s.cols)) * e))
+    ROOFLAB_EXPECT(same(lab03::layernorm(b, s.rows, s.cols, s.elem), 8 * m, (2 * m + 2.0 * static_cast<double>(s.cols)) * e))
         << "layernorm " << b << "x" << s.rows << "x" << s.cols;
-    EXPECT_TRUE(same(lab03::adam_step(s.rows * s.cols), 12 * n, 28 * n));
+    ROOFLAB_EXPECT(same(lab03::adam_step(s.rows * s.cols), 12 * n, 28 * n));
   }
   // REFERENCE exercise 10: Adam is far left of every ridge point (12 / 28 = 0.43 FLOP/byte).
-  EXPECT_TRUE(near_abs(lab03::intensity(lab03::adam_step(1000)), 12.0 / 28.0, 1e-12));
+  ROOFLAB_EXPECT(near_abs(lab03::intensity(lab03::adam_step(1000)), 12.0 / 28.0, 1e-12));
 }
 
 ROOFLAB_TEST(Lab03Analytic, PredictedTimeOnEveryGpu) {
@@ -67,22 +69,22 @@ ROOFLAB_TEST(Lab03Analytic, PredictedTimeOnEveryGpu) {
     for (const auto& s : shapes()) {
       const lab03::Cost c{rooflab::Rng(s.rows).uniform(1e6, 1e12), rooflab::Rng(s.cols).uniform(1e6, 1e11)};
       const double want = std::max(c.bytes / (g.bandwidth_gbps * 1e9), c.flops / (g.fp32_tflops * 1e12));
-      EXPECT_TRUE(rooflab::grading::near(lab03::predicted_time_s(c, g, DType::fp32), want, {0.0, 1e-9})) << g.name;
-      EXPECT_TRUE(near_abs(lab03::intensity(c), c.flops / c.bytes, 1e-12 * c.flops / c.bytes));
+      ROOFLAB_EXPECT(rooflab::grading::near(lab03::predicted_time_s(c, g, DType::fp32), want, {0.0, 1e-9})) << g.name;
+      ROOFLAB_EXPECT(near_abs(lab03::intensity(c), c.flops / c.bytes, 1e-12 * c.flops / c.bytes));
     }
   }
   // REFERENCE exercise 2: LayerNorm over [B, L, D] in FP16 is about 2 FLOP/byte: memory-bound on an A100.
   const auto ln = lab03::layernorm(8, 2048, 4096, 2);
   const auto& a100 = rooflab::gpu("a100-80gb-sxm4");
-  EXPECT_TRUE(near_abs(lab03::predicted_time_s(ln, a100, DType::fp16), ln.bytes / (a100.bandwidth_gbps * 1e9), 1e-12));
+  ROOFLAB_EXPECT(near_abs(lab03::predicted_time_s(ln, a100, DType::fp16), ln.bytes / (a100.bandwidth_gbps * 1e9), 1e-12));
 }
 
 ROOFLAB_TEST(Lab03Analytic, FusionSavesTheIntermediates) {
   for (const auto& s : shapes()) {
     const double n = static_cast<double>(s.rows * s.cols), e = static_cast<double>(s.elem), c = static_cast<double>(s.cols);
-    EXPECT_TRUE(same(lab03::chain_unfused(s.rows, s.cols, s.elem), 11 * n, (7 * n + c) * e)) << s.rows << "x" << s.cols;
-    EXPECT_TRUE(same(lab03::chain_fused(s.rows, s.cols, s.elem), 11 * n, (3 * n + c) * e)) << s.rows << "x" << s.cols;
-    EXPECT_TRUE(near_abs(lab03::fusion_speedup(s.rows, s.cols, s.elem), (7 * n + c) / (3 * n + c), 1e-9));
+    ROOFLAB_EXPECT(same(lab03::chain_unfused(s.rows, s.cols, s.elem), 11 * n, (7 * n + c) * e)) << s.rows << "x" << s.cols;
+    ROOFLAB_EXPECT(same(lab03::chain_fused(s.rows, s.cols, s.elem), 11 * n, (3 * n + c) * e)) << s.rows << "x" << s.cols;
+    ROOFLAB_EXPECT(near_abs(lab03::fusion_speedup(s.rows, s.cols, s.elem), (7 * n + c) / (3 * n + c), 1e-9));
   }
 }
 
