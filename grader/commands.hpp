@@ -26,6 +26,7 @@ struct GradeArgs {
   double timeout_s = 300;
   bool verbose = false;
   bool no_color = false;
+  bool no_sandbox = false;  // run student processes unconfined (debugging the grader only)
 };
 
 struct SelftestArgs {

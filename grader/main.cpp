@@ -35,6 +35,9 @@ int main(int argc, char** argv) {
   g->add_option("--timeout", grade.timeout_s, "Seconds one test may run before it counts as hung")->capture_default_str();
   g->add_flag("-v,--verbose", grade.verbose, "Show builds and test output as they run");
   g->add_flag("--no-color", grade.no_color, "Plain text");
+  g->add_flag("--no-sandbox", grade.no_sandbox,
+              "Run the build of student files and the tests without the sandbox (debugging the grader only; "
+              "see docs/instructor-guide.md)");
 
   InspectArgs inspect;
   auto* in = app.add_subcommand("inspect", "What the compiler says about a lab's kernels, without a GPU: registers, "
