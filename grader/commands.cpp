@@ -285,8 +285,12 @@ int cmd_inspect(const InspectArgs& a) {
   const Lab& wanted = base.lab(a.lab);
   BuildTree tree{source_dir(), own_build_dir(), "default", {{"ROOFLAB_STUDENT_DIR", (source_dir() / "labs").string()}}};
   if (a.solutions) tree = {source_dir(), source_dir() / "build" / "solutions", "solutions", {}};
+  // Student code is compiled and its static binary run: both sandboxed, as in grade.
+  const ScratchRoot scratch;
+  const GradingTree sandboxed{source_dir(), tree.build_dir, a.solutions ? source_dir() / "solutions" : base.student_dir,
+                              {}, scratch.path()};
   if (a.solutions) {
-    const ProcessResult conf = configure(tree, false);
+    const ProcessResult conf = configure(tree, false, build_sandbox(sandboxed));
     if (!conf.ok()) {
       std::cerr << conf.output << "\nrooflab: configuring the build failed\n";
       return kExitHarness;
@@ -302,7 +306,7 @@ int cmd_inspect(const InspectArgs& a) {
     std::cerr << "rooflab inspect: lab " << lab.id << " has no static binary (this build has no CUDA compiler)\n";
     return kExitNoGpu;
   }
-  const ProcessResult built = build_target(tree.build_dir, stat->target, false);
+  const ProcessResult built = build_target(tree.build_dir, stat->target, false, build_sandbox(sandboxed));
   if (!built.ok()) {
     std::cerr << "rooflab inspect: the student files do not compile:\n" << compile_errors(built.output) << "\n";
     return kExitFailed;
@@ -310,7 +314,7 @@ int cmd_inspect(const InspectArgs& a) {
   std::vector<std::string> argv = {stat->path.string(), "--rooflab-inspect", "--gpu", a.gpu, "--n", fmt::format("{:g}", a.n)};
   if (!a.arch.empty()) argv.insert(argv.end(), {"--arch", a.arch});
   if (a.json) argv.push_back("--json");
-  const ProcessResult p = run_process(argv, {.timeout_s = 120});
+  const ProcessResult p = run_process(argv, {.timeout_s = 120, .sandbox = test_sandbox(sandboxed)});
   std::fputs(p.output.c_str(), p.ok() ? stdout : stderr);
   return p.ok() ? kExitOk : (p.exit_code == 2 ? kExitUsage : kExitFailed);
 }
@@ -321,6 +325,9 @@ int cmd_selftest(const SelftestArgs& a) {
   const Variant& v = lab.variant(a.variant);
   RunOptions options;
   options.timeout_s = 300;
+  // In the sandbox grade uses, so that the suite checks every kind of test binary still passes in it.
+  const ScratchRoot scratch;
+  const SandboxScope in_sandbox(test_sandbox({m.source_dir, m.build_dir, v.student_dir, {}, scratch.path()}));
   const auto results = run_variant(lab, v, options);
   LabResults lr{&lab, v.student_dir.string(), results, "variant " + v.name};
   std::fputs(terminal_table(lr, false).c_str(), stdout);
