@@ -2,12 +2,22 @@
 
 #include <fmt/format.h>
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cctype>
+#include <cerrno>
+#include <cstring>
+#include <fstream>
 #include <sstream>
 #include <thread>
 
 namespace rooflab::grader {
 
-ProcessResult configure(const BuildTree& tree, bool echo) {
+namespace fs = std::filesystem;
+
+ProcessResult configure(const BuildTree& tree, bool echo, const std::optional<Sandbox>& sandbox) {
   std::vector<std::string> argv = {"cmake", "-S", tree.source_dir.string(), "--preset", tree.preset,
                                    "-B", tree.build_dir.string()};
   for (const auto& [k, v] : tree.defs) argv.push_back(fmt::format("-D{}={}", k, v));
@@ -15,14 +25,18 @@ ProcessResult configure(const BuildTree& tree, bool echo) {
   o.timeout_s = 600;
   o.echo = echo;
   o.cwd = tree.source_dir;
+  o.sandbox = sandbox;
+  if (sandbox) fs::create_directories(tree.build_dir);  // a rule can only name what exists
   return run_process(argv, o);
 }
 
-ProcessResult build_target(const std::filesystem::path& build_dir, const std::string& target, bool echo) {
+ProcessResult build_target(const std::filesystem::path& build_dir, const std::string& target, bool echo,
+                           const std::optional<Sandbox>& sandbox) {
   const unsigned jobs = std::max(1u, std::thread::hardware_concurrency());
   ProcessOptions o;
   o.timeout_s = 1800;
   o.echo = echo;
+  o.sandbox = sandbox;
   return run_process({"cmake", "--build", build_dir.string(), "--target", target, "-j", std::to_string(jobs)}, o);
 }
 
@@ -57,25 +71,327 @@ std::string compile_errors(const std::string& output, int max_lines) {
   return out;
 }
 
-std::vector<std::string> assemble_submission(const std::vector<const Lab*>& labs,
-                                             const std::filesystem::path& submission,
-                                             const std::filesystem::path& dest) {
-  namespace fs = std::filesystem;
-  std::vector<std::string> notes;
+// ---- reading an upload ----
+
+std::optional<std::string> read_student_file(const fs::path& root, const fs::path& rel, std::string& text) {
+  if (rel.is_absolute()) return fmt::format("{} is an absolute path", rel.string());
+  fs::path at = root;
+  for (auto part = rel.begin(); part != rel.end(); ++part) {
+    if (*part == "..") return fmt::format("{} has a `..` component", rel.string());
+    at /= *part;
+    if (std::next(part) == rel.end()) break;
+    std::error_code ec;
+    const auto st = fs::symlink_status(at, ec);
+    if (fs::is_symlink(st)) return fmt::format("{} is a symbolic link", at.lexically_relative(root).string());
+    if (!fs::is_directory(st)) return fmt::format("{} is not a directory", at.lexically_relative(root).string());
+  }
+  // Everything is decided on the opened file, so it cannot be swapped between the checks and the read.
+  const int fd = open(at.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) {
+    if (errno == ELOOP) return fmt::format("{} is a symbolic link (links are never followed)", rel.string());
+    return fmt::format("{} cannot be read: {}", rel.string(), std::strerror(errno));
+  }
+  struct stat st{};
+  std::optional<std::string> refused;
+  if (fstat(fd, &st) != 0) {
+    refused = fmt::format("{} cannot be read: {}", rel.string(), std::strerror(errno));
+  } else if (!S_ISREG(st.st_mode)) {
+    refused = fmt::format("{} is not a regular file", rel.string());
+  } else if (st.st_nlink > 1) {
+    refused = fmt::format("{} has {} hard links (another name of it may lie outside the upload)", rel.string(),
+                          st.st_nlink);
+  } else if (static_cast<std::uintmax_t>(st.st_size) > kMaxStudentFileBytes) {
+    refused = fmt::format("{} is {} bytes, over the limit of {} KiB per file", rel.string(), st.st_size,
+                          kMaxStudentFileBytes >> 10);
+  }
+  text.clear();
+  char buf[65536];
+  for (ssize_t n; !refused && (n = read(fd, buf, sizeof buf)) != 0;) {
+    if (n < 0) {
+      refused = fmt::format("{} cannot be read: {}", rel.string(), std::strerror(errno));
+    } else {
+      text.append(buf, static_cast<std::size_t>(n));
+      if (text.size() > kMaxStudentFileBytes) refused = fmt::format("{} grew past the size limit", rel.string());
+    }
+  }
+  close(fd);
+  return refused;
+}
+
+// ---- the include policy ----
+
+namespace {
+
+// The logical lines of a C++ source as its preprocessor sees them: line continuations joined, comments
+// replaced by a space (a block comment does not end a line), string, character and raw string literals kept
+// whole (a "//" inside one is no comment, and a raw string may span lines). Each line keeps the number of its
+// first physical line.
+class LogicalLines {
+ public:
+  struct Line {
+    int number;
+    std::string text;
+  };
+
+  explicit LogicalLines(const std::string& text) : s_(text) {}
+
+  // Returns false (and why) for source the compiler would reject anyway in ways that would make the scan
+  // unreliable (a raw string literal that never ends).
+  bool scan(std::vector<Line>& out, std::string& why) {
+    Line cur{1, ""};
+    while (peek() != '\0' || i_ < s_.size()) {
+      const char c = peek();
+      if (c == '\n') {
+        advance();
+        out.push_back(std::move(cur));
+        cur = {line_, ""};
+      } else if (c == '/' && peek2() == '/') {
+        while (i_ < s_.size() && peek() != '\n') advance();
+        cur.text += ' ';
+      } else if (c == '/' && peek2() == '*') {
+        advance();
+        advance();
+        while (i_ < s_.size() && !(peek() == '*' && peek2() == '/')) advance();
+        advance();
+        advance();
+        cur.text += ' ';
+      } else if (ident_start(c)) {
+        std::string id;
+        while (ident_char(peek())) {
+          id += peek();
+          advance();
+        }
+        cur.text += id;
+        if (peek() == '"' && (id == "R" || id == "LR" || id == "uR" || id == "UR" || id == "u8R")) {
+          if (!raw_string(cur.text, why)) return false;
+        }
+      } else if (std::isdigit(static_cast<unsigned char>(c)) || (c == '.' && std::isdigit(static_cast<unsigned char>(peek2())))) {
+        pp_number(cur.text);
+      } else if (c == '"' || c == '\'') {
+        quoted(c, cur.text);
+      } else {
+        cur.text += c;
+        advance();
+      }
+    }
+    out.push_back(std::move(cur));
+    return true;
+  }
+
+ private:
+  // The length of a backslash-newline at `i` (GCC also takes blanks between the two), 0 if there is none.
+  std::size_t splice_at(std::size_t i) const {
+    if (i >= s_.size() || s_[i] != '\\') return 0;
+    std::size_t j = i + 1;
+    while (j < s_.size() && (s_[j] == ' ' || s_[j] == '\t')) ++j;
+    if (j < s_.size() && s_[j] == '\r') ++j;
+    return j < s_.size() && s_[j] == '\n' ? j + 1 - i : 0;
+  }
+  char peek() {
+    for (std::size_t n; (n = splice_at(i_)) != 0; i_ += n) ++line_;
+    return i_ < s_.size() ? s_[i_] : '\0';
+  }
+  char peek2() {
+    peek();
+    std::size_t j = i_ + 1;
+    for (std::size_t n; (n = splice_at(j)) != 0;) j += n;
+    return j < s_.size() ? s_[j] : '\0';
+  }
+  void advance() {
+    peek();
+    if (i_ >= s_.size()) return;
+    if (s_[i_] == '\n') ++line_;
+    ++i_;
+  }
+  static bool ident_start(char c) {
+    return std::isalpha(static_cast<unsigned char>(c)) || c == '_' || c == '$' || static_cast<unsigned char>(c) >= 0x80;
+  }
+  static bool ident_char(char c) { return ident_start(c) || std::isdigit(static_cast<unsigned char>(c)); }
+
+  // A preprocessing number: 1'000'000 and 0x1p-3 are one token (a ' inside one opens no character literal).
+  void pp_number(std::string& out) {
+    while (true) {
+      const char c = peek();
+      if ((c == 'e' || c == 'E' || c == 'p' || c == 'P') && (peek2() == '+' || peek2() == '-')) {
+        out += c;
+        advance();
+        out += peek();
+        advance();
+      } else if (ident_char(c) || c == '.' || (c == '\'' && ident_char(peek2()))) {
+        out += c;
+        advance();
+      } else {
+        return;
+      }
+    }
+  }
+
+  // "..." or '...': ends at the closing quote or, unterminated, before the end of the line.
+  void quoted(char quote, std::string& out) {
+    out += quote;
+    advance();
+    while (i_ < s_.size()) {
+      const char c = peek();
+      if (c == '\n' || c == '\0') return;
+      out += c;
+      advance();
+      if (c == quote) return;
+      if (c == '\\' && peek() != '\n') {
+        out += peek();
+        advance();
+      }
+    }
+  }
+
+  // R"delim( ... )delim": line continuations are not joined inside (the standard reverts them there).
+  bool raw_string(std::string& out, std::string& why) {
+    advance();  // the quote
+    const std::size_t open = s_.find('(', i_);
+    const std::string delim = open == std::string::npos ? "" : s_.substr(i_, open - i_);
+    if (open == std::string::npos || delim.size() > 16 ||
+        delim.find_first_of(" \t\n\\)\"") != std::string::npos) {
+      why = fmt::format("line {}: a raw string literal with an invalid delimiter", line_);
+      return false;
+    }
+    const std::size_t close = s_.find(")" + delim + "\"", open);
+    if (close == std::string::npos) {
+      why = fmt::format("line {}: a raw string literal that never ends", line_);
+      return false;
+    }
+    const std::size_t end = close + delim.size() + 2;
+    for (std::size_t k = i_; k < end; ++k) {
+      if (s_[k] == '\n') ++line_;
+      out += s_[k] == '\n' ? ' ' : s_[k];
+    }
+    i_ = end;
+    return true;
+  }
+
+  const std::string& s_;
+  std::size_t i_ = 0;
+  int line_ = 1;
+};
+
+std::string trim(const std::string& s) {
+  const auto b = s.find_first_not_of(" \t\r\f\v");
+  if (b == std::string::npos) return "";
+  return s.substr(b, s.find_last_not_of(" \t\r\f\v") - b + 1);
+}
+
+// Why an included name is refused, or nullopt.
+std::optional<std::string> refuse_include_name(const std::string& name, bool quoted, const fs::path& lab_dir) {
+  if (name.empty()) return "an empty name";
+  if (name.front() == '/') return "an absolute path";
+  if (name.find('\\') != std::string::npos) return "a backslash in the name";
+  const fs::path p(name);
+  for (const auto& part : p) {
+    if (part == "..") return "a `..` component";
+    if (part == "solutions") return "a path into solutions/";
+  }
+  if (quoted) {
+    std::error_code ec;
+    if (name.find('/') != std::string::npos || !fs::is_regular_file(fs::symlink_status(lab_dir / name, ec))) {
+      return fmt::format("\"{}\" is not a file of the lab; a quoted #include may name only the lab's own files "
+                         "(such as \"lab.hpp\"), and <...> is for <rooflab/...>, system and CUDA headers", name);
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<std::string> include_policy_violation(const std::string& text, const fs::path& lab_dir) {
+  std::vector<LogicalLines::Line> lines;
+  std::string why;
+  if (!LogicalLines(text).scan(lines, why)) return why;
+  for (const auto& line : lines) {
+    const std::string code = trim(line.text);
+    const auto refuse = [&](const std::string& reason) {
+      return fmt::format("line {}: `{}`: {}", line.number, code, reason);
+    };
+    // The assembler reads files too: asm(".incbin \"...\"").
+    for (const char* directive : {".incbin", ".include"}) {
+      if (code.find(directive) != std::string::npos) return refuse(fmt::format("assembler {} is not allowed", directive));
+    }
+    std::size_t at = 0;
+    if (code.rfind('#', 0) == 0) {
+      at = 1;
+    } else if (code.rfind("%:", 0) == 0) {  // the digraph of #
+      at = 2;
+    } else {
+      continue;
+    }
+    std::string rest = trim(code.substr(at));
+    std::size_t n = 0;
+    while (n < rest.size() && (std::isalnum(static_cast<unsigned char>(rest[n])) || rest[n] == '_')) ++n;
+    const std::string directive = rest.substr(0, n);
+    if (directive != "include" && directive != "include_next" && directive != "import" && directive != "embed") continue;
+    rest = trim(rest.substr(n));
+    const char open = rest.empty() ? '\0' : rest.front();
+    const char close = open == '"' ? '"' : '>';
+    const std::size_t end = rest.find(close, 1);
+    if ((open != '"' && open != '<') || end == std::string::npos) {
+      return refuse("the name of an #include must be written out (\"...\" or <...>), not come from a macro");
+    }
+    if (!trim(rest.substr(end + 1)).empty()) return refuse("text after the included name");
+    if (auto bad = refuse_include_name(rest.substr(1, end - 1), open == '"', lab_dir)) return refuse(*bad);
+  }
+  return std::nullopt;
+}
+
+bool binary_uses(const Binary& binary, const std::string& student_file) {
+  const bool kernels = fs::path(student_file).extension() == ".cu";
+  return kernels ? binary.kind != "analytic" : binary.kind == "analytic";
+}
+
+std::vector<RefusedFile> check_student_files(const std::vector<const Lab*>& labs, const fs::path& student_dir) {
+  std::vector<RefusedFile> refused;
+  for (const Lab* lab : labs) {
+    for (const auto& file : lab->student_files) {
+      std::string text;
+      auto why = read_student_file(student_dir, fs::path(lab->dir_name()) / file, text);
+      if (!why) why = include_policy_violation(text, lab->dir);
+      if (why) refused.push_back({lab->id, file, *why});
+    }
+  }
+  return refused;
+}
+
+AssembledSubmission assemble_submission(const std::vector<const Lab*>& labs, const fs::path& submission,
+                                        const fs::path& dest) {
+  AssembledSubmission out;
   for (const Lab* lab : labs) {
     const fs::path out_dir = dest / lab->dir_name();
     fs::create_directories(out_dir);
     for (const auto& file : lab->student_files) {
-      fs::path from = submission / lab->dir_name() / file;
-      if (!fs::exists(from) && labs.size() == 1) from = submission / file;
-      if (!fs::exists(from)) {
-        from = lab->dir / file;
-        notes.push_back(fmt::format("lab {}: {} is not in the submission; graded with the stub from labs/", lab->id, file));
+      // Where it is: <lab dir>/<file>, or at the top when one lab is graded. A link counts as present (and
+      // is refused below), so that it never silently falls back to another copy.
+      const auto present = [&](const fs::path& rel) {
+        std::error_code ec;
+        return fs::symlink_status(submission / rel, ec).type() != fs::file_type::not_found;
+      };
+      fs::path rel = fs::path(lab->dir_name()) / file;
+      if (!present(rel) && labs.size() == 1 && present(file)) rel = file;
+      std::string text;
+      std::optional<std::string> why;
+      if (present(rel)) {
+        why = read_student_file(submission, rel, text);
+        if (!why) why = include_policy_violation(text, lab->dir);
+        if (!why) {
+          std::ofstream(out_dir / file, std::ios::binary) << text;
+          continue;
+        }
+        out.refused.push_back({lab->id, file, *why});
+        out.notes.push_back(fmt::format("lab {}: {} was refused ({}); graded as missing, with the stub from labs/",
+                                        lab->id, file, *why));
+      } else {
+        out.notes.push_back(
+            fmt::format("lab {}: {} is not in the submission; graded with the stub from labs/", lab->id, file));
       }
-      fs::copy_file(from, out_dir / file, fs::copy_options::overwrite_existing);
+      fs::copy_file(lab->dir / file, out_dir / file, fs::copy_options::overwrite_existing);
     }
   }
-  return notes;
+  return out;
 }
 
 }  // namespace rooflab::grader

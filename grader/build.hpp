@@ -5,8 +5,10 @@
 #include "manifest.hpp"
 #include "process.hpp"
 
+#include <cstdint>
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -19,17 +21,55 @@ struct BuildTree {
   std::map<std::string, std::string> defs;  // extra -D definitions
 };
 
-ProcessResult configure(const BuildTree& tree, bool echo);
-ProcessResult build_target(const std::filesystem::path& build_dir, const std::string& target, bool echo);
+// Both run in `sandbox` when given (build_sandbox(): the build tree writable, the source tree read-only).
+ProcessResult configure(const BuildTree& tree, bool echo, const std::optional<Sandbox>& sandbox = std::nullopt);
+ProcessResult build_target(const std::filesystem::path& build_dir, const std::string& target, bool echo,
+                           const std::optional<Sandbox>& sandbox = std::nullopt);
 
 // The compiler's error lines with a little context, at most `max_lines`: what a student needs to see.
 std::string compile_errors(const std::string& build_output, int max_lines = 40);
 
+// ---- student files: what an upload may be and what it may include ----
+
+inline constexpr std::uintmax_t kMaxStudentFileBytes = 1u << 20;
+
+// Reads `root`/`rel` as an untrusted upload, following no link. Refused (the reason is returned): an
+// absolute `rel` or one with a `..` component, a symbolic link anywhere below `root`, anything but a
+// regular file, a file with other hard links (they may lie outside the upload), a file over
+// kMaxStudentFileBytes.
+std::optional<std::string> read_student_file(const std::filesystem::path& root, const std::filesystem::path& rel,
+                                             std::string& text);
+
+// The include policy of a student file of the lab in `lab_dir`: "name" only for the lab's own files
+// ("lab.hpp", "kernels.hpp"), <name> for <rooflab/...>, system and CUDA headers; never an absolute path, a
+// `..` component or solutions/; no #include whose name comes from a macro; no assembler .incbin/.include.
+// Comments and line continuations are read as the compiler reads them. Returns the offending line and why.
+std::optional<std::string> include_policy_violation(const std::string& text, const std::filesystem::path& lab_dir);
+
+struct RefusedFile {
+  std::string lab;   // "01"
+  std::string file;  // "kernels.cu"
+  std::string reason;
+};
+
+struct AssembledSubmission {
+  std::vector<std::string> notes;    // for the report's header: missing and refused files
+  std::vector<RefusedFile> refused;  // each also in `notes`
+};
+
 // Copies the whitelisted student files of `labs` from a submission into `dest` laid out like labs/.
 // A submission may hold <lab dir>/<file> or, when one lab is graded, the files at its top level. A file
-// the submission lacks is taken from labs/ (the stub) and named in the returned notes.
-std::vector<std::string> assemble_submission(const std::vector<const Lab*>& labs,
-                                             const std::filesystem::path& submission,
-                                             const std::filesystem::path& dest);
+// the submission lacks, or one that read_student_file or include_policy_violation refuses, is taken from
+// labs/ (the stub) and named in the notes.
+AssembledSubmission assemble_submission(const std::vector<const Lab*>& labs, const std::filesystem::path& submission,
+                                        const std::filesystem::path& dest);
+
+// The same checks on student files graded in place (labs/, or solutions/ with --solutions).
+std::vector<RefusedFile> check_student_files(const std::vector<const Lab*>& labs,
+                                             const std::filesystem::path& student_dir);
+
+// Whether `binary` is built from `student_file`: .cu files are the kernels (emu, race, gpu and static
+// binaries), the others host answers (analytic), as rooflab_add_lab sorts them.
+bool binary_uses(const Binary& binary, const std::string& student_file);
 
 }  // namespace rooflab::grader

@@ -5,6 +5,7 @@
 #include "process.hpp"
 #include "report.hpp"
 #include "runner.hpp"
+#include "sandbox.hpp"
 
 #include <rooflab/ptx.hpp>
 #include <rooflab/specs.hpp>
@@ -19,6 +20,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdio>
+#include <cstdlib>
 #include <ctime>
 #include <fstream>
 #include <iostream>
@@ -84,6 +86,61 @@ std::string race_skip_reason(const std::vector<TestResult>& so_far) {
     }
   }
   return "";
+}
+
+// ---- the sandbox of student processes (sandbox.hpp) ----
+
+// A private directory for the per-process scratch directories of one command, removed at its end.
+class ScratchRoot {
+ public:
+  ScratchRoot() {
+    std::string pattern = (fs::temp_directory_path() / "rooflab-sandbox-XXXXXX").string();
+    if (mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("cannot make a scratch directory in " + pattern);
+    path_ = pattern;
+  }
+  ~ScratchRoot() {
+    std::error_code ec;
+    fs::remove_all(path_, ec);
+  }
+  ScratchRoot(const ScratchRoot&) = delete;
+  ScratchRoot& operator=(const ScratchRoot&) = delete;
+  const fs::path& path() const { return path_; }
+
+ private:
+  fs::path path_;
+};
+
+// What the report's header says when student processes are not confined, or "".
+std::string sandbox_warning(bool disabled) {
+  if (disabled) return "Not sandboxed: --no-sandbox was given, so student code ran with the grader's rights.";
+  const auto& ll = landlock_support();
+  if (ll.abi == 0) {
+    return "Not sandboxed: " + ll.unavailable + ". Student code ran with the grader's rights (only its TMPDIR and "
+           "HOME were private).";
+  }
+  if (ll.abi < 4) {
+    return fmt::format("Sandbox without network rules: this kernel's Landlock (ABI {}) cannot refuse TCP; files are "
+                       "confined.", ll.abi);
+  }
+  return "";
+}
+
+// Whether a build tree was configured with the selftest variants (they are built from solutions/).
+bool has_selftests(const fs::path& build_dir) {
+  std::ifstream cache(build_dir / "CMakeCache.txt");
+  for (std::string line; std::getline(cache, line);) {
+    if (line.rfind("ROOFLAB_SELFTEST:", 0) == 0) return line.substr(line.find('=') + 1) == "ON";
+  }
+  return false;
+}
+
+// The lab's tests that a refused student file makes lost, with the reason; "" if none.
+std::string refusal_of(const Lab& lab, const Binary& b, const std::vector<RefusedFile>& refused) {
+  std::string out;
+  for (const auto& r : refused) {
+    if (r.lab == lab.id && binary_uses(b, r.file)) out += fmt::format("{} was refused, so this was not built: {}\n", r.file, r.reason);
+  }
+  return out;
 }
 
 // Runs every binary of a built variant (for selftest: nothing is built here).
@@ -156,20 +213,41 @@ int cmd_grade(const GradeArgs& a) {
     tree.preset = "solutions";
   }
   if (a.submission) tree.build_dir = src / "build" / "submission";
+  if (!a.solutions && !a.submission && !a.build_dir && has_selftests(tree.build_dir)) {
+    tree.build_dir = src / "build" / "default";  // keep a CI tree's selftest variants: grade labs/ beside it
+  }
   if (a.build_dir) tree.build_dir = fs::absolute(*a.build_dir);  // parallel graders: one tree each
+  // Student files are checked (links, size, includes) before anything compiles them; a refused one
+  // loses the tests of the binaries it goes into, with the reason.
+  fs::path student_dir = src / (a.solutions ? "solutions" : "labs");
+  std::vector<RefusedFile> refused;
   if (a.submission) {
     // Only the whitelisted files are taken, into the build tree (so parallel graders do not share them).
-    const fs::path files = tree.build_dir / "student-files";
-    fs::remove_all(files);
-    notes = assemble_submission(labs, fs::absolute(*a.submission), files);
-    tree.defs["ROOFLAB_STUDENT_DIR"] = files.string();
-  } else if (!a.solutions) {
-    tree.defs["ROOFLAB_STUDENT_DIR"] = (src / "labs").string();
+    student_dir = tree.build_dir / "student-files";
+    fs::remove_all(student_dir);
+    auto assembled = assemble_submission(labs, fs::absolute(*a.submission), student_dir);
+    notes = std::move(assembled.notes);
+    refused = std::move(assembled.refused);
+  } else {
+    refused = check_student_files(labs, student_dir);
+    for (const auto& r : refused) notes.push_back(fmt::format("lab {}: {} was refused: {}", r.lab, r.file, r.reason));
+  }
+  if (!a.solutions) {
+    tree.defs["ROOFLAB_STUDENT_DIR"] = student_dir.string();
+    // Nothing of solutions/ may enter a build of student files (the selftest variants patch the solutions);
+    // in the sandbox that build could not read them anyway.
+    tree.defs["ROOFLAB_SELFTEST"] = "OFF";
   }
   if (gpu.present) tree.defs["CMAKE_CUDA_ARCHITECTURES"] = gpu.arch;  // build for the GPU that is here
 
+  // The build and every test binary run sandboxed (sandbox.hpp); the build may write the build tree.
+  const ScratchRoot scratch;
+  GradingTree sandboxed{src, tree.build_dir, student_dir, {}, scratch.path()};
+  std::optional<Sandbox> build_box;
+  if (!a.no_sandbox) build_box = build_sandbox(sandboxed);
+
   fmt::print("rooflab: configuring {} ...\n", tree.build_dir.string());
-  const ProcessResult conf = configure(tree, a.verbose);
+  const ProcessResult conf = configure(tree, a.verbose, build_box);
   if (!conf.ok()) {
     std::cerr << conf.output << "\nrooflab: configuring the build failed (" << conf.describe() << ")\n";
     return kExitHarness;
@@ -197,12 +275,23 @@ int cmd_grade(const GradeArgs& a) {
     const auto& c = rooflab::ceilings();
     header += fmt::format("\nCeilings measured on this GPU ({}): copy {:.0f} GB/s, FP32 FMA {:.1f} TFLOP/s.",
                           c.measured_at, c.copy_gbps, c.fp32_fma_flops / 1e12);
+    // Perf tests read the ceilings just measured; they may not write them.
+    options.env["ROOFLAB_CACHE_DIR"] = rooflab::cache_dir().string();
+    sandboxed.readable.push_back(rooflab::cache_dir());
   }
 #endif
   if (verify) {
     header += "\nEvery passing test's checked values were compared with a run of the reference solutions in a "
               "process without student code.";
   }
+  std::optional<Sandbox> test_box;
+  if (!a.no_sandbox) {
+    test_box = test_sandbox(sandboxed);
+    // Plots are written to the scratch and copied out: a test never writes the report directory itself.
+    test_box->collect["ROOFLAB_REPORT_DIR"] = fs::absolute(report_dir);
+  }
+  const SandboxScope in_sandbox(test_box);  // the runner's processes
+  if (const std::string w = sandbox_warning(a.no_sandbox); !w.empty()) header += "\n" + w;
   for (const auto& n : notes) header += "\n" + n;
   fmt::print("{}\n", header);
 
@@ -226,11 +315,11 @@ int cmd_grade(const GradeArgs& a) {
       }
     }
     for (const auto& b : v.binaries) {
-      std::string error;
-      if (b.unavailable.empty()) {
+      std::string error = refusal_of(lab, b, refused);
+      if (b.unavailable.empty() && error.empty()) {
         fmt::print("rooflab: lab {}: building {} ...\n", lab.id, b.target);
         std::fflush(stdout);
-        const ProcessResult built = build_target(tree.build_dir, b.target, a.verbose);
+        const ProcessResult built = build_target(tree.build_dir, b.target, a.verbose, build_box);
         if (!built.ok()) error = "the student files do not compile:\n" + compile_errors(built.output);
       }
       fmt::print("rooflab: lab {}: running {} tests ...\n", lab.id, b.kind);
@@ -267,8 +356,12 @@ int cmd_inspect(const InspectArgs& a) {
   const Lab& wanted = base.lab(a.lab);
   BuildTree tree{source_dir(), own_build_dir(), "default", {{"ROOFLAB_STUDENT_DIR", (source_dir() / "labs").string()}}};
   if (a.solutions) tree = {source_dir(), source_dir() / "build" / "solutions", "solutions", {}};
+  // Student code is compiled and its static binary run: both sandboxed, as in grade.
+  const ScratchRoot scratch;
+  const GradingTree sandboxed{source_dir(), tree.build_dir, a.solutions ? source_dir() / "solutions" : base.student_dir,
+                              {}, scratch.path()};
   if (a.solutions) {
-    const ProcessResult conf = configure(tree, false);
+    const ProcessResult conf = configure(tree, false, build_sandbox(sandboxed));
     if (!conf.ok()) {
       std::cerr << conf.output << "\nrooflab: configuring the build failed\n";
       return kExitHarness;
@@ -284,7 +377,7 @@ int cmd_inspect(const InspectArgs& a) {
     std::cerr << "rooflab inspect: lab " << lab.id << " has no static binary (this build has no CUDA compiler)\n";
     return kExitNoGpu;
   }
-  const ProcessResult built = build_target(tree.build_dir, stat->target, false);
+  const ProcessResult built = build_target(tree.build_dir, stat->target, false, build_sandbox(sandboxed));
   if (!built.ok()) {
     std::cerr << "rooflab inspect: the student files do not compile:\n" << compile_errors(built.output) << "\n";
     return kExitFailed;
@@ -292,7 +385,7 @@ int cmd_inspect(const InspectArgs& a) {
   std::vector<std::string> argv = {stat->path.string(), "--rooflab-inspect", "--gpu", a.gpu, "--n", fmt::format("{:g}", a.n)};
   if (!a.arch.empty()) argv.insert(argv.end(), {"--arch", a.arch});
   if (a.json) argv.push_back("--json");
-  const ProcessResult p = run_process(argv, {.timeout_s = 120});
+  const ProcessResult p = run_process(argv, {.timeout_s = 120, .sandbox = test_sandbox(sandboxed)});
   std::fputs(p.output.c_str(), p.ok() ? stdout : stderr);
   return p.ok() ? kExitOk : (p.exit_code == 2 ? kExitUsage : kExitFailed);
 }
@@ -333,6 +426,9 @@ int cmd_selftest(const SelftestArgs& a) {
       if (!built.ok()) build_errors[b.target] = "the student files do not compile:\n" + compile_errors(built.output);
     }
   }
+  // In the sandbox grade uses, so that the suite checks every kind of test binary still passes in it.
+  const ScratchRoot scratch;
+  const SandboxScope in_sandbox(test_sandbox({m.source_dir, m.build_dir, v.student_dir, {}, scratch.path()}));
   const auto results = run_variant(lab, v, options, build_errors);
   LabResults lr{&lab, v.student_dir.string(), results, "variant " + v.name};
   std::fputs(terminal_table(lr, false).c_str(), stdout);

@@ -29,6 +29,7 @@ struct GradeArgs {
   // Check each passing test's values against a run of the reference solutions' binaries (built in
   // build/solutions). Default: on for --submission, off otherwise.
   std::optional<bool> verify;
+  bool no_sandbox = false;  // run student processes unconfined (debugging the grader only)
 };
 
 struct SelftestArgs {

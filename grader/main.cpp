@@ -38,6 +38,9 @@ int main(int argc, char** argv) {
   g->add_flag("--verify,!--no-verify", grade.verify,
               "Check every passing test's values in a process without student code (a run of the reference "
               "solutions' binaries; default: on with --submission)");
+  g->add_flag("--no-sandbox", grade.no_sandbox,
+              "Run the build of student files and the tests without the sandbox (debugging the grader only; "
+              "see docs/instructor-guide.md)");
 
   InspectArgs inspect;
   auto* in = app.add_subcommand("inspect", "What the compiler says about a lab's kernels, without a GPU: registers, "

@@ -10,10 +10,22 @@
 
 #include <chrono>
 #include <cstring>
+#include <memory>
 
 extern char** environ;
 
 namespace rooflab::grader {
+
+namespace {
+std::optional<Sandbox> g_scope_sandbox;  // the innermost SandboxScope's
+constexpr int kPassedFd = 3;             // where ProcessOptions::pass_fd lands in the child
+}  // namespace
+
+SandboxScope::SandboxScope(std::optional<Sandbox> sandbox) : previous_(std::move(g_scope_sandbox)) {
+  g_scope_sandbox = std::move(sandbox);
+}
+
+SandboxScope::~SandboxScope() { g_scope_sandbox = std::move(previous_); }
 
 std::string ProcessResult::describe() const {
   if (failed_to_start) return "could not start: " + output;
@@ -41,14 +53,30 @@ ProcessResult run_process(const std::vector<std::string>& argv, const ProcessOpt
     r.output = argv.empty() ? "empty command" : std::strerror(errno);
     return r;
   }
+  // The sandbox is made ready here, so that the child only has to enter it (fork in a process with threads
+  // leaves the child able to make system calls, not to allocate).
+  std::map<std::string, std::string> overrides = options.env;
+  std::unique_ptr<PreparedSandbox> sandbox;
+  if (const auto& box = options.sandbox ? options.sandbox : g_scope_sandbox) {
+    try {
+      sandbox = std::make_unique<PreparedSandbox>(*box, argv, overrides);
+    } catch (const std::exception& e) {
+      close(pipefd[0]);
+      close(pipefd[1]);
+      r.failed_to_start = true;
+      r.output = e.what();
+      return r;
+    }
+  }
+  const std::string cwd = !options.cwd.empty() ? options.cwd.string() : sandbox ? sandbox->scratch().string() : "";
   // The child's environment: ours, with the overrides.
   std::vector<std::string> env_strings;
   for (char** e = environ; *e != nullptr; ++e) {
     const std::string kv = *e;
     const auto key = kv.substr(0, kv.find('='));
-    if (options.env.count(key) == 0) env_strings.push_back(kv);
+    if (overrides.count(key) == 0) env_strings.push_back(kv);
   }
-  for (const auto& [k, v] : options.env) env_strings.push_back(k + "=" + v);
+  for (const auto& [k, v] : overrides) env_strings.push_back(k + "=" + v);
   std::vector<char*> envp, args;
   for (auto& s : env_strings) envp.push_back(s.data());
   envp.push_back(nullptr);
@@ -69,7 +97,24 @@ ProcessResult run_process(const std::vector<std::string>& argv, const ProcessOpt
     dup2(pipefd[1], STDERR_FILENO);
     const int devnull = open("/dev/null", O_RDONLY);
     if (devnull >= 0) dup2(devnull, STDIN_FILENO);
-    if (!options.cwd.empty() && chdir(options.cwd.c_str()) != 0) _exit(126);
+    if (!cwd.empty() && chdir(cwd.c_str()) != 0) _exit(126);
+    if (options.pass_fd >= 0 && options.pass_fd != kPassedFd) {
+      if (dup2(options.pass_fd, kPassedFd) < 0) _exit(126);
+    } else if (options.pass_fd == kPassedFd) {
+      fcntl(kPassedFd, F_SETFD, 0);  // keep it across exec
+    }
+    if (sandbox) {
+      if (const int err = sandbox->enter(); err != 0) {
+        constexpr char msg[] = "rooflab: cannot enter the sandbox: ";
+        (void)!write(STDERR_FILENO, msg, sizeof msg - 1);
+        const char* why = strerrordesc_np(err);
+        (void)!write(STDERR_FILENO, why, std::strlen(why));
+        (void)!write(STDERR_FILENO, "\n", 1);
+        _exit(125);
+      }
+      // Descriptors the grader holds open would outlive the sandbox's checks (they are made at open).
+      close_range(options.pass_fd >= 0 ? kPassedFd + 1 : kPassedFd, ~0U, 0);
+    }
     execvpe(args[0], args.data(), envp.data());
     const std::string msg = fmt::format("cannot run {}: {}\n", args[0], std::strerror(errno));
     (void)!write(STDERR_FILENO, msg.data(), msg.size());
@@ -132,8 +177,10 @@ ProcessResult run_process(const std::vector<std::string>& argv, const ProcessOpt
     } else if (WIFEXITED(status)) {
       r.exit_code = WEXITSTATUS(status);
       if (r.exit_code == 127 && r.output.find("cannot run") != std::string::npos) r.failed_to_start = true;
+      if (r.exit_code == 125 && r.output.find("cannot enter the sandbox") != std::string::npos) r.failed_to_start = true;
     }
   }
+  if (sandbox) r.output += sandbox->finish();
   return r;
 }
 

@@ -2,8 +2,11 @@
 // runs, so a crashing or hanging kernel costs one test, never the grader.
 #pragma once
 
+#include "sandbox.hpp"
+
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -27,9 +30,28 @@ struct ProcessOptions {
   std::filesystem::path cwd{};               // empty: the parent's
   std::size_t max_output_bytes = 4u << 20;   // keep the last this many bytes
   bool echo = false;                         // also copy the output to our stdout as it arrives
+  // Run it in this sandbox (sandbox.hpp). None: the current SandboxScope's, if any, else unconfined.
+  std::optional<Sandbox> sandbox{};
+  // A descriptor of ours the child gets as its descriptor 3 (the report channel, rooflab/report.hpp); every
+  // other one above 2 is closed in a sandboxed child.
+  int pass_fd = -1;
 };
 
 ProcessResult run_process(const std::vector<std::string>& argv, const ProcessOptions& options = {});
+
+// While one lives, every run_process call whose options name no sandbox runs in this one: how the grade
+// command reaches processes started by code that builds its own ProcessOptions (the test runner).
+// An empty optional turns sandboxing off for its lifetime. Scopes nest; not thread-safe.
+class SandboxScope {
+ public:
+  explicit SandboxScope(std::optional<Sandbox> sandbox);
+  ~SandboxScope();
+  SandboxScope(const SandboxScope&) = delete;
+  SandboxScope& operator=(const SandboxScope&) = delete;
+
+ private:
+  std::optional<Sandbox> previous_;
+};
 
 // The last `lines` lines of `text`.
 std::string tail_lines(const std::string& text, int lines);

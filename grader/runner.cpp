@@ -63,15 +63,16 @@ std::string notes_from_output(const std::string& out) {
 }
 
 // A file the test process writes its report into: opened here, unlinked at once (no path to find or
-// name on a command line), inherited by the child as a descriptor (no O_CLOEXEC), read back with pread.
+// name on a command line), handed to the child as its descriptor 3 (ProcessOptions::pass_fd), read back
+// with pread.
 class ReportFile {
  public:
   ReportFile() {
     const std::string dir = std::filesystem::temp_directory_path().string();
-    fd_ = open(dir.c_str(), O_TMPFILE | O_RDWR, 0600);
+    fd_ = open(dir.c_str(), O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
     if (fd_ < 0) {  // file systems without O_TMPFILE
       std::string path = dir + "/rooflab-report-XXXXXX";
-      fd_ = mkstemp(path.data());
+      fd_ = mkostemp(path.data(), O_CLOEXEC);
       if (fd_ >= 0) unlink(path.c_str());
     }
   }
@@ -116,7 +117,8 @@ Run run_reporting(const std::filesystem::path& binary, const DeclaredTest& test,
   popts.timeout_s = options.timeout_s;
   popts.env = options.env;
   popts.env["ROOFLAB_EMU_QUIET"] = "1";  // the grader's own header already says how the CPU backend was used
-  popts.env["ROOFLAB_REPORT_FD"] = std::to_string(file.fd());
+  popts.pass_fd = file.fd();
+  popts.env["ROOFLAB_REPORT_FD"] = "3";  // where run_process puts it in the child
   popts.env["ROOFLAB_RECORD"] = record;
   if (schedule != nullptr) popts.env["ROOFLAB_EMU_SCHEDULE"] = schedule;
   Run run;
@@ -135,6 +137,9 @@ const report::Report* reference_run(const std::filesystem::path& trusted, const 
       trusted.string() + "|" + test.id() + "|" + (seed != options.env.end() ? seed->second : std::string());
   auto it = cache.find(key);
   if (it == cache.end()) {
+    // The reference binary links no student code: it runs outside the sandbox (it may live in another build
+    // tree, build/solutions, that student processes must not read).
+    const SandboxScope unconfined(std::nullopt);
     Run run = run_reporting(trusted, test, options, "forward", "want");
     std::optional<report::Report> r;
     if (run.process.ok() && run.report.error.empty() && run.report.results.size() == 1 &&

@@ -365,7 +365,7 @@ TEST(Build, SubmissionTakesOnlyWhitelistedFiles) {
   lab.name = "x";
   lab.dir = tmp / "labs" / "01-x";
   lab.student_files = {"kernels.cu", "answers.cpp"};
-  const auto notes = assemble_submission({&lab}, tmp / "sub", tmp / "out");
+  const auto notes = assemble_submission({&lab}, tmp / "sub", tmp / "out").notes;
   EXPECT_EQ(read(tmp / "out" / "01-x" / "kernels.cu"), "mine");
   EXPECT_EQ(read(tmp / "out" / "01-x" / "answers.cpp"), "stub");
   EXPECT_FALSE(fs::exists(tmp / "out" / "01-x" / "tests"));
