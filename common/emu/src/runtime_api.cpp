@@ -21,6 +21,7 @@
 #include <execinfo.h>
 #include <signal.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <array>
@@ -211,6 +212,20 @@ void count_copy(Direction d, std::size_t bytes) {
 
 void write_err(const char* s) { (void)!write(STDERR_FILENO, s, std::strlen(s)); }
 
+// After a report: restores the default action in the kernel itself, so that the faulting access, repeated
+// when the handler returns, ends the process with the signal. (Through the raw system call: in race mode
+// ThreadSanitizer intercepts signal() and sigaction() and keeps its own handler, which ignores a SIG_DFL
+// disposition for a synchronous signal and would let the access fault forever.)
+void end_with_default_action(int sig) {
+  struct {
+    void (*handler)(int);
+    unsigned long flags;
+    void (*restorer)();
+    unsigned long mask;
+  } action{SIG_DFL, 0, nullptr, 0};
+  syscall(SYS_rt_sigaction, sig, &action, nullptr, sizeof action.mask);
+}
+
 // Appends "made at f <- g <- h" for the first frames of the allocating call stack outside the backend.
 // (dladdr and the demangler are not async-signal-safe; the process is about to end, and the fault is
 // in a kernel's memory access, not inside the allocator.)
@@ -398,7 +413,7 @@ void on_fault(int sig, siginfo_t* info, void* context) {
     }
     std::strncat(msg, ".\n", sizeof msg - std::strlen(msg) - 1);
     write_err(msg);
-    signal(sig, SIG_DFL);
+    end_with_default_action(sig);
     return;
   }
   for (const auto& g : g_guards) {
@@ -419,7 +434,7 @@ void on_fault(int sig, siginfo_t* info, void* context) {
     if (g.site_frames > 0) append_site(msg, sizeof msg, g);
     std::strncat(msg, ".\n", sizeof msg - std::strlen(msg) - 1);
     write_err(msg);
-    signal(sig, SIG_DFL);
+    end_with_default_action(sig);
     return;  // the access repeats and the default action ends the process
   }
   if (const GuardRecord* g = device_data_record(addr); g != nullptr && !in_kernel) {
@@ -450,7 +465,7 @@ void on_fault(int sig, siginfo_t* info, void* context) {
                  "code cudaMallocHost memory).\n",
                  sizeof msg - std::strlen(msg) - 1);
     write_err(msg);
-    signal(sig, SIG_DFL);
+    end_with_default_action(sig);
     return;
   }
   if (in_kernel) {
@@ -462,7 +477,7 @@ void on_fault(int sig, siginfo_t* info, void* context) {
                   what);
     write_err(msg);
   }
-  signal(sig, SIG_DFL);
+  end_with_default_action(sig);
 }
 
 void install_fault_handler() {
@@ -1173,3 +1188,10 @@ cudaError_t cudaEventElapsedTime(float* ms, cudaEvent_t start, cudaEvent_t end) 
   *ms = std::chrono::duration<float, std::milli>(b->at - a->at).count();
   return cudaSuccess;
 }
+
+#if defined(ROOFLAB_EMU_TSAN)
+// Race mode: the fault handler names the allocation and the function with dladdr and the demangler, which
+// allocate. The process ends right after, so ThreadSanitizer's report of a signal-unsafe call would only
+// hide the real report (and deadlock inside it). TSAN_OPTIONS still overrides this.
+extern "C" const char* __tsan_default_options() { return "report_signal_unsafe=0"; }
+#endif

@@ -8,6 +8,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdio>
+
 using rooflab::DeviceBuffer;
 
 TEST(RacePlanted, ReductionMissingABarrier) {
@@ -48,4 +50,35 @@ TEST(RaceClean, CorrectKernelsReportNothing) {
   EXPECT_EQ(count.download()[0], 256);
   const auto c = dc.download();
   EXPECT_FALSE(std::isnan(c[0]));
+  // Two workers: device memory is opened for the launch before they start and closed after they end.
+  DeviceBuffer<float> one_worker(m * n), two_workers(m * n);
+  emutest::tiled_sgemm(da.data(), db.data(), one_worker.data(), m, n, k);
+  rooflab::emu::set_workers(2);
+  emutest::tiled_sgemm(da.data(), db.data(), two_workers.data(), m, n, k);
+  rooflab::emu::set_workers(1);
+  EXPECT_EQ(two_workers.download(), one_worker.download());
+}
+
+// Faults end the process with their report in race mode too, where ThreadSanitizer intercepts signals:
+// host code dereferencing device memory, and a kernel's access into a guard page.
+TEST(RaceFaultsDeathTest, HostReadOfDeviceMemory) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_DEATH(
+      {
+        DeviceBuffer<float> d(16);
+        const volatile float* p = d.data();
+        std::printf("%f\n", static_cast<double>(p[1]));
+      },
+      "host code read byte offset 4 of a 64-byte cudaMalloc allocation");
+}
+
+TEST(RaceFaultsDeathTest, KernelWritePastTheEnd) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_DEATH(
+      {
+        DeviceBuffer<float> out(256);
+        emutest::off_by_one(out.data(), 256);
+      },
+      "out-of-bounds access in kernel emutest::off_by_one_kernel.*0 bytes past the end of a 1024-byte cudaMalloc "
+      "allocation \\(element 256 of the kernel's 4-byte elements\\)");
 }

@@ -93,7 +93,9 @@ template <typename T>
 void check_pointer_argument(const void* kernel, std::size_t index, const T& value) {
   if constexpr (std::is_pointer_v<T> && std::is_object_v<std::remove_pointer_t<T>>) {
     using Element = std::remove_cv_t<std::remove_pointer_t<T>>;
-    if (value != nullptr && !device_pointer_argument(static_cast<const void*>(value), sizeof(Element))) {
+    std::size_t element_size = 0;  // unknown for a pointer to an incomplete type
+    if constexpr (requires { sizeof(Element); }) element_size = sizeof(Element);
+    if (value != nullptr && !device_pointer_argument(static_cast<const void*>(value), element_size)) {
       throw KernelError("host pointer passed to kernel " + kernel_name(kernel) + ", argument " +
                         std::to_string(index + 1) +
                         ": it is not inside a cudaMalloc (or cudaMallocHost) allocation; on a GPU the kernel would "
