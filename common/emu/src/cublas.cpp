@@ -202,6 +202,9 @@ cublasStatus_t validate(const Gemm& g) {
 // C = alpha op(A) op(B) + beta C for each batch. op(A) is copied to rows and op(B) to columns of float, so
 // each element of C is one contiguous dot product (float accumulation in 8 independent partial sums).
 void compute(const Gemm& g) {
+  // Device memory is closed to host code outside kernels (runtime_api.cpp); this emulated library call is
+  // the device's work, so it opens it while it computes.
+  const rooflab::emu::detail::DeviceMemoryOpen open;
   const std::size_t k = static_cast<std::size_t>(g.k);
   std::vector<float> a_rows(static_cast<std::size_t>(g.m) * k), b_cols(static_cast<std::size_t>(g.n) * k);
   const std::size_t ea = element_bytes(g.a.type), eb = element_bytes(g.b.type), ec = element_bytes(g.c.type);
