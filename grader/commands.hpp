@@ -1,4 +1,4 @@
-// The rooflab CLI's subcommands. Exit codes (DESIGN.md): 0 ran (whatever the score), 2 usage error,
+// The rooflab CLI's subcommands. Exit codes (README.md, "Instructors"): 0 ran (whatever the score), 2 usage error,
 // 3 the harness itself failed to build; 4 a command that needs a GPU found none.
 #pragma once
 

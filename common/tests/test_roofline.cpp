@@ -1,4 +1,4 @@
-// Roofline arithmetic (roofline.hpp) on REFERENCE.md's exercises, its invariants, and peak_flops() over the
+// Roofline arithmetic (roofline.hpp) on the classic exercises (docs/sources.md, "Exercises"), its invariants, and peak_flops() over the
 // GPU data.
 #include <gtest/gtest.h>
 
@@ -14,7 +14,7 @@ using namespace rooflab::roofline;
 static_assert(ridge_point(from_tflops(312), from_gbps(2000)) == 156.0);
 static_assert(attainable(1.0, from_tflops(312), from_gbps(2000)) == from_gbps(2000));
 
-// ---- REFERENCE.md exercises ----
+// ---- the exercises of docs/sources.md ----
 
 TEST(Roofline, Exercise1And4A100Fp16) {
   // A100: 312 TFLOP/s FP16, 2 TB/s: ridge 156 FLOP/byte.
@@ -26,7 +26,7 @@ TEST(Roofline, Exercise1And4A100Fp16) {
   EXPECT_NEAR(i, n / 3, 1e-9);
   EXPECT_FALSE(memory_bound(i, p, b));
   EXPECT_DOUBLE_EQ(attainable(i, p, b), p);
-  // The same GEMM counted in FP32 elements has half the intensity: n/6 (REFERENCE.md section 1).
+  // The same GEMM counted in FP32 elements has half the intensity: n/6 (docs/roofline.md, "GEMM: where intensity comes from").
   EXPECT_NEAR(intensity(2 * n * n * n, 3 * n * n * 4), n / 6, 1e-9);
 }
 
@@ -116,11 +116,11 @@ TEST(Roofline, PeakFlopsByDataType) {
       EXPECT_DOUBLE_EQ(*rooflab::peak_flops(g, rooflab::DType::int8), *g.int8_tops * 1e12);
     }
   }
-  // T4 (Turing) has FP16 tensor cores but no BF16 ones (REFERENCE.md: "65 (FP16 only)").
+  // T4 (Turing) has FP16 tensor cores but no BF16 ones (docs/sources.md, "GPU specifications"; data/gpus.json).
   const auto& t4 = rooflab::gpu("t4");
   EXPECT_TRUE(rooflab::peak_flops(t4, rooflab::DType::fp16).has_value());
   EXPECT_FALSE(rooflab::peak_flops(t4, rooflab::DType::bf16).has_value());
-  // One kernel, two verdicts (REFERENCE.md section 1): intensity 50 on an A100 is memory-bound for FP16
+  // One kernel, two verdicts (docs/roofline.md, "GEMM: where intensity comes from"): intensity 50 on an A100 is memory-bound for FP16
   // tensor cores (ridge 156) and compute-bound for FP32 CUDA cores (ridge about 12.5).
   const auto& a100 = rooflab::gpu("a100-40gb-sxm4");
   const double b = from_gbps(a100.bandwidth_gbps);

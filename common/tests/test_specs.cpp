@@ -2,7 +2,7 @@
 // with each other and with the architecture (FP32 peak = SMs x lanes x 2 x clock, tensor rates per clock,
 // the ratios between data types), lookups work, and malformed files fail naming the file and the field.
 //
-// The checks derive what they expect from independent facts (the hardware formulas, REFERENCE.md) rather
+// The checks derive what they expect from independent facts (the hardware formulas, docs/sources.md) rather
 // than repeating the data file, so a wrong figure in the file fails here.
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -65,7 +65,7 @@ double within(double got, double want) { return std::abs(got / want - 1.0); }
 // ---- the GPU list ----
 
 TEST(Gpus, EveryGpuOfTheReferenceLoads) {
-  // REFERENCE.md section 2, in order.
+  // docs/sources.md, "GPU specifications": the GPUs of data/gpus.json, in order.
   const std::vector<std::string> want = {"v100-sxm2",
                                          "a100-40gb-sxm4",
                                          "a100-80gb-sxm4",
@@ -131,7 +131,7 @@ TEST(Gpus, SaneRanges) {
   }
 }
 
-// REFERENCE.md: FP32 lanes per SM are 64 on sm_70/sm_75/sm_80 (A100 has 64, not 128) and 128 after.
+// docs/sources.md, "GPU specifications": FP32 lanes per SM are 64 on sm_70/sm_75/sm_80 (A100 has 64, not 128) and 128 after.
 TEST(Gpus, Fp32LanesFollowTheComputeCapability) {
   for (const auto& g : rooflab::gpus()) {
     const bool narrow = g.cc_major == 7 || (g.cc_major == 8 && g.cc_minor == 0);
@@ -177,7 +177,7 @@ TEST(Gpus, TensorPeakFollowsTheArchitecture) {
     ++checked;
   }
   EXPECT_EQ(checked, 12);
-  // REFERENCE.md: H100's tensor peak is quoted at 1830 MHz, below its 1980 MHz boost.
+  // docs/sources.md, "GPU specifications": H100's tensor peak is quoted at 1830 MHz, below its 1980 MHz boost.
   EXPECT_EQ(rooflab::gpu("h100-sxm").tensor_clock_mhz.value_or(0), 1830);
 }
 
@@ -225,7 +225,7 @@ TEST(Gpus, OccupancyLimitsAreConsistent) {
     EXPECT_GE(g.max_threads_per_sm / g.max_blocks_per_sm, 32)
         << "a block of one warp must be able to fill the SM's block slots";
     EXPECT_EQ(g.max_threads_per_block, 1024);
-    EXPECT_EQ(g.registers_per_sm, 65536);  // REFERENCE.md: 64K 32-bit registers per SM
+    EXPECT_EQ(g.registers_per_sm, 65536);  // NVIDIA's architecture whitepapers: 64K 32-bit registers per SM
     EXPECT_EQ(g.max_registers_per_thread, 255);
     EXPECT_EQ(g.register_alloc_unit, 256);
     EXPECT_EQ(g.warp_alloc_granularity, 4);
@@ -236,7 +236,7 @@ TEST(Gpus, OccupancyLimitsAreConsistent) {
     EXPECT_EQ(g.smem_alloc_unit_bytes, reserves ? 128 : 256);
     EXPECT_EQ(std::fmod(g.smem_per_sm_kb * 1024, g.smem_alloc_unit_bytes), 0.0);
   }
-  // REFERENCE.md section 1: shared memory up to 228 KB per SM on H100.
+  // NVIDIA's H100 whitepaper: shared memory up to 228 KB per SM on H100.
   EXPECT_EQ(rooflab::gpu("h100-sxm").smem_per_sm_kb, 228);
   EXPECT_EQ(rooflab::gpu("h100-sxm").arch(), "sm_90");
   EXPECT_EQ(rooflab::gpu("b200").arch(), "sm_100");
@@ -272,7 +272,7 @@ TEST(Gpus, EveryNumberHasASource) {
   EXPECT_TRUE(contains(rooflab::gpu("t4").sources.at("max_warps_per_sm"), "Programming Guide"));
 }
 
-// The figures REFERENCE.md's exercises and common confusions quote.
+// The figures the classic exercises (docs/sources.md) and common confusions quote.
 TEST(Gpus, ReferenceFigures) {
   EXPECT_NEAR(*rooflab::gpu("a100-40gb-sxm4").fp16_tflops, 312, 0.5);  // exercise 1
   EXPECT_NEAR(rooflab::gpu("h100-sxm").bandwidth_gbps, 3350, 0.5);     // exercises 3, 5
@@ -394,7 +394,7 @@ TEST(Models, LoadAndHangTogether) {
     EXPECT_EQ(m.heads % m.kv_heads, 0);
     EXPECT_TRUE(contains(m.source, "huggingface.co") && contains(m.source, "config.json")) << m.source;
   }
-  // REFERENCE.md section 1: Llama-3-70B has 64 query heads and 8 KV heads.
+  // Meta's config.json (data/models.json): Llama-3-70B has 64 query heads and 8 KV heads.
   EXPECT_EQ(rooflab::model("llama-3-70b").heads, 64);
   EXPECT_EQ(rooflab::model("llama-3-70b").kv_heads, 8);
   EXPECT_EQ(rooflab::model("mistral-7b-v0.1").sliding_window.value_or(0), 4096);
@@ -424,14 +424,14 @@ TEST(Models, ParameterCountsFollowFromTheConfig) {
   }
 }
 
-// vLLM issue 12330 (REFERENCE.md section 3): Llama-3-8B on an A100 40GB: 11.12 GiB of KV cache held 5691
+// vLLM issue 12330 (docs/sources.md, "Model configurations"): Llama-3-8B on an A100 40GB: 11.12 GiB of KV cache held 5691
 // blocks of 16 tokens at 128 KiB per token in BF16.
 TEST(Models, VllmCheckCase) {
   const auto& m = rooflab::model("llama-3-8b");
   EXPECT_DOUBLE_EQ(m.kv_bytes_per_token(2), 2.0 * 32 * 8 * 128 * 2);
   EXPECT_DOUBLE_EQ(m.kv_bytes_per_token(2), 131072);
   EXPECT_NEAR(5691 * 16 * m.kv_bytes_per_token(2) / (1u << 30), 11.12, 0.01);
-  // REFERENCE.md exercise 6: a Llama-70B-class cache (80 layers, 8 KV heads, head dim 128, FP16).
+  // docs/sources.md, exercise 6: a Llama-70B-class cache (80 layers, 8 KV heads, head dim 128, FP16).
   EXPECT_DOUBLE_EQ(rooflab::model("llama-2-70b").kv_bytes_per_token(2), 2.0 * 80 * 8 * 128 * 2);
   // GQA saves in proportion to heads / kv_heads: Llama-2-7B (MHA) caches 4x what Llama-3-8B does.
   EXPECT_DOUBLE_EQ(rooflab::model("llama-2-7b").kv_bytes_per_token(2), 4 * m.kv_bytes_per_token(2));

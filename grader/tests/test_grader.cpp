@@ -374,7 +374,30 @@ TEST(Build, SubmissionTakesOnlyWhitelistedFiles) {
   fs::remove_all(tmp);
 }
 
-// STYLE.md: the solution file differs from the stub only inside the fences.
+// Everything a student or a contributor reads must be in the repository: no citation of planning documents
+// that ship elsewhere.
+TEST(Labs, NothingCitesAPathOutsideTheRepository) {
+  const fs::path root = ROOFLAB_SOURCE_DIR;
+  int files = 0;
+  for (const char* dir : {"common", "grader", "labs", "solutions", "data", "docs", "cmake"}) {
+    for (const auto& e : fs::recursive_directory_iterator(root / dir)) {
+      if (!e.is_regular_file() || e.path().string().find("/selftest/") != std::string::npos) continue;
+      const std::string text = read(e.path());
+      ++files;
+      for (const char* outside : {"REFERENCE" ".md", "../" "shared/", "DESIGN" ".md", "STYLE" ".md", "CPU-BACKEND" "-NOTES"}) {
+        EXPECT_EQ(text.find(outside), std::string::npos) << e.path() << " cites " << outside << ", which is not in "
+                                                         << "the repository (cite docs/ or a public source)";
+      }
+    }
+  }
+  for (const char* top : {"CMakeLists.txt", "README.md", "rooflab"}) {
+    EXPECT_EQ(read(root / top).find("../" "shared"), std::string::npos) << top;
+    ++files;
+  }
+  EXPECT_GT(files, 50);
+}
+
+// The solution file differs from the stub only inside the fences.
 TEST(Labs, SolutionsDifferFromStubsOnlyInsideFences) {
   const Manifest m = load_manifest(ROOFLAB_BUILD_DIR);
   ASSERT_FALSE(m.labs.empty());

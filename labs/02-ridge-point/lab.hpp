@@ -52,7 +52,7 @@ double fraction_of_peak(double intensity, const rooflab::GpuSpec& gpu, rooflab::
 
 // Q7. Decoding one token of a dense model at batch `batch`: every weight is read once per step, and each
 //     weight does 2 FLOPs per sequence in the batch. The least time per step on `gpu` for a data type,
-//     in seconds (weights only; ignore the KV cache and activations). REFERENCE exercises 3 and 7.
+//     in seconds (weights only; ignore the KV cache and activations). exercises 3 and 7 of docs/sources.md.
 double decode_step_s(double params, double bytes_per_param, int batch, const rooflab::GpuSpec& gpu,
                      rooflab::DType type);
 
@@ -65,7 +65,7 @@ double decode_tokens_per_s(double params, double bytes_per_param, int batch, con
 double linear_intensity(int batch, int in_features, int out_features, double bytes_per_element);
 
 // Q10. The smallest batch at which that linear layer reaches the ridge point of `gpu` for the data type
-//      (REFERENCE exercise 8). 0 if no batch up to 1,000,000 does.
+//      (exercise 8 of docs/sources.md). 0 if no batch up to 1,000,000 does.
 int batch_at_ridge(int in_features, int out_features, double bytes_per_element, const rooflab::GpuSpec& gpu,
                    rooflab::DType type);
 

@@ -6,7 +6,7 @@
 //                               {.bytes_read = 2 * n * 4, .bytes_written = n * 4});
 //   m.gbps(); m.median_s; m.percent_of(ceiling_gbps);
 //
-// Habits (REFERENCE.md section 4): warm-up launches; the L2 is flushed before every sample by writing a
+// Habits (docs/sources.md, "Measuring"): warm-up launches; the L2 is flushed before every sample by writing a
 // buffer twice its size, so every sample starts from DRAM; CUDA events around each launch; samples are
 // taken until the relative standard error of the mean is under the target (1%) or the time budget is
 // spent; the median is reported with min, max and spread; with NVML the SM clock is read after each sample

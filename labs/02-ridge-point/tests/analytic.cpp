@@ -58,7 +58,7 @@ ROOFLAB_TEST(Lab02Analytic, RidgePointEveryGpuEveryType) {
       }
     }
   }
-  // REFERENCE exercise 1 and 5: A100 FP16 156 FLOP/byte at 2 TB/s; H100 SXM FP16 about 295.
+  // Exercises 1 and 5 of docs/sources.md: A100 FP16 156 FLOP/byte at 2 TB/s; H100 SXM FP16 about 295.
   ROOFLAB_EXPECT(rooflab::grading::near(*lab02::ridge_point(rooflab::gpu("h100-sxm"), DType::fp16), 989.4e12 / 3350e9,
                                      {1e-6, 0.0}));
 }
@@ -94,7 +94,7 @@ ROOFLAB_TEST(Lab02Analytic, DecodeTimeAndThroughput) {
       ROOFLAB_EXPECT(near(lab02::decode_tokens_per_s(params, bpp, batch, g, DType::fp16), batch / step)) << g.name;
     }
   }
-  // REFERENCE exercise 3: a 70B FP16 model on an H100 SXM needs at least 140 GB / 3.35 TB/s = 41.8 ms per token.
+  // Exercise 3 of docs/sources.md: a 70B FP16 model on an H100 SXM needs at least 140 GB / 3.35 TB/s = 41.8 ms per token.
   ROOFLAB_EXPECT(rooflab::grading::near(lab02::decode_step_s(70e9, 2, 1, rooflab::gpu("h100-sxm"), DType::fp16), 0.0418,
                                      {0.0001, 0.0}));
 }

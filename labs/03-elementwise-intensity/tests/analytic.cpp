@@ -60,7 +60,7 @@ ROOFLAB_TEST(Lab03Analytic, BiasReluLayerNormAdam) {
         << "layernorm " << b << "x" << s.rows << "x" << s.cols;
     ROOFLAB_EXPECT(same(lab03::adam_step(s.rows * s.cols), 12 * n, 28 * n));
   }
-  // REFERENCE exercise 10: Adam is far left of every ridge point (12 / 28 = 0.43 FLOP/byte).
+  // Exercise 10 of docs/sources.md: Adam is far left of every ridge point (12 / 28 = 0.43 FLOP/byte).
   ROOFLAB_EXPECT(near_abs(lab03::intensity(lab03::adam_step(1000)), 12.0 / 28.0, 1e-12));
 }
 
@@ -73,7 +73,7 @@ ROOFLAB_TEST(Lab03Analytic, PredictedTimeOnEveryGpu) {
       ROOFLAB_EXPECT(near_abs(lab03::intensity(c), c.flops / c.bytes, 1e-12 * c.flops / c.bytes));
     }
   }
-  // REFERENCE exercise 2: LayerNorm over [B, L, D] in FP16 is about 2 FLOP/byte: memory-bound on an A100.
+  // Exercise 2 of docs/sources.md: LayerNorm over [B, L, D] in FP16 is about 2 FLOP/byte: memory-bound on an A100.
   const auto ln = lab03::layernorm(8, 2048, 4096, 2);
   const auto& a100 = rooflab::gpu("a100-80gb-sxm4");
   ROOFLAB_EXPECT(near_abs(lab03::predicted_time_s(ln, a100, DType::fp16), ln.bytes / (a100.bandwidth_gbps * 1e9), 1e-12));
