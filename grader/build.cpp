@@ -10,6 +10,8 @@
 #include <cerrno>
 #include <cstring>
 #include <fstream>
+#include <regex>
+#include <cstdio>
 #include <sstream>
 #include <thread>
 
@@ -37,7 +39,23 @@ ProcessResult build_target(const std::filesystem::path& build_dir, const std::st
   o.timeout_s = 1800;
   o.echo = echo;
   o.sandbox = sandbox;
-  return run_process({"cmake", "--build", build_dir.string(), "--target", target, "-j", std::to_string(jobs)}, o);
+  // A progress line while it builds ("[12/57] lab01_emu"), on a terminal only: the first build of a tree
+  // compiles the whole harness and takes minutes on 2 cores; later ones rebuild what an edit touched.
+  static const bool tty = isatty(STDOUT_FILENO) != 0;
+  bool shown = false;
+  if (tty && !echo) {
+    static const std::regex step(R"(^\[([0-9]+)/([0-9]+)\])");
+    o.on_line = [&](const std::string& line) {
+      std::smatch m;
+      if (!std::regex_search(line, m, step)) return;
+      std::printf("\r\033[K  [%s/%s] building %s", m[1].str().c_str(), m[2].str().c_str(), target.c_str());
+      std::fflush(stdout);
+      shown = true;
+    };
+  }
+  ProcessResult r = run_process({"cmake", "--build", build_dir.string(), "--target", target, "-j", std::to_string(jobs)}, o);
+  if (shown) std::printf("\r\033[K");
+  return r;
 }
 
 namespace {

@@ -17,8 +17,13 @@
 #endif
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <thread>
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
@@ -28,6 +33,8 @@
 #include <regex>
 #include <set>
 #include <sstream>
+#include <sys/inotify.h>
+#include <poll.h>
 #include <unistd.h>
 
 namespace rooflab::grader {
@@ -263,8 +270,11 @@ int cmd_grade(const GradeArgs& a) {
   options.env["ROOFLAB_REPORT_DIR"] = fs::absolute(report_dir).string();
   if (a.seed) options.env["ROOFLAB_SEED"] = *a.seed;
 
-  std::string header = fmt::format("Graded {} on {}: {}.", utc_now(), gpu.present ? "a GPU machine" : "a machine without a GPU",
-                                   gpu.description);
+  // The terminal says "no GPU on this machine"; why the CUDA runtime found none goes to the report only (a
+  // laptop user should not go off to update drivers).
+  std::string header = gpu.present ? fmt::format("Graded {} on a GPU machine: {}.", utc_now(), gpu.description)
+                                   : fmt::format("Graded {}: no GPU on this machine.", utc_now());
+  const std::string gpu_detail = gpu.present ? "" : "\nGPU detection: " + gpu.description + ".";
   if (!gpu.present) {
     header += "\nCorrectness was graded on the CPU backend (its timings say nothing about a GPU); performance tests "
               "need a GPU and show \"needs a GPU\".";
@@ -295,7 +305,18 @@ int cmd_grade(const GradeArgs& a) {
   for (const auto& n : notes) header += "\n" + n;
   fmt::print("{}\n", header);
 
+  const bool focused = !a.kinds.empty() || !a.test.empty();
+  if (focused) {
+    header += fmt::format("\nFocused run ({}{}{}): only some tests ran; this is not a grade.",
+                          a.kinds.empty() ? "" : "--kind " + fmt::format("{}", fmt::join(a.kinds, ",")),
+                          !a.kinds.empty() && !a.test.empty() ? " " : "", a.test.empty() ? "" : "--test " + a.test);
+  }
   const bool color = !a.no_color && isatty(STDOUT_FILENO) != 0;
+  const auto wanted_kind = [&](const std::string& kind) {
+    return a.kinds.empty() || std::find(a.kinds.begin(), a.kinds.end(), kind) != a.kinds.end();
+  };
+  // One grade of every chosen lab: run once, or again after every save with --watch.
+  const auto grade_once = [&]() {
   std::vector<LabResults> all;
   for (const Lab* wanted : labs) {
     const Lab& lab = m.lab(wanted->id);
@@ -315,6 +336,16 @@ int cmd_grade(const GradeArgs& a) {
       }
     }
     for (const auto& b : v.binaries) {
+      if (!wanted_kind(b.kind)) continue;
+      RunOptions o = lab_options;
+      o.only_tests = a.test;
+      // A GPU binary is not even built where no GPU can run it (its tests stay owed, "needs a GPU").
+      if (b.kind == "gpu" && !gpu.present && !a.all_kinds && b.unavailable.empty()) {
+        o.needs_gpu_reason = "not built: no GPU on this machine (--all-kinds builds it anyway)";
+        auto results = run_binary(lab, b, o);
+        lr.tests.insert(lr.tests.end(), results.begin(), results.end());
+        continue;
+      }
       std::string error = refusal_of(lab, b, refused);
       if (b.unavailable.empty() && error.empty()) {
         fmt::print("rooflab: lab {}: building {} ...\n", lab.id, b.target);
@@ -324,7 +355,6 @@ int cmd_grade(const GradeArgs& a) {
       }
       fmt::print("rooflab: lab {}: running {} tests ...\n", lab.id, b.kind);
       std::fflush(stdout);
-      RunOptions o = lab_options;
       if (b.kind == "race") o.skip_reason = race_skip_reason(lr.tests);
       auto results = run_binary(lab, b, o, error);
       lr.tests.insert(lr.tests.end(), results.begin(), results.end());
@@ -337,18 +367,67 @@ int cmd_grade(const GradeArgs& a) {
   }
 
   const fs::path json_path = a.json.value_or(report_dir / "results.json");
-  write_text(json_path, gradescope_json(all, header) + "\n");
-  write_text(report_dir / "report.md", markdown_report(all, header));
-  double score = 0, max_score = 0;
+  write_text(json_path, gradescope_json(all, header + gpu_detail) + "\n");
+  write_text(report_dir / "report.md", markdown_report(all, header + gpu_detail));
+  // What this machine could grade, and what waits for a GPU (or the CUDA toolkit).
+  double score = 0, gradable = 0, owed = 0;
   for (const auto& lr : all) {
     for (const auto& t : lr.tests) {
       score += t.score;
-      max_score += t.max_score;
+      if (t.status == Status::needs_gpu || t.status == Status::unavailable) {
+        owed += t.max_score;
+      } else {
+        gradable += t.max_score;
+      }
     }
   }
-  fmt::print("\nrooflab: {:.1f} / {:.1f} points. Results: {}; report: {}\n", score, max_score, json_path.string(),
+  fmt::print("\nrooflab: {:.1f} / {:.1f} of the points gradable here{}. Results: {}; report: {}\n", score, gradable,
+             owed > 0 ? fmt::format(" ({:.0f} in all with a GPU)", gradable + owed) : "", json_path.string(),
              (report_dir / "report.md").string());
-  return kExitOk;
+  };
+
+  grade_once();
+  if (!a.watch) return kExitOk;
+  // --watch: inotify on the graded labs' folders; a save (write, or an editor's rename over the file) of
+  // a student file grades again. No polling: the process sleeps in read().
+  const int fd = inotify_init1(IN_CLOEXEC);
+  if (fd < 0) {
+    std::cerr << "rooflab: --watch needs inotify: " << std::strerror(errno) << "\n";
+    return kExitUsage;
+  }
+  std::set<std::string> names;
+  for (const Lab* lab : labs) {
+    const fs::path dir = student_dir / lab->dir_name();
+    if (inotify_add_watch(fd, dir.c_str(), IN_CLOSE_WRITE | IN_MOVED_TO | IN_CREATE) < 0) {
+      std::cerr << "rooflab: cannot watch " << dir << ": " << std::strerror(errno) << "\n";
+    }
+    for (const auto& f : lab->student_files) names.insert(f);
+  }
+  for (;;) {
+    fmt::print("\nrooflab: watching the student files (save one to grade again; Ctrl-C to stop) ...\n");
+    std::fflush(stdout);
+    bool changed = false;
+    while (!changed) {
+      alignas(inotify_event) char buf[4096];
+      const ssize_t n = read(fd, buf, sizeof buf);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) return kExitOk;
+      for (ssize_t off = 0; off < n;) {
+        const auto* ev = reinterpret_cast<const inotify_event*>(buf + off);
+        if (ev->len > 0 && names.count(ev->name) != 0) changed = true;
+        off += static_cast<ssize_t>(sizeof(inotify_event) + ev->len);
+      }
+    }
+    // Editors write in bursts (a backup, a rename, the file): let the burst end, then drain it.
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    pollfd p{fd, POLLIN, 0};
+    while (poll(&p, 1, 0) > 0) {
+      char drain[4096];
+      if (read(fd, drain, sizeof drain) <= 0) break;
+    }
+    refused = check_student_files(labs, student_dir);  // a fixed file is no longer refused
+    grade_once();
+  }
 }
 
 int cmd_inspect(const InspectArgs& a) {

@@ -30,6 +30,12 @@ struct GradeArgs {
   // build/solutions). Default: on for --submission, off otherwise.
   std::optional<bool> verify;
   bool no_sandbox = false;  // run student processes unconfined (debugging the grader only)
+  // The student's loop: only these binary kinds (analytic, emu, gpu, static, race), only tests whose id
+  // contains `test`, re-grade on every save. A focused run is not a grade (the summary says so).
+  std::vector<std::string> kinds;
+  std::string test;
+  bool watch = false;
+  bool all_kinds = false;  // also build the kinds this machine cannot run (GPU binaries without a GPU)
 };
 
 struct SelftestArgs {

@@ -38,6 +38,13 @@ int main(int argc, char** argv) {
   g->add_flag("--verify,!--no-verify", grade.verify,
               "Check every passing test's values in a process without student code (a run of the reference "
               "solutions' binaries; default: on with --submission)");
+  g->add_option("--kind", grade.kinds, "Only these kinds of test: analytic, emu, gpu, static, race (repeatable)")
+      ->check(CLI::IsMember({"analytic", "emu", "gpu", "static", "race", "dryrun"}));
+  g->add_option("--test", grade.test, "Only the tests whose Suite.Name contains this text");
+  g->add_flag("--watch", grade.watch, "Grade again every time a student file of the graded labs is saved")
+      ->excludes("--submission");
+  g->add_flag("--all-kinds", grade.all_kinds,
+              "Also build the test binaries this machine cannot run (the GPU ones without a GPU)");
   g->add_flag("--no-sandbox", grade.no_sandbox,
               "Run the build of student files and the tests without the sandbox (debugging the grader only; "
               "see docs/instructor-guide.md)");

@@ -125,6 +125,7 @@ ProcessResult run_process(const std::vector<std::string>& argv, const ProcessOpt
 
   const auto deadline = started + std::chrono::duration<double>(options.timeout_s);
   char buf[65536];
+  std::string pending;  // a partial line, for on_line
   bool open_pipe = true;
   bool reaped = false;
   int status = 0;
@@ -156,6 +157,12 @@ ProcessResult run_process(const std::vector<std::string>& argv, const ProcessOpt
     }
     r.output.append(buf, static_cast<std::size_t>(n));
     if (options.echo) (void)!write(STDOUT_FILENO, buf, static_cast<std::size_t>(n));
+    if (options.on_line) {
+      pending.append(buf, static_cast<std::size_t>(n));
+      for (std::size_t nl; (nl = pending.find('\n')) != std::string::npos; pending.erase(0, nl + 1)) {
+        options.on_line(pending.substr(0, nl));
+      }
+    }
     if (r.output.size() > 2 * options.max_output_bytes) {
       r.output.erase(0, r.output.size() - options.max_output_bytes);
     }

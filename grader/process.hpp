@@ -5,6 +5,7 @@
 #include "sandbox.hpp"
 
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -35,6 +36,8 @@ struct ProcessOptions {
   // A descriptor of ours the child gets as its descriptor 3 (the report channel, rooflab/report.hpp); every
   // other one above 2 is closed in a sandboxed child.
   int pass_fd = -1;
+  // Called with each complete line of output as it arrives (progress displays).
+  std::function<void(const std::string&)> on_line{};
 };
 
 ProcessResult run_process(const std::vector<std::string>& argv, const ProcessOptions& options = {});

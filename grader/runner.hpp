@@ -46,7 +46,9 @@ struct RunOptions {
   std::map<std::string, std::string> env;  // extra environment for every test (seed, report dir)
   bool verbose = false;
   bool gpu_present = false;
-  std::string skip_reason;   // non-empty: the binary's tests are not run, and fail with this reason  // the grader's own detection: GPU results count only where it found a GPU
+  std::string skip_reason;   // non-empty: the binary's tests are not run, and fail with this reason
+  std::string needs_gpu_reason;  // non-empty: the binary is not run here; its tests stay owed ("needs a GPU")
+  std::string only_tests;    // non-empty: run only the tests whose id contains it (the others are left out)  // the grader's own detection: GPU results count only where it found a GPU
   // Per binary kind, the same test binary built from the reference solutions: each passing test's checked
   // values are compared with a run of it (rooflab/report.hpp). Empty: not verified.
   std::map<std::string, std::filesystem::path> trusted;
