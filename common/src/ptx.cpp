@@ -149,7 +149,13 @@ const T& find_by_name(const std::vector<T>& all, std::string_view needle, const 
     if (found != nullptr) throw std::runtime_error(fmt::format("several {} match '{}':{}", what, needle, names));
     found = &k;
   }
-  if (found == nullptr) throw std::runtime_error(fmt::format("no {} matches '{}'; found:{}", what, needle, names));
+  if (found == nullptr) {
+    // Usually not a grader error: a template kernel is compiled only once a launcher instantiates it, so a
+    // stub launcher leaves no trace of it in the PTX.
+    throw std::runtime_error(fmt::format("{} is not in the compiled code yet: write its launcher (a template kernel is "
+                                         "compiled only where a launcher instantiates it). The {}s found:{}",
+                                         needle, what, names.empty() ? std::string(" none") : names));
+  }
   return *found;
 }
 }  // namespace
