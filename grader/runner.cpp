@@ -99,11 +99,16 @@ class ReportFile {
   int fd_ = -1;
 };
 
+// The CPU backend's thread orders, each with the SM count the pretend GPU reports: launchers size their grids
+// by it, so the small ones make every grid-stride loop go round (a kernel that handles one element per
+// thread and drops the loop fails there, as it would on a GPU with more data than threads).
 struct Schedule {
   const char* name;
   const char* value;
+  const char* sms;
 };
-constexpr Schedule kSchedules[] = {{"forward", "forward"}, {"reverse", "reverse"}, {"random", "random:20261122"}};
+constexpr Schedule kSchedules[] = {
+    {"forward", "forward", "108"}, {"reverse", "reverse", "2"}, {"random", "random:20261122", "5"}};
 
 struct Run {
   ProcessResult process;
@@ -111,7 +116,7 @@ struct Run {
 };
 
 Run run_reporting(const std::filesystem::path& binary, const DeclaredTest& test, const RunOptions& options,
-                  const char* schedule, const char* record) {
+                  const Schedule* schedule, const char* record) {
   ReportFile file;
   ProcessOptions popts;
   popts.timeout_s = options.timeout_s;
@@ -120,7 +125,10 @@ Run run_reporting(const std::filesystem::path& binary, const DeclaredTest& test,
   popts.pass_fd = file.fd();
   popts.env["ROOFLAB_REPORT_FD"] = "3";  // where run_process puts it in the child
   popts.env["ROOFLAB_RECORD"] = record;
-  if (schedule != nullptr) popts.env["ROOFLAB_EMU_SCHEDULE"] = schedule;
+  if (schedule != nullptr) {
+    popts.env["ROOFLAB_EMU_SCHEDULE"] = schedule->value;
+    popts.env["ROOFLAB_EMU_SMS"] = schedule->sms;
+  }
   Run run;
   run.process = run_process({binary.string(), "--gtest_filter=" + test.id()}, popts);
   if (options.verbose) std::fputs(run.process.output.c_str(), stdout);
@@ -140,7 +148,7 @@ const report::Report* reference_run(const std::filesystem::path& trusted, const 
     // The reference binary links no student code: it runs outside the sandbox (it may live in another build
     // tree, build/solutions, that student processes must not read).
     const SandboxScope unconfined(std::nullopt);
-    Run run = run_reporting(trusted, test, options, "forward", "want");
+    Run run = run_reporting(trusted, test, options, &kSchedules[0], "want");
     std::optional<report::Report> r;
     if (run.process.ok() && run.report.error.empty() && run.report.results.size() == 1 &&
         run.report.results[0].value("result", "") == "passed") {
@@ -183,7 +191,7 @@ std::string leaked_answer(const std::string& output, const std::vector<double>& 
 namespace {
 
 TestResult run_one(const Lab& lab, const Binary& binary, const DeclaredTest& test, const RunOptions& options,
-                   const char* schedule) {
+                   const Schedule* schedule) {
   const auto trusted_it = options.trusted.find(binary.kind);
   const bool verify = trusted_it != options.trusted.end() && !trusted_it->second.empty();
   const Run run = run_reporting(binary.path, test, options, schedule, verify ? "got" : "");
@@ -380,7 +388,7 @@ std::vector<TestResult> run_binary(const Lab& lab, const Binary& binary, const R
     TestResult first;
     bool have_first = false;
     for (const auto& s : kSchedules) {
-      TestResult r = run_one(lab, binary, test, options, s.value);
+      TestResult r = run_one(lab, binary, test, options, &s);
       if (!have_first) {
         first = r;
         have_first = true;
@@ -389,7 +397,8 @@ std::vector<TestResult> run_binary(const Lab& lab, const Binary& binary, const R
         if (&s != &kSchedules[0] && first.status == Status::passed) {
           r.output = fmt::format("passes with the {} thread order but fails with the {} one: the result depends on "
                                  "the order of threads, which on a GPU is not fixed (a missing __syncthreads or a "
-                                 "race).\n{}", kSchedules[0].name, s.name, r.output);
+                                 "race; or, with its few SMs ({}), a grid-stride loop that does not go round).\n{}",
+                                 kSchedules[0].name, s.name, s.sms, r.output);
         }
         first = r;
         break;
