@@ -652,7 +652,10 @@ void run_block(Launch& launch, unsigned long long linear_block) {
         launch.fail("kernel " + launch.name + ", block " + dim_str(b.idx) +
                     ": threads wait at different __syncthreads (a barrier inside a branch some threads skip): thread " +
                     dim_str(first->idx) + " at " + first->file + ":" + std::to_string(first->line) + ", thread " +
-                    dim_str(t.idx) + " at " + t.file + ":" + std::to_string(t.line));
+                    dim_str(t.idx) + " at " + t.file + ":" + std::to_string(t.line) +
+                    ". The CUDA programming guide makes __syncthreads in a branch that not every thread of the "
+                    "block takes undefined behaviour: some GPUs let it pass, others hang or corrupt shared memory, "
+                    "so the CPU backend refuses it; move the barrier out of the branch");
         break;
       }
     }
