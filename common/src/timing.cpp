@@ -2,6 +2,7 @@
 #include <rooflab/check.hpp>
 #include <rooflab/device_info.hpp>
 #include <rooflab/timing.hpp>
+#include <rooflab/plot.hpp>
 #include <rooflab/report.hpp>
 
 #include <fmt/format.h>
@@ -23,6 +24,7 @@ namespace {
 // A dry run pretends to be a small GPU that students rent (sm_86, 72 SMs, 6 MB L2) unless ROOFLAB_EMU_GPU
 // names another: the perf tests then size their work and look up datasheet figures as they would there.
 [[maybe_unused]] const bool kDryRunGpu = (emu::set_default_pretend_gpu("a10"), true);
+[[maybe_unused]] const bool kDryRunPlots = (set_plot_banner("DRY RUN (CPU backend, not GPU figures)"), true);
 }  // namespace
 #endif
 

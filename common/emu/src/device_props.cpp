@@ -23,8 +23,16 @@ constexpr int kSharedPerSm = 228 * 1024;
 
 namespace {
 
-std::mutex g_mutex;
-std::string g_default_id;  // set_default_pretend_gpu
+// set_default_pretend_gpu runs from other files' static initializers: function-local statics, so they
+// exist by then whatever the order of initialization.
+std::mutex& default_mutex() {
+  static std::mutex m;
+  return m;
+}
+std::string& default_id() {
+  static std::string id;
+  return id;
+}
 
 double number(const nlohmann::json& g, const char* key, double fallback) {
   const auto it = g.find(key);
@@ -82,8 +90,8 @@ PretendGpu pretend_gpu_from_data(std::string_view wanted) {
 }
 
 void set_default_pretend_gpu(std::string_view id_or_name) {
-  std::lock_guard lock(g_mutex);
-  g_default_id = id_or_name;
+  std::lock_guard lock(default_mutex());
+  default_id() = id_or_name;
 }
 
 const PretendGpu& pretend_gpu() {
@@ -92,8 +100,8 @@ const PretendGpu& pretend_gpu() {
     if (const char* e = std::getenv("ROOFLAB_EMU_GPU"); e != nullptr && *e != '\0') {
       wanted = e;
     } else {
-      std::lock_guard lock(g_mutex);
-      wanted = g_default_id;
+      std::lock_guard lock(default_mutex());
+      wanted = default_id();
     }
     return wanted.empty() ? built_in() : pretend_gpu_from_data(wanted);
   }();
