@@ -20,21 +20,37 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
+#include <vector>
 
 namespace {
 
 std::pair<std::size_t, std::size_t> perf_shape() { return lab03::perf::shape(rooflab::query_device().l2_bytes); }
 
+// The chain's arrays, with inputs every element of which has a known output (x = 0.5, bias = 0.125,
+// residual = 0.25: y = 0.25 + gelu(0.625)), so the output can be checked after timing: a kernel that skips a
+// step or an element cannot earn speed points.
 struct Chain {
   explicit Chain(std::size_t count, std::size_t cols)
       : x(count), r(count), t(count), u(count), y(count), bias(cols) {
-    ROOFLAB_CUDA_CHECK(cudaMemset(x.data(), 0, x.bytes()));
-    ROOFLAB_CUDA_CHECK(cudaMemset(r.data(), 0, r.bytes()));
-    ROOFLAB_CUDA_CHECK(cudaMemset(bias.data(), 0, bias.bytes()));
+    x.upload(std::vector<float>(count, 0.5f));
+    r.upload(std::vector<float>(count, 0.25f));
+    bias.upload(std::vector<float>(cols, 0.125f));
   }
   rooflab::DeviceBuffer<float> x, r, t, u, y, bias;
 };
+
+// Spot-checks y after timing: every 4097th element and the last one.
+void expect_chain_output(Chain& c, const char* what) {
+  const auto got = c.y.download();
+  const double want = 0.25 + lab03::gelu_ref(0.625);
+  const auto ok = [&](float v) { return std::abs(v - want) <= 1e-3 * std::abs(want); };
+  for (std::size_t i = 0; i < got.size(); i += 4097) {
+    ASSERT_TRUE(ok(got[i])) << what << ": wrong output " << got[i] << " at " << i << " after timing (want " << want << ")";
+  }
+  ASSERT_TRUE(ok(got.back())) << what << ": wrong last element " << got.back() << " after timing (want " << want << ")";
+}
 
 }  // namespace
 
@@ -52,6 +68,7 @@ ROOFLAB_TEST(Lab03Perf, UnfusedKernelsOnTheMemoryRoof) {
   const auto residual = rooflab::benchmark(
       [&](cudaStream_t s) { lab03::residual_add<float>(c.u.data(), c.r.data(), c.y.data(), n, s); },
       lab03::perf::residual_add_work(n));
+  ASSERT_NO_FATAL_FAILURE(expect_chain_output(c, "bias add, GELU, residual add"));
   // The slowest of the three is graded: every kernel of a memory-bound chain must stream.
   const double worst = std::min({bias_add.best_gbps(), gelu.best_gbps(), residual.best_gbps()});
   rooflab::grading::note(fmt::format("bias add {:.0f} GB/s, GELU {:.0f} GB/s, residual add {:.0f} GB/s",
@@ -70,9 +87,12 @@ ROOFLAB_TEST(Lab03Perf, FusionSpeedupAsPredicted) {
                                     cols, s);
       },
       lab03::perf::unfused_work(rows, cols));
+  ASSERT_NO_FATAL_FAILURE(expect_chain_output(c, "unfused chain"));
+  c.y.poison();  // the fused chain must write y itself
   const auto fused = rooflab::benchmark(
       [&](cudaStream_t s) { lab03::fused_chain<float>(c.x.data(), c.bias.data(), c.r.data(), c.y.data(), rows, cols, s); },
       lab03::perf::fused_work(rows, cols));
+  ASSERT_NO_FATAL_FAILURE(expect_chain_output(c, "fused chain"));
   // The predicted speedup is the byte ratio (both are memory-bound), counted here, not by the answers.
   const double predicted = unfused.work.bytes() / fused.work.bytes();
   const double measured = unfused.min_s / fused.min_s;
