@@ -11,6 +11,10 @@
 #   <prefix>_gpu       tests/correctness + tests/perf + the kernels under nvcc (CUDA only)
 #   <prefix>_static    tests/static, reading the PTX and ptxas report captured at build time (CUDA only)
 #   <prefix>_race      tests/race + the kernels on the CPU backend's race mode (ThreadSanitizer), tiny sizes
+#   <prefix>_dryrun    tests/perf + tests/dryrun + the kernels, the timing harness and calibration on the CPU
+#                      backend at scaled-down sizes (a dry run: proves the GPU path runs; worth no points),
+#                      with the reference solution's answers.cpp (tests/dryrun checks the perf tests' byte
+#                      and FLOP counts against them)
 # The student files listed here are the submission whitelist the grader reads from
 # build/rooflab/labs.json, so the whitelist and the stub/solution mirror cannot drift apart.
 include_guard(GLOBAL)
@@ -141,7 +145,7 @@ endfunction()
 # Builds one variant; appends its JSON to the variable named by `json_out`.
 function(_rooflab_add_variant json_out)
   cmake_parse_arguments(V "EXCLUDE_FROM_ALL" "LAB;LAB_DIR;VARIANT;PREFIX;STUDENT_DIR;EXPECT"
-                        "KINDS;KERNELS;ANSWERS;TESTS_ANALYTIC;TESTS_CORRECTNESS;TESTS_PERF;TESTS_STATIC;TESTS_RACE" ${ARGN})
+                        "KINDS;KERNELS;ANSWERS;SOLUTION_ANSWERS;TESTS_ANALYTIC;TESTS_CORRECTNESS;TESTS_PERF;TESTS_STATIC;TESTS_RACE;TESTS_DRYRUN" ${ARGN})
   set(lab_dir "${V_LAB_DIR}")
   set(bins "")
 
@@ -173,6 +177,17 @@ function(_rooflab_add_variant json_out)
     list(APPEND bins "${b}")
   elseif(V_TESTS_RACE AND "race" IN_LIST V_KINDS)
     _rooflab_unavailable(bins race)
+  endif()
+
+  # ---- dryrun: the perf tests, timing harness and calibration on the CPU backend, sizes scaled down ----
+  if(TARGET rooflab::cuda_dryrun AND V_TESTS_PERF AND "dryrun" IN_LIST V_KINDS)
+    _rooflab_lab_binary(${V_PREFIX}_dryrun dryrun ${V_LAB} "${lab_dir}"
+      SOURCES ${V_TESTS_PERF} ${V_TESTS_DRYRUN} ${V_SOLUTION_ANSWERS} LIBS rooflab::common rooflab::cuda_dryrun)
+    rooflab_emu_add_cu(${V_PREFIX}_dryrun ${V_KERNELS})
+    _rooflab_binary_json(b dryrun ${V_PREFIX}_dryrun "")
+    list(APPEND bins "${b}")
+  elseif(V_TESTS_PERF AND "dryrun" IN_LIST V_KINDS)
+    _rooflab_unavailable(bins dryrun)
   endif()
 
   if(ROOFLAB_HAVE_CUDA)
@@ -207,7 +222,7 @@ function(_rooflab_add_variant json_out)
   endif()
 
   set(targets "")
-  foreach(kind analytic emu race gpu static)
+  foreach(kind analytic emu race gpu static dryrun)
     if(TARGET ${V_PREFIX}_${kind})
       list(APPEND targets ${V_PREFIX}_${kind})
     endif()
@@ -232,11 +247,11 @@ endfunction()
 # rooflab_add_lab(ID 01 NAME memory-bandwidth TITLE "..." STUDENT_FILES kernels.cu answers.cpp
 #                 TESTS_ANALYTIC ... TESTS_CORRECTNESS ... TESTS_PERF ... TESTS_STATIC ...)
 function(rooflab_add_lab)
-  cmake_parse_arguments(L "" "ID;NAME;TITLE" "STUDENT_FILES;TESTS_ANALYTIC;TESTS_CORRECTNESS;TESTS_PERF;TESTS_STATIC;TESTS_RACE" ${ARGN})
+  cmake_parse_arguments(L "" "ID;NAME;TITLE" "STUDENT_FILES;TESTS_ANALYTIC;TESTS_CORRECTNESS;TESTS_PERF;TESTS_STATIC;TESTS_RACE;TESTS_DRYRUN" ${ARGN})
   set(dir_name "${L_ID}-${L_NAME}")
   set(lab_dir "${PROJECT_SOURCE_DIR}/labs/${dir_name}")
   set(solution_dir "${PROJECT_SOURCE_DIR}/solutions/${dir_name}")
-  foreach(kind ANALYTIC CORRECTNESS PERF STATIC RACE)
+  foreach(kind ANALYTIC CORRECTNESS PERF STATIC RACE DRYRUN)
     list(TRANSFORM L_TESTS_${kind} PREPEND "${lab_dir}/")
   endforeach()
 
@@ -247,7 +262,7 @@ function(rooflab_add_lab)
   set(variant_dir_main "${ROOFLAB_STUDENT_DIR}/${dir_name}")
   set(variant_fallback_main "${lab_dir}")
   set(variant_expect_main "")
-  set(variant_kinds_main analytic emu race gpu static)
+  set(variant_kinds_main analytic emu race gpu static dryrun)
   file(REAL_PATH "${variant_dir_main}" main_real)
   if(ROOFLAB_SELFTEST)
     foreach(special stubs solutions)
@@ -287,7 +302,8 @@ function(rooflab_add_lab)
         set(variant_dir_st-${case} "${generated}")
         set(variant_fallback_st-${case} "${solution_dir}")
         set(variant_expect_st-${case} "${case_dir}/expect.json")
-        # "kinds": the test binaries the case needs (default analytic, emu, race): fewer builds in CI.
+        # "kinds": the test binaries the case needs (default analytic, emu, race): fewer builds in CI. A case
+        # that skips work lists "dryrun" too: its perf tests' output checks must fail on the CPU backend.
         # "build": "fails": a submission that does not compile; its binaries stay out of the default build
         # and `rooflab selftest` builds them, expecting the failure.
         file(READ "${case_dir}/expect.json" case_json)
@@ -319,6 +335,9 @@ function(rooflab_add_lab)
       list(APPEND answers_rel "${f}")
     endif()
   endforeach()
+  # The dry run checks the perf tests' counts against the reference answers, whatever the student wrote.
+  set(solution_answers "${answers_rel}")
+  list(TRANSFORM solution_answers PREPEND "${solution_dir}/")
 
   set(lab_json "{}")
   _rooflab_json_set_string(lab_json id "${L_ID}")
@@ -349,9 +368,10 @@ function(rooflab_add_lab)
     endif()
     _rooflab_add_variant(vjson ${exclude} LAB ${L_ID} LAB_DIR "${lab_dir}" VARIANT ${variant} PREFIX ${prefix}
       STUDENT_DIR "${variant_dir_${variant}}" EXPECT "${variant_expect_${variant}}"
-      KINDS ${variant_kinds_${variant}} KERNELS ${kernels} ANSWERS ${answers}
+      KINDS ${variant_kinds_${variant}} KERNELS ${kernels} ANSWERS ${answers} SOLUTION_ANSWERS ${solution_answers}
       TESTS_ANALYTIC ${L_TESTS_ANALYTIC} TESTS_CORRECTNESS ${L_TESTS_CORRECTNESS}
-      TESTS_PERF ${L_TESTS_PERF} TESTS_STATIC ${L_TESTS_STATIC} TESTS_RACE ${L_TESTS_RACE})
+      TESTS_PERF ${L_TESTS_PERF} TESTS_STATIC ${L_TESTS_STATIC} TESTS_RACE ${L_TESTS_RACE}
+      TESTS_DRYRUN ${L_TESTS_DRYRUN})
     string(JSON lab_json SET "${lab_json}" variants "${variant}" "${vjson}")
     if(variant STREQUAL "main")
       _rooflab_register_ctests(${L_ID} ${prefix})
@@ -401,6 +421,12 @@ function(_rooflab_register_ctests lab prefix)
   if(TARGET ${prefix}_gpu)
     add_test(NAME lab${lab}.gpu COMMAND ${prefix}_gpu)
     set_tests_properties(lab${lab}.gpu PROPERTIES LABELS "lab${lab};gpu;perf" TIMEOUT 900 SKIP_RETURN_CODE 77)
+  endif()
+  if(TARGET ${prefix}_dryrun)
+    # Its own report and ceilings cache in the build tree: never the user's, never shared between labs.
+    add_test(NAME lab${lab}.dryrun COMMAND ${prefix}_dryrun)
+    set_tests_properties(lab${lab}.dryrun PROPERTIES LABELS "lab${lab};dryrun" TIMEOUT 600
+      ENVIRONMENT "ROOFLAB_EMU_QUIET=1;ROOFLAB_REPORT_DIR=${CMAKE_BINARY_DIR}/dryrun/lab${lab}/report;ROOFLAB_CACHE_DIR=${CMAKE_BINARY_DIR}/dryrun/lab${lab}/cache")
   endif()
   if(TARGET ${prefix}_static)
     add_test(NAME lab${lab}.static COMMAND ${prefix}_static)

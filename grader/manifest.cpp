@@ -15,7 +15,8 @@ std::vector<DeclaredTest> declared_tests(const rubric::Rubric& r, const std::str
   for (const auto& e : r.tests) {
     if (!rubric::holds(binary_kind, e.kind)) continue;
     const auto dot = e.test.find('.');
-    out.push_back({e.test.substr(0, dot), e.test.substr(dot + 1), rubric::graded_kind(binary_kind, e.kind), e.points});
+    out.push_back({e.test.substr(0, dot), e.test.substr(dot + 1), rubric::graded_kind(binary_kind, e.kind),
+                   rubric::graded_points(binary_kind, e)});
   }
   return out;
 }

@@ -9,7 +9,7 @@
 namespace rooflab::grader {
 namespace {
 
-constexpr const char* kKindOrder[] = {"analytic", "emu", "gpu", "perf", "race", "static"};
+constexpr const char* kKindOrder[] = {"analytic", "emu", "gpu", "perf", "race", "static", "dryrun"};
 
 std::string kind_label(const std::string& kind) {
   if (kind == "analytic") return "analytic (questions)";
@@ -18,6 +18,7 @@ std::string kind_label(const std::string& kind) {
   if (kind == "perf") return "perf (speed vs your GPU's roofline)";
   if (kind == "static") return "static (compiled code, hints)";
   if (kind == "race") return "race (data races on the CPU, hints)";
+  if (kind == "dryrun") return "dryrun (GPU path on the CPU, no points)";
   return kind;
 }
 
@@ -65,7 +66,9 @@ std::string terminal_table(const LabResults& lr, bool color) {
       const std::string what = t.unavailable == t.tests ? "needs the CUDA toolkit" : "needs a GPU";
       status = paint(t.max_score > 0 ? what : what + " (not counted)", "33");
     } else if (t.max_score == 0) {
-      status = t.kind == "static" || t.kind == "race" ? "hints, no points" : "not counted (graded on the other backend)";
+      status = t.kind == "static" || t.kind == "race" ? "hints, no points"
+               : t.kind == "dryrun"                    ? "dry run: not GPU figures, no points"
+                                                       : "not counted (graded on the other backend)";
     } else if (t.score >= t.max_score) {
       status = paint("full marks", "32");
     } else if (t.score == 0) {
@@ -83,7 +86,7 @@ std::string terminal_table(const LabResults& lr, bool color) {
   for (const auto& r : lr.tests) {
     if (r.status == Status::passed && r.score >= r.max_score) continue;
     if (r.status == Status::not_counted || r.status == Status::needs_gpu || r.status == Status::unavailable) continue;
-    if (r.max_score == 0 && r.kind != "static" && r.kind != "race") continue;  // the other backend's result
+    if (r.max_score == 0 && r.kind != "static" && r.kind != "race" && r.kind != "dryrun") continue;  // the other backend's
     if (!header) {
       out += "  what to fix:\n";
       header = true;
@@ -132,7 +135,7 @@ std::string markdown_report(const std::vector<LabResults>& labs, const std::stri
     md += "| kind | tests | passed | points |\n|---|---|---|---|\n";
     for (const auto& t : totals_by_kind(lr.tests)) {
       md += fmt::format("| {} | {} | {} | {:.1f} / {:.1f}{} |\n", t.kind, t.tests, t.passed, t.score, t.max_score,
-                        t.needs_gpu == t.tests ? " (needs a GPU)" : "");
+                        t.needs_gpu == t.tests ? " (needs a GPU)" : (t.kind == "dryrun" ? " (dry run on the CPU: not GPU figures)" : ""));
     }
     md += "\n| test | kind | backend | status | points |\n|---|---|---|---|---|\n";
     for (const auto& r : lr.tests) {

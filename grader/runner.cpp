@@ -40,6 +40,7 @@ std::string backend_of(const std::string& binary_kind) {
   if (binary_kind == "race") return "CPU backend (race mode)";
   if (binary_kind == "gpu") return "GPU";
   if (binary_kind == "static") return "compiler output";
+  if (binary_kind == "dryrun") return "CPU backend (dry run, not a GPU)";
   return "host";
 }
 
@@ -240,6 +241,10 @@ TestResult run_one(const Lab& lab, const Binary& binary, const DeclaredTest& tes
                    "solution (a process with no student code): " + v.message + ".\n" + r.output;
       }
     }
+  }
+  if (binary.kind == "dryrun") {
+    r.output = "DRY RUN: the GPU code path on the CPU backend at scaled-down sizes; every figure here is a CPU "
+               "timing of a pretend GPU, not a GPU measurement, and earns nothing.\n" + r.output;
   }
   r.lab = lab.id;
   r.id = test.id();

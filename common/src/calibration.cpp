@@ -33,7 +33,7 @@ std::string utc_now() {
 
 double measure_copy(const DeviceInfo& info, double* kernel_gbps, double* memcpy_gbps) {
   // 4x the L2 per array and at least 256 MB: the copy must stream from DRAM, not from the cache.
-  const std::size_t bytes = std::max<std::size_t>(4 * info.l2_bytes, 256u << 20) / 16 * 16;
+  const std::size_t bytes = streaming_bytes(info.l2_bytes) / 16 * 16;
   DeviceBuffer<float4> in(bytes / sizeof(float4));
   DeviceBuffer<float4> out(bytes / sizeof(float4));
   ROOFLAB_CUDA_CHECK(cudaMemset(in.data(), 1, bytes));
@@ -56,7 +56,7 @@ double measure_fma(const DeviceInfo& info, double* clock_mhz) {
   const unsigned threads = 256;
   const unsigned blocks = static_cast<unsigned>(info.sms) * 8 * 4;
   DeviceBuffer<float> out(static_cast<std::size_t>(blocks) * threads);
-  const int iterations = 4096;
+  const int iterations = static_cast<int>(scaled(4096, 4));
   const double flops = 2.0 * 8 * iterations * blocks * threads;
   const Measurement m = benchmark(
       [&](cudaStream_t s) { calib::fma_peak(1.000001f, 1e-7f, iterations, out.data(), blocks, threads, s); },
@@ -100,8 +100,9 @@ std::filesystem::path cache_dir() {
 }
 
 std::filesystem::path ceilings_cache_path(const DeviceInfo& info) {
-  return cache_dir() /
-         fmt::format("ceilings-{}-driver{}-{:.0f}MHz.json", info.uuid, info.driver_version, info.max_sm_clock_mhz);
+  // A dry run's figures (CPU timings of a pretend GPU) must never be taken for a GPU's, nor the reverse.
+  return cache_dir() / fmt::format("{}ceilings-{}-driver{}-{:.0f}MHz.json", kDryRun ? "dryrun-" : "",
+                                   kDryRun ? info.name : info.uuid, info.driver_version, info.max_sm_clock_mhz);
 }
 
 Ceilings measure_ceilings(int device) {
@@ -115,10 +116,11 @@ Ceilings measure_ceilings(int device) {
   c.measured_at = utc_now();
   c.copy_gbps = measure_copy(info, &c.copy_kernel_gbps, &c.memcpy_gbps);
   c.fp32_fma_flops = measure_fma(info, &c.sm_clock_during_fma_mhz);
-  c.sgemm_flops = measure_gemm(CUDA_R_32F, 8192);
-  c.fp16_tensor_flops = measure_gemm(CUDA_R_16F, 8192);
+  const int n = scaled_gemm_n(8192);
+  c.sgemm_flops = measure_gemm(CUDA_R_32F, n);
+  c.fp16_tensor_flops = measure_gemm(CUDA_R_16F, n);
   // BF16 tensor cores arrived with sm_80.
-  if (info.cc_major >= 8) c.bf16_tensor_flops = measure_gemm(CUDA_R_16BF, 8192);
+  if (info.cc_major >= 8) c.bf16_tensor_flops = measure_gemm(CUDA_R_16BF, n);
   return c;
 }
 

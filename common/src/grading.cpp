@@ -27,6 +27,7 @@ bool identify_binary(const char* rubric_path, const char* kind) {
 }
 const char* binary_rubric() { return identity().rubric; }
 const char* binary_kind() { return identity().kind; }
+bool dry_run() { return std::string_view(identity().kind) == "dryrun"; }
 
 namespace {
 struct ExtraMain {
@@ -112,18 +113,45 @@ void award(double fraction, const std::string& detail) {
 }
 
 void note(const std::string& detail) {
-  ::testing::Test::RecordProperty("rooflab_detail", detail);
-  std::printf("rooflab: %s\n", detail.c_str());
+  std::string text = detail;
+  if (dry_run()) {
+    // Every line, so that no figure of a dry run can be read, or pasted, as a GPU's.
+    constexpr std::string_view kLabel = "[dry run, CPU timings] ";
+    text.insert(0, kLabel);
+    for (std::size_t at = text.find('\n'); at != std::string::npos && at + 1 < text.size(); at = text.find('\n', at + 1)) {
+      text.insert(at + 1, kLabel);
+    }
+  }
+  ::testing::Test::RecordProperty("rooflab_detail", text);
+  std::printf("rooflab: %s\n", text.c_str());
+}
+
+::testing::AssertionResult speed_verdict(bool ok, std::string_view what) {
+  if (ok) return ::testing::AssertionSuccess();
+  if (dry_run()) {
+    note(fmt::format("speed verdict \"{}\" would fail on a GPU; CPU timings decide nothing", what));
+    return ::testing::AssertionSuccess();
+  }
+  return ::testing::AssertionFailure() << "speed verdict failed: " << what;
 }
 
 void award_against_ceiling(std::string_view lab, std::string_view quantity, double measured, double ceiling,
                            std::string_view unit) {
   const Threshold& t = threshold(lab, quantity);
   ASSERT_GT(ceiling, 0.0) << "no measured ceiling for " << quantity;
+  ASSERT_TRUE(std::isfinite(measured) && measured >= 0) << quantity << ": measured " << measured << " " << unit;
   const double fraction = measured / ceiling;
   const std::string figures =
       fmt::format("{}: {:.1f} {} = {:.1f}% of the measured ceiling {:.1f} {}", quantity, measured, unit,
                   100.0 * fraction, ceiling, unit);
+  if (dry_run()) {
+    // The arithmetic a GPU run does, checked instead of believed: a score in [0, 1].
+    const double score = sliding_score(t, fraction);
+    ASSERT_TRUE(score >= 0.0 && score <= 1.0) << quantity << ": score " << score << " from " << figures;
+    award(score, fmt::format("{} -> score {:.3f}{}", figures, score,
+                             fraction > implausible_above() ? " (above the ceiling: a GPU run would reject it)" : ""));
+    return;
+  }
   if (fraction > implausible_above()) {
     award(0.0, figures);
     FAIL() << "rejected: " << figures << " is more than " << fmt::format("{:.0f}", 100.0 * (implausible_above() - 1))

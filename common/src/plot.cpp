@@ -30,7 +30,18 @@ std::filesystem::path report_dir() {
   return std::filesystem::current_path() / "rooflab-report";
 }
 
-PlotFiles write_plot(const Plot& plot, const std::filesystem::path& stem) {
+namespace {
+std::string& plot_banner() {
+  static std::string banner;
+  return banner;
+}
+}  // namespace
+
+void set_plot_banner(std::string banner) { plot_banner() = std::move(banner); }
+
+PlotFiles write_plot(const Plot& unlabelled, const std::filesystem::path& stem) {
+  Plot plot = unlabelled;
+  if (!plot_banner().empty()) plot.title = plot_banner() + ": " + plot.title;
   PlotFiles files;
   std::filesystem::create_directories(stem.parent_path());
   files.data = stem;

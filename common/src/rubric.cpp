@@ -27,6 +27,10 @@ constexpr KindRow kKinds[] = {
     {"gpu", "perf", "perf"},
     {"static", "static", "static"},        // tests/static.cpp on the captured PTX and ptxas report
     {"race", "race", "race"},              // tests/race.cpp under ThreadSanitizer on the CPU backend
+    // tests/perf.cpp + tests/dryrun.cpp, kernels and timing harness on the CPU backend at scaled-down sizes:
+    // proves the perf tests, calibration and plots run to the end; worth nothing, never a GPU figure.
+    {"dryrun", "perf", "dryrun"},
+    {"dryrun", "dryrun", "dryrun"},
 };
 
 bool known_rubric_kind(std::string_view k) {
@@ -38,6 +42,10 @@ bool known_rubric_kind(std::string_view k) {
 bool holds(std::string_view binary_kind, std::string_view rubric_kind) {
   return std::any_of(std::begin(kKinds), std::end(kKinds),
                      [&](const KindRow& r) { return r.binary == binary_kind && r.rubric == rubric_kind; });
+}
+
+double graded_points(std::string_view binary_kind, const Entry& e) {
+  return graded_kind(binary_kind, e.kind) == "dryrun" ? 0.0 : e.points;
 }
 
 std::string graded_kind(std::string_view binary_kind, std::string_view rubric_kind) {
@@ -65,12 +73,15 @@ Rubric parse(const std::string& json_text, const std::string& where) {
         throw std::runtime_error(fmt::format("test \"{}\" is not Suite.Name", e.test));
       }
       if (!known_rubric_kind(e.kind)) {
-        throw std::runtime_error(fmt::format("{}: unknown kind \"{}\" (analytic, correctness, perf, static, race)",
+        throw std::runtime_error(fmt::format("{}: unknown kind \"{}\" (analytic, correctness, perf, static, race, dryrun)",
                                              e.test, e.kind));
       }
       if (!(e.points >= 0)) throw std::runtime_error(fmt::format("{}: negative points", e.test));
       if ((e.kind == "static" || e.kind == "race") && e.points != 0) {
         throw std::runtime_error(fmt::format("{}: {} tests are hints and carry no points", e.test, e.kind));
+      }
+      if (e.kind == "dryrun" && e.points != 0) {
+        throw std::runtime_error(fmt::format("{}: dry-run tests prove that code runs and carry no points", e.test));
       }
       if (e.checks.empty()) throw std::runtime_error(fmt::format("{}: say in \"checks\" what it checks", e.test));
       if (!seen.insert(e.test).second) throw std::runtime_error(fmt::format("{} is listed twice", e.test));

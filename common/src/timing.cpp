@@ -2,6 +2,7 @@
 #include <rooflab/check.hpp>
 #include <rooflab/device_info.hpp>
 #include <rooflab/timing.hpp>
+#include <rooflab/plot.hpp>
 #include <rooflab/report.hpp>
 
 #include <fmt/format.h>
@@ -9,9 +10,23 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <numeric>
 
+#if defined(ROOFLAB_EMU)
+#include <rooflab/emu/pretend_gpu.hpp>
+#endif
+
 namespace rooflab {
+
+#if defined(ROOFLAB_EMU)
+namespace {
+// A dry run pretends to be a small GPU that students rent (sm_86, 72 SMs, 6 MB L2) unless ROOFLAB_EMU_GPU
+// names another: the perf tests then size their work and look up datasheet figures as they would there.
+[[maybe_unused]] const bool kDryRunGpu = (emu::set_default_pretend_gpu("a10"), true);
+[[maybe_unused]] const bool kDryRunPlots = (set_plot_banner("DRY RUN (CPU backend, not GPU figures)"), true);
+}  // namespace
+#endif
 
 SampleStats sample_stats(std::vector<double> s) {
   if (s.empty()) return {0, 0, 0, 0, 0};
@@ -45,8 +60,10 @@ L2Flusher::L2Flusher() {
   ROOFLAB_CUDA_CHECK(cudaGetDevice(&device));
   int l2 = 0;
   ROOFLAB_CUDA_CHECK(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, device));
-  // Twice the L2, and at least 64 MB so that a mis-reported L2 size still flushes it.
-  bytes_ = std::max<std::size_t>(2 * static_cast<std::size_t>(l2), 64u << 20);
+  // Twice the L2, and at least 64 MB so that a mis-reported L2 size still flushes it (scaled on a dry run).
+  bytes_ = std::max<std::size_t>(
+      static_cast<std::size_t>(perf_scale() * static_cast<double>(std::max<std::size_t>(2 * static_cast<std::size_t>(l2), 64u << 20))),
+      4096);
   ROOFLAB_CUDA_CHECK(cudaMalloc(&buffer_, bytes_));
 }
 
@@ -56,7 +73,38 @@ L2Flusher::~L2Flusher() {
 
 void L2Flusher::flush(cudaStream_t stream) { ROOFLAB_CUDA_CHECK(cudaMemsetAsync(buffer_, 0, bytes_, stream)); }
 
+double perf_scale() {
+  if (!kDryRun) return 1.0;
+  static const double scale = [] {
+    const char* s = std::getenv("ROOFLAB_DRYRUN_SCALE");
+    const double v = s != nullptr ? std::atof(s) : 0.0;
+    return v > 0 && v <= 1 ? v : 1.0 / 4096;
+  }();
+  return scale;
+}
+
+std::size_t streaming_bytes(std::size_t l2_bytes, double scale) {
+  const double full = static_cast<double>(std::max<std::size_t>(4 * l2_bytes, std::size_t{256} << 20));
+  const auto bytes = static_cast<std::size_t>(full * scale) / 4096 * 4096;
+  return std::max<std::size_t>(bytes, 4096);
+}
+
+std::size_t scaled(std::size_t n, std::size_t at_least) {
+  return std::max(at_least, static_cast<std::size_t>(static_cast<double>(n) * perf_scale()));
+}
+
+int scaled_gemm_n(int n) {
+  const int m = static_cast<int>(n * std::cbrt(perf_scale())) / 64 * 64;
+  return std::max(m, 64);
+}
+
 Measurement benchmark(const std::function<void(cudaStream_t)>& launch, Work work, BenchOptions options) {
+  if (kDryRun) {
+    // The real loop, briefly: a dry run proves the loop and its arithmetic, not the figures.
+    options.warmup = std::min(options.warmup, 1);
+    options.min_samples = std::min(options.min_samples, 3);
+    options.max_seconds = std::min(options.max_seconds, 0.01);
+  }
   Stream stream;
   Event start;
   Event stop;

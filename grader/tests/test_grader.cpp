@@ -82,6 +82,8 @@ TEST(Rubric, GivesEachBinaryItsTestsAndRefusesBadEntries) {
   };
   EXPECT_NE(refused(R"({"test": "X.Y", "kind": "speed", "points": 1, "checks": "c"})").find("unknown kind"), std::string::npos);
   EXPECT_NE(refused(R"({"test": "X.Y", "kind": "race", "points": 1, "checks": "c"})").find("hints"), std::string::npos);
+  EXPECT_NE(refused(R"({"test": "X.Y", "kind": "dryrun", "points": 1, "checks": "c"})").find("no points"),
+            std::string::npos);
   EXPECT_NE(refused(R"({"test": "XY", "kind": "analytic", "points": 1, "checks": "c"})").find("Suite.Name"), std::string::npos);
   EXPECT_NE(refused(R"({"test": "X.Y", "kind": "analytic", "points": 1, "checks": "c"}, {"test": "X.Y", "kind": "analytic", "points": 1, "checks": "c"})").find("twice"), std::string::npos);
   EXPECT_NE(refused(R"({"test": "X.Y", "kind": "analytic", "points": 1})").find("malformed"), std::string::npos);
@@ -89,6 +91,37 @@ TEST(Rubric, GivesEachBinaryItsTestsAndRefusesBadEntries) {
 
 // The handout's points tables say what the rubric says: per test (a row naming `Suite.Name`, or
 // `Suite.A`, `.B` with "N each") and per kind (a row whose first cell lists kinds).
+// A dry-run binary holds the perf tests and the lab's dry-run checks, graded as "dryrun" and worth nothing,
+// whatever points the rubric gives the perf test on a GPU; the report never shows them as GPU figures.
+TEST(Rubric, DryRunsEarnNothingAndSayWhatTheyAre) {
+  const auto r = rooflab::rubric::parse(R"({"lab": "09", "tests": [
+    {"test": "Lab09Kernels.Copy", "kind": "correctness", "points": 2.5, "checks": "copy"},
+    {"test": "Lab09Perf.Copy", "kind": "perf", "points": 6, "checks": "copy GB/s"},
+    {"test": "Lab09DryRun.Bytes", "kind": "dryrun", "points": 0, "checks": "bytes"}]})", "test");
+  const auto dry = declared_tests(r, "dryrun");
+  ASSERT_EQ(dry.size(), 2u);
+  for (const auto& t : dry) {
+    EXPECT_EQ(t.kind, "dryrun") << t.id();
+    EXPECT_DOUBLE_EQ(t.points, 0.0) << t.id();
+  }
+  EXPECT_DOUBLE_EQ(declared_tests(r, "gpu")[1].points, 6.0);  // the GPU binary keeps the perf points
+  EXPECT_TRUE(declared_tests(r, "emu").size() == 1u);
+
+  Lab lab;
+  lab.id = "09";
+  lab.title = "t";
+  TestResult passed;
+  passed.lab = "09";
+  passed.id = "Lab09Perf.Copy";
+  passed.kind = "dryrun";
+  passed.status = Status::passed;
+  const LabResults lr{&lab, "dir", {passed}, ""};
+  const std::string table = terminal_table(lr, false);
+  EXPECT_NE(table.find("dry run: not GPU figures, no points"), std::string::npos) << table;
+  EXPECT_EQ(table.find("full marks"), std::string::npos) << table;
+  EXPECT_NE(markdown_report({lr}, "h").find("dry run on the CPU: not GPU figures"), std::string::npos);
+}
+
 TEST(Labs, HandoutPointsMatchTheRubric) {
   const Manifest m = load_manifest(ROOFLAB_BUILD_DIR);
   ASSERT_FALSE(m.labs.empty());

@@ -258,7 +258,11 @@ Matrix operand(char name, const void* data, cudaDataType type, cublasOperation_t
 
 cublasStatus_t run(Gemm& g) {
   if (const cublasStatus_t s = validate(g); s != CUBLAS_STATUS_SUCCESS) return s;
-  if (g.m > 0 && g.n > 0) compute(g);
+  if (g.m > 0 && g.n > 0) {
+    // The GEMM runs as host code on device memory, which is closed to host code outside kernels.
+    const rooflab::emu::detail::DeviceMemoryOpen open;
+    compute(g);
+  }
   return CUBLAS_STATUS_SUCCESS;
 }
 

@@ -14,6 +14,7 @@
 // runs or while the runtime's own copies and memsets run (ROOFLAB_EMU_OPEN_DEVICE_MEMORY=1 turns this off).
 // Launches, copies and memsets are counted (rooflab::emu::activity()) so that a test can tell that the
 // kernel under test ran rather than the host computing the answer.
+#include <rooflab/emu/pretend_gpu.hpp>
 #include <rooflab/emu/runtime.hpp>
 
 #include <cxxabi.h>
@@ -40,6 +41,7 @@ const char* current_kernel_for_report();                      // scheduler.cpp
 bool current_thread_for_report(uint3* block, uint3* thread);  // scheduler.cpp
 bool is_fiber_stack_guard(const void* address);               // scheduler.cpp
 std::string kernel_name(const void* kernel);                  // scheduler.cpp (any function's name)
+cudaError_t record_error(cudaError_t err);                    // below, for device_props.cpp
 
 namespace {
 
@@ -508,20 +510,11 @@ struct Event {
 };
 struct Stream {};
 
-// The pretend GPU: an A100-like sm_80 (108 SMs unless ROOFLAB_EMU_SMS says otherwise). Its shared memory
-// opt-in limit is the largest of current GPUs (227 KiB, an H100's) so that a kernel that opts in to more than
-// 48 KiB runs here whatever GPU it was written for.
-constexpr std::size_t kPretendMemory = std::size_t{80} << 30;
+// Shared-memory limits of every pretend GPU (device_props.cpp reports the same): the opt-in limit is the
+// largest of current GPUs (227 KiB, an H100's) so that a kernel that opts in to more than 48 KiB runs here
+// whatever GPU it was written for.
 constexpr std::size_t kSharedPerBlock = 48 * 1024;
 constexpr std::size_t kSharedOptin = 227 * 1024;
-constexpr std::size_t kSharedPerSm = 228 * 1024;
-int pretend_sms() {
-  static const int sms = [] {
-    const char* s = std::getenv("ROOFLAB_EMU_SMS");
-    return s != nullptr && std::atoi(s) > 0 ? std::atoi(s) : 108;
-  }();
-  return sms;
-}
 
 std::map<const void*, std::size_t> g_smem_optin;  // cudaFuncSetAttribute(MaxDynamicSharedMemorySize)
 
@@ -963,9 +956,10 @@ cudaError_t cudaMemset(void* ptr, int value, size_t count) {
 cudaError_t cudaMemsetAsync(void* ptr, int value, size_t count, cudaStream_t) { return cudaMemset(ptr, value, count); }
 
 cudaError_t cudaMemGetInfo(size_t* free_bytes, size_t* total) {
-  *total = kPretendMemory;
+  const std::size_t memory = rooflab::emu::pretend_gpu().memory_bytes;
+  *total = memory;
   std::lock_guard lock(g_mutex);
-  *free_bytes = g_allocated_bytes < kPretendMemory ? kPretendMemory - g_allocated_bytes : 0;
+  *free_bytes = g_allocated_bytes < memory ? memory - g_allocated_bytes : 0;
   return cudaSuccess;
 }
 
@@ -991,78 +985,7 @@ cudaError_t cudaRuntimeGetVersion(int* v) {
   return cudaSuccess;
 }
 
-cudaError_t cudaGetDeviceProperties(cudaDeviceProp* prop, int device) {
-  if (device != 0) return record(cudaErrorInvalidDevice);
-  *prop = cudaDeviceProp{};
-  std::snprintf(prop->name, sizeof prop->name, "rooflab CPU backend (pretend sm_80, %d SMs)", pretend_sms());
-  prop->totalGlobalMem = kPretendMemory;
-  prop->sharedMemPerBlock = kSharedPerBlock;
-  prop->regsPerBlock = 65536;
-  prop->warpSize = 32;
-  prop->memPitch = 2147483647;
-  prop->maxThreadsPerBlock = 1024;
-  prop->maxThreadsDim[0] = 1024;
-  prop->maxThreadsDim[1] = 1024;
-  prop->maxThreadsDim[2] = 64;
-  prop->maxGridSize[0] = 2147483647;
-  prop->maxGridSize[1] = 65535;
-  prop->maxGridSize[2] = 65535;
-  prop->totalConstMem = 64 * 1024;
-  prop->multiProcessorCount = pretend_sms();
-  prop->major = 8;
-  prop->minor = 0;
-  prop->l2CacheSize = 40 * 1024 * 1024;
-  prop->maxThreadsPerMultiProcessor = 2048;
-  prop->maxBlocksPerMultiProcessor = 32;
-  prop->sharedMemPerMultiprocessor = kSharedPerSm;
-  prop->sharedMemPerBlockOptin = kSharedOptin;
-  prop->regsPerMultiprocessor = 65536;
-  prop->memoryBusWidth = 5120;
-  prop->concurrentKernels = 1;
-  prop->unifiedAddressing = 1;
-  prop->canMapHostMemory = 1;
-  return cudaSuccess;
-}
-
-cudaError_t cudaDeviceGetAttribute(int* value, cudaDeviceAttr attr, int device) {
-  if (device != 0) return record(cudaErrorInvalidDevice);
-  switch (attr) {
-    case cudaDevAttrMultiProcessorCount: *value = pretend_sms(); break;
-    case cudaDevAttrComputeCapabilityMajor: *value = 8; break;
-    case cudaDevAttrComputeCapabilityMinor: *value = 0; break;
-    case cudaDevAttrMaxThreadsPerBlock: *value = 1024; break;
-    case cudaDevAttrMaxBlockDimX: *value = 1024; break;
-    case cudaDevAttrMaxBlockDimY: *value = 1024; break;
-    case cudaDevAttrMaxBlockDimZ: *value = 64; break;
-    case cudaDevAttrMaxGridDimX: *value = 2147483647; break;
-    case cudaDevAttrMaxGridDimY: *value = 65535; break;
-    case cudaDevAttrMaxGridDimZ: *value = 65535; break;
-    case cudaDevAttrMaxThreadsPerMultiProcessor: *value = 2048; break;
-    case cudaDevAttrMaxBlocksPerMultiprocessor: *value = 32; break;
-    case cudaDevAttrWarpSize: *value = 32; break;
-    case cudaDevAttrL2CacheSize: *value = 40 * 1024 * 1024; break;
-    case cudaDevAttrMaxSharedMemoryPerBlock: *value = static_cast<int>(kSharedPerBlock); break;
-    case cudaDevAttrMaxSharedMemoryPerBlockOptin: *value = static_cast<int>(kSharedOptin); break;
-    case cudaDevAttrMaxSharedMemoryPerMultiprocessor: *value = static_cast<int>(kSharedPerSm); break;
-    case cudaDevAttrTotalConstantMemory: *value = 64 * 1024; break;
-    case cudaDevAttrMaxRegistersPerBlock: *value = 65536; break;
-    case cudaDevAttrMaxRegistersPerMultiprocessor: *value = 65536; break;
-    case cudaDevAttrClockRate: *value = 1410000; break;
-    case cudaDevAttrMemoryClockRate: *value = 1593000; break;
-    case cudaDevAttrGlobalMemoryBusWidth: *value = 5120; break;
-    case cudaDevAttrConcurrentKernels: *value = 1; break;
-    case cudaDevAttrUnifiedAddressing: *value = 1; break;
-    case cudaDevAttrIntegrated: *value = 0; break;
-    case cudaDevAttrEccEnabled: *value = 0; break;
-    case cudaDevAttrPciBusId: *value = 0; break;
-    case cudaDevAttrPciDeviceId: *value = 0; break;
-    case cudaDevAttrPciDomainId: *value = 0; break;
-    default:
-      misuse(6, "cudaDeviceGetAttribute(%d) is not emulated by the CPU backend", static_cast<int>(attr));
-      return record(cudaErrorInvalidValue);
-  }
-  return cudaSuccess;
-}
+// cudaGetDeviceProperties, cudaDeviceGetAttribute, cudaDeviceGetPCIBusId: device_props.cpp (the pretend GPU).
 
 cudaError_t cudaFuncSetAttribute(const void* func, cudaFuncAttribute attr, int value) {
   if (attr == cudaFuncAttributeMaxDynamicSharedMemorySize) {
@@ -1092,6 +1015,10 @@ cudaError_t cudaFuncGetAttributes(cudaFuncAttributes* attr, const void* func) {
 }
 
 // ---- errors ----
+
+// For device_props.cpp: an error cudaGetLastError returns.
+cudaError_t rooflab::emu::record_error(cudaError_t err) { return record(err); }
+
 
 cudaError_t cudaGetLastError(void) {
   const cudaError_t e = tl_last_error;

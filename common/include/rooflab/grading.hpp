@@ -29,6 +29,9 @@ namespace rooflab::grading {
 bool identify_binary(const char* rubric_path, const char* binary_kind);
 const char* binary_rubric();  // "" when no ROOFLAB_TEST was registered
 const char* binary_kind();
+// A dry-run binary (the perf tests on the CPU backend, docs/cpu-mode.md "Dry runs"): its timings decide
+// nothing, every line it notes says "dry run", and it earns no points.
+bool dry_run();
 
 // Another entry point a test binary offers (e.g. the static binaries' --rooflab-inspect): main() hands
 // argc/argv to `fn` when `flag` is among the arguments.
@@ -37,12 +40,19 @@ int run_extra_main(int argc, char** argv, bool* handled);
 
 // Partial credit in [0, 1] with the reason, recorded into the test's JSON report for the grader.
 void award(double fraction, const std::string& detail);
-// A line of explanation shown with the test's result (measured figures, hints).
+// A line of explanation shown with the test's result (measured figures, hints). On a dry run every line
+// starts with "[dry run, CPU timings] ".
 void note(const std::string& detail);
+
+// A verdict on measured speed (a ratio of two timings, a point under the roofline):
+//   EXPECT_TRUE(speed_verdict(bw32 / bw1 <= limit, "stride-32 / stride-1 bandwidth <= limit")) << ...;
+// On a GPU it is `ok`. On a dry run CPU timings decide nothing: it succeeds, noting a verdict that would fail.
+::testing::AssertionResult speed_verdict(bool ok, std::string_view what);
 
 // Grades `measured` against `ceiling` (same units) with data/thresholds.json's rule for lab/quantity:
 // full points at full_at x ceiling, none below zero_at, linear between. A result more than the
-// implausible margin above the ceiling fails the test as a measurement error or cheat.
+// implausible margin above the ceiling fails the test as a measurement error or cheat. On a dry run the
+// arithmetic runs the same (the score must be a number in [0, 1]) but no timing can fail the test.
 void award_against_ceiling(std::string_view lab, std::string_view quantity, double measured, double ceiling,
                            std::string_view unit);
 

@@ -60,6 +60,10 @@ struct PlotFiles {
 
 PlotFiles write_plot(const Plot& plot, const std::filesystem::path& stem);
 
+// A banner put before every plot's title from now on (the dry-run harness sets "DRY RUN ...", so that no
+// plot of CPU timings can be taken for a GPU's).
+void set_plot_banner(std::string banner);
+
 // Where reports and plots go: ROOFLAB_REPORT_DIR if set, else ./rooflab-report.
 std::filesystem::path report_dir();
 

@@ -3,9 +3,10 @@
 // binary that fails to compile still lists every test it lost), each test binary checks at start-up that
 // it registers exactly the rubric's tests of its kind, and a CPU test checks the handout's tables against it.
 //
-// Kinds as a rubric writes them: analytic | correctness | perf | static | race. A test binary has a kind of
-// its own (analytic, emu, gpu, static, race); the table below says which tests each one holds and how they
-// are graded ("correctness" tests are graded as "emu" on the CPU backend and as "gpu" under nvcc).
+// Kinds as a rubric writes them: analytic | correctness | perf | static | race | dryrun. A test binary has a
+// kind of its own (analytic, emu, gpu, static, race, dryrun); the table below says which tests each one holds
+// and how they are graded ("correctness" tests are graded as "emu" on the CPU backend and as "gpu" under
+// nvcc; "perf" tests as "perf" under nvcc and as "dryrun", worth nothing, on the CPU backend).
 #pragma once
 
 #include <filesystem>
@@ -36,6 +37,8 @@ Rubric load(const std::filesystem::path& file);
 // are they graded there.
 bool holds(std::string_view binary_kind, std::string_view rubric_kind);
 std::string graded_kind(std::string_view binary_kind, std::string_view rubric_kind);
+// The points a test earns in a binary of that kind: its rubric points, except 0 for every dry run.
+double graded_points(std::string_view binary_kind, const Entry& e);
 bool is_binary_kind(std::string_view binary_kind);
 
 // "" when `registered` (Suite.Name ids, as the binary's test framework lists them) is exactly the rubric's

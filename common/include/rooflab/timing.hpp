@@ -71,6 +71,27 @@ class L2Flusher {
 
 Measurement benchmark(const std::function<void(cudaStream_t)>& launch, Work work, BenchOptions options = {});
 
+// ---- problem sizes: the one knob between a GPU run and a dry run ----
+//
+// A dry run is this harness, the perf tests and calibration compiled for the CPU backend (docs/cpu-mode.md,
+// "Dry runs"): the same code paths with every problem size multiplied by perf_scale(), so that it finishes
+// in seconds on a CPU. Its timings, scores and plots mean nothing; it proves that the code runs to the end.
+#if defined(ROOFLAB_EMU)
+inline constexpr bool kDryRun = true;
+#else
+inline constexpr bool kDryRun = false;
+#endif
+
+// 1 on a GPU; on a dry run ROOFLAB_DRYRUN_SCALE if set (0 < s <= 1), else 1/4096.
+double perf_scale();
+// Bytes per array that must stream from DRAM: 4x the L2 and at least 256 MB (the "4x L2" rule), times
+// `scale`, rounded down to a multiple of 4 KiB and at least 4 KiB.
+std::size_t streaming_bytes(std::size_t l2_bytes, double scale = perf_scale());
+// A count (threads, iterations, elements) times perf_scale(), at least `at_least`.
+std::size_t scaled(std::size_t n, std::size_t at_least = 1);
+// A square GEMM's n whose n^3 work is scaled by perf_scale(): a multiple of 64, at least 64.
+int scaled_gemm_n(int n);
+
 // Statistics of a sample (exposed for tests): median, min, max, mean, relative standard error.
 struct SampleStats {
   double median, min, max, mean, rse;

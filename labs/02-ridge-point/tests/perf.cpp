@@ -1,7 +1,11 @@
 // Lab 02 graders on the GPU: the FP32 FMA kernel against SMs x FP32 lanes x 2 x the SM clock measured
 // during the run; the half2 kernel and cuBLAS tensor GEMMs reported against the datasheet (information);
 // and the empirical roofline: measured bandwidth and peaks next to the datasheet's, on one chart.
+//
+// The same file runs as a dry run on the CPU backend (sizes scaled by rooflab::perf_scale(), timings
+// meaningless): tests/dryrun.cpp and docs/cpu-mode.md say what that proves.
 #include "kernels.hpp"
+#include "perf_work.hpp"
 
 #include <rooflab/buffer.hpp>
 #include <rooflab/calibration.hpp>
@@ -16,12 +20,11 @@
 #include <cuda_bf16.h>
 #include <fmt/format.h>
 
+#include <filesystem>
+
 namespace {
 
-std::size_t perf_threads(const rooflab::DeviceInfo& info) {
-  // Enough resident warps everywhere, several waves: 8 blocks of 256 per SM, 4 waves.
-  return static_cast<std::size_t>(info.sms) * 8 * 4 * lab02::kBlock;
-}
+std::size_t perf_threads(const rooflab::DeviceInfo& info) { return lab02::perf::threads(info.sms); }
 
 }  // namespace
 
@@ -30,12 +33,14 @@ ROOFLAB_TEST(Lab02Perf, FmaFp32Peak) {
   const auto info = rooflab::query_device();
   const std::size_t threads = perf_threads(info);
   rooflab::DeviceBuffer<float> out(threads);
-  const double flops = 2.0 * lab02::kChains * lab02::kPerfIterations * static_cast<double>(threads);
+  const int iterations = lab02::perf::iterations();
   const auto m = rooflab::benchmark(
-      [&](cudaStream_t s) { lab02::fma_fp32(1.000001f, 1e-7f, lab02::kPerfIterations, out.data(), threads, s); },
-      {.flops = flops}, {.flush_l2 = false});
+      [&](cudaStream_t s) { lab02::fma_fp32(1.000001f, 1e-7f, iterations, out.data(), threads, s); },
+      lab02::perf::fma_fp32_work(threads, iterations), {.flush_l2 = false});
   const auto got = out.download();
-  ASSERT_EQ(got[5], lab02::reference_fma_fp32(5, 1.000001f, 1e-7f, lab02::kPerfIterations)) << "wrong result after timing";
+  ASSERT_EQ(got[5], lab02::reference_fma_fp32(5, 1.000001f, 1e-7f, iterations)) << "wrong result after timing";
+  ASSERT_EQ(got.back(), lab02::reference_fma_fp32(threads - 1, 1.000001f, 1e-7f, iterations))
+      << "wrong last result after timing";
   const double clock = m.mean_sm_clock_mhz > 0 ? m.mean_sm_clock_mhz : info.max_sm_clock_mhz;
   const auto* spec = rooflab::find_gpu_by_cuda_name(info.name);
   const int lanes = spec != nullptr ? spec->fp32_lanes_per_sm : (info.cc_major >= 9 || info.cc_minor > 0 ? 128 : 64);
@@ -51,13 +56,12 @@ ROOFLAB_TEST(Lab02Perf, FmaHalf2AgainstDatasheet) {
   const auto info = rooflab::query_device();
   const std::size_t threads = perf_threads(info);
   rooflab::DeviceBuffer<__half2> out(threads);
-  const double flops = 4.0 * lab02::kChains * lab02::kPerfIterations * static_cast<double>(threads);
+  const int iterations = lab02::perf::iterations();
   const auto m = rooflab::benchmark(
       [&](cudaStream_t s) {
-        lab02::fma_half2(__float2half2_rn(0.999f), __float2half2_rn(0.0005f), lab02::kPerfIterations, out.data(),
-                         threads, s);
+        lab02::fma_half2(__float2half2_rn(0.999f), __float2half2_rn(0.0005f), iterations, out.data(), threads, s);
       },
-      {.flops = flops}, {.flush_l2 = false});
+      lab02::perf::fma_half2_work(threads, iterations), {.flush_l2 = false});
   const auto* spec = rooflab::find_gpu_by_cuda_name(info.name);
   std::string vs = "no datasheet FP16 CUDA-core figure for this GPU";
   if (spec != nullptr && rooflab::peak_flops(*spec, rooflab::DType::fp16_nontensor)) {
@@ -101,8 +105,8 @@ ROOFLAB_TEST(Lab02Perf, TensorGemmAgainstDatasheet) {
         ASSERT_NEAR(c[i * small + j], want, 1e-2) << (bf ? "BF16" : "FP16") << " C[" << i << "][" << j << "]";
       }
     }
-    // Throughput at 8192^3.
-    const int n = 8192;
+    // Throughput at 8192^3 (scaled on a dry run).
+    const int n = lab02::perf::gemm_n();
     rooflab::DeviceBuffer<unsigned short> a(static_cast<std::size_t>(n) * n), b(static_cast<std::size_t>(n) * n);
     rooflab::DeviceBuffer<float> cc(static_cast<std::size_t>(n) * n);
     ROOFLAB_CUDA_CHECK(cudaMemset(a.data(), 0x3c, a.bytes()));
@@ -141,4 +145,8 @@ ROOFLAB_TEST(Lab02Plots, MeasuredRoofline) {
   }
   const auto files = rooflab::write_plot(p, rooflab::report_dir() / "lab02-roofline-measured");
   rooflab::grading::note("plot: " + (files.png.empty() ? files.message : files.png.string()));
+  EXPECT_TRUE(std::filesystem::exists(files.data)) << files.data;
+  if (!files.png.empty()) {
+    EXPECT_TRUE(std::filesystem::exists(files.png)) << files.png;
+  }
 }

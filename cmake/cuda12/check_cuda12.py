@@ -1,0 +1,129 @@
+#!/usr/bin/env python3
+"""CUDA 12 compatibility: compile the host and CPU-backend code of every lab, solution and calibration
+against the CUDA 12.4 headers (the oldest toolkit rooflab supports) instead of the toolkit it was built with.
+
+    check_cuda12.py --build-dir B --cuda-include DIR [--jobs N]
+
+Every C++ translation unit in B/compile_commands.json that includes the toolkit (-I DIR) is compiled again
+with -fsyntax-only and the 12.4 headers in DIR's place (the known-bad selftest variants, the stubs' copies and
+the race builds are skipped: the same sources as the main variant). An API newer than 12.4 used without a
+CUDART_VERSION guard is then an error here. Students' rented images often still have CUDA 12 toolkits
+(drivers 535-570 run no CUDA 13 binary); nvcc 12 itself cannot be installed here, so the .cu files' device
+code is not compiled against 12.4, only their host compilation on the CPU backend.
+
+Exit codes: 0 all compiled, 1 some did not (the first errors are printed), 77 skipped (PyPI unreachable).
+"""
+import argparse
+import concurrent.futures
+import json
+import os
+import shlex
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def run(cmd, cwd=None):
+    p = subprocess.run(cmd, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    return p.returncode, p.stdout
+
+
+def retarget(args, cuda_include, cuda12_include):
+    """The compile command with the CUDA 12.4 headers in place of the toolkit's, syntax only."""
+    out, skip = [], 0
+    for i, a in enumerate(args):
+        if skip:
+            skip -= 1
+            continue
+        if a in ("-o", "-MF", "-MT"):
+            skip = 1
+            continue
+        if a == "-MD":
+            continue
+        if a == "-I" + cuda_include:
+            a = "-I" + cuda12_include
+        elif a in ("-I", "-isystem") and i + 1 < len(args) and args[i + 1] == cuda_include:
+            out += [a, cuda12_include]
+            skip = 1
+            continue
+        out.append(a)
+    return out + ["-fsyntax-only"]
+
+
+def probe(compiler, include, source):
+    with tempfile.NamedTemporaryFile("w", suffix=".cpp", delete=False) as f:
+        f.write(source)
+    try:
+        return run([compiler, "-std=c++20", "-fsyntax-only", "-I" + include, f.name])
+    finally:
+        os.unlink(f.name)
+
+
+# Proves that the check can fail: an API that arrived in CUDA 12.5 compiles with the build's toolkit and not
+# with the 12.4 headers.
+NEWER_API = """#include <cuda_runtime_api.h>
+void* probe() { void* p = nullptr; cudaDriverEntryPointQueryResult q; cudaGetDriverEntryPointByVersion("cuInit", &p, 12050, 0, &q); return p; }
+"""
+VERSION = """#include <cuda_runtime_api.h>
+#include <cublas_api.h>
+static_assert(CUDART_VERSION == 12040, "not the CUDA 12.4 runtime headers");
+static_assert(CUBLAS_VER_MAJOR == 12 && CUBLAS_VER_MINOR == 4, "not the cuBLAS 12.4 headers");
+"""
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--build-dir", required=True)
+    ap.add_argument("--cuda-include", required=True)
+    ap.add_argument("--cxx", default="c++")
+    ap.add_argument("--jobs", type=int, default=2)
+    a = ap.parse_args()
+    headers = os.path.join(a.build_dir, "cuda12")
+    rc, out = run([sys.executable, os.path.join(HERE, "fetch_headers.py"), headers])
+    print(out, end="")
+    if rc != 0:
+        return rc
+    cuda12 = os.path.join(headers, "include")
+
+    rc, out = probe(a.cxx, cuda12, VERSION)
+    if rc != 0:
+        print("the fetched headers are not CUDA 12.4:\n" + out)
+        return 1
+    if probe(a.cxx, a.cuda_include, NEWER_API)[0] != 0 or probe(a.cxx, cuda12, NEWER_API)[0] == 0:
+        print("self-check failed: a CUDA 12.5 API should compile with the build's toolkit and not with 12.4")
+        return 1
+
+    with open(os.path.join(a.build_dir, "compile_commands.json")) as f:
+        entries = json.load(f)
+    skipped_targets = ("_st_", "_stubs_", "_race.dir", "emu_race")
+    jobs = []
+    for e in entries:
+        args = e["arguments"] if "arguments" in e else shlex.split(e["command"])
+        if not e["file"].endswith(".cpp") or "nvcc" in os.path.basename(args[0]):
+            continue
+        if ("-I" + a.cuda_include) not in args and a.cuda_include not in args:
+            continue  # host code that never includes the toolkit
+        if any(s in e.get("output", " ".join(args)) for s in skipped_targets):
+            continue
+        jobs.append((e["file"], e["directory"], retarget(args, a.cuda_include, cuda12)))
+    print(f"compiling {len(jobs)} translation units against the CUDA 12.4 headers ...", flush=True)
+    failures = []
+    with concurrent.futures.ThreadPoolExecutor(max_workers=a.jobs) as pool:
+        for (src, _, _), (code, text) in zip(jobs, pool.map(lambda j: run(j[2], cwd=j[1]), jobs)):
+            if code != 0:
+                failures.append((src, text))
+    for src, text in failures[:5]:
+        errors = [l for l in text.splitlines() if "error" in l][:5]
+        print(f"FAILED {src}:\n  " + "\n  ".join(errors))
+    if failures:
+        print(f"{len(failures)} of {len(jobs)} translation units do not compile against CUDA 12.4: guard the newer "
+              "API with #if CUDART_VERSION >= ... (docs/cpu-mode.md, 'CUDA 12')")
+        return 1
+    print(f"all {len(jobs)} translation units compile against CUDA 12.4 ({', '.join(open(os.path.join(headers, 'STAMP')).read().split(': ')[1:]).strip()})")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
