@@ -270,6 +270,7 @@ std::string where(const BlockRun& b, const CudaThread& t) {
 
 // Suspends the running CUDA thread and returns to the scheduler.
 void suspend() {
+  IgnoreScope ignore;  // on the CUDA thread's fiber: its record is the backend's, not the kernel's
   CudaThread* t = tl_thread;
 #if defined(ROOFLAB_EMU_TSAN)
   __tsan_switch_to_fiber(tl_block->scheduler_fiber, __tsan_switch_to_fiber_no_sync);
@@ -310,16 +311,25 @@ void resume(BlockRun& b, CudaThread& t) {
     __tsan_set_fiber_name(t.tsan_fiber, name.c_str());
 #endif
     t.fiber = ctx::fiber(std::allocator_arg, PooledStack{}, [&b, &t](ctx::fiber&& sched) {
-      t.sched = std::move(sched);
+      {
+        IgnoreScope ignore;  // this fiber's own scope: the record is the backend's
+        t.sched = std::move(sched);
+      }
       run_thread_body(b, t);
       // Last: after the release this fiber touches nothing the next block may reuse (b lives on the
-      // worker's stack), so read what the switch needs first.
-      [[maybe_unused]] void* scheduler_fiber = b.scheduler_fiber;
+      // worker's stack), so take what the switch needs first.
+      ctx::fiber back;
+      [[maybe_unused]] void* scheduler_fiber = nullptr;
+      {
+        IgnoreScope ignore;
+        back = std::move(t.sched);
+        scheduler_fiber = b.scheduler_fiber;
+      }
       tsan_release(&b.launch->done_sync);
 #if defined(ROOFLAB_EMU_TSAN)
       __tsan_switch_to_fiber(scheduler_fiber, __tsan_switch_to_fiber_no_sync);
 #endif
-      return std::move(t.sched);
+      return back;
     });
   } else {
     t.state = State::runnable;
@@ -538,15 +548,20 @@ bool resolve_warps(BlockRun& b) {
 
 // ---- one block ----
 
-// Per worker, reused by its blocks: the thread records and the schedule's orders.
+// Per worker, reused by its blocks: the thread records and the schedule's orders. (Race mode allocates the
+// records anew for each block: a new allocation clears TSan's shadow of the old one, and blocks are not
+// ordered, so reused records would look like races between the threads of two blocks.)
 thread_local std::vector<CudaThread> tl_thread_cache;
 thread_local std::vector<unsigned> tl_first_order;
 thread_local std::vector<unsigned> tl_round_order;
 
 void run_block(Launch& launch, unsigned long long linear_block) {
+  // The scheduler's bookkeeping is not the kernel's memory traffic (and the thread records are reused by
+  // the next block, which nothing orders after this one).
+  IgnoreScope ignore;
   BlockRun b;
   b.launch = &launch;
-  b.threads.swap(tl_thread_cache);
+  if (!kRaceMode) b.threads.swap(tl_thread_cache);
   const dim3 g = launch.grid;
   b.idx = {static_cast<unsigned>(linear_block % g.x), static_cast<unsigned>((linear_block / g.x) % g.y),
            static_cast<unsigned>(linear_block / (static_cast<unsigned long long>(g.x) * g.y))};
@@ -569,7 +584,6 @@ void run_block(Launch& launch, unsigned long long linear_block) {
 #if defined(ROOFLAB_EMU_TSAN)
   b.scheduler_fiber = __tsan_get_current_fiber();
 #endif
-  IgnoreScope ignore;  // the scheduler's bookkeeping is not the kernel's memory traffic
   // Exactly the requested bytes (rounded up to 16), ending against a guard page, poisoned: an overrun is
   // reported, and nothing the previous block left is visible.
   b.dynamic_smem = shared_begin_block(launch.dynamic_smem, launch.shared_limit);
@@ -672,7 +686,7 @@ void run_block(Launch& launch, unsigned long long linear_block) {
     launch.fail("kernel " + launch.name + ", block " + dim_str(b.idx) + ": " + padding);
   }
   tl_block = nullptr;
-  b.threads.swap(tl_thread_cache);
+  if (!kRaceMode) b.threads.swap(tl_thread_cache);
 }
 
 }  // namespace
@@ -680,14 +694,14 @@ void run_block(Launch& launch, unsigned long long linear_block) {
 // ---- public API ----
 
 namespace {
+// Written by the report hook below (no lock there: see why), read by tests after their launches.
 std::atomic<int> g_races{0};
-std::mutex g_race_mutex;
 std::string g_last_race;
 }  // namespace
 
 int races_reported() { return g_races.load(); }
 std::string last_race_summary() {
-  std::lock_guard lock(g_race_mutex);
+  IgnoreScope ignore;
   return g_last_race;
 }
 bool race_mode() {
@@ -878,7 +892,11 @@ cudaError_t run_grid(const void* kernel, dim3 grid, dim3 block, std::size_t dyna
 int syncthreads(int predicate, int mode, const char* file, unsigned line) {
   CudaThread* t = tl_thread;
   if (t == nullptr) throw KernelError("__syncthreads called outside a kernel");
-  void* sync = &tl_block->barrier_sync[t->barriers_passed++ % 2];
+  void* sync = nullptr;
+  {
+    IgnoreScope ignore;
+    sync = &tl_block->barrier_sync[t->barriers_passed++ % 2];
+  }
   tsan_release(sync);
   {
     IgnoreScope ignore;
@@ -903,7 +921,11 @@ void warp_collective(int op, unsigned mask, const void* value, std::size_t bytes
     throw KernelError(std::string("warp collective at ") + file + ":" + std::to_string(line) + ": lane " +
                       std::to_string(lane) + " calls it with a mask that does not include itself");
   }
-  void* sync = &tl_block->warp_sync[t->linear / 32][t->collectives++ % 2];
+  void* sync = nullptr;
+  {
+    IgnoreScope ignore;
+    sync = &tl_block->warp_sync[t->linear / 32][t->collectives++ % 2];
+  }
   tsan_release(sync);
   {
     IgnoreScope ignore;
@@ -949,11 +971,12 @@ unsigned active_mask() {
 // ThreadSanitizer calls this (a weak hook in its runtime) with the SUMMARY line of every report: count the
 // races so tests can fail on them, and print the line as the runtime would.
 extern "C" void __sanitizer_report_error_summary(const char* summary) {
-  ++rooflab::emu::g_races;
-  {
-    std::lock_guard lock(rooflab::emu::g_race_mutex);
-    rooflab::emu::g_last_race = summary != nullptr ? summary : "";
-  }
+  // It runs on the racing CUDA thread's fiber while TSan prints the report, one report at a time. Its own
+  // memory traffic must go unchecked (a race found inside a report deadlocks TSan) and must not synchronize
+  // (a lock here would order two blocks' threads from then on, hiding their later races).
+  rooflab::emu::IgnoreScope ignore;
+  rooflab::emu::g_races.fetch_add(1, std::memory_order_relaxed);
+  rooflab::emu::g_last_race = summary != nullptr ? summary : "";
   std::fprintf(stderr, "%s\n", summary != nullptr ? summary : "");
 }
 #endif

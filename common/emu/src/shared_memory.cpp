@@ -96,9 +96,9 @@ std::string base_name(const char* file) {
 std::string padding_report(const GuardedMapping& m, const std::string& what) {
   for (std::size_t i = m.bytes; i < m.padded; ++i) {
     if (m.start[i] == kPoisonByte) continue;
-    return "wrote " + std::to_string(i - m.bytes) + " bytes past the end of the " + std::to_string(m.bytes) + "-byte " +
-           what + " (into its alignment padding, short of its guard page: found at the end of the block, so the "
-           "writing thread is not known)";
+    return "wrote past the end of the " + std::to_string(m.bytes) + "-byte " + what + ", at byte offset " +
+           std::to_string(i) + " (in its alignment padding, short of its guard page, so found at the end of the "
+           "block: the writing thread is not known)";
   }
   return "";
 }

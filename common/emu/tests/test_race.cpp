@@ -1,6 +1,7 @@
 // Race mode (ThreadSanitizer build of the backend). The planted races must be reported with the racing
 // source lines even when the output happens to be right; correct kernels must produce no report. CTest
 // checks the reports (tests/CMakeLists.txt): these tests only run the kernels.
+#include "conformance.hpp"
 #include "kernels.hpp"
 
 #include <rooflab/buffer.hpp>
@@ -20,6 +21,14 @@ TEST(RacePlanted, TileReadBeforeTheBarrier) {
   const auto x = rooflab::random_floats(64, 2);
   DeviceBuffer<float> in{std::span<const float>(x)}, out(64);
   emutest::tile_read_before_barrier(in.data(), out.data());
+}
+
+// Every block writes every element (the same values): only the missing order between blocks is wrong.
+TEST(RacePlanted, BlocksWriteEachOthersElements) {
+  DeviceBuffer<float> out(128);
+  conform::block_stride(out.data(), 128, 3);
+  const auto got = out.download();
+  EXPECT_EQ(got[127], 254.0f);
 }
 
 TEST(RaceClean, CorrectKernelsReportNothing) {
@@ -48,4 +57,16 @@ TEST(RaceClean, CorrectKernelsReportNothing) {
   EXPECT_EQ(count.download()[0], 256);
   const auto c = dc.download();
   EXPECT_FALSE(std::isnan(c[0]));
+}
+
+// The rewriter's shared memory in race mode: storage the next block reuses is not a race.
+TEST(RaceClean, RewrittenSharedMemoryAcrossBlocksReportsNothing) {
+  const auto x = rooflab::random_floats(4 * 64, 7);
+  DeviceBuffer<float> in{std::span<const float>(x)}, out(4 * 64);
+  conform::reverse_blocks(in.data(), out.data(), 4);
+  DeviceBuffer<unsigned> bits(4 * 64);
+  conform::alias_dynamic(in.data(), bits.data(), 4, 64);
+  conform::axpy(2.0f, in.data(), out.data(), 4 * 64);
+  EXPECT_EQ(out.download()[0], 2.0f * x[0] + x[63]);
+  EXPECT_EQ(rooflab::emu::races_reported(), 0);
 }
