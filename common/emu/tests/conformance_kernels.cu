@@ -95,7 +95,7 @@ __global__ void neighbour_missing_sync_kernel(const float* in, float* out) {
 __global__ void static_overrun_kernel(float* out) {
   __shared__ float s[64];
   s[threadIdx.x + 1] = 1.0f;  // (bug: should be s[threadIdx.x])
-  out[threadIdx.x] = 0.0f;
+  out[threadIdx.x] = s[threadIdx.x];
 }
 
 // 33 floats aligned to 16 bytes leave 12 bytes of padding before the guard page: element 33 lands there.
@@ -103,7 +103,7 @@ __global__ void static_padding_write_kernel(float* out) {
   __shared__ __align__(16) float s[33];
   s[threadIdx.x] = 1.0f;
   if (threadIdx.x == 0) s[blockDim.x] = 2.0f;  // (bug: launched with 33 threads, s holds 33 floats)
-  out[threadIdx.x] = 0.0f;
+  out[threadIdx.x] = s[threadIdx.x];
 }
 
 // ---- launchers ----
