@@ -36,13 +36,14 @@ __global__ void fma_peak_kernel(float a, float b, int iterations, float* __restr
 
 void copy_vec4(const float4* in, float4* out, std::size_t n4, int sms, cudaStream_t stream) {
   constexpr unsigned kBlock = 256;
-  launch(copy_vec4_kernel, dim3(grid_for(n4, kBlock, 32u * static_cast<unsigned>(sms))), dim3(kBlock), 0, stream,
-         in, out, n4);
+  copy_vec4_kernel<<<grid_for(n4, kBlock, 32u * static_cast<unsigned>(sms)), kBlock, 0, stream>>>(in, out, n4);
+  ROOFLAB_LAUNCH_CHECK();
 }
 
 double fma_peak(float a, float b, int iterations, float* out, unsigned blocks, unsigned threads,
                 cudaStream_t stream) {
-  launch(fma_peak_kernel, dim3(blocks), dim3(threads), 0, stream, a, b, iterations, out);
+  fma_peak_kernel<<<blocks, threads, 0, stream>>>(a, b, iterations, out);
+  ROOFLAB_LAUNCH_CHECK();
   return 2.0 * FMA_CHAINS * static_cast<double>(iterations) * blocks * threads;
 }
 

@@ -104,29 +104,30 @@ unsigned blocks_for(std::size_t n) {
 
 void copy(const float* a, float* c, std::size_t n, cudaStream_t stream) {
   // STUDENT BEGIN (lab01.copy.launch)
-  // TODO(lab01.copy.launch): launch copy_kernel with rooflab::launch(kernel, grid, block, shared_bytes,
-  //   stream, args...) on blocks_for(n) blocks of kBlock threads. One line.
+  // TODO(lab01.copy.launch): launch copy_kernel on blocks_for(n) blocks of kBlock threads:
+  //   kernel<<<blocks, threads_per_block, shared_bytes, stream>>>(args...), then ROOFLAB_LAUNCH_CHECK() to
+  //   pick up a bad launch (a launch returns no error itself). Two lines.
   ROOFLAB_TODO("lab01.copy.launch", a, c, n, stream);
   // STUDENT END
 }
 
 void scale(const float* c, float* b, float scalar, std::size_t n, cudaStream_t stream) {
   // STUDENT BEGIN (lab01.scale.launch)
-  // TODO(lab01.scale.launch): launch scale_kernel like copy_kernel. One line.
+  // TODO(lab01.scale.launch): launch scale_kernel like copy_kernel, and check the launch. Two lines.
   ROOFLAB_TODO("lab01.scale.launch", c, b, scalar, n, stream);
   // STUDENT END
 }
 
 void add(const float* a, const float* b, float* c, std::size_t n, cudaStream_t stream) {
   // STUDENT BEGIN (lab01.add.launch)
-  // TODO(lab01.add.launch): launch add_kernel. One line.
+  // TODO(lab01.add.launch): launch add_kernel and check the launch. Two lines.
   ROOFLAB_TODO("lab01.add.launch", a, b, c, n, stream);
   // STUDENT END
 }
 
 void triad(const float* b, const float* c, float* a, float scalar, std::size_t n, cudaStream_t stream) {
   // STUDENT BEGIN (lab01.triad.launch)
-  // TODO(lab01.triad.launch): launch triad_kernel. One line.
+  // TODO(lab01.triad.launch): launch triad_kernel and check the launch. Two lines.
   ROOFLAB_TODO("lab01.triad.launch", b, c, a, scalar, n, stream);
   // STUDENT END
 }
@@ -137,14 +138,14 @@ void triad_vec4(const float* b, const float* c, float* a, float scalar, std::siz
   //   each are past a 16-byte boundary (reinterpret_cast<std::uintptr_t>(p) % 16). If they differ, no single
   //   head aligns all three: call the scalar triad instead and return.
   // TODO(lab01.triad_vec4.launch.2): head = elements before the first aligned address (at most n), then launch
-  //   triad_vec4_kernel with enough blocks for (n - head) / 4 float4s. About 8 lines.
+  //   triad_vec4_kernel with enough blocks for (n - head) / 4 float4s and check the launch. About 9 lines.
   ROOFLAB_TODO("lab01.triad_vec4.launch", b, c, a, scalar, n, stream);
   // STUDENT END
 }
 
 void strided_read(const float* in, float* out, std::size_t n_out, std::size_t stride, cudaStream_t stream) {
   // STUDENT BEGIN (lab01.strided.launch)
-  // TODO(lab01.strided.launch): launch strided_read_kernel over n_out elements. One line.
+  // TODO(lab01.strided.launch): launch strided_read_kernel over n_out elements and check the launch. Two lines.
   ROOFLAB_TODO("lab01.strided.launch", in, out, n_out, stride, stream);
   // STUDENT END
 }

@@ -48,15 +48,16 @@ __global__ void fma_half2_kernel(__half2 a, __half2 b, int iterations, __half2* 
 
 double fma_fp32(float a, float b, int iterations, float* out, std::size_t threads, cudaStream_t stream) {
   // STUDENT BEGIN (lab02.fma.launch)
-  // TODO(lab02.fma.launch): launch fma_fp32_kernel on threads / kBlock blocks of kBlock threads and return
-  //   the FLOPs the launch performs (each FMA is 2). Two lines.
+  // TODO(lab02.fma.launch): launch fma_fp32_kernel<<<blocks, kBlock, 0, stream>>>(...) on threads / kBlock
+  //   blocks, check it with ROOFLAB_LAUNCH_CHECK(), and return the FLOPs the launch performs (each FMA is 2).
+  //   Three lines.
   ROOFLAB_TODO("lab02.fma.launch", a, b, iterations, out, threads, stream);
   // STUDENT END
 }
 
 double fma_half2(__half2 a, __half2 b, int iterations, __half2* out, std::size_t threads, cudaStream_t stream) {
   // STUDENT BEGIN (lab02.fma_half2.launch)
-  // TODO(lab02.fma_half2.launch): the same for fma_half2_kernel; an __hfma2 is 4 FLOPs. Two lines.
+  // TODO(lab02.fma_half2.launch): the same for fma_half2_kernel; an __hfma2 is 4 FLOPs. Three lines.
   ROOFLAB_TODO("lab02.fma_half2.launch", a, b, iterations, out, threads, stream);
   // STUDENT END
 }

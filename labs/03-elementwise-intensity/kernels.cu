@@ -96,7 +96,8 @@ __global__ void sweep_kernel(const float* __restrict__ in, float* __restrict__ o
 template <typename T>
 void bias_add(const T* x, const T* bias, T* t, std::size_t rows, std::size_t cols, cudaStream_t stream) {
   // STUDENT BEGIN (lab03.bias_add.launch)
-  // TODO(lab03.bias_add.launch): launch bias_add_kernel<T> on blocks_for(rows * cols) blocks. One line.
+  // TODO(lab03.bias_add.launch): launch bias_add_kernel<T><<<blocks, kBlock, 0, stream>>>(...) on
+  //   blocks_for(rows * cols) blocks, then ROOFLAB_LAUNCH_CHECK(). Two lines.
   ROOFLAB_TODO("lab03.bias_add.launch", x, bias, t, rows, cols, stream);
   // STUDENT END
 }
@@ -104,7 +105,7 @@ void bias_add(const T* x, const T* bias, T* t, std::size_t rows, std::size_t col
 template <typename T>
 void gelu(const T* t, T* u, std::size_t n, cudaStream_t stream) {
   // STUDENT BEGIN (lab03.gelu.launch)
-  // TODO(lab03.gelu.launch): launch gelu_kernel<T>. One line.
+  // TODO(lab03.gelu.launch): launch gelu_kernel<T> and check the launch. Two lines.
   ROOFLAB_TODO("lab03.gelu.launch", t, u, n, stream);
   // STUDENT END
 }
@@ -112,7 +113,7 @@ void gelu(const T* t, T* u, std::size_t n, cudaStream_t stream) {
 template <typename T>
 void residual_add(const T* u, const T* residual, T* y, std::size_t n, cudaStream_t stream) {
   // STUDENT BEGIN (lab03.residual_add.launch)
-  // TODO(lab03.residual_add.launch): launch residual_add_kernel<T>. One line.
+  // TODO(lab03.residual_add.launch): launch residual_add_kernel<T> and check the launch. Two lines.
   ROOFLAB_TODO("lab03.residual_add.launch", u, residual, y, n, stream);
   // STUDENT END
 }
@@ -130,14 +131,14 @@ template <typename T>
 void fused_chain(const T* x, const T* bias, const T* residual, T* y, std::size_t rows, std::size_t cols,
                  cudaStream_t stream) {
   // STUDENT BEGIN (lab03.fused.launch)
-  // TODO(lab03.fused.launch): launch fused_chain_kernel<T>. One line.
+  // TODO(lab03.fused.launch): launch fused_chain_kernel<T> and check the launch. Two lines.
   ROOFLAB_TODO("lab03.fused.launch", x, bias, residual, y, rows, cols, stream);
   // STUDENT END
 }
 
 void sweep(const float* in, float* out, std::size_t n, float a, float b, int k, cudaStream_t stream) {
   // STUDENT BEGIN (lab03.sweep.launch)
-  // TODO(lab03.sweep.launch): launch sweep_kernel. One line.
+  // TODO(lab03.sweep.launch): launch sweep_kernel and check the launch. Two lines.
   ROOFLAB_TODO("lab03.sweep.launch", in, out, n, a, b, k, stream);
   // STUDENT END
 }

@@ -121,25 +121,29 @@ unsigned blocks_for(std::size_t n) {
 
 void copy(const float* a, float* c, std::size_t n, cudaStream_t stream) {
   // STUDENT BEGIN (lab01.copy.launch)
-  rooflab::launch(copy_kernel, dim3(blocks_for(n)), dim3(kBlock), 0, stream, a, c, n);
+  copy_kernel<<<blocks_for(n), kBlock, 0, stream>>>(a, c, n);
+  ROOFLAB_LAUNCH_CHECK();
   // STUDENT END
 }
 
 void scale(const float* c, float* b, float scalar, std::size_t n, cudaStream_t stream) {
   // STUDENT BEGIN (lab01.scale.launch)
-  rooflab::launch(scale_kernel, dim3(blocks_for(n)), dim3(kBlock), 0, stream, c, b, scalar, n);
+  scale_kernel<<<blocks_for(n), kBlock, 0, stream>>>(c, b, scalar, n);
+  ROOFLAB_LAUNCH_CHECK();
   // STUDENT END
 }
 
 void add(const float* a, const float* b, float* c, std::size_t n, cudaStream_t stream) {
   // STUDENT BEGIN (lab01.add.launch)
-  rooflab::launch(add_kernel, dim3(blocks_for(n)), dim3(kBlock), 0, stream, a, b, c, n);
+  add_kernel<<<blocks_for(n), kBlock, 0, stream>>>(a, b, c, n);
+  ROOFLAB_LAUNCH_CHECK();
   // STUDENT END
 }
 
 void triad(const float* b, const float* c, float* a, float scalar, std::size_t n, cudaStream_t stream) {
   // STUDENT BEGIN (lab01.triad.launch)
-  rooflab::launch(triad_kernel, dim3(blocks_for(n)), dim3(kBlock), 0, stream, b, c, a, scalar, n);
+  triad_kernel<<<blocks_for(n), kBlock, 0, stream>>>(b, c, a, scalar, n);
+  ROOFLAB_LAUNCH_CHECK();
   // STUDENT END
 }
 
@@ -154,14 +158,15 @@ void triad_vec4(const float* b, const float* c, float* a, float scalar, std::siz
   }
   const std::size_t head = std::min<std::size_t>(n, (16 - misalign(a)) % 16 / sizeof(float));
   const std::size_t n4 = (n - head) / 4;
-  rooflab::launch(triad_vec4_kernel, dim3(blocks_for(n4)), dim3(kBlock), 0, stream, b,
-                  c, a, scalar, n, head);
+  triad_vec4_kernel<<<blocks_for(n4), kBlock, 0, stream>>>(b, c, a, scalar, n, head);
+  ROOFLAB_LAUNCH_CHECK();
   // STUDENT END
 }
 
 void strided_read(const float* in, float* out, std::size_t n_out, std::size_t stride, cudaStream_t stream) {
   // STUDENT BEGIN (lab01.strided.launch)
-  rooflab::launch(strided_read_kernel, dim3(blocks_for(n_out)), dim3(kBlock), 0, stream, in, out, n_out, stride);
+  strided_read_kernel<<<blocks_for(n_out), kBlock, 0, stream>>>(in, out, n_out, stride);
+  ROOFLAB_LAUNCH_CHECK();
   // STUDENT END
 }
 

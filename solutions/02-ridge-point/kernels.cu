@@ -72,16 +72,16 @@ __global__ void fma_half2_kernel(__half2 a, __half2 b, int iterations, __half2* 
 
 double fma_fp32(float a, float b, int iterations, float* out, std::size_t threads, cudaStream_t stream) {
   // STUDENT BEGIN (lab02.fma.launch)
-  rooflab::launch(fma_fp32_kernel, dim3(static_cast<unsigned>(threads / kBlock)), dim3(kBlock), 0, stream, a, b,
-                  iterations, out);
+  fma_fp32_kernel<<<static_cast<unsigned>(threads / kBlock), kBlock, 0, stream>>>(a, b, iterations, out);
+  ROOFLAB_LAUNCH_CHECK();
   return 2.0 * kChains * static_cast<double>(iterations) * static_cast<double>(threads);
   // STUDENT END
 }
 
 double fma_half2(__half2 a, __half2 b, int iterations, __half2* out, std::size_t threads, cudaStream_t stream) {
   // STUDENT BEGIN (lab02.fma_half2.launch)
-  rooflab::launch(fma_half2_kernel, dim3(static_cast<unsigned>(threads / kBlock)), dim3(kBlock), 0, stream, a, b,
-                  iterations, out);
+  fma_half2_kernel<<<static_cast<unsigned>(threads / kBlock), kBlock, 0, stream>>>(a, b, iterations, out);
+  ROOFLAB_LAUNCH_CHECK();
   return 4.0 * kChains * static_cast<double>(iterations) * static_cast<double>(threads);
   // STUDENT END
 }

@@ -105,21 +105,24 @@ __global__ void sweep_kernel(const float* __restrict__ in, float* __restrict__ o
 template <typename T>
 void bias_add(const T* x, const T* bias, T* t, std::size_t rows, std::size_t cols, cudaStream_t stream) {
   // STUDENT BEGIN (lab03.bias_add.launch)
-  rooflab::launch(bias_add_kernel<T>, dim3(blocks_for(rows * cols)), dim3(kBlock), 0, stream, x, bias, t, rows, cols);
+  bias_add_kernel<T><<<blocks_for(rows * cols), kBlock, 0, stream>>>(x, bias, t, rows, cols);
+  ROOFLAB_LAUNCH_CHECK();
   // STUDENT END
 }
 
 template <typename T>
 void gelu(const T* t, T* u, std::size_t n, cudaStream_t stream) {
   // STUDENT BEGIN (lab03.gelu.launch)
-  rooflab::launch(gelu_kernel<T>, dim3(blocks_for(n)), dim3(kBlock), 0, stream, t, u, n);
+  gelu_kernel<T><<<blocks_for(n), kBlock, 0, stream>>>(t, u, n);
+  ROOFLAB_LAUNCH_CHECK();
   // STUDENT END
 }
 
 template <typename T>
 void residual_add(const T* u, const T* residual, T* y, std::size_t n, cudaStream_t stream) {
   // STUDENT BEGIN (lab03.residual_add.launch)
-  rooflab::launch(residual_add_kernel<T>, dim3(blocks_for(n)), dim3(kBlock), 0, stream, u, residual, y, n);
+  residual_add_kernel<T><<<blocks_for(n), kBlock, 0, stream>>>(u, residual, y, n);
+  ROOFLAB_LAUNCH_CHECK();
   // STUDENT END
 }
 
@@ -137,14 +140,15 @@ template <typename T>
 void fused_chain(const T* x, const T* bias, const T* residual, T* y, std::size_t rows, std::size_t cols,
                  cudaStream_t stream) {
   // STUDENT BEGIN (lab03.fused.launch)
-  rooflab::launch(fused_chain_kernel<T>, dim3(blocks_for(rows * cols)), dim3(kBlock), 0, stream, x, bias, residual, y,
-                  rows, cols);
+  fused_chain_kernel<T><<<blocks_for(rows * cols), kBlock, 0, stream>>>(x, bias, residual, y, rows, cols);
+  ROOFLAB_LAUNCH_CHECK();
   // STUDENT END
 }
 
 void sweep(const float* in, float* out, std::size_t n, float a, float b, int k, cudaStream_t stream) {
   // STUDENT BEGIN (lab03.sweep.launch)
-  rooflab::launch(sweep_kernel, dim3(blocks_for(n)), dim3(kBlock), 0, stream, in, out, n, a, b, k);
+  sweep_kernel<<<blocks_for(n), kBlock, 0, stream>>>(in, out, n, a, b, k);
+  ROOFLAB_LAUNCH_CHECK();
   // STUDENT END
 }
 

@@ -1,6 +1,6 @@
 // Kernels that measure the CPU backend's own costs (emu_bench.cpp): a thread that does nothing, and a
 // thread that does nothing but wait at barriers.
-#include <rooflab/launch.hpp>
+#include <rooflab/check.hpp>
 
 namespace emubench {
 
@@ -13,10 +13,12 @@ __global__ void barrier_kernel(int barriers) {
 }
 
 void empty(unsigned blocks, unsigned threads, int* sink) {
-  rooflab::launch(empty_kernel, dim3(blocks), dim3(threads), 0, nullptr, sink);
+  empty_kernel<<<dim3(blocks), dim3(threads)>>>(sink);
+  ROOFLAB_LAUNCH_CHECK();
 }
 void barriers(unsigned blocks, unsigned threads, int count) {
-  rooflab::launch(barrier_kernel, dim3(blocks), dim3(threads), 0, nullptr, count);
+  barrier_kernel<<<dim3(blocks), dim3(threads)>>>(count);
+  ROOFLAB_LAUNCH_CHECK();
 }
 
 }  // namespace emubench

@@ -17,6 +17,8 @@
 #include <rooflab/emu/pretend_gpu.hpp>
 #include <rooflab/emu/runtime.hpp>
 
+#include "internal.hpp"
+
 #include <cxxabi.h>
 #include <dlfcn.h>
 #include <execinfo.h>
@@ -553,51 +555,33 @@ void misuse(int kind, const char* format, ...) {
   va_end(args);
 }
 
-// One guarded buffer per worker thread for a block's dynamic shared memory, reused by its blocks.
-struct SharedArena {
-  unsigned char* mapping = nullptr;
-  std::size_t mapping_bytes = 0;
-  unsigned char* guard = nullptr;
-  GuardRecord* record = nullptr;
-  ~SharedArena() {
-    if (mapping == nullptr) return;
-    if (record != nullptr) record->guard.store(0);
-    munmap(mapping, mapping_bytes);
-  }
-};
-thread_local SharedArena tl_shared;
-
 }  // namespace
 
-// The block's dynamic shared memory, exactly `bytes` long (rounded up to 16) and ending against a guard
-// page, so an overrun faults and is reported like a cudaMalloc overrun. Filled with poison.
-void* guarded_shared_buffer(std::size_t bytes) {
-  if (bytes == 0) return nullptr;
+// Shared memory's mappings (internal.hpp): the data ends `padded - bytes` bytes before the guard page, where
+// padded is bytes rounded up to the alignment. New mappings read as zeros: the caller poisons them.
+GuardedMapping map_guarded(std::size_t bytes, std::size_t align, const char* what) {
   install_fault_handler();
   const std::size_t page = page_size();
-  const std::size_t rounded = (bytes + kAlign - 1) / kAlign * kAlign;
-  SharedArena& a = tl_shared;
-  if (a.mapping == nullptr || static_cast<std::size_t>(a.guard - a.mapping) < rounded) {
-    if (a.mapping != nullptr) {
-      if (a.record != nullptr) a.record->guard.store(0);
-      munmap(a.mapping, a.mapping_bytes);
-    }
-    const std::size_t data_pages = (rounded + page - 1) / page * page;
-    a.mapping_bytes = data_pages + page;
-    a.mapping = static_cast<unsigned char*>(
-        mmap(nullptr, a.mapping_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
-    if (a.mapping == MAP_FAILED) throw KernelError("out of memory for dynamic shared memory");
-    a.guard = a.mapping + data_pages;
-    mprotect(a.guard, page, PROT_NONE);
-    a.record = register_guard(a.guard, nullptr, a.guard - rounded, bytes, "block's dynamic shared memory");
-  }
-  unsigned char* start = a.guard - rounded;
-  if (a.record != nullptr) {
-    a.record->start = reinterpret_cast<std::uintptr_t>(start);
-    a.record->size = bytes;
-  }
-  std::memset(start, kPoison, rounded);
-  return start;
+  GuardedMapping m;
+  m.bytes = bytes;
+  m.padded = (bytes + align - 1) / align * align;
+  const std::size_t data_pages = (std::max<std::size_t>(m.padded, 1) + page - 1) / page * page;
+  m.mapping_bytes = data_pages + page;
+  void* mapping = mmap(nullptr, m.mapping_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (mapping == MAP_FAILED) throw KernelError("out of memory for shared memory");
+  m.mapping = static_cast<unsigned char*>(mapping);
+  unsigned char* guard = m.mapping + data_pages;
+  mprotect(guard, page, PROT_NONE);
+  m.start = guard - m.padded;
+  m.record = register_guard(guard, nullptr, m.start, bytes, what);
+  return m;
+}
+
+void unmap_guarded(GuardedMapping& m) {
+  if (m.mapping == nullptr) return;
+  if (m.record != nullptr) static_cast<GuardRecord*>(m.record)->guard.store(0);
+  munmap(m.mapping, m.mapping_bytes);
+  m = GuardedMapping{};
 }
 
 bool is_device_pointer(const void* p) {

@@ -17,14 +17,10 @@
 
 #include <rooflab/emu/runtime.hpp>
 
+#include "internal.hpp"
+
 #include <boost/context/fiber.hpp>
 #include <boost/context/protected_fixedsize_stack.hpp>
-
-#if defined(ROOFLAB_EMU_TSAN)
-#include <sanitizer/tsan_interface.h>
-extern "C" void __tsan_ignore_thread_begin();
-extern "C" void __tsan_ignore_thread_end();
-#endif
 
 #include <cxxabi.h>
 #include <dlfcn.h>
@@ -52,37 +48,19 @@ namespace rooflab::emu {
 
 namespace ctx = boost::context;
 
-void* guarded_shared_buffer(std::size_t bytes);  // runtime_api.cpp: a block's dynamic shared memory
-
 namespace {
 
 // ---- race mode (ThreadSanitizer) ----
 // Built with ROOFLAB_EMU_TSAN, every CUDA thread is a TSan fiber of its own. Switching between fibers
 // creates no happens-before edge; edges exist only where CUDA has them: a __syncthreads (release before
 // waiting, acquire after, on an object that alternates between barriers), a warp collective (the same per
-// warp), the end of a block (its __shared__ memory is reused by the next block on this worker) and the end
-// of the launch. Two CUDA threads touching the same address with a write between two barriers is then a
-// data race that TSan reports with both source lines, even when the output happens to be right.
-// The backend's own bookkeeping runs with TSan's checks off.
-#if defined(ROOFLAB_EMU_TSAN)
-struct IgnoreScope {
-  IgnoreScope() { __tsan_ignore_thread_begin(); }
-  ~IgnoreScope() { __tsan_ignore_thread_end(); }
-  IgnoreScope(const IgnoreScope&) = delete;
-  IgnoreScope& operator=(const IgnoreScope&) = delete;
-};
-void tsan_release(void* a) { __tsan_release(a); }
-void tsan_acquire(void* a) { __tsan_acquire(a); }
-#else
-struct IgnoreScope {
-  IgnoreScope() {}   // user-provided, so that an unused scope object draws no warning
-  ~IgnoreScope() {}
-  IgnoreScope(const IgnoreScope&) = delete;
-  IgnoreScope& operator=(const IgnoreScope&) = delete;
-};
-void tsan_release(void*) {}
-void tsan_acquire(void*) {}
-#endif
+// warp), the start of the launch (a new fiber starts after what the host did before it) and its end (the
+// host acquires what every thread released). Nothing orders two blocks, not even consecutive blocks on one
+// worker: a block that writes what another block reads or writes, without atomics, is a race. (So the
+// barrier objects are allocated per block, since TSan keys them by address, and shared memory is mapped
+// anew for each block: shared_memory.cpp.) Two CUDA threads touching the same address with a write between
+// two barriers is then a data race that TSan reports with both source lines, even when the output happens
+// to be right. The backend's own bookkeeping runs with TSan's checks off (IgnoreScope, internal.hpp).
 
 // ---- configuration (environment, overridable by tests) ----
 
@@ -251,6 +229,7 @@ struct Launch {
   dim3 grid;
   dim3 block;
   std::size_t dynamic_smem = 0;
+  std::size_t shared_limit = 0;  // static + dynamic shared bytes one block may use
   const std::function<void()>* body = nullptr;
   std::atomic<unsigned long long> next_block{0};
   std::atomic<bool> failed{false};
@@ -270,9 +249,12 @@ struct BlockRun {
   std::vector<CudaThread> threads;
   int alive = 0;
   int waiting_warp = 0;  // threads waiting at a warp collective
-  void* dynamic_smem = nullptr;            // guarded, poisoned (runtime_api.cpp)
-  char barrier_sync[2] = {};               // race mode: one object per barrier parity
-  std::vector<std::array<char, 2>> warp_sync;  // race mode: per warp, per collective parity
+  void* dynamic_smem = nullptr;            // guarded, poisoned (shared_memory.cpp)
+  // Race mode: one object per barrier parity, and per warp per collective parity. On the heap and new for
+  // each block: TSan keys sync objects by address, and one left at the same address would order the next
+  // block after this one.
+  std::unique_ptr<char[]> barrier_sync;
+  std::vector<std::array<char, 2>> warp_sync;
   void* scheduler_fiber = nullptr;         // race mode: the worker's own TSan context
 };
 
@@ -288,6 +270,7 @@ std::string where(const BlockRun& b, const CudaThread& t) {
 
 // Suspends the running CUDA thread and returns to the scheduler.
 void suspend() {
+  IgnoreScope ignore;  // on the CUDA thread's fiber: its record is the backend's, not the kernel's
   CudaThread* t = tl_thread;
 #if defined(ROOFLAB_EMU_TSAN)
   __tsan_switch_to_fiber(tl_block->scheduler_fiber, __tsan_switch_to_fiber_no_sync);
@@ -328,16 +311,25 @@ void resume(BlockRun& b, CudaThread& t) {
     __tsan_set_fiber_name(t.tsan_fiber, name.c_str());
 #endif
     t.fiber = ctx::fiber(std::allocator_arg, PooledStack{}, [&b, &t](ctx::fiber&& sched) {
-      t.sched = std::move(sched);
+      {
+        IgnoreScope ignore;  // this fiber's own scope: the record is the backend's
+        t.sched = std::move(sched);
+      }
       run_thread_body(b, t);
       // Last: after the release this fiber touches nothing the next block may reuse (b lives on the
-      // worker's stack), so read what the switch needs first.
-      [[maybe_unused]] void* scheduler_fiber = b.scheduler_fiber;
+      // worker's stack), so take what the switch needs first.
+      ctx::fiber back;
+      [[maybe_unused]] void* scheduler_fiber = nullptr;
+      {
+        IgnoreScope ignore;
+        back = std::move(t.sched);
+        scheduler_fiber = b.scheduler_fiber;
+      }
       tsan_release(&b.launch->done_sync);
 #if defined(ROOFLAB_EMU_TSAN)
       __tsan_switch_to_fiber(scheduler_fiber, __tsan_switch_to_fiber_no_sync);
 #endif
-      return std::move(t.sched);
+      return back;
     });
   } else {
     t.state = State::runnable;
@@ -556,15 +548,20 @@ bool resolve_warps(BlockRun& b) {
 
 // ---- one block ----
 
-// Per worker, reused by its blocks: the thread records and the schedule's orders.
+// Per worker, reused by its blocks: the thread records and the schedule's orders. (Race mode allocates the
+// records anew for each block: a new allocation clears TSan's shadow of the old one, and blocks are not
+// ordered, so reused records would look like races between the threads of two blocks.)
 thread_local std::vector<CudaThread> tl_thread_cache;
 thread_local std::vector<unsigned> tl_first_order;
 thread_local std::vector<unsigned> tl_round_order;
 
 void run_block(Launch& launch, unsigned long long linear_block) {
+  // The scheduler's bookkeeping is not the kernel's memory traffic (and the thread records are reused by
+  // the next block, which nothing orders after this one).
+  IgnoreScope ignore;
   BlockRun b;
   b.launch = &launch;
-  b.threads.swap(tl_thread_cache);
+  if (!kRaceMode) b.threads.swap(tl_thread_cache);
   const dim3 g = launch.grid;
   b.idx = {static_cast<unsigned>(linear_block % g.x), static_cast<unsigned>((linear_block / g.x) % g.y),
            static_cast<unsigned>(linear_block / (static_cast<unsigned long long>(g.x) * g.y))};
@@ -582,13 +579,14 @@ void run_block(Launch& launch, unsigned long long linear_block) {
     t.tsan_fiber = nullptr;
   }
   b.alive = static_cast<int>(n);
+  b.barrier_sync = std::make_unique<char[]>(2);
   b.warp_sync.resize((n + 31) / 32);
 #if defined(ROOFLAB_EMU_TSAN)
   b.scheduler_fiber = __tsan_get_current_fiber();
 #endif
-  IgnoreScope ignore;  // the scheduler's bookkeeping is not the kernel's memory traffic
-  // Exactly the requested bytes (rounded up to 16), ending against a guard page: an overrun is reported.
-  b.dynamic_smem = guarded_shared_buffer(launch.dynamic_smem);
+  // Exactly the requested bytes (rounded up to 16), ending against a guard page, poisoned: an overrun is
+  // reported, and nothing the previous block left is visible.
+  b.dynamic_smem = shared_begin_block(launch.dynamic_smem, launch.shared_limit);
   blockIdx = b.idx;
   blockDim = launch.block;
   gridDim = launch.grid;
@@ -686,10 +684,12 @@ void run_block(Launch& launch, unsigned long long linear_block) {
     if (t.tsan_fiber != nullptr) __tsan_destroy_fiber(t.tsan_fiber);
   }
 #endif
-  // The next block on this worker reuses the same __shared__ storage: it starts after this one ends.
-  tsan_acquire(&launch.done_sync);
+  // No happens-before edge to the next block on this worker (race mode): blocks are unordered on a GPU.
+  if (const std::string padding = shared_end_block(); !padding.empty()) {
+    launch.fail("kernel " + launch.name + ", block " + dim_str(b.idx) + ": " + padding);
+  }
   tl_block = nullptr;
-  b.threads.swap(tl_thread_cache);
+  if (!kRaceMode) b.threads.swap(tl_thread_cache);
 }
 
 }  // namespace
@@ -697,14 +697,14 @@ void run_block(Launch& launch, unsigned long long linear_block) {
 // ---- public API ----
 
 namespace {
+// Written by the report hook below (no lock there: see why), read by tests after their launches.
 std::atomic<int> g_races{0};
-std::mutex g_race_mutex;
 std::string g_last_race;
 }  // namespace
 
 int races_reported() { return g_races.load(); }
 std::string last_race_summary() {
-  std::lock_guard lock(g_race_mutex);
+  IgnoreScope ignore;
   return g_last_race;
 }
 bool race_mode() {
@@ -721,11 +721,6 @@ void set_schedule(Schedule s, std::uint64_t seed) {
 }
 Schedule schedule() { return config().schedule; }
 void set_workers(int workers) { config().workers = std::max(1, workers); }
-
-void* dynamic_shared_memory() {
-  if (tl_block == nullptr) throw KernelError("dynamic shared memory asked for outside a kernel");
-  return tl_block->dynamic_smem;
-}
 
 namespace {
 // The name of a function with internal linkage (a `static` or anonymous-namespace kernel), or of any
@@ -809,6 +804,15 @@ std::string kernel_name(const void* kernel) {
   return name;
 }
 
+std::string deduced_kernel_name(const char* written, std::initializer_list<const char*> mangled_argument_types) {
+  std::string name = std::string(written) + "<...>(";
+  for (const char* t : mangled_argument_types) {
+    if (name.back() != '(') name += ", ";
+    name += demangle(t);
+  }
+  return name + ")";
+}
+
 bool is_fiber_stack_guard(const void* address) {
   const auto a = reinterpret_cast<std::uintptr_t>(address);
   for (const auto& g : g_stack_guards) {
@@ -836,19 +840,21 @@ void count_launch(const void* kernel, unsigned long long threads);  // runtime_a
 namespace detail {
 
 cudaError_t run_grid(const void* kernel, dim3 grid, dim3 block, std::size_t dynamic_smem,
-                     const std::function<void()>& thread_body) {
+                     const std::function<void()>& thread_body, const char* name) {
   banner();
+  const std::string kernel_text = name != nullptr ? std::string(name) : kernel_name(kernel);
   const unsigned long long threads = static_cast<unsigned long long>(block.x) * block.y * block.z;
   if (grid.x == 0 || grid.y == 0 || grid.z == 0 || threads == 0 || threads > 1024 || block.x > 1024 ||
       block.y > 1024 || block.z > 64 || grid.y > 65535 || grid.z > 65535 || grid.x > 2147483647u) {
-    throw KernelError("kernel " + kernel_name(kernel) + ": invalid launch configuration (cudaErrorInvalidConfiguration): grid " +
+    throw KernelError("kernel " + kernel_text + ": invalid launch configuration (cudaErrorInvalidConfiguration): grid " +
                       dim_str(grid) + ", block " + dim_str(block) + " (" + std::to_string(threads) +
                       " threads); a block has 1 to 1024 threads with block.z <= 64, and a grid 1 to 2^31-1 blocks in "
                       "x and 1 to 65535 in y and z");
   }
-  const std::size_t limit = std::max(config().dynamic_smem_limit, max_dynamic_smem(kernel));
+  const std::size_t optin = max_dynamic_smem(kernel);
+  const std::size_t limit = std::max(config().dynamic_smem_limit, optin);
   if (dynamic_smem > limit) {
-    throw KernelError("kernel " + kernel_name(kernel) + ": invalid launch configuration (cudaErrorInvalidValue): " +
+    throw KernelError("kernel " + kernel_text + ": invalid launch configuration (cudaErrorInvalidValue): " +
                       std::to_string(dynamic_smem) + " bytes of dynamic shared memory asked for; the limit is " +
                       std::to_string(limit) +
                       " (raise it with cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, "
@@ -859,7 +865,10 @@ cudaError_t run_grid(const void* kernel, dim3 grid, dim3 block, std::size_t dyna
   const DeviceMemoryOpen device_memory_open;  // the kernel may touch device memory; host code may not
   Launch launch;
   launch.kernel = kernel;
-  launch.name = kernel_name(kernel);
+  launch.name = kernel_text;
+  // Static and dynamic shared memory together: 48 KiB, or up to the opt-in maximum once the kernel has
+  // opted in with cudaFuncSetAttribute (its static bytes then count against 227 KiB, as on a GPU).
+  launch.shared_limit = optin > 0 ? std::max<std::size_t>(config().dynamic_smem_limit, 227 * 1024) : config().dynamic_smem_limit;
   launch.grid = grid;
   launch.block = block;
   launch.dynamic_smem = dynamic_smem;
@@ -891,7 +900,11 @@ cudaError_t run_grid(const void* kernel, dim3 grid, dim3 block, std::size_t dyna
 int syncthreads(int predicate, int mode, const char* file, unsigned line) {
   CudaThread* t = tl_thread;
   if (t == nullptr) throw KernelError("__syncthreads called outside a kernel");
-  void* sync = &tl_block->barrier_sync[t->barriers_passed++ % 2];
+  void* sync = nullptr;
+  {
+    IgnoreScope ignore;
+    sync = &tl_block->barrier_sync[t->barriers_passed++ % 2];
+  }
   tsan_release(sync);
   {
     IgnoreScope ignore;
@@ -916,7 +929,11 @@ void warp_collective(int op, unsigned mask, const void* value, std::size_t bytes
     throw KernelError(std::string("warp collective at ") + file + ":" + std::to_string(line) + ": lane " +
                       std::to_string(lane) + " calls it with a mask that does not include itself");
   }
-  void* sync = &tl_block->warp_sync[t->linear / 32][t->collectives++ % 2];
+  void* sync = nullptr;
+  {
+    IgnoreScope ignore;
+    sync = &tl_block->warp_sync[t->linear / 32][t->collectives++ % 2];
+  }
   tsan_release(sync);
   {
     IgnoreScope ignore;
@@ -962,11 +979,12 @@ unsigned active_mask() {
 // ThreadSanitizer calls this (a weak hook in its runtime) with the SUMMARY line of every report: count the
 // races so tests can fail on them, and print the line as the runtime would.
 extern "C" void __sanitizer_report_error_summary(const char* summary) {
-  ++rooflab::emu::g_races;
-  {
-    std::lock_guard lock(rooflab::emu::g_race_mutex);
-    rooflab::emu::g_last_race = summary != nullptr ? summary : "";
-  }
+  // It runs on the racing CUDA thread's fiber while TSan prints the report, one report at a time. Its own
+  // memory traffic must go unchecked (a race found inside a report deadlocks TSan) and must not synchronize
+  // (a lock here would order two blocks' threads from then on, hiding their later races).
+  rooflab::emu::IgnoreScope ignore;
+  rooflab::emu::g_races.fetch_add(1, std::memory_order_relaxed);
+  rooflab::emu::g_last_race = summary != nullptr ? summary : "";
   std::fprintf(stderr, "%s\n", summary != nullptr ? summary : "");
 }
 #endif

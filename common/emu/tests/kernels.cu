@@ -2,7 +2,7 @@
 // planted bugs the backend must catch. Also compiled by nvcc (they are ordinary CUDA).
 #include "kernels.hpp"
 
-#include <rooflab/launch.hpp>
+#include <rooflab/check.hpp>
 
 #include <mma.h>
 
@@ -116,7 +116,7 @@ __global__ void atomics_kernel(int* count, float* sum, double* max_value) {
 
 // Reverses each block's slice through dynamic shared memory.
 __global__ void dynamic_reverse_kernel(const float* in, float* out) {
-  ROOFLAB_DYNAMIC_SHARED(float, s);
+  extern __shared__ float s[];
   const unsigned t = threadIdx.x;
   const unsigned base = blockIdx.x * blockDim.x;
   s[t] = in[base + t];
@@ -126,7 +126,7 @@ __global__ void dynamic_reverse_kernel(const float* in, float* out) {
 
 // One element past the end of the block's dynamic shared memory.
 __global__ void dynamic_overrun_kernel(float* out) {
-  ROOFLAB_DYNAMIC_SHARED(float, s);
+  extern __shared__ float s[];
   s[threadIdx.x] = 1.0f;
   __syncthreads();
   if (threadIdx.x == 0) s[blockDim.x] = 2.0f;  // (bug: the buffer holds blockDim.x floats)
@@ -174,52 +174,70 @@ __global__ void wmma_gemm_kernel(const __half* a, const __half* b, float* c, int
 void reduce(const float* in, float* out, int n, bool buggy) {
   const unsigned blocks = static_cast<unsigned>((n + 255) / 256);
   if (buggy) {
-    rooflab::launch(reduce_missing_sync_kernel, dim3(blocks), dim3(256), 0, nullptr, in, out, n);
+    reduce_missing_sync_kernel<<<dim3(blocks), dim3(256)>>>(in, out, n);
+    ROOFLAB_LAUNCH_CHECK();
   } else {
-    rooflab::launch(reduce_kernel, dim3(blocks), dim3(256), 0, nullptr, in, out, n);
+    reduce_kernel<<<dim3(blocks), dim3(256)>>>(in, out, n);
+    ROOFLAB_LAUNCH_CHECK();
   }
 }
 void tile_read_before_barrier(const float* in, float* out) {
-  rooflab::launch(tile_read_before_barrier_kernel, dim3(1), dim3(64), 0, nullptr, in, out);
+  tile_read_before_barrier_kernel<<<1, 64>>>(in, out);
+  ROOFLAB_LAUNCH_CHECK();
 }
 void shuffle_reduce(const float* in, float* out, int blocks) {
-  rooflab::launch(shuffle_reduce_kernel, dim3(static_cast<unsigned>(blocks)), dim3(128), 0, nullptr, in, out);
+  shuffle_reduce_kernel<<<dim3(static_cast<unsigned>(blocks)), dim3(128)>>>(in, out);
+  ROOFLAB_LAUNCH_CHECK();
 }
 void shuffle_exited_lane(const float* in, float* out) {
-  rooflab::launch(shuffle_exited_lane_kernel, dim3(1), dim3(32), 0, nullptr, in, out);
+  shuffle_exited_lane_kernel<<<1, 32>>>(in, out);
+  ROOFLAB_LAUNCH_CHECK();
 }
-void divergent_barrier(float* out) { rooflab::launch(divergent_barrier_kernel, dim3(1), dim3(32), 0, nullptr, out); }
+void divergent_barrier(float* out) {
+  divergent_barrier_kernel<<<1, 32>>>(out);
+  ROOFLAB_LAUNCH_CHECK();
+}
 void off_by_one(float* out, int n) {
-  rooflab::launch(off_by_one_kernel, dim3(static_cast<unsigned>((n + 1 + 127) / 128)), dim3(128), 0, nullptr, out, n);
+  off_by_one_kernel<<<dim3(static_cast<unsigned>((n + 1 + 127) / 128)), dim3(128)>>>(out, n);
+  ROOFLAB_LAUNCH_CHECK();
 }
 void copy(const float* in, float* out, int n) {
-  rooflab::launch(copy_kernel, dim3(static_cast<unsigned>((n + 127) / 128)), dim3(128), 0, nullptr, in, out, n);
+  copy_kernel<<<dim3(static_cast<unsigned>((n + 127) / 128)), dim3(128)>>>(in, out, n);
+  ROOFLAB_LAUNCH_CHECK();
 }
 void copy_with_block(const float* in, float* out, int n, unsigned block) {
-  rooflab::launch(copy_kernel, dim3(1), dim3(block), 0, nullptr, in, out, n);
+  copy_kernel<<<dim3(1), dim3(block)>>>(in, out, n);
+  ROOFLAB_LAUNCH_CHECK();
 }
 void tiled_sgemm(const float* a, const float* b, float* c, int m, int n, int k) {
   const dim3 grid(static_cast<unsigned>((n + 15) / 16), static_cast<unsigned>((m + 15) / 16));
-  rooflab::launch(tiled_sgemm_kernel, grid, dim3(16, 16), 0, nullptr, a, b, c, m, n, k);
+  tiled_sgemm_kernel<<<grid, dim3(16, 16)>>>(a, b, c, m, n, k);
+  ROOFLAB_LAUNCH_CHECK();
 }
 void atomics(int* count, float* sum, double* max_value, int blocks) {
-  rooflab::launch(atomics_kernel, dim3(static_cast<unsigned>(blocks)), dim3(64), 0, nullptr, count, sum, max_value);
+  atomics_kernel<<<dim3(static_cast<unsigned>(blocks)), dim3(64)>>>(count, sum, max_value);
+  ROOFLAB_LAUNCH_CHECK();
 }
 void dynamic_reverse(const float* in, float* out, int blocks, unsigned block) {
-  rooflab::launch(dynamic_reverse_kernel, dim3(static_cast<unsigned>(blocks)), dim3(block), block * sizeof(float),
-                  nullptr, in, out);
+  dynamic_reverse_kernel<<<dim3(static_cast<unsigned>(blocks)), dim3(block), block * sizeof(float)>>>(in, out);
+  ROOFLAB_LAUNCH_CHECK();
 }
 void dynamic_overrun(float* out) {
-  rooflab::launch(dynamic_overrun_kernel, dim3(1), dim3(64), 64 * sizeof(float), nullptr, out);
+  dynamic_overrun_kernel<<<dim3(1), dim3(64), 64 * sizeof(float)>>>(out);
+  ROOFLAB_LAUNCH_CHECK();
 }
-void index3d(unsigned* out, dim3 grid, dim3 block) { rooflab::launch(index3d_kernel, grid, block, 0, nullptr, out); }
+void index3d(unsigned* out, dim3 grid, dim3 block) {
+  index3d_kernel<<<grid, block>>>(out);
+  ROOFLAB_LAUNCH_CHECK();
+}
 void ballot_count(const int* flags, int* out) {
-  rooflab::launch(ballot_count_kernel, dim3(1), dim3(32), 0, nullptr, flags, out);
+  ballot_count_kernel<<<1, 32>>>(flags, out);
+  ROOFLAB_LAUNCH_CHECK();
 }
 
 void wmma_gemm(const __half* a, const __half* b, float* c, int m, int n, int k) {
-  rooflab::launch(wmma_gemm_kernel, dim3(static_cast<unsigned>(n / 16), static_cast<unsigned>(m / 16)), dim3(32), 0,
-                  nullptr, a, b, c, m, n, k);
+  wmma_gemm_kernel<<<dim3(static_cast<unsigned>(n / 16), static_cast<unsigned>(m / 16)), dim3(32)>>>(a, b, c, m, n, k);
+  ROOFLAB_LAUNCH_CHECK();
 }
 
 }  // namespace emutest

@@ -1,6 +1,7 @@
 // Race mode (ThreadSanitizer build of the backend). The planted races must be reported with the racing
 // source lines even when the output happens to be right; correct kernels must produce no report. CTest
 // checks the reports (tests/CMakeLists.txt): these tests only run the kernels.
+#include "conformance.hpp"
 #include "kernels.hpp"
 
 #include <rooflab/buffer.hpp>
@@ -22,6 +23,14 @@ TEST(RacePlanted, TileReadBeforeTheBarrier) {
   const auto x = rooflab::random_floats(64, 2);
   DeviceBuffer<float> in{std::span<const float>(x)}, out(64);
   emutest::tile_read_before_barrier(in.data(), out.data());
+}
+
+// Every block writes every element (the same values): only the missing order between blocks is wrong.
+TEST(RacePlanted, BlocksWriteEachOthersElements) {
+  DeviceBuffer<float> out(128);
+  conform::block_stride(out.data(), 128, 3);
+  const auto got = out.download();
+  EXPECT_EQ(got[127], 254.0f);
 }
 
 TEST(RaceClean, CorrectKernelsReportNothing) {
@@ -81,4 +90,16 @@ TEST(RaceFaultsDeathTest, KernelWritePastTheEnd) {
       },
       "out-of-bounds access in kernel emutest::off_by_one_kernel.*0 bytes past the end of a 1024-byte cudaMalloc "
       "allocation \\(element 256 of the kernel's 4-byte elements\\)");
+}
+
+// The rewriter's shared memory in race mode: storage the next block reuses is not a race.
+TEST(RaceClean, RewrittenSharedMemoryAcrossBlocksReportsNothing) {
+  const auto x = rooflab::random_floats(4 * 64, 7);
+  DeviceBuffer<float> in{std::span<const float>(x)}, out(4 * 64);
+  conform::reverse_blocks(in.data(), out.data(), 4);
+  DeviceBuffer<unsigned> bits(4 * 64);
+  conform::alias_dynamic(in.data(), bits.data(), 4, 64);
+  conform::axpy(2.0f, in.data(), out.data(), 4 * 64);
+  EXPECT_EQ(out.download()[0], 2.0f * x[0] + x[63]);
+  EXPECT_EQ(rooflab::emu::races_reported(), 0);
 }

@@ -1,10 +1,12 @@
-// The one launch helper every lab uses. Under nvcc it is exactly kernel<<<grid, block, smem, stream>>>;
-// under the CPU backend it hands the kernel to the emulator's scheduler. Either way the launch is checked.
+// A launch helper for code that prefers a function to `<<<>>>` (the labs use `<<<>>>`, which both backends
+// accept: the CPU backend rewrites it, docs/cpu-mode.md). Under nvcc it is exactly
+// kernel<<<grid, block, smem, stream>>>; under the CPU backend it hands the kernel to the emulator's
+// scheduler. Either way the launch is checked.
 //
 //   rooflab::launch(triad_kernel, grid, block, 0, stream, a, b, c, scalar, n);
 //
-// Dynamic shared memory is declared with ROOFLAB_DYNAMIC_SHARED(float, tile); inside the kernel, because
-// `extern __shared__ T x[];` has no C++ equivalent on the CPU.
+// ROOFLAB_DYNAMIC_SHARED(float, tile); is the older spelling of `extern __shared__ float tile[];`, kept for
+// code written before the rewriter.
 #pragma once
 
 #include <rooflab/check.hpp>

@@ -1,5 +1,6 @@
-// Launching a kernel on the CPU backend: rooflab::launch (common/include/rooflab/launch.hpp) calls this
-// under ROOFLAB_EMU. Arguments are copied as CUDA copies them (to the kernel's decayed parameter types),
+// Launching a kernel on the CPU backend: `k<<<grid, block, smem, stream>>>(args)` (rewritten into a
+// launch_site call, rooflab/emu/rewritten.hpp) and rooflab::launch (common/include/rooflab/launch.hpp) both
+// end here. Arguments are copied as CUDA copies them (to the kernel's decayed parameter types),
 // pointer arguments are checked to be device allocations, and the grid runs to completion before this
 // returns (streams are synchronous on the CPU).
 #pragma once
@@ -9,6 +10,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <initializer_list>
 #include <stdexcept>
 #include <string>
 #include <tuple>
@@ -38,6 +40,9 @@ void* dynamic_shared_memory();
 bool is_device_pointer(const void* p);
 
 std::string kernel_name(const void* kernel);
+// The name of a kernel template launched without template arguments (no address to look up): the name as
+// written and the argument types that deduce them, "axpy<...>(float, float*, float*, int)".
+std::string deduced_kernel_name(const char* written, std::initializer_list<const char*> mangled_argument_types);
 
 // What ran since the process started, for tests that must know the kernel under test did the work (a
 // submission that copies the inputs to the host, computes there and copies the result back launches
@@ -64,8 +69,10 @@ bool race_mode();
 namespace detail {
 // Validates the configuration, then runs every thread of every block; throws KernelError on a bug or a bad
 // configuration (whose message names the cudaError_t a GPU would return). Returns cudaSuccess otherwise.
+// `kernel` (may be null) finds the kernel's name and its cudaFuncSetAttribute limits; `name`, if given,
+// is the name reports use.
 cudaError_t run_grid(const void* kernel, dim3 grid, dim3 block, std::size_t dynamic_smem,
-                     const std::function<void()>& thread_body);
+                     const std::function<void()>& thread_body, const char* name = nullptr);
 void set_last_error(cudaError_t err);
 
 // Device memory is closed to host code (PROT_NONE) except while a kernel runs, as on a GPU where host code
@@ -90,13 +97,13 @@ bool device_pointer_argument(const void* p, std::size_t element_size);
 // a host pointer "works" on the CPU and faults or reads garbage on a GPU. (Pointers inside structs are not
 // checked.)
 template <typename T>
-void check_pointer_argument(const void* kernel, std::size_t index, const T& value) {
+void check_pointer_argument(const std::string& kernel, std::size_t index, const T& value) {
   if constexpr (std::is_pointer_v<T> && std::is_object_v<std::remove_pointer_t<T>>) {
     using Element = std::remove_cv_t<std::remove_pointer_t<T>>;
     std::size_t element_size = 0;  // unknown for a pointer to an incomplete type
     if constexpr (requires { sizeof(Element); }) element_size = sizeof(Element);
     if (value != nullptr && !device_pointer_argument(static_cast<const void*>(value), element_size)) {
-      throw KernelError("host pointer passed to kernel " + kernel_name(kernel) + ", argument " +
+      throw KernelError("host pointer passed to kernel " + kernel + ", argument " +
                         std::to_string(index + 1) +
                         ": it is not inside a cudaMalloc (or cudaMallocHost) allocation; on a GPU the kernel would "
                         "fault or read garbage (copy the data to device memory and pass that pointer)");
@@ -113,13 +120,14 @@ void launch(void (*kernel)(KernelArgs...), dim3 grid, dim3 block, std::size_t dy
   const std::tuple<std::decay_t<KernelArgs>...> params(std::forward<Args>(args)...);
   const void* address = reinterpret_cast<const void*>(kernel);
   detail::begin_launch_arguments();
+  const std::string name = kernel_name(address);
   [&]<std::size_t... I>(std::index_sequence<I...>) {
-    (detail::check_pointer_argument(address, I, std::get<I>(params)), ...);
+    (detail::check_pointer_argument(name, I, std::get<I>(params)), ...);
   }(std::index_sequence_for<KernelArgs...>{});
   // Each CUDA thread's call copies the parameters again (they are by value): a thread that modifies one
   // modifies its own copy, as on a GPU.
   const cudaError_t err =
-      detail::run_grid(address, grid, block, dynamic_smem, [&] { std::apply(kernel, params); });
+      detail::run_grid(address, grid, block, dynamic_smem, [&] { std::apply(kernel, params); }, name.c_str());
   detail::set_last_error(err);
 }
 

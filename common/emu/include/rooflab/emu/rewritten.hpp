@@ -1,0 +1,117 @@
+// What the CPU backend's source rewriter (common/emu/rewrite/rewrite.cpp) turns CUDA syntax into. Each
+// generated wrapper includes this after the prelude (runtime.hpp) and before the student's .cu file:
+//
+//   k<<<g, b, smem, stream>>>(args)  ->  launch_site(&k, "k", [&](auto... a) { k(a...); }, g, b, smem, stream)(args)
+//   extern __shared__ T name[];      ->  auto* const name = dynamic_shared<T>();
+//   __shared__ T name[N];            ->  auto& name = static_shared<T[N]>([] {}, "name", alignment);
+#pragma once
+
+#include <rooflab/emu/launch.hpp>
+
+#include <algorithm>
+#include <cstddef>
+#include <string>
+#include <tuple>
+#include <type_traits>
+#include <typeinfo>
+#include <utility>
+
+namespace rooflab::emu::detail {
+
+// ---- launches ----
+
+template <typename... P>
+std::tuple<std::decay_t<P>...> parameter_tuple(void (*)(P...));
+
+// One `<<<...>>>` launch, waiting for its arguments. `kernel` is the kernel's address, or nullptr for a
+// kernel template whose arguments deduce its template arguments; `body` calls the kernel with its
+// arguments, `[&](auto... a) { k(a...); }`, so that overload resolution and deduction happen as in the source.
+template <typename Kernel, typename Body>
+class LaunchSite {
+ public:
+  LaunchSite(Kernel kernel, const char* written, Body body, dim3 grid, dim3 block, std::size_t dynamic_smem)
+      : kernel_(kernel), written_(written), body_(std::move(body)), grid_(grid), block_(block), smem_(dynamic_smem) {}
+
+  template <typename... Args>
+  void operator()(Args&&... args) const {
+    using Decayed = std::tuple<std::decay_t<Args>...>;
+    if constexpr (std::is_pointer_v<Kernel>) {
+      // A known kernel: the arguments become its parameter types once, at the launch, as in CUDA. (With
+      // default arguments, or arguments that convert only in the call itself, they are copied as given.)
+      using Params = decltype(parameter_tuple(kernel_));
+      const void* address = reinterpret_cast<const void*>(kernel_);
+      if constexpr (std::tuple_size_v<Params> == sizeof...(Args) && std::is_constructible_v<Params, Args&&...>) {
+        run(address, kernel_name(address), Params(std::forward<Args>(args)...));
+      } else {
+        run(address, kernel_name(address), Decayed(std::forward<Args>(args)...));
+      }
+    } else {
+      run(nullptr, deduced_kernel_name(written_, {typeid(std::decay_t<Args>).name()...}),
+          Decayed(std::forward<Args>(args)...));
+    }
+  }
+
+ private:
+  template <typename Tuple>
+  void run(const void* address, const std::string& name, const Tuple& params) const {
+    begin_launch_arguments();  // element sizes of this launch's pointers, for out-of-bounds reports
+    [&]<std::size_t... I>(std::index_sequence<I...>) {
+      (check_pointer_argument(name, I, std::get<I>(params)), ...);
+    }(std::make_index_sequence<std::tuple_size_v<Tuple>>{});
+    // Every CUDA thread's call copies the parameters again (`auto... a` takes them by value): a thread that
+    // modifies a parameter modifies its own copy, as on a GPU.
+    const cudaError_t err =
+        run_grid(address, grid_, block_, smem_, [&] { std::apply(body_, params); }, name.c_str());
+    set_last_error(err);
+  }
+
+  Kernel kernel_;
+  const char* written_;
+  Body body_;
+  dim3 grid_;
+  dim3 block_;
+  std::size_t smem_;
+};
+
+// The stream is accepted and ignored: streams are synchronous on the CPU.
+template <typename Kernel, typename Body>
+LaunchSite<Kernel, Body> launch_site(Kernel kernel, const char* written, Body body, dim3 grid, dim3 block,
+                                     std::size_t dynamic_smem = 0, cudaStream_t /*stream*/ = nullptr) {
+  return LaunchSite<Kernel, Body>(kernel, written, std::move(body), grid, block, dynamic_smem);
+}
+
+// ---- shared memory (shared_memory.cpp) ----
+
+// The running block's storage for one static __shared__ declaration (`key` tells declarations apart):
+// `bytes` long, poisoned when the block first reaches it, ending against a guard page.
+void* static_shared_storage(const void* key, std::size_t bytes, std::size_t align, const char* name, const char* file,
+                            unsigned line);
+
+// `__shared__ T name[N];` in a function body. `Site` is the type of a lambda written at the declaration:
+// unique to the declaration and to each instantiation of an enclosing template, so each gets its own key.
+template <typename T, typename Site>
+T& static_shared(Site, const char* name, std::size_t align, const char* file = __builtin_FILE(),
+                 unsigned line = __builtin_LINE()) {
+  static const char key = 0;
+  return *static_cast<T*>(static_shared_storage(&key, sizeof(T), std::max(alignof(T), align), name, file, line));
+}
+
+// `extern __shared__ T name[];` in a function body: every such declaration of a kernel aliases the launch's
+// dynamic shared memory, as in CUDA.
+template <typename T>
+T* dynamic_shared() {
+  return static_cast<T*>(::rooflab::emu::dynamic_shared_memory());
+}
+
+// `extern __shared__ T name[];` at namespace scope: converts to the running block's buffer wherever used.
+template <typename T>
+struct DynamicSharedArray {
+  operator T*() const { return dynamic_shared<T>(); }
+};
+
+}  // namespace rooflab::emu::detail
+
+// The rewriter replaced every __shared__ of the .cu file it could see. One it could not see (hidden in a
+// macro) must not compile into something that silently behaves differently from a GPU.
+#undef __shared__
+#define __shared__ rooflab_emu_error_a_shared_declaration_the_rewriter_could_not_see_write_it_out_in_the_cu_file

@@ -1,0 +1,66 @@
+// What the CPU backend's source files share with each other (not with kernels): race-mode annotations,
+// guarded mappings for shared memory, and the shared-memory hooks the scheduler calls around each block.
+#pragma once
+
+#include <cstddef>
+#include <string>
+
+#if defined(ROOFLAB_EMU_TSAN)
+#include <sanitizer/tsan_interface.h>
+extern "C" void __tsan_ignore_thread_begin();
+extern "C" void __tsan_ignore_thread_end();
+#endif
+
+namespace rooflab::emu {
+
+// ---- race mode (ThreadSanitizer) ----
+// The backend's own bookkeeping is not the kernel's memory traffic: it runs inside an IgnoreScope. Each TSan
+// fiber has its own ignore state, so a scope opened on a CUDA thread's fiber covers that fiber only.
+#if defined(ROOFLAB_EMU_TSAN)
+struct IgnoreScope {
+  IgnoreScope() { __tsan_ignore_thread_begin(); }
+  ~IgnoreScope() { __tsan_ignore_thread_end(); }
+  IgnoreScope(const IgnoreScope&) = delete;
+  IgnoreScope& operator=(const IgnoreScope&) = delete;
+};
+inline void tsan_release(void* a) { __tsan_release(a); }
+inline void tsan_acquire(void* a) { __tsan_acquire(a); }
+inline constexpr bool kRaceMode = true;
+#else
+struct IgnoreScope {
+  IgnoreScope() {}  // user-provided, so that an unused scope object draws no warning
+  ~IgnoreScope() {}
+  IgnoreScope(const IgnoreScope&) = delete;
+  IgnoreScope& operator=(const IgnoreScope&) = delete;
+};
+inline void tsan_release(void*) {}
+inline void tsan_acquire(void*) {}
+inline constexpr bool kRaceMode = false;
+#endif
+
+// ---- guarded mappings (runtime_api.cpp) ----
+// `bytes` bytes at `start`, followed by up to align-1 bytes of padding and then a PROT_NONE page that the
+// fault handler reports as "N bytes past the end of a `bytes`-byte <what>". `what` must outlive the mapping.
+struct GuardedMapping {
+  unsigned char* mapping = nullptr;
+  std::size_t mapping_bytes = 0;
+  unsigned char* start = nullptr;
+  std::size_t bytes = 0;
+  std::size_t padded = 0;  // bytes rounded up to the alignment: start + padded is the guard page
+  void* record = nullptr;  // the fault handler's record of the guard page
+};
+GuardedMapping map_guarded(std::size_t bytes, std::size_t align, const char* what);
+void unmap_guarded(GuardedMapping& m);
+inline constexpr unsigned char kPoisonByte = 0xCD;
+
+// ---- shared memory (shared_memory.cpp), called by the scheduler on the worker's OS thread ----
+// Starts a block: poisons its dynamic shared memory (returned) and forgets the previous block's __shared__
+// variables. `limit` bounds static + dynamic bytes.
+void* shared_begin_block(std::size_t dynamic_bytes, std::size_t limit);
+// Ends a block; returns a description of a write into the padding after a shared variable, or "".
+std::string shared_end_block();
+
+// ---- the scheduler's view of the running thread (scheduler.cpp), for reports ----
+const char* current_kernel_for_report();
+
+}  // namespace rooflab::emu

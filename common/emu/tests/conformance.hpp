@@ -1,0 +1,44 @@
+// Launchers of the rewriter's conformance kernels (conformance_kernels.cu): standard CUDA that must behave
+// the same on the CPU backend as on a GPU.
+#pragma once
+
+#include <rooflab/cuda.hpp>
+
+#include <cstddef>
+
+namespace conform {
+// Launch forms: out[i] = base + i over blocks x threads, launched with 2, 3 and 4 configuration arguments.
+void iota_two(int* out, unsigned blocks, unsigned threads, int base);
+void iota_three(int* out, unsigned blocks, unsigned threads, int base);
+void iota_four(int* out, unsigned blocks, unsigned threads, int base, cudaStream_t stream);
+// out[t] = value + t for 32 threads: each thread modifies its own copy of `value`.
+void own_copy(int* out, int value);
+// x[i] *= s through a qualified kernel name (conform::inner::scale_kernel), twice: as inner:: and ::conform::.
+void scale_qualified(float* x, float s, int n);
+// out[t] = sizeof(std::pair<float, int>) * 3 + t, through pair_fill_kernel<std::pair<float, int>, 3>.
+void pair_fill(float* out);
+// y = a x + y with the kernel template's argument deduced from the launch's arguments (float and double).
+void axpy(float a, const float* x, float* y, int n);
+void axpy(double a, const double* x, double* y, int n);
+// out[b * 64 + t] = in[b * 64 + 63 - t] through a templated static __shared__ array (float and double).
+void reverse_blocks(const float* in, float* out, int blocks);
+void reverse_blocks(const double* in, double* out, int blocks);
+// bits[b * n + t] = the bits of in[b * n + n - 1 - t], written as float and read as unsigned through two
+// extern __shared__ declarations of one dynamic buffer.
+void alias_dynamic(const float* in, unsigned* bits, int blocks, unsigned threads);
+// A static __shared__ float[32768 / 4] plus `dynamic_bytes` of dynamic shared memory.
+void big_static_plus_dynamic(float* out, std::size_t dynamic_bytes);
+void opt_in_big_static(std::size_t dynamic_bytes);
+
+// ---- planted bugs ----
+// out[b * 64 + t] = in[(t + 1) % 64] read from shared memory without a barrier; in is the same in every block.
+void neighbour_missing_sync(const float* in, float* out, int blocks);
+// Thread 63 writes one element past a 64-element static __shared__ array.
+void static_overrun(float* out);
+// Thread 0 writes element 33 of a 33-float __align__(16) __shared__ array: into its padding.
+void static_padding_write(float* out);
+
+// ---- race mode (race_kernels.cu) ----
+// A grid-stride loop that strides by blockDim.x: every block writes every element.
+void block_stride(float* out, int n, unsigned blocks);
+}  // namespace conform

@@ -1,0 +1,2 @@
+// Namespace-scope static shared memory.
+__shared__ float table[32];

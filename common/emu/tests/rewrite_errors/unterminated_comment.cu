@@ -1,0 +1,2 @@
+/* A comment
+   that never ends
