@@ -40,13 +40,6 @@
 #include <source_location>
 #include <type_traits>
 
-// The runtime's overload that takes the kernel itself, `cudaFuncSetAttribute(my_kernel, ...)`: cuda_runtime.h
-// declares it only for nvcc.
-template <typename T>
-cudaError_t cudaFuncSetAttribute(T* entry, cudaFuncAttribute attr, int value) {
-  return ::cudaFuncSetAttribute(reinterpret_cast<const void*>(entry), attr, value);
-}
-
 // ---- built-in variables: set by the scheduler before a CUDA thread runs ----
 inline thread_local uint3 threadIdx;
 inline thread_local uint3 blockIdx;
