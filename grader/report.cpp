@@ -18,7 +18,7 @@ std::string kind_label(const std::string& kind) {
   if (kind == "perf") return "perf (speed vs your GPU's roofline)";
   if (kind == "static") return "static (compiled code, hints)";
   if (kind == "race") return "race (data races on the CPU, hints)";
-  if (kind == "dryrun") return "dryrun (GPU path on the CPU, no points)";
+  if (kind == "dryrun") return "dryrun (GPU path on CPU, no points)";
   return kind;
 }
 
