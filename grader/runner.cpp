@@ -337,52 +337,32 @@ std::vector<TestResult> run_binary(const Lab& lab, const Binary& binary, const R
   std::vector<TestResult> out;
   for (const auto& test : binary.tests()) {
     if (!options.only_tests.empty() && test.id().find(options.only_tests) == std::string::npos) continue;
-    if (!binary.unavailable.empty()) {
+    // A test not run here: owed, skipped or lost without starting a process.
+    const auto not_run = [&](Status status, std::string output, std::string backend) {
       TestResult r;
       r.lab = lab.id;
       r.id = test.id();
       r.kind = test.kind;
-      r.backend = backend_of(binary.kind);
+      r.backend = std::move(backend);
       r.max_score = test.points;
-      r.status = Status::unavailable;
-      r.output = "not graded on this machine: " + binary.unavailable;
+      r.status = status;
+      r.output = std::move(output);
       out.push_back(std::move(r));
+    };
+    if (!binary.unavailable.empty()) {
+      not_run(Status::unavailable, "not graded on this machine: " + binary.unavailable, backend_of(binary.kind));
       continue;
     }
     if (!options.needs_gpu_reason.empty()) {
-      TestResult r;
-      r.lab = lab.id;
-      r.id = test.id();
-      r.kind = test.kind;
-      r.backend = backend_of(binary.kind);
-      r.max_score = test.points;
-      r.status = Status::needs_gpu;
-      r.output = options.needs_gpu_reason;
-      out.push_back(std::move(r));
+      not_run(Status::needs_gpu, options.needs_gpu_reason, backend_of(binary.kind));
       continue;
     }
     if (!options.skip_reason.empty()) {
-      TestResult r;
-      r.lab = lab.id;
-      r.id = test.id();
-      r.kind = test.kind;
-      r.backend = backend_of(binary.kind);
-      r.max_score = test.points;
-      r.status = Status::failed;
-      r.output = options.skip_reason;
-      out.push_back(std::move(r));
+      not_run(Status::failed, options.skip_reason, backend_of(binary.kind));
       continue;
     }
     if (!build_error.empty()) {
-      TestResult r;
-      r.lab = lab.id;
-      r.id = test.id();
-      r.kind = test.kind;
-      r.backend = "compiler output";
-      r.max_score = test.points;
-      r.status = Status::build_failed;
-      r.output = build_error;
-      out.push_back(std::move(r));
+      not_run(Status::build_failed, build_error, "compiler output");
       continue;
     }
     if (binary.kind != "emu") {
