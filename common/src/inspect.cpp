@@ -90,7 +90,6 @@ std::vector<Row> inspect(std::span<const KernelDecl> kernels, const std::string&
   const auto resources = ptx::parse_ptxas_report(ptxas_text);
   const Limits limits = limits_of(gpu);
   const double bandwidth = gpu.bandwidth_gbps * 1e9;
-  const double peak = gpu.fp32_tflops * 1e12;
   std::vector<Row> rows;
   for (const auto& k : kernels) {
     Row r;
@@ -120,6 +119,9 @@ std::vector<Row> inspect(std::span<const KernelDecl> kernels, const std::string&
     r.flops = k.flops(n);
     r.bytes = k.bytes(n);
     const double t_mem = r.bytes / bandwidth;
+    // The peak of the units the kernel computes on (a tensor-core kernel's floor uses the tensor peak); a GPU
+    // without such units, or one whose figure is unpublished, falls back to its FP32 peak.
+    const double peak = rooflab::peak_flops(gpu, k.dtype).value_or(gpu.fp32_tflops * 1e12);
     const double t_compute = r.flops / peak;
     r.floor_s = std::max(t_mem, t_compute);
     r.bound = t_mem >= t_compute ? "memory" : "compute";

@@ -2,6 +2,8 @@
 // 32 blocks and 164 KB shared memory per SM, 1 KB reserved per block; registers allocated per warp in
 // units of 256).
 #include <rooflab/inspect.hpp>
+#include <rooflab/ptx.hpp>
+#include <rooflab/specs.hpp>
 
 #include <gtest/gtest.h>
 
@@ -50,4 +52,26 @@ TEST(Occupancy, WarpsLimitAndImpossibleBlocks) {
   const auto none = rooflab::inspect::occupancy(a100(), 255, 0, 0, 1024);
   EXPECT_EQ(none.blocks_per_sm, 0);
   EXPECT_FALSE(none.error.empty());
+}
+
+// A kernel's floor uses the peak of the units it computes on: declared as FP16 tensor work it is bounded by
+// the tensor peak, far below the FP32 floor of the same FLOPs.
+TEST(Inspect, FloorUsesThePeakOfTheKernelsDataType) {
+  const std::string dir = ROOFLAB_TEST_DATA_DIR;
+  const std::string ptx = rooflab::ptx::read_file(dir + "/sample.sm_80.ptx");
+  const std::string ptxas = rooflab::ptx::read_file(dir + "/sample.sm_80.ptxas.txt");
+  const auto& a100 = rooflab::gpu("a100-80gb-sxm4");
+  const auto flops = [](double n) { return 1e6 * n; };  // compute-bound by far
+  const auto bytes = [](double n) { return n; };
+  const rooflab::inspect::KernelDecl fp32[] = {{"vec_kernel", "v", 256, 0, flops, bytes}};
+  const rooflab::inspect::KernelDecl fp16[] = {{"vec_kernel", "v", 256, 0, flops, bytes, rooflab::DType::fp16}};
+  const double n = 1e6;
+  const auto r32 = rooflab::inspect::inspect(fp32, ptx, ptxas, a100, "sm_80", n);
+  const auto r16 = rooflab::inspect::inspect(fp16, ptx, ptxas, a100, "sm_80", n);
+  ASSERT_EQ(r32.size(), 1u);
+  ASSERT_EQ(r16.size(), 1u);
+  EXPECT_EQ(r32[0].bound, "compute");
+  EXPECT_NEAR(r32[0].floor_s, 1e6 * n / (a100.fp32_tflops * 1e12), 1e-12);
+  EXPECT_NEAR(r16[0].floor_s, 1e6 * n / *rooflab::peak_flops(a100, rooflab::DType::fp16), 1e-12);
+  EXPECT_LT(r16[0].floor_s, r32[0].floor_s / 10);
 }

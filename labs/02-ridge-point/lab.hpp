@@ -26,7 +26,8 @@ inline constexpr rooflab::inspect::KernelDecl kKernels[] = {
     {"lab02::fma_fp32_kernel", "fma_fp32", kBlock, 0, [](double n) { return 2.0 * kChains * kPerfIterations * n; },
      [](double n) { return 4 * n; }},
     {"lab02::fma_half2_kernel", "fma_half2", kBlock, 0,
-     [](double n) { return 4.0 * kChains * kPerfIterations * n; }, [](double n) { return 4 * n; }},
+     [](double n) { return 4.0 * kChains * kPerfIterations * n; }, [](double n) { return 4 * n; },
+     rooflab::DType::fp16_nontensor},  // half2 on the CUDA cores: its floor uses the FP16 non-tensor peak
 };
 
 // ---- analytic questions (answers.cpp; handout section "Peaks and ridges") ----

@@ -20,6 +20,8 @@
 #include <string_view>
 #include <vector>
 
+#include <rooflab/specs.hpp>
+
 namespace rooflab {
 struct GpuSpec;
 }
@@ -33,6 +35,9 @@ struct KernelDecl {
   std::size_t dynamic_smem;    // bytes of dynamic shared memory at launch
   double (*flops)(double n);   // declared work at problem size n
   double (*bytes)(double n);   // declared DRAM traffic at problem size n
+  // The math units whose peak bounds it: fp32 (CUDA cores), fp16_nontensor (half2 on the CUDA cores), or a
+  // tensor-core type (fp16, bf16, tf32, fp8, int8). The roofline floor uses that peak, not always FP32's.
+  DType dtype = DType::fp32;
 };
 
 // The per-SM limits the occupancy calculation needs (CUDA C++ Programming Guide, compute capabilities).
@@ -79,7 +84,7 @@ struct Row {
   Occupancy occ;
   double flops = 0;
   double bytes = 0;
-  double floor_s = 0;        // max(bytes / bandwidth, flops / FP32 peak) on the chosen GPU
+  double floor_s = 0;        // max(bytes / bandwidth, flops / the peak of its dtype) on the chosen GPU
   std::string bound;         // "memory" or "compute"
 };
 
