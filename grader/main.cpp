@@ -35,9 +35,12 @@ int main(int argc, char** argv) {
   g->add_option("--timeout", grade.timeout_s, "Seconds one test may run before it counts as hung")->capture_default_str();
   g->add_flag("-v,--verbose", grade.verbose, "Show builds and test output as they run");
   g->add_flag("--no-color", grade.no_color, "Plain text");
-  g->add_flag("--verify,!--no-verify", grade.verify,
-              "Check every passing test's values in a process without student code (a run of the reference "
-              "solutions' binaries; default: on with --submission)");
+  // Two plain flags: CLI11 gives an optional<bool> flag a value even when it is not on the command line.
+  bool verify_on = false, verify_off = false;
+  auto* verify_flag = g->add_flag("--verify", verify_on,
+                                  "Check every passing test's values in a process without student code (a run of "
+                                  "the reference solutions' binaries; default: on with --submission)");
+  g->add_flag("--no-verify", verify_off, "Do not (see --verify)")->excludes(verify_flag);
   g->add_option("--kind", grade.kinds, "Only these kinds of test: analytic, emu, gpu, static, race (repeatable)")
       ->check(CLI::IsMember({"analytic", "emu", "gpu", "static", "race", "dryrun"}));
   g->add_option("--test", grade.test, "Only the tests whose Suite.Name contains this text");
@@ -82,7 +85,11 @@ int main(int argc, char** argv) {
     return rc == 0 ? kExitOk : kExitUsage;
   }
   try {
-    if (*g) return cmd_grade(grade);
+    if (*g) {
+      if (verify_on) grade.verify = true;
+      if (verify_off) grade.verify = false;
+      return cmd_grade(grade);
+    }
     if (*l) return cmd_list(list_json);
     if (*in) return cmd_inspect(inspect);
     if (*c) return cmd_calibrate(remeasure);
