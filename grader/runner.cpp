@@ -100,16 +100,13 @@ class ReportFile {
   int fd_ = -1;
 };
 
-// The CPU backend's thread orders, each with the SM count the pretend GPU reports: launchers size their grids
-// by it, so the small ones make every grid-stride loop go round (a kernel that handles one element per
-// thread and drops the loop fails there, as it would on a GPU with more data than threads).
+// The CPU backend's thread orders. The reverse and random ones also pretend a GPU with few SMs (the backend
+// decides, common/emu/src/device_props.cpp), so grids are small and every grid-stride loop goes round.
 struct Schedule {
   const char* name;
   const char* value;
-  const char* sms;
 };
-constexpr Schedule kSchedules[] = {
-    {"forward", "forward", "108"}, {"reverse", "reverse", "2"}, {"random", "random:20261122", "5"}};
+constexpr Schedule kSchedules[] = {{"forward", "forward"}, {"reverse", "reverse"}, {"random", "random:20261122"}};
 
 struct Run {
   ProcessResult process;
@@ -126,10 +123,7 @@ Run run_reporting(const std::filesystem::path& binary, const DeclaredTest& test,
   popts.pass_fd = file.fd();
   popts.env["ROOFLAB_REPORT_FD"] = "3";  // where run_process puts it in the child
   popts.env["ROOFLAB_RECORD"] = record;
-  if (schedule != nullptr) {
-    popts.env["ROOFLAB_EMU_SCHEDULE"] = schedule->value;
-    popts.env["ROOFLAB_EMU_SMS"] = schedule->sms;
-  }
+  if (schedule != nullptr) popts.env["ROOFLAB_EMU_SCHEDULE"] = schedule->value;
   Run run;
   run.process = run_process({binary.string(), "--gtest_filter=" + test.id()}, popts);
   if (options.verbose) std::fputs(run.process.output.c_str(), stdout);
@@ -382,8 +376,9 @@ std::vector<TestResult> run_binary(const Lab& lab, const Binary& binary, const R
         if (&s != &kSchedules[0] && first.status == Status::passed) {
           r.output = fmt::format("passes with the {} thread order but fails with the {} one: the result depends on "
                                  "the order of threads, which on a GPU is not fixed (a missing __syncthreads or a "
-                                 "race; or, with its few SMs ({}), a grid-stride loop that does not go round).\n{}",
-                                 kSchedules[0].name, s.name, s.sms, r.output);
+                                 "race; or, with that order's few pretend SMs, a grid-stride loop that does not go "
+                                 "round).\n{}",
+                                 kSchedules[0].name, s.name, r.output);
         }
         first = r;
         break;

@@ -2,6 +2,7 @@
 // (conformance_kernels.cu) give the host reference's results, and the shared-memory bugs they can hide are
 // caught. CTest runs this binary once per schedule (ROOFLAB_EMU_SCHEDULE), so no test here sets one.
 #include "conformance.hpp"
+#include "kernel_error.hpp"
 
 #include <rooflab/buffer.hpp>
 #include <rooflab/random.hpp>
@@ -19,15 +20,7 @@ namespace {
 
 using rooflab::DeviceBuffer;
 
-std::string kernel_error(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const rooflab::emu::KernelError& e) {
-    std::fprintf(stderr, "[report] %s\n", e.what());  // the text a student would see
-    return e.what();
-  }
-  return "";
-}
+using emutest::kernel_error;
 
 std::uint32_t bits_of(float f) {
   std::uint32_t b = 0;

@@ -1,6 +1,7 @@
 // The CPU backend's self-tests: correct kernels run clean under every schedule and worker count; planted
 // bugs are caught with a report naming the kernel, the thread and the line.
 #include "kernels.hpp"
+#include "kernel_error.hpp"
 
 #include <rooflab/buffer.hpp>
 #include <rooflab/random.hpp>
@@ -47,15 +48,7 @@ void for_each_configuration(const std::function<void(const std::string& where)>&
   }
 }
 
-std::string kernel_error(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const rooflab::emu::KernelError& e) {
-    std::fprintf(stderr, "[report] %s\n", e.what());  // the text a student would see
-    return e.what();
-  }
-  return "";
-}
+using emutest::kernel_error;
 
 }  // namespace
 

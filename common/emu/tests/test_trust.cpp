@@ -3,6 +3,7 @@
 // memory (it faults, as on a GPU), a misaligned float4, element counts in the access's element size, and
 // the activity counters that tell a test the kernel under test did the work.
 #include "kernels.hpp"
+#include "kernel_error.hpp"
 #include "trust_kernels.hpp"
 
 #include <rooflab/buffer.hpp>
@@ -23,15 +24,7 @@ namespace {
 using rooflab::DeviceBuffer;
 constexpr auto npos = std::string::npos;
 
-std::string kernel_error(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const rooflab::emu::KernelError& e) {
-    std::fprintf(stderr, "[report] %s\n", e.what());  // the text a student would see
-    return e.what();
-  }
-  return "";
-}
+using emutest::kernel_error;
 
 // Runs this test binary again with one test selected and an extra environment variable; returns its exit
 // status and output.
