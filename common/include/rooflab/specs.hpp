@@ -103,11 +103,7 @@ struct ModelSpec {
   bool qkv_bias = false;
   std::string source;  // the config.json the fields come from
   std::string notes;
-
-  // Bytes of KV cache per token: 2 (K and V) x layers x kv_heads x head_dim x bytes per element.
-  double kv_bytes_per_token(double bytes_per_element) const {
-    return 2.0 * layers * kv_heads * head_dim * bytes_per_element;
-  }
+  // (No KV-cache arithmetic here: it is Lab 06's first question.)
 };
 
 // ---- thresholds (data/thresholds.json) ----

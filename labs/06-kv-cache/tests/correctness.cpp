@@ -1,0 +1,194 @@
+// Lab 06 graders: the paged append and decode attention are right for scattered blocks, lengths that are
+// not multiples of the block size, mixed batches and GQA ratios 1, 4 and 8, on the GPU ("gpu") or the CPU
+// backend ("emu"). The reference is built from a contiguous cache, so a kernel that reads the logical
+// block where the physical one is meant, or stops at the last full block, cannot match it.
+#include "kernels.hpp"
+
+#include <rooflab/buffer.hpp>
+#include <rooflab/device.hpp>
+#include <rooflab/grading.hpp>
+#include <rooflab/kernel_watch.hpp>
+#include <rooflab/random.hpp>
+
+#include <cuda_fp16.h>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <string>
+#include <vector>
+
+namespace {
+
+using rooflab::grading::all_close;
+
+std::vector<__half> to_half(const std::vector<float>& v) {
+  std::vector<__half> out(v.size());
+  for (std::size_t i = 0; i < v.size(); ++i) out[i] = __float2half(v[i]);
+  return out;
+}
+std::vector<float> to_float(const std::vector<__half>& v) {
+  std::vector<float> out(v.size());
+  for (std::size_t i = 0; i < v.size(); ++i) out[i] = __half2float(v[i]);
+  return out;
+}
+
+std::string describe(const std::vector<int>& lengths) { return fmt::format("lengths {}", fmt::join(lengths, " ")); }
+
+// A batch of sequences in a paged cache: block tables that hand out the pool's blocks in a shuffled order
+// (with spare blocks nobody owns), and random FP16 contents everywhere, owned or not.
+struct Cache {
+  Cache(const std::vector<int>& lens, int kv_heads, int head_dim, std::uint64_t seed) : lengths(lens) {
+    layout.kv_heads = kv_heads;
+    layout.head_dim = head_dim;
+    for (const int len : lengths) layout.max_blocks = std::max(layout.max_blocks, (len + lab06::kBlockTokens - 1) / lab06::kBlockTokens);
+    const int batch = static_cast<int>(lengths.size());
+    blocks = batch * layout.max_blocks + 3;  // spares: a table entry past a sequence's end points at garbage
+    std::vector<int> order(static_cast<std::size_t>(blocks));
+    std::iota(order.begin(), order.end(), 0);
+    rooflab::Rng rng(seed);
+    for (std::size_t i = order.size() - 1; i > 0; --i) std::swap(order[i], order[rng.below(i + 1)]);
+    table = order;
+    table.resize(static_cast<std::size_t>(batch) * layout.max_blocks);
+    const std::size_t elems = static_cast<std::size_t>(blocks) * lab06::kBlockTokens * kv_heads * head_dim;
+    k = to_half(rooflab::random_floats(elems, seed + 1));
+    v = to_half(rooflab::random_floats(elems, seed + 2));
+  }
+  int batch() const { return static_cast<int>(lengths.size()); }
+  // Sequence b's token p, KV head h: where it lives in the pools.
+  std::size_t at(int b, int p, int h) const {
+    const int block = table[static_cast<std::size_t>(b) * layout.max_blocks + p / lab06::kBlockTokens];
+    return lab06::pool_index(layout, block, p % lab06::kBlockTokens, h, 0);
+  }
+
+  std::vector<int> lengths;
+  lab06::PagedCacheLayout layout;
+  int blocks = 0;
+  std::vector<int> table;
+  std::vector<__half> k, v;
+};
+
+// Decode attention over a batch against the reference from the contiguous rows the block tables point at.
+// `sharp` scores the softmax at scale 40: the largest scores are in the hundreds, so exp() of a score without
+// the running maximum subtracted overflows FP32.
+::testing::AssertionResult check_decode(const std::vector<int>& lengths, int kv_heads, int group, int head_dim,
+                                        bool sharp = false) {
+  const Cache c(lengths, kv_heads, head_dim, rooflab::test_seed() + static_cast<std::uint64_t>(group * 131 + head_dim));
+  const int heads = kv_heads * group, batch = c.batch();
+  const int max_len = *std::max_element(lengths.begin(), lengths.end());
+  // A scale larger than 1/sqrt(d) makes the softmax peaky, so every wrongly read row shows in the output.
+  const float scale = sharp ? 40.0f : 3.0f / std::sqrt(static_cast<float>(head_dim));
+  const auto q = to_half(rooflab::random_floats(static_cast<std::size_t>(batch) * heads * head_dim, rooflab::test_seed() + 5));
+  rooflab::DeviceBuffer<__half> dq{std::span<const __half>(q)}, dk{std::span<const __half>(c.k)},
+      dv{std::span<const __half>(c.v)};
+  rooflab::DeviceBuffer<int> dtable{std::span<const int>(c.table)}, dlens{std::span<const int>(lengths)};
+  rooflab::DeviceBuffer<float> workspace(lab06::decode_workspace_bytes(batch, heads, head_dim, max_len) / sizeof(float));
+  rooflab::DeviceBuffer<__half> out(q.size());
+  out.poison();
+  workspace.poison();
+  const rooflab::KernelWatch watch;
+  lab06::paged_decode_attention(dq.data(), dk.data(), dv.data(), dtable.data(), dlens.data(), batch, heads, max_len,
+                                c.layout, scale, workspace.data(), out.data(), nullptr);
+  ROOFLAB_CUDA_CHECK(cudaDeviceSynchronize());
+  if (auto ran = watch.kernels_did_the_work("paged_decode_attention"); !ran) return ran;
+
+  std::vector<float> want(q.size());
+  std::vector<float> qf(static_cast<std::size_t>(head_dim)), kc, vc;
+  std::vector<double> o(static_cast<std::size_t>(head_dim));
+  for (int b = 0; b < batch; ++b) {
+    for (int h = 0; h < heads; ++h) {
+      const int kv_head = h / group, len = lengths[static_cast<std::size_t>(b)];
+      kc.assign(static_cast<std::size_t>(len) * head_dim, 0.0f);
+      vc.assign(kc.size(), 0.0f);
+      for (int p = 0; p < len; ++p) {
+        for (int d = 0; d < head_dim; ++d) {
+          kc[static_cast<std::size_t>(p) * head_dim + d] = __half2float(c.k[c.at(b, p, kv_head) + d]);
+          vc[static_cast<std::size_t>(p) * head_dim + d] = __half2float(c.v[c.at(b, p, kv_head) + d]);
+        }
+      }
+      const std::size_t row = (static_cast<std::size_t>(b) * heads + h) * head_dim;
+      for (int d = 0; d < head_dim; ++d) qf[d] = __half2float(q[row + d]);
+      lab06::attention_ref(qf.data(), kc.data(), vc.data(), len, head_dim, scale, o.data());
+      for (int d = 0; d < head_dim; ++d) want[row + d] = static_cast<float>(o[d]);
+    }
+  }
+  // FP16 output (11 significant bits) of an FP32 softmax over up to a thousand terms.
+  auto r = all_close<float, float>(to_float(out.download()), want, {2e-3, 1e-2});
+  if (!r) {
+    r << " (decode attention, " << describe(lengths) << ", " << kv_heads << " KV heads x " << group
+      << " query heads each, head dim " << head_dim << (sharp ? ", scale 40" : "") << "; out is [batch][heads][head_dim])";
+  }
+  return r;
+}
+
+// The lengths every decode test covers: one token, one short of a block, exactly a block, one past it, a
+// long sequence with a partial last block (scaled down on the CPU backend), and all of them in one batch.
+std::vector<std::vector<int>> decode_batches() {
+#if defined(ROOFLAB_EMU)
+  const int longest = 600;
+#else
+  const int longest = 1000;
+#endif
+  return {{1}, {15}, {16}, {17}, {longest}, {17, 1, longest, 16, 15, 40}};
+}
+
+}  // namespace
+
+ROOFLAB_TEST(Lab06Kernels, AppendThroughTheBlockTable) {
+  ROOFLAB_REQUIRE_GPU();
+  // A prefill of whole sequences and a decode step of one token each, into shuffled blocks.
+  for (const bool prefill : {true, false}) {
+    const std::vector<int> lengths{1, 15, 16, 17, 70};
+    Cache c(lengths, 2, 64, rooflab::test_seed() + (prefill ? 11 : 12));
+    std::vector<int> seq_of, pos_of;
+    for (int b = 0; b < c.batch(); ++b) {
+      const int len = lengths[static_cast<std::size_t>(b)];
+      for (int p = prefill ? 0 : len - 1; p < len; ++p) {
+        seq_of.push_back(b);
+        pos_of.push_back(p);
+      }
+    }
+    const int tokens = static_cast<int>(seq_of.size());
+    const std::size_t row = static_cast<std::size_t>(c.layout.kv_heads) * c.layout.head_dim;
+    const auto k_new = to_half(rooflab::random_floats(tokens * row, rooflab::test_seed() + 13));
+    const auto v_new = to_half(rooflab::random_floats(tokens * row, rooflab::test_seed() + 14));
+    rooflab::DeviceBuffer<__half> dk_new{std::span<const __half>(k_new)}, dv_new{std::span<const __half>(v_new)};
+    rooflab::DeviceBuffer<__half> dk{std::span<const __half>(c.k)}, dv{std::span<const __half>(c.v)};
+    rooflab::DeviceBuffer<int> dseq{std::span<const int>(seq_of)}, dpos{std::span<const int>(pos_of)},
+        dtable{std::span<const int>(c.table)};
+    const rooflab::KernelWatch watch;
+    lab06::paged_kv_append(dk_new.data(), dv_new.data(), dseq.data(), dpos.data(), tokens, dk.data(), dv.data(),
+                           dtable.data(), c.layout, nullptr);
+    ROOFLAB_CUDA_CHECK(cudaDeviceSynchronize());
+    EXPECT_TRUE(watch.kernels_did_the_work("paged_kv_append"));
+    // Every slot: the new row where a token went, the old contents everywhere else.
+    auto want_k = c.k, want_v = c.v;
+    for (int t = 0; t < tokens; ++t) {
+      const std::size_t dst = c.at(seq_of[static_cast<std::size_t>(t)], pos_of[static_cast<std::size_t>(t)], 0);
+      std::copy_n(k_new.begin() + static_cast<std::ptrdiff_t>(t * row), row, want_k.begin() + static_cast<std::ptrdiff_t>(dst));
+      std::copy_n(v_new.begin() + static_cast<std::ptrdiff_t>(t * row), row, want_v.begin() + static_cast<std::ptrdiff_t>(dst));
+    }
+    const char* what = prefill ? " (append, a prefill of whole sequences: lengths 1 15 16 17 70; pools are [block][slot][kv_head][dim])"
+                               : " (append, one decode token per sequence: lengths 1 15 16 17 70; pools are [block][slot][kv_head][dim])";
+    EXPECT_TRUE((all_close<float, float>(to_float(dk.download()), to_float(want_k), rooflab::kExactTolerance))) << "K pool" << what;
+    EXPECT_TRUE((all_close<float, float>(to_float(dv.download()), to_float(want_v), rooflab::kExactTolerance))) << "V pool" << what;
+  }
+}
+
+ROOFLAB_TEST(Lab06Kernels, DecodeAttentionOneKvHeadPerQueryHead) {
+  ROOFLAB_REQUIRE_GPU();
+  for (const auto& lengths : decode_batches()) EXPECT_TRUE(check_decode(lengths, 3, 1, 128));
+  EXPECT_TRUE(check_decode({17, 1, 300}, 3, 1, 128, true));
+}
+
+ROOFLAB_TEST(Lab06Kernels, DecodeAttentionGroupedQueries) {
+  ROOFLAB_REQUIRE_GPU();
+  for (const auto& lengths : decode_batches()) {
+    EXPECT_TRUE(check_decode(lengths, 2, 4, 128));
+    EXPECT_TRUE(check_decode(lengths, 1, 8, 64));
+  }
+  EXPECT_TRUE(check_decode({17, 1, 300}, 2, 4, 128, true));
+}

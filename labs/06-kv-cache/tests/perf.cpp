@@ -1,0 +1,153 @@
+// Lab 06 graders on the GPU: decode attention over a batch whose cache is at least 4x the L2, scored against
+// the copy ceiling on the bytes it must read; its time follows the KV heads, not the query heads; and the
+// plot of its bandwidth against context.
+//
+// The same file runs as a dry run on the CPU backend (sizes scaled by rooflab::perf_scale(), timings
+// meaningless): tests/dryrun.cpp and docs/cpu-mode.md say what that proves.
+#include "kernels.hpp"
+#include "perf_work.hpp"
+
+#include <rooflab/buffer.hpp>
+#include <rooflab/calibration.hpp>
+#include <rooflab/device.hpp>
+#include <rooflab/device_info.hpp>
+#include <rooflab/grading.hpp>
+#include <rooflab/plot.hpp>
+#include <rooflab/specs.hpp>
+#include <rooflab/timing.hpp>
+
+#include <cuda_fp16.h>
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <numeric>
+#include <vector>
+
+namespace {
+
+using lab06::perf::kHeadDim;
+
+// A paged batch for timing: blocks handed out in a scattered (strided) order, every K and V element 1.0625
+// (bytes 0x3C3C), every query element 0.0625: all scores equal, so the exact output is 1.0625 everywhere and
+// is checked after timing (a kernel that skips tokens or heads cannot earn speed points).
+struct Batch {
+  Batch(const std::vector<std::size_t>& lens, int kv_heads, int group) : heads(kv_heads * group) {
+    layout.kv_heads = kv_heads;
+    layout.head_dim = kHeadDim;
+    std::size_t blocks = 0;
+    for (const std::size_t len : lens) {
+      lengths.push_back(static_cast<int>(len));
+      layout.max_blocks = std::max(layout.max_blocks, static_cast<int>((len + lab06::kBlockTokens - 1) / lab06::kBlockTokens));
+    }
+    blocks = lens.size() * static_cast<std::size_t>(layout.max_blocks);
+    std::vector<int> table(blocks);
+    // Logical block j of sequence b -> a physical block 7919 apart (a prime): neighbours are never adjacent.
+    for (std::size_t i = 0; i < blocks; ++i) table[i] = static_cast<int>(i * 7919 % blocks);
+    if (std::gcd(blocks, std::size_t{7919}) != 1) std::iota(table.begin(), table.end(), 0);
+    const std::size_t pool = blocks * lab06::kBlockTokens * kv_heads * kHeadDim;
+    k = rooflab::DeviceBuffer<__half>(pool);
+    v = rooflab::DeviceBuffer<__half>(pool);
+    ROOFLAB_CUDA_CHECK(cudaMemset(k.data(), 0x3C, k.bytes()));
+    ROOFLAB_CUDA_CHECK(cudaMemset(v.data(), 0x3C, v.bytes()));
+    block_table = rooflab::DeviceBuffer<int>(std::span<const int>(table));
+    seq_lens = rooflab::DeviceBuffer<int>(std::span<const int>(lengths));
+    q = rooflab::DeviceBuffer<__half>(std::span<const __half>(
+        std::vector<__half>(lengths.size() * heads * kHeadDim, __float2half(0.0625f))));
+    max_len = *std::max_element(lengths.begin(), lengths.end());
+    workspace = rooflab::DeviceBuffer<float>(
+        lab06::decode_workspace_bytes(static_cast<int>(lengths.size()), heads, kHeadDim, max_len) / sizeof(float));
+    out = rooflab::DeviceBuffer<__half>(lengths.size() * heads * kHeadDim);
+  }
+  void run(cudaStream_t s) {
+    lab06::paged_decode_attention(q.data(), k.data(), v.data(), block_table.data(), seq_lens.data(),
+                                  static_cast<int>(lengths.size()), heads, max_len, layout,
+                                  1.0f / std::sqrt(static_cast<float>(kHeadDim)), workspace.data(), out.data(), s);
+  }
+  ::testing::AssertionResult output_is_right() const {
+    const float want = __half2float(__ushort_as_half(0x3C3C));
+    const auto got = out.download();
+    for (std::size_t i = 0; i < got.size(); ++i) {
+      if (std::abs(__half2float(got[i]) - want) > 1e-2f) {
+        return ::testing::AssertionFailure() << "decode attention: wrong output " << __half2float(got[i]) << " at " << i
+                                             << " after timing (batch of " << lengths.size() << ", " << heads
+                                             << " query heads): a timed kernel must do all the work";
+      }
+    }
+    return ::testing::AssertionSuccess();
+  }
+
+  int heads;
+  std::vector<int> lengths;
+  lab06::PagedCacheLayout layout;
+  int max_len = 0;
+  rooflab::DeviceBuffer<__half> k, v, q, out;
+  rooflab::DeviceBuffer<int> block_table, seq_lens;
+  rooflab::DeviceBuffer<float> workspace;
+};
+
+std::vector<std::size_t> perf_lengths() { return lab06::perf::lengths(rooflab::query_device().l2_bytes); }
+
+}  // namespace
+
+ROOFLAB_TEST(Lab06Perf, DecodeAttentionOnTheMemoryRoof) {
+  ROOFLAB_REQUIRE_GPU();
+  const auto lens = perf_lengths();
+  Batch batch(lens, lab06::perf::kKvHeads, 4);
+  batch.out.poison();
+  const auto m = rooflab::benchmark([&](cudaStream_t s) { batch.run(s); }, lab06::perf::decode_work(lens));
+  ASSERT_TRUE(batch.output_is_right());
+  const double total = std::accumulate(lens.begin(), lens.end(), 0.0, [](double a, std::size_t b) { return a + static_cast<double>(b); });
+  rooflab::grading::note(fmt::format("decode attention, 16 sequences of {:.0f} tokens on average (GQA 4, 8 KV heads of 128): "
+                                     "{:.1f} MB of KV in {:.1f} us, {:.0f} GB/s",
+                                     total / 16, m.work.bytes() / 1e6, m.min_s * 1e6, m.best_gbps()));
+  rooflab::grading::award_against_ceiling("06", "decode", m.best_gbps(), rooflab::ceilings().copy_gbps, "GB/s");
+}
+
+ROOFLAB_TEST(Lab06Perf, TimeFollowsKvHeadsNotQueryHeads) {
+  ROOFLAB_REQUIRE_GPU();
+  // The same cache (8 KV heads) read by 8 query heads (MHA-like) and by 64 (GQA 8): the bytes are the same,
+  // so a kernel that reads each KV row once for its whole group takes about the same time.
+  const auto lens = perf_lengths();
+  Batch one(lens, lab06::perf::kKvHeads, 1), eight(lens, lab06::perf::kKvHeads, 8);
+  const auto t1 = rooflab::benchmark([&](cudaStream_t s) { one.run(s); }, lab06::perf::decode_work(lens));
+  const auto t8 = rooflab::benchmark([&](cudaStream_t s) { eight.run(s); }, lab06::perf::decode_work(lens));
+  ASSERT_TRUE(one.output_is_right());
+  ASSERT_TRUE(eight.output_is_right());
+  const double ratio = t8.min_s / t1.min_s;
+  const double limit = rooflab::threshold("06", "gqa_time_ratio").ratio_max();
+  rooflab::grading::note(fmt::format("GQA 8 takes {:.2f}x the time of GQA 1 on the same KV bytes (limit {:.2f}x)", ratio, limit));
+  EXPECT_TRUE(rooflab::grading::speed_verdict(ratio <= limit, "time(GQA 8) / time(GQA 1) <= limit"))
+      << "eight query heads per KV head should cost little more than one: read each K and V row once for the group";
+}
+
+ROOFLAB_TEST(Lab06Perf, BandwidthAgainstContext) {
+  ROOFLAB_REQUIRE_GPU();
+  // Informational: the achieved bandwidth for one context at a time, 16 sequences each, against the copy
+  // ceiling. Short contexts are too little work to fill the GPU; long ones should sit near the ceiling.
+  const auto info = rooflab::query_device();
+  const double ceiling = rooflab::ceilings().copy_gbps;
+  rooflab::Series measured{"your decode attention (GQA 4, 8 KV heads, 16 sequences)", {}, "linespoints"};
+  std::string table;
+  for (std::size_t context = 256; context <= 32768; context *= 2) {
+    const std::vector<std::size_t> lens(16, rooflab::scaled(context, 17));
+    Batch batch(lens, lab06::perf::kKvHeads, 4);
+    const auto m = rooflab::benchmark([&](cudaStream_t s) { batch.run(s); }, lab06::perf::decode_work(lens), {.max_seconds = 0.5});
+    ASSERT_TRUE(batch.output_is_right());
+    measured.points.emplace_back(static_cast<double>(lens[0]), m.best_gbps());
+    table += fmt::format("  context {:>6}: {:>7.0f} GB/s ({:.0f}% of the copy ceiling)\n", lens[0], m.best_gbps(),
+                         100 * m.best_gbps() / ceiling);
+  }
+  rooflab::grading::note("decode attention bandwidth against context:\n" + table);
+  rooflab::Plot p{.title = "Decode attention bandwidth on " + info.name,
+                  .xlabel = "context (tokens per sequence)",
+                  .ylabel = "GB/s",
+                  .logx = true,
+                  .y_from_zero = true};
+  p.series.push_back(measured);
+  p.hlines.push_back({ceiling, "copy ceiling (measured)"});
+  const auto files = rooflab::write_plot(p, rooflab::report_dir() / "lab06-decode-bandwidth");
+  EXPECT_TRUE(std::filesystem::exists(files.data)) << files.data;
+}
