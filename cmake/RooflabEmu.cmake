@@ -28,13 +28,24 @@ function(rooflab_emu_add_cu target)
     target_sources(${target} PRIVATE "${wrapper}")
     set_source_files_properties("${wrapper}" PROPERTIES COMPILE_OPTIONS "-iquote;${dir}")
   endforeach()
-  # The backend with its cuBLAS subset (never the real libcublas), and its own <cooperative_groups.h> ahead of
-  # any toolkit include directory the target gets from elsewhere.
+  if(E_RACE)
+    rooflab_emu_use(${target} RACE)
+  else()
+    rooflab_emu_use(${target})
+  endif()
+  set_target_properties(${target} PROPERTIES ENABLE_EXPORTS ON)
+endfunction()
+
+# rooflab_emu_use(<target> [RACE]): what code compiled for the CPU backend needs, without .cu files of its own
+# (the test sources that a lab's variants share): the backend with its cuBLAS subset (never the real
+# libcublas), and its own <cooperative_groups.h> ahead of any toolkit include directory the target gets from
+# elsewhere.
+function(rooflab_emu_use target)
+  cmake_parse_arguments(E "RACE" "" "" ${ARGN})
   if(E_RACE)
     target_link_libraries(${target} PRIVATE rooflab::emu_race_cublas rooflab::emu_race)
   else()
     target_link_libraries(${target} PRIVATE rooflab::emu_cublas rooflab::emu)
   endif()
   target_include_directories(${target} BEFORE PRIVATE "${ROOFLAB_EMU_CUDA_INCLUDE}")
-  set_target_properties(${target} PROPERTIES ENABLE_EXPORTS ON)
 endfunction()

@@ -143,13 +143,35 @@ function(_rooflab_unavailable bins_var kind)
   set(${bins_var} ${${bins_var}} "${b}" PARENT_SCOPE)
 endfunction()
 
+# One test binary of a variant: the lab's test sources (TESTS) and the variant's own files (SOURCES). The
+# test sources are the same for every variant of a lab and kind (stubs, solutions, each selftest case), so
+# they are compiled once, into an object library the variants share: a selftest case costs the compile of
+# its student files only.
 function(_rooflab_lab_binary target kind lab_id lab_dir)
-  cmake_parse_arguments(B "" "" "SOURCES;LIBS" ${ARGN})
-  add_executable(${target} ${B_SOURCES})
+  cmake_parse_arguments(B "" "" "TESTS;SOURCES;LIBS" ${ARGN})
+  set(defs ROOFLAB_LAB_ID="${lab_id}" ROOFLAB_TEST_KIND="${kind}" ROOFLAB_RUBRIC="${lab_dir}/rubric.json")
+  set(objects "")
+  if(B_TESTS)
+    set(shared _rooflab_lab${lab_id}_${kind}_tests)
+    if(NOT TARGET ${shared})
+      add_library(${shared} OBJECT ${B_TESTS})
+      target_include_directories(${shared} PRIVATE "${lab_dir}")
+      target_link_libraries(${shared} PRIVATE rooflab::test_main ${B_LIBS})
+      target_compile_definitions(${shared} PRIVATE ${defs})
+      rooflab_warnings(${shared})
+      # The kinds whose binaries hold rewritten .cu files compile their tests for the CPU backend too.
+      if(kind STREQUAL "race")
+        rooflab_emu_use(${shared} RACE)
+      elseif(kind STREQUAL "emu" OR kind STREQUAL "dryrun")
+        rooflab_emu_use(${shared})
+      endif()
+    endif()
+    set(objects $<TARGET_OBJECTS:${shared}>)
+  endif()
+  add_executable(${target} ${B_SOURCES} ${objects})
   target_include_directories(${target} PRIVATE "${lab_dir}")
   target_link_libraries(${target} PRIVATE rooflab::test_main ${B_LIBS})
-  target_compile_definitions(${target} PRIVATE ROOFLAB_LAB_ID="${lab_id}" ROOFLAB_TEST_KIND="${kind}"
-                             ROOFLAB_RUBRIC="${lab_dir}/rubric.json")
+  target_compile_definitions(${target} PRIVATE ${defs})
   rooflab_warnings(${target})
   set_target_properties(${target} PROPERTIES RUNTIME_OUTPUT_DIRECTORY "${CMAKE_BINARY_DIR}/labs/bin")
 endfunction()
@@ -164,7 +186,7 @@ function(_rooflab_add_variant json_out)
   # ---- analytic: host-only, no device ----
   if(V_TESTS_ANALYTIC AND "analytic" IN_LIST V_KINDS)
     _rooflab_lab_binary(${V_PREFIX}_analytic analytic ${V_LAB} "${lab_dir}"
-      SOURCES ${V_TESTS_ANALYTIC} ${V_ANSWERS} LIBS rooflab::common)
+      TESTS ${V_TESTS_ANALYTIC} SOURCES ${V_ANSWERS} LIBS rooflab::common)
     _rooflab_binary_json(b analytic ${V_PREFIX}_analytic "")
     list(APPEND bins "${b}")
   endif()
@@ -172,7 +194,7 @@ function(_rooflab_add_variant json_out)
   # ---- emu: the kernels on the CPU backend ----
   if(TARGET rooflab::emu AND V_TESTS_CORRECTNESS AND "emu" IN_LIST V_KINDS)
     _rooflab_lab_binary(${V_PREFIX}_emu emu ${V_LAB} "${lab_dir}"
-      SOURCES ${V_TESTS_CORRECTNESS} LIBS rooflab::common rooflab::emu)
+      TESTS ${V_TESTS_CORRECTNESS} LIBS rooflab::common rooflab::emu)
     rooflab_emu_add_cu(${V_PREFIX}_emu ${V_KERNELS})
     _rooflab_binary_json(b emu ${V_PREFIX}_emu "")
     list(APPEND bins "${b}")
@@ -183,7 +205,7 @@ function(_rooflab_add_variant json_out)
   # ---- race: the kernels under ThreadSanitizer on the CPU backend (hints) ----
   if(TARGET rooflab::emu_race AND V_TESTS_RACE AND "race" IN_LIST V_KINDS)
     _rooflab_lab_binary(${V_PREFIX}_race race ${V_LAB} "${lab_dir}"
-      SOURCES ${V_TESTS_RACE} LIBS rooflab::common)
+      TESTS ${V_TESTS_RACE} LIBS rooflab::common)
     rooflab_emu_add_cu(${V_PREFIX}_race RACE ${V_KERNELS})
     _rooflab_binary_json(b race ${V_PREFIX}_race "")
     list(APPEND bins "${b}")
@@ -194,7 +216,7 @@ function(_rooflab_add_variant json_out)
   # ---- dryrun: the perf tests, timing harness and calibration on the CPU backend, sizes scaled down ----
   if(TARGET rooflab::cuda_dryrun AND V_TESTS_PERF AND "dryrun" IN_LIST V_KINDS)
     _rooflab_lab_binary(${V_PREFIX}_dryrun dryrun ${V_LAB} "${lab_dir}"
-      SOURCES ${V_TESTS_PERF} ${V_TESTS_DRYRUN} ${V_SOLUTION_ANSWERS} LIBS rooflab::common rooflab::cuda_dryrun)
+      TESTS ${V_TESTS_PERF} ${V_TESTS_DRYRUN} ${V_SOLUTION_ANSWERS} LIBS rooflab::common rooflab::cuda_dryrun)
     rooflab_emu_add_cu(${V_PREFIX}_dryrun ${V_KERNELS})
     _rooflab_binary_json(b dryrun ${V_PREFIX}_dryrun "")
     list(APPEND bins "${b}")
@@ -206,7 +228,7 @@ function(_rooflab_add_variant json_out)
     # ---- gpu: correctness and performance under nvcc ----
     if((V_TESTS_CORRECTNESS OR V_TESTS_PERF) AND "gpu" IN_LIST V_KINDS)
       _rooflab_lab_binary(${V_PREFIX}_gpu gpu ${V_LAB} "${lab_dir}"
-        SOURCES ${V_TESTS_CORRECTNESS} ${V_TESTS_PERF} ${V_KERNELS} LIBS rooflab::common rooflab::cuda)
+        TESTS ${V_TESTS_CORRECTNESS} ${V_TESTS_PERF} SOURCES ${V_KERNELS} LIBS rooflab::common rooflab::cuda)
       _rooflab_binary_json(b gpu ${V_PREFIX}_gpu "")
     list(APPEND bins "${b}")
     endif()
