@@ -17,8 +17,10 @@
 #include <rooflab/stub.hpp>
 
 #include <cmath>
+#include <cstring>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 
 namespace lab06 {
 
@@ -38,13 +40,18 @@ __device__ inline float warp_sum(float v) {
   return v;
 }
 
-// N consecutive halves from p (N even, p aligned to 2N bytes) as floats: one 4- or 8-byte load per lane.
+// N consecutive halves from p (N = 2 or 4, p aligned to 2N bytes) as floats, in one 4- or 8-byte load: a
+// warp then reads a whole 128- or 256-byte row in one instruction.
 template <int N>
 __device__ inline void load_halves(const __half* p, float (&out)[N]) {
-  const __half2* p2 = reinterpret_cast<const __half2*>(p);
+  static_assert(N == 2 || N == 4, "a lane loads 2 or 4 halves");
+  using Raw = std::conditional_t<N == 2, unsigned, uint2>;
+  const Raw raw = *reinterpret_cast<const Raw*>(p);
+  __half2 pairs[N / 2];
+  memcpy(static_cast<void*>(pairs), &raw, sizeof raw);  // the bytes as half pairs (compiles to nothing)
 #pragma unroll
   for (int i = 0; i < N / 2; ++i) {
-    const float2 f = __half22float2(p2[i]);
+    const float2 f = __half22float2(pairs[i]);
     out[2 * i] = f.x;
     out[2 * i + 1] = f.y;
   }
