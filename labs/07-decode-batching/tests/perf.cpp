@@ -1,0 +1,138 @@
+// Lab 07 graders on the GPU: the GEMV against the copy ceiling on its weight bytes; the batched kernel's
+// time nearly flat in the batch (weights read once); and one Llama-3-8B block's decode step against its
+// floor, with the plot of tokens/s against batch.
+//
+// The same file runs as a dry run on the CPU backend (sizes scaled by rooflab::perf_scale(), timings
+// meaningless): tests/dryrun.cpp and docs/cpu-mode.md say what that proves.
+#include "kernels.hpp"
+#include "perf_work.hpp"
+
+#include <rooflab/buffer.hpp>
+#include <rooflab/calibration.hpp>
+#include <rooflab/device.hpp>
+#include <rooflab/device_info.hpp>
+#include <rooflab/grading.hpp>
+#include <rooflab/plot.hpp>
+#include <rooflab/specs.hpp>
+#include <rooflab/timing.hpp>
+
+#include <cuda_fp16.h>
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <filesystem>
+#include <vector>
+
+namespace {
+
+// Weights and inputs of one value (bytes 0x3C3C: 1.0586), so every output is k x 1.0586^2 and is checked
+// after timing: a kernel that skips rows, columns or batch rows cannot earn speed points.
+struct Linear {
+  Linear(int rows, int cols, int max_batch)
+      : n(rows), k(cols), w(static_cast<std::size_t>(rows) * cols), x(static_cast<std::size_t>(max_batch) * cols),
+        y(static_cast<std::size_t>(max_batch) * rows) {
+    ROOFLAB_CUDA_CHECK(cudaMemset(w.data(), 0x3C, w.bytes()));
+    ROOFLAB_CUDA_CHECK(cudaMemset(x.data(), 0x3C, x.bytes()));
+  }
+  ::testing::AssertionResult check(int batch, const char* what) const {
+    const float v = __half2float(__ushort_as_half(0x3C3C));
+    const double want = static_cast<double>(k) * v * v;
+    const auto got = y.download();
+    for (std::size_t i = 0; i < static_cast<std::size_t>(batch) * n; i += 97) {
+      if (std::abs(__half2float(got[i]) - want) > 2e-3 * want) {
+        return ::testing::AssertionFailure() << what << ": wrong output " << __half2float(got[i]) << " at " << i
+                                             << " after timing (n = " << n << ", k = " << k << ", batch " << batch
+                                             << "): a timed kernel must do all the work";
+      }
+    }
+    return ::testing::AssertionSuccess();
+  }
+  int n, k;
+  rooflab::DeviceBuffer<__half> w, x, y;
+};
+
+int side() { return lab07::perf::gemv_side(rooflab::query_device().l2_bytes); }
+
+rooflab::Measurement time_batched(Linear& l, int batch, double max_seconds = 3.0) {
+  return rooflab::benchmark(
+      [&](cudaStream_t s) { lab07::batched_gemv(l.w.data(), l.x.data(), l.y.data(), l.n, l.k, batch, s); },
+      lab07::perf::linear_work(l.n, l.k, batch), {.max_seconds = max_seconds});
+}
+
+}  // namespace
+
+ROOFLAB_TEST(Lab07Perf, GemvOnTheMemoryRoof) {
+  ROOFLAB_REQUIRE_GPU();
+  const int s = side();
+  Linear l(s, s, 1);
+  l.y.poison();
+  const auto m = rooflab::benchmark([&](cudaStream_t st) { lab07::gemv(l.w.data(), l.x.data(), l.y.data(), s, s, st); },
+                                    lab07::perf::linear_work(s, s, 1));
+  ASSERT_TRUE(l.check(1, "gemv"));
+  rooflab::grading::note(fmt::format("GEMV {} x {} (FP16): {:.1f} MB of weights in {:.1f} us, {:.0f} GB/s", s, s,
+                                     m.work.bytes() / 1e6, m.min_s * 1e6, m.best_gbps()));
+  rooflab::grading::award_against_ceiling("07", "gemv", m.best_gbps(), rooflab::ceilings().copy_gbps, "GB/s");
+}
+
+ROOFLAB_TEST(Lab07Perf, BatchedReadsTheWeightsOnce) {
+  ROOFLAB_REQUIRE_GPU();
+  const int s = side();
+  Linear l(s, s, 64);
+  const auto t1 = time_batched(l, 1);
+  ASSERT_TRUE(l.check(1, "batched_gemv"));
+  const auto t8 = time_batched(l, 8);
+  ASSERT_TRUE(l.check(8, "batched_gemv"));
+  const auto t64 = time_batched(l, 64);
+  ASSERT_TRUE(l.check(64, "batched_gemv"));
+  const double r8 = t8.min_s / t1.min_s, r64 = t64.min_s / t1.min_s;
+  const double max8 = rooflab::threshold("07", "batch8_time_ratio").ratio_max();
+  const double max64 = rooflab::threshold("07", "batch64_time_ratio").ratio_max();
+  rooflab::grading::note(fmt::format("batched {} x {}: batch 1 {:.1f} us, batch 8 {:.2f}x that (limit {:.1f}x), batch 64 "
+                                     "{:.2f}x (limit {:.1f}x)",
+                                     s, s, t1.min_s * 1e6, r8, max8, r64, max64));
+  EXPECT_TRUE(rooflab::grading::speed_verdict(r8 <= max8, "time(batch 8) / time(batch 1) <= limit"))
+      << "eight tokens should cost little more than one: read each weight once for the whole batch";
+  EXPECT_TRUE(rooflab::grading::speed_verdict(r64 <= max64, "time(batch 64) / time(batch 1) <= limit"))
+      << "64 tokens cost at most twice one if the weights are read once and the inputs come from cache";
+}
+
+ROOFLAB_TEST(Lab07Perf, DecodeStepAgainstTheFloor) {
+  ROOFLAB_REQUIRE_GPU();
+  // One Llama-3-8B block's linear layers (attention left out) at batches 1 to 64 with your batched kernel:
+  // tokens/s of the whole 32-layer model against the floor of its weights over the copy ceiling.
+  const auto info = rooflab::query_device();
+  const double bw = rooflab::ceilings().copy_gbps * 1e9;
+  std::vector<Linear> layers;
+  double weight_bytes = 0;
+  for (const auto& shape : lab07::perf::kBlockLayers) {
+    const int n = rooflab::kDryRun ? 64 : shape.n, k = rooflab::kDryRun ? 64 : shape.k;
+    layers.emplace_back(n, k, 64);
+    weight_bytes += 2.0 * n * k;
+  }
+  const double model_layers = 32;
+  rooflab::Series measured{"your batched kernel (measured)", {}, "linespoints"}, floor{"bound: weights once per step at the copy ceiling", {}, "lines"};
+  std::string table;
+  for (int batch = 1; batch <= 64; batch *= 2) {
+    double step = 0;
+    for (auto& l : layers) {
+      step += time_batched(l, batch, 0.3).min_s;
+      EXPECT_TRUE(l.check(batch, "batched_gemv"));
+    }
+    const double tokens = batch / (step * model_layers), best = batch / (weight_bytes * model_layers / bw);
+    measured.points.emplace_back(batch, tokens);
+    floor.points.emplace_back(batch, best);
+    table += fmt::format("  batch {:>2}: {:>8.0f} tokens/s ({:.0f}% of the {:.0f} the weights allow)\n", batch, tokens,
+                         100 * tokens / best, best);
+  }
+  rooflab::grading::note("Llama-3-8B's linear layers, 32 blocks, batched decode:\n" + table);
+  rooflab::Plot p{.title = "Decode batching on " + info.name,
+                  .xlabel = "batch (sequences)",
+                  .ylabel = "tokens/s",
+                  .logx = true,
+                  .logy = true};
+  p.series.push_back(measured);
+  p.series.push_back(floor);
+  const auto files = rooflab::write_plot(p, rooflab::report_dir() / "lab07-decode-batching");
+  EXPECT_TRUE(std::filesystem::exists(files.data)) << files.data;
+}
