@@ -2,12 +2,35 @@
 //
 // The `rooflab` launcher at the project's top installs what is missing, builds this CLI and runs it;
 // `./rooflab test` is the launcher's own (a CMake workflow). See README.md.
+#include "class_grading.hpp"
 #include "commands.hpp"
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
 #include <iostream>
+
+namespace {
+
+// The options of grade-class (also the Slurm tasks' and the collection step's command line).
+void add_class_options(CLI::App& gc, rooflab::grader::ClassArgs& k) {
+  gc.add_option("submissions", k.submissions, "The folder of submissions (not needed with --collect)");
+  gc.add_option("labs", k.labs, "Labs to grade (default: all)");
+  gc.add_option("--out", k.out, "Where the class files go (grades.csv, junit/, students/, summary.txt)")->required();
+  gc.add_option("--seed", k.seed, "Seed of the random test data (a secret one)");
+  gc.add_option("--timeout", k.timeout_s, "Seconds one test may run")->capture_default_str();
+  gc.add_option("--kind", k.kinds, "Only these kinds of test (see grade --kind)")
+      ->check(CLI::IsMember({"analytic", "emu", "gpu", "static", "race"}));
+  gc.add_flag("--force", k.force, "Regrade every student, even those whose inputs and grader are unchanged");
+  gc.add_flag("!--no-verify", k.verify, "Do not check passing tests against a run of the reference solutions");
+  gc.add_option("--build-dir", k.build_dir, "The build tree shared by the class (default OUT/build)");
+  gc.add_option("--task", k.task, "(Slurm) grade only chunk TASK of the sorted submissions");
+  gc.add_option("--chunk", k.chunk, "(Slurm) students per task")->capture_default_str();
+  gc.add_flag("--collect", k.collect_only, "Grade nothing: merge the students' results into the class files");
+  gc.add_flag("--require-gpu", k.require_gpu, "Grade nothing on a node without a GPU (perf is graded)");
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   using namespace rooflab::grader;
@@ -52,6 +75,11 @@ int main(int argc, char** argv) {
               "Run the build of student files and the tests without the sandbox (debugging the grader only; "
               "see docs/instructor-guide.md)");
 
+  ClassArgs klass;
+  auto* gc = app.add_subcommand("grade-class", "Grade a folder of submissions (one folder, .zip or .tar.gz per "
+                                               "student): grades.csv, JUnit XML, a summary (docs/instructor-guide.md)");
+  add_class_options(*gc, klass);
+
   InspectArgs inspect;
   auto* in = app.add_subcommand("inspect", "What the compiler says about a lab's kernels, without a GPU: registers, "
                                            "spills, shared memory, occupancy, widest loads, tensor cores, roofline floor");
@@ -90,6 +118,7 @@ int main(int argc, char** argv) {
       if (verify_off) grade.verify = false;
       return cmd_grade(grade);
     }
+    if (*gc) return cmd_grade_class(klass);
     if (*l) return cmd_list(list_json);
     if (*in) return cmd_inspect(inspect);
     if (*c) return cmd_calibrate(remeasure);
