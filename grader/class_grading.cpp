@@ -9,6 +9,7 @@
 #endif
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
 #include <fcntl.h>
@@ -18,10 +19,12 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <ctime>
 #include <fstream>
 #include <iostream>
 #include <map>
+#include <regex>
 #include <set>
 #include <sstream>
 
@@ -114,20 +117,23 @@ std::optional<std::string> list_archive(const fs::path& archive, std::vector<Ent
   std::istringstream in(r.output);
   std::vector<std::string> lines;
   for (std::string line; std::getline(in, line);) lines.push_back(line);
-  // unzip -Z: a header line "Archive: ...", one line per entry, a closing "N files, ..." line.
-  std::size_t first = zip ? 1 : 0, last = zip && !lines.empty() ? lines.size() - 1 : lines.size();
-  for (std::size_t i = first; i < last; ++i) {
-    const auto f = split_ws(lines[i]);
+  static const std::regex zip_version(R"(^[0-9]+\.[0-9]+$)");
+  for (const auto& line : lines) {
+    const auto f = split_ws(line);
     const int name_at = zip ? 8 : 5;  // perms version os size tx method date time | perms owner size date time
-    if (static_cast<int>(f.size()) <= name_at) return fmt::format("cannot understand its listing: {}", lines[i]);
+    // unzip -Z also prints header lines ("Archive: ...", "Zip file size: ...") and a closing "N files, ...":
+    // an entry's line has the zip version ("3.0") second.
+    if (zip && (f.size() <= 8 || !std::regex_match(f[1], zip_version))) continue;
+    if (static_cast<int>(f.size()) <= name_at) return fmt::format("cannot understand its listing: {}", line);
     Entry e;
-    e.type = f[0][0];
+    // '?': a zip entry written without a Unix mode (Python's zipfile, Windows tools): unzip makes a file of it.
+    e.type = f[0][0] == '?' ? '-' : f[0][0];
     try {
       e.size = std::stoull(f[zip ? 3 : 2]);
     } catch (const std::exception&) {
-      return fmt::format("cannot understand its listing: {}", lines[i]);
+      return fmt::format("cannot understand its listing: {}", line);
     }
-    e.name = after_fields(lines[i], name_at);
+    e.name = after_fields(line, name_at);
     entries.push_back(e);
   }
   return std::nullopt;
@@ -348,7 +354,8 @@ class ClassGrader {
     InputHash h;
     h.add(grader_);
     for (const Lab* lab : labs_) h.add(lab->id);
-    h.add(a_.seed.value_or("(default seed)"));
+    const char* env_seed = std::getenv("ROOFLAB_SEED");  // what each grade reads when --seed is not given
+    h.add(a_.seed.value_or(env_seed != nullptr ? env_seed : "(default seed)"));
     for (const auto& k : a_.kinds) h.add(k);
     h.add(fmt::format("timeout {} verify {}", a_.timeout_s, a_.verify));
     const bool archive = !fs::is_directory(fs::symlink_status(s.source));
@@ -425,8 +432,11 @@ class ClassGrader {
  private:
   std::string empty_message() const {
     std::string files;
-    for (const auto& p : student_paths(labs_)) files += (files.empty() ? "" : ", ") + p.string();
-    return "empty submission: none of the student files is in it (" + files + ")";
+    for (const Lab* lab : labs_) {
+      for (const auto& f : lab->student_files) files += (files.empty() ? "" : ", ") + lab->dir_name() + "/" + f;
+    }
+    return "empty submission: none of the student files is in it (" + files +
+           (labs_.size() == 1 ? ", or the same files at its top level)" : ")");
   }
 
   const ClassArgs& a_;
@@ -435,15 +445,18 @@ class ClassGrader {
   std::string grader_;
 };
 
-// One grader per build tree at a time: two would rebuild each other's objects under each other's tests.
+// One grader per build tree at a time: two would rebuild each other's objects under each other's tests. A
+// second one waits (Slurm tasks given one shared tree take turns).
 class BuildLock {
  public:
   explicit BuildLock(const fs::path& build) {
     fs::create_directories(build);
     fd_ = open((build / ".rooflab-class-lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-    if (fd_ < 0 || flock(fd_, LOCK_EX | LOCK_NB) != 0) {
-      throw std::invalid_argument(fmt::format("another grade-class uses the build tree {}; give this one its own "
-                                              "--build-dir", build.string()));
+    if (fd_ < 0) throw std::runtime_error(fmt::format("cannot lock the build tree {}", build.string()));
+    if (flock(fd_, LOCK_EX | LOCK_NB) != 0) {
+      fmt::print("rooflab grade-class: another grader is using the build tree {}; waiting for it ...\n", build.string());
+      std::fflush(stdout);
+      if (flock(fd_, LOCK_EX) != 0) throw std::runtime_error(fmt::format("cannot lock the build tree {}", build.string()));
     }
   }
   ~BuildLock() {
@@ -678,6 +691,21 @@ std::string collect_class(const fs::path& out) {
     const char* names[5] = {"  0-19%", " 20-39%", " 40-59%", " 60-79%", "80-100%"};
     for (int b = 0; b < 5; ++b) s += fmt::format("    {} {:<3} {}\n", names[b], bins[b], std::string(bins[b], '#'));
   }
+  // Students without a result, on a Slurm run: the tasks to resubmit, each alone.
+  if (const int chunk = roster.value("chunk", 1); fs::exists(out / "slurm" / "grade.sbatch")) {
+    std::set<int> tasks;
+    const auto& students = roster.at("students");
+    for (std::size_t i = 0; i < students.size(); ++i) {
+      if (!fs::exists(out / "students" / students[i].get<std::string>() / "status.json")) {
+        tasks.insert(static_cast<int>(i) / std::max(1, chunk));
+      }
+    }
+    if (!tasks.empty()) {
+      problems["not graded"].push_back(fmt::format(
+          "resubmit the tasks that left them without a result, then collect again:\n    sbatch --array={} {} && sbatch {}",
+          fmt::join(tasks, ","), (out / "slurm" / "grade.sbatch").string(), (out / "slurm" / "collect.sbatch").string()));
+    }
+  }
   if (problems.empty()) {
     s += "\nNo submission crashed, timed out, failed to compile or was refused.\n";
   } else {
@@ -693,6 +721,23 @@ std::string collect_class(const fs::path& out) {
   return s;
 }
 
+std::vector<const Lab*> resolve_labs(const Manifest& m, const std::vector<std::string>& keys) {
+  std::vector<const Lab*> labs;
+  for (const auto& key : keys) labs.push_back(&m.lab(key));  // invalid_argument: a usage error
+  if (labs.empty()) {
+    for (const auto& l : m.labs) labs.push_back(&l);
+  }
+  return labs;
+}
+
+void write_roster(const fs::path& out, const std::vector<const Lab*>& labs, const std::vector<Submission>& subs,
+                  int chunk) {
+  nlohmann::json roster = {{"labs", nlohmann::json::array()}, {"students", nlohmann::json::array()}, {"chunk", chunk}};
+  for (const Lab* lab : labs) roster["labs"].push_back(lab->id);
+  for (const auto& s : subs) roster["students"].push_back(s.student);
+  write_all(out / "roster.json", roster.dump(2) + "\n");
+}
+
 int cmd_grade_class(const ClassArgs& a) {
   const fs::path out = fs::absolute(a.out);
   if (a.collect_only) {
@@ -703,25 +748,18 @@ int cmd_grade_class(const ClassArgs& a) {
     throw std::invalid_argument(fmt::format("{} is not a folder of submissions", a.submissions.string()));
   }
   const Manifest base = load_manifest(own_build_dir());
-  std::vector<const Lab*> labs;
-  for (const auto& key : a.labs) labs.push_back(&base.lab(key));  // invalid_argument: a usage error
-  if (labs.empty()) {
-    for (const auto& l : base.labs) labs.push_back(&l);
-  }
+  const auto labs = resolve_labs(base, a.labs);
   std::vector<std::string> ignored;
   const auto subs = find_submissions(a.submissions, ignored);
   for (const auto& i : ignored) fmt::print("rooflab grade-class: {}\n", i);
   if (subs.empty()) throw std::invalid_argument(fmt::format("{} holds no submission", a.submissions.string()));
 
-  // The roster: who is in the class, for the collection step (a Slurm task sees only its chunk).
-  nlohmann::json roster = {{"labs", nlohmann::json::array()}, {"students", nlohmann::json::array()}};
-  for (const Lab* lab : labs) roster["labs"].push_back(lab->id);
-  for (const auto& s : subs) roster["students"].push_back(s.student);
   std::vector<const Submission*> mine;
   for (std::size_t i = 0; i < subs.size(); ++i) {
     if (!a.task || static_cast<int>(i) / std::max(1, a.chunk) == *a.task) mine.push_back(&subs[i]);
   }
-  if (!a.task) write_all(out / "roster.json", roster.dump(2) + "\n");
+  // The roster: who is in the class, for the collection step (a Slurm task's is written by slurm-script).
+  if (!a.task) write_roster(out, labs, subs, 1);
 
   std::string why;
   if (a.require_gpu && !gpu_here(why)) {

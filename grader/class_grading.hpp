@@ -34,6 +34,16 @@ struct ClassArgs {
 
 int cmd_grade_class(const ClassArgs& args);
 
+// ---- the parts, shared with slurm.hpp ----
+
+struct Submission;
+// The labs named (ids or names; invalid_argument for an unknown one), or all of them.
+std::vector<const Lab*> resolve_labs(const Manifest& manifest, const std::vector<std::string>& keys);
+// OUT/roster.json: the labs and every student of the class, and the chunk of a Slurm task (what the
+// collection step merges, and how it names a task to resubmit).
+void write_roster(const std::filesystem::path& out, const std::vector<const Lab*>& labs,
+                  const std::vector<Submission>& submissions, int chunk);
+
 // ---- the parts, exposed for the grader's tests ----
 
 // Uploads larger than this are refused before they are read.

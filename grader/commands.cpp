@@ -6,6 +6,7 @@
 #include "report.hpp"
 #include "runner.hpp"
 #include "sandbox.hpp"
+#include "symbols.hpp"
 
 #include <rooflab/ptx.hpp>
 #include <rooflab/specs.hpp>
@@ -364,6 +365,7 @@ int cmd_grade(const GradeArgs& a) {
         std::fflush(stdout);
         const ProcessResult built = build_target(tree.build_dir, b.target, a.verbose, build_box);
         if (!built.ok()) error = "the student files do not compile:\n" + compile_errors(built.output);
+        if (built.ok()) error = forbidden_symbols_in(tree.build_dir, lab, b);  // symbols.hpp
       }
       fmt::print("rooflab: lab {}: running {} tests{} ...\n", lab.id, b.kind, label);
       std::fflush(stdout);
@@ -372,6 +374,7 @@ int cmd_grade(const GradeArgs& a) {
       lr.tests.insert(lr.tests.end(), results.begin(), results.end());
     }
     settle_correctness(lr.tests, gpu.present);
+    if (auto check = forbidden_symbols_check(tree.build_dir, lab, v.binaries)) lr.tests.push_back(*check);
     lr.note = gpu.present ? "graded on " + gpu.description
                           : "no GPU here: correctness graded on the CPU backend, performance needs a GPU";
     std::fputs(terminal_table(lr, color).c_str(), stdout);
@@ -521,6 +524,12 @@ int cmd_selftest(const SelftestArgs& a) {
       }
     }
   }
+  // The libraries the lab forbids (symbols.hpp), read from the objects the suite built.
+  for (const auto& b : v.binaries) {
+    if (b.unavailable.empty() && !build_errors.count(b.target) && fs::exists(b.path)) {
+      if (std::string found = forbidden_symbols_in(m.build_dir, lab, b); !found.empty()) build_errors[b.target] = found;
+    }
+  }
   if (expect.value("build", "") == "fails") {
     for (const auto& b : v.binaries) {
       if (!b.unavailable.empty()) continue;
@@ -531,7 +540,8 @@ int cmd_selftest(const SelftestArgs& a) {
   // In the sandbox grade uses, so that the suite checks every kind of test binary still passes in it.
   const ScratchRoot scratch;
   const SandboxScope in_sandbox(test_sandbox({m.source_dir, m.build_dir, v.student_dir, {}, scratch.path()}));
-  const auto results = run_variant(lab, v, options, build_errors);
+  auto results = run_variant(lab, v, options, build_errors);
+  if (auto check = forbidden_symbols_check(m.build_dir, lab, v.binaries)) results.push_back(*check);
   LabResults lr{&lab, v.student_dir.string(), results, "variant " + v.name};
   std::fputs(terminal_table(lr, false).c_str(), stdout);
 

@@ -4,6 +4,7 @@
 // `./rooflab test` is the launcher's own (a CMake workflow). See README.md.
 #include "class_grading.hpp"
 #include "commands.hpp"
+#include "slurm.hpp"
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
@@ -28,6 +29,15 @@ void add_class_options(CLI::App& gc, rooflab::grader::ClassArgs& k) {
   gc.add_option("--chunk", k.chunk, "(Slurm) students per task")->capture_default_str();
   gc.add_flag("--collect", k.collect_only, "Grade nothing: merge the students' results into the class files");
   gc.add_flag("--require-gpu", k.require_gpu, "Grade nothing on a node without a GPU (perf is graded)");
+}
+
+void add_slurm_options(CLI::App& app, rooflab::grader::SlurmArgs& s) {
+  app.add_option("--partition", s.partition, "(Slurm) the tasks' partition (default: the cluster's)");
+  app.add_option("--collect-partition", s.collect_partition, "(Slurm) the collection job's partition (a CPU one)");
+  app.add_option("--account", s.account, "(Slurm) the account to charge");
+  app.add_option("--time", s.time_limit, "(Slurm) time limit of one task")->capture_default_str();
+  app.add_option("--cpus-per-task", s.cpus_per_task, "(Slurm) CPUs of one task")->capture_default_str();
+  app.add_flag("--cpu-only", s.cpu_only, "(Slurm) no GPU: analytic and CPU-backend grading on CPU nodes, perf not graded");
 }
 
 }  // namespace
@@ -75,10 +85,18 @@ int main(int argc, char** argv) {
               "Run the build of student files and the tests without the sandbox (debugging the grader only; "
               "see docs/instructor-guide.md)");
 
-  ClassArgs klass;
+  SlurmArgs klass;  // grade-class; its Slurm options count with --slurm
   auto* gc = app.add_subcommand("grade-class", "Grade a folder of submissions (one folder, .zip or .tar.gz per "
                                                "student): grades.csv, JUnit XML, a summary (docs/instructor-guide.md)");
-  add_class_options(*gc, klass);
+  add_class_options(*gc, klass.grading);
+  add_slurm_options(*gc, klass);
+  gc->add_flag("--slurm", klass.submit, "Grade on a Slurm cluster: write and submit a job array and a collection job");
+  SlurmArgs script;
+  auto* ss = app.add_subcommand("slurm-script", "Write the sbatch job array that grades a class on a Slurm cluster, "
+                                                "and the job that merges its results (--submit: submit them)");
+  add_class_options(*ss, script.grading);
+  add_slurm_options(*ss, script);
+  ss->add_flag("--submit", script.submit, "Submit them with sbatch");
 
   InspectArgs inspect;
   auto* in = app.add_subcommand("inspect", "What the compiler says about a lab's kernels, without a GPU: registers, "
@@ -118,7 +136,8 @@ int main(int argc, char** argv) {
       if (verify_off) grade.verify = false;
       return cmd_grade(grade);
     }
-    if (*gc) return cmd_grade_class(klass);
+    if (*gc) return klass.submit ? cmd_slurm_script(klass) : cmd_grade_class(klass.grading);
+    if (*ss) return cmd_slurm_script(script);
     if (*l) return cmd_list(list_json);
     if (*in) return cmd_inspect(inspect);
     if (*c) return cmd_calibrate(remeasure);
