@@ -104,6 +104,11 @@ bool is_tar_gz(const fs::path& p) {
   return n.size() > 7 && (n.ends_with(".tar.gz") || n.ends_with(".tgz"));
 }
 
+std::string too_big(std::uintmax_t size) {
+  return fmt::format("it is {:.1f} MiB, over the limit of {} MiB for an upload", static_cast<double>(size) / 1048576.0,
+                     kMaxArchiveBytes >> 20);
+}
+
 std::optional<std::string> list_archive(const fs::path& archive, std::vector<Entry>& entries) {
   ProcessOptions o;
   o.timeout_s = 120;
@@ -146,9 +151,7 @@ std::optional<std::string> unpack_archive(const fs::path& archive, const std::ve
   std::error_code ec;
   const auto size = fs::file_size(archive, ec);
   if (ec) return fmt::format("cannot read it: {}", ec.message());
-  if (size > kMaxArchiveBytes) {
-    return fmt::format("it is {:.1f} MiB, over the limit of {} MiB for an upload", size / 1048576.0, kMaxArchiveBytes >> 20);
-  }
+  if (size > kMaxArchiveBytes) return too_big(size);
   std::vector<Entry> entries;
   if (auto why = list_archive(archive, entries)) return why;
   if (entries.size() > 10000) return fmt::format("it holds {} entries (at most 10000)", entries.size());
@@ -362,10 +365,10 @@ class ClassGrader {
     fs::path root = s.source;
     if (archive) {
       std::error_code ec;
-      if (fs::file_size(s.source, ec) > kMaxArchiveBytes || ec) {
+      const auto size = fs::file_size(s.source, ec);
+      if (ec || size > kMaxArchiveBytes) {  // refused before a byte of it is read
         return refuse(fmt::format("{} was refused: {}", s.source.filename().string(),
-                                  ec ? ec.message() : fmt::format("it is over the limit of {} MiB for an upload",
-                                                                  kMaxArchiveBytes >> 20)));
+                                  ec ? "cannot read it: " + ec.message() : too_big(size)));
       }
       h.add(read_all(s.source));
     } else {
@@ -734,7 +737,10 @@ void write_roster(const fs::path& out, const std::vector<const Lab*>& labs, cons
                   int chunk) {
   nlohmann::json roster = {{"labs", nlohmann::json::array()}, {"students", nlohmann::json::array()}, {"chunk", chunk}};
   for (const Lab* lab : labs) roster["labs"].push_back(lab->id);
-  for (const auto& s : subs) roster["students"].push_back(s.student);
+  std::set<std::string> seen;  // two entries of one name are one (refused) student
+  for (const auto& s : subs) {
+    if (seen.insert(s.student).second) roster["students"].push_back(s.student);
+  }
   write_all(out / "roster.json", roster.dump(2) + "\n");
 }
 
@@ -744,6 +750,7 @@ int cmd_grade_class(const ClassArgs& a) {
     std::fputs(collect_class(out).c_str(), stdout);
     return kExitOk;
   }
+  require_numeric_seed(a.seed);
   if (!fs::is_directory(a.submissions)) {
     throw std::invalid_argument(fmt::format("{} is not a folder of submissions", a.submissions.string()));
   }

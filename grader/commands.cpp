@@ -9,6 +9,7 @@
 #include "symbols.hpp"
 
 #include <rooflab/ptx.hpp>
+#include <rooflab/random.hpp>
 #include <rooflab/specs.hpp>
 
 #if defined(ROOFLAB_HAVE_CUDA)
@@ -43,6 +44,15 @@ namespace rooflab::grader {
 namespace fs = std::filesystem;
 
 fs::path own_build_dir() { return ROOFLAB_BUILD_DIR; }
+
+void require_numeric_seed(const std::optional<std::string>& seed) {
+  const char* env = std::getenv("ROOFLAB_SEED");
+  const std::string text = seed ? *seed : env != nullptr ? env : "";
+  if ((seed || (env != nullptr && *env != '\0')) && !rooflab::parse_seed(text)) {
+    throw std::invalid_argument(fmt::format("{} \"{}\" is not a seed: give an unsigned integer (such as 918273)",
+                                            seed ? "--seed" : "ROOFLAB_SEED", text));
+  }
+}
 fs::path source_dir() { return ROOFLAB_SOURCE_DIR; }
 
 namespace {
@@ -207,6 +217,7 @@ std::map<std::string, fs::path> reference_binaries(const Lab& lab, bool verbose,
 }  // namespace
 
 int cmd_grade(const GradeArgs& a) {
+  require_numeric_seed(a.seed);
   const fs::path src = source_dir();
   const Manifest base = load_manifest(own_build_dir());
   std::vector<const Lab*> labs;

@@ -63,8 +63,7 @@ int main(int argc, char** argv) {
   g->add_option("--build-dir", grade.build_dir,
                 "Build tree to use (default build/default, build/solutions or build/submission); give each grader "
                 "running in parallel its own");
-  g->add_option("--seed", grade.seed, "Seed of the random test data (instructors: a secret one)")
-      ->check(CLI::NonNegativeNumber);
+  g->add_option("--seed", grade.seed, "Seed of the random test data (instructors: a secret one; an unsigned integer)");
   g->add_option("--timeout", grade.timeout_s, "Seconds one test may run before it counts as hung")->capture_default_str();
   g->add_flag("-v,--verbose", grade.verbose, "Show builds and test output as they run");
   g->add_flag("--no-color", grade.no_color, "Plain text");

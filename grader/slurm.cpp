@@ -81,6 +81,7 @@ std::string slurm_array_script(const SlurmArgs& a, int tasks, const fs::path& cl
 
 int cmd_slurm_script(const SlurmArgs& a) {
   const fs::path out = fs::absolute(a.grading.out);
+  require_numeric_seed(a.grading.seed);
   const Manifest base = load_manifest(own_build_dir());
   const auto labs = resolve_labs(base, a.grading.labs);
   std::vector<std::string> ignored;

@@ -104,6 +104,22 @@ expect_line "symlinked: symlinked.zip was refused: it holds a link"
 [[ ! -e "$work/outside.txt" && ! -e "$out/outside.txt" ]] || fail "the .. entry was written"
 grep -q "^twin,01,not graded,0,0$" "$out/grades.csv" || fail "the twins have no not-graded row"
 
+# ---- a seed that is not a number is a usage error, before anything is graded ----
+for bad in "--seed 12ab" "--seed 1.5"; do
+  set +e
+  # shellcheck disable=SC2086
+  "$cli" grade-class "$subs" 01 --out "$work/badseed" $bad > "$work/badseed.log" 2>&1
+  rc=$?
+  set -e
+  [[ $rc == 2 ]] && grep -q "is not a seed" "$work/badseed.log" || { cat "$work/badseed.log"; fail "$bad: exit $rc"; }
+done
+set +e
+ROOFLAB_SEED=secret "$cli" grade 01 --submission "$work/src/solved" --build-dir "$tree" > "$work/badseed.log" 2>&1
+rc=$?
+set -e
+[[ $rc == 2 ]] && grep -q 'ROOFLAB_SEED "secret" is not a seed' "$work/badseed.log" || { cat "$work/badseed.log"; fail "ROOFLAB_SEED=secret: exit $rc"; }
+[[ ! -e "$work/badseed/students" ]] || fail "a bad seed graded students"
+
 # ---- a second run grades nothing; an edited submission alone is graded again ----
 start=$(date +%s)
 run_class
