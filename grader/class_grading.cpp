@@ -12,8 +12,6 @@
 #include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
-#include <fcntl.h>
-#include <sys/file.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -448,30 +446,6 @@ class ClassGrader {
   std::string grader_;
 };
 
-// One grader per build tree at a time: two would rebuild each other's objects under each other's tests. A
-// second one waits (Slurm tasks given one shared tree take turns).
-class BuildLock {
- public:
-  explicit BuildLock(const fs::path& build) {
-    fs::create_directories(build);
-    fd_ = open((build / ".rooflab-class-lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-    if (fd_ < 0) throw std::runtime_error(fmt::format("cannot lock the build tree {}", build.string()));
-    if (flock(fd_, LOCK_EX | LOCK_NB) != 0) {
-      fmt::print("rooflab grade-class: another grader is using the build tree {}; waiting for it ...\n", build.string());
-      std::fflush(stdout);
-      if (flock(fd_, LOCK_EX) != 0) throw std::runtime_error(fmt::format("cannot lock the build tree {}", build.string()));
-    }
-  }
-  ~BuildLock() {
-    if (fd_ >= 0) close(fd_);
-  }
-  BuildLock(const BuildLock&) = delete;
-  BuildLock& operator=(const BuildLock&) = delete;
-
- private:
-  int fd_ = -1;
-};
-
 bool gpu_here(std::string& why) {
 #if defined(ROOFLAB_HAVE_CUDA)
   return rooflab::device_available(&why);
@@ -635,7 +609,11 @@ std::string collect_class(const fs::path& out) {
       row.lab[t.lab].first += t.score;
       row.lab[t.lab].second += t.max;
       if (t.status == "crashed" || t.status == "timed out") bad[t.status].insert(fmt::format("lab{} {}", t.lab, t.id));
-      if (t.status == "build failed") bad["did not compile"].insert(fmt::format("lab{} {}", t.lab, t.kind));
+      if (t.status == "build failed") {
+        // A binary refused for a forbidden library (symbols.hpp) compiled: say what it was refused for.
+        const bool library = t.output.find("forbids") != std::string::npos && t.output.find("refused:") != std::string::npos;
+        bad[library ? "used a forbidden library" : "did not compile"].insert(fmt::format("lab{} {}", t.lab, t.kind));
+      }
     }
     for (const auto& key : order) {
       csv += fmt::format("{},{},{},{:g},{:g}\n", csv_field(student), key.first, key.second, sums[key].first,
@@ -710,9 +688,9 @@ std::string collect_class(const fs::path& out) {
     }
   }
   if (problems.empty()) {
-    s += "\nNo submission crashed, timed out, failed to compile or was refused.\n";
+    s += "\nNo submission crashed, timed out, failed to compile, used a forbidden library or was refused.\n";
   } else {
-    for (const char* what : {"crashed", "timed out", "did not compile", "not graded"}) {
+    for (const char* what : {"crashed", "timed out", "did not compile", "used a forbidden library", "not graded"}) {
       if (!problems.count(what)) continue;
       s += fmt::format("\n{} ({}):\n", what, problems[what].size());
       for (const auto& p : problems[what]) s += "  " + p + "\n";
@@ -778,7 +756,8 @@ int cmd_grade_class(const ClassArgs& a) {
                              "not grading{}. Resubmit this task on a GPU node.\n", why, names);
     return kExitNoGpu;
   }
-  const BuildLock lock(fs::absolute(a.build_dir.value_or(out / "build")));
+  // Slurm tasks given one shared tree take turns; every grade below runs in it.
+  const TreeLock lock(fs::absolute(a.build_dir.value_or(out / "build")));
   ClassGrader grader(a, labs);
   fmt::print("rooflab grade-class: {} of {} submissions to consider; build tree {}\n", mine.size(), subs.size(),
              fs::absolute(a.build_dir.value_or(out / "build")).string());

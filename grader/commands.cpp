@@ -45,6 +45,8 @@ namespace fs = std::filesystem;
 
 fs::path own_build_dir() { return ROOFLAB_BUILD_DIR; }
 
+fs::path source_dir() { return ROOFLAB_SOURCE_DIR; }
+
 void require_numeric_seed(const std::optional<std::string>& seed) {
   const char* env = std::getenv("ROOFLAB_SEED");
   const std::string text = seed ? *seed : env != nullptr ? env : "";
@@ -53,7 +55,6 @@ void require_numeric_seed(const std::optional<std::string>& seed) {
                                             seed ? "--seed" : "ROOFLAB_SEED", text));
   }
 }
-fs::path source_dir() { return ROOFLAB_SOURCE_DIR; }
 
 namespace {
 
@@ -189,6 +190,8 @@ std::map<std::string, fs::path> reference_binaries(const Lab& lab, bool verbose,
   static std::optional<Manifest> solutions;
   static std::string configure_error;
   const BuildTree tree{source_dir(), source_dir() / "build" / "solutions", "solutions", {}};
+  // Graders at once (a class's Slurm tasks) share build/solutions: one configures and builds at a time.
+  const TreeLock lock(tree.build_dir);
   if (!solutions && configure_error.empty()) {
     const ProcessResult conf = configure(tree, verbose);
     if (conf.ok()) {

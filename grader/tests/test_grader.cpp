@@ -7,6 +7,7 @@
 #include "process.hpp"
 #include "report.hpp"
 #include "runner.hpp"
+#include "symbols.hpp"
 
 #include <rooflab/random.hpp>
 #include <rooflab/rubric.hpp>
@@ -21,6 +22,9 @@
 #include <map>
 #include <sstream>
 #include <regex>
+#include <set>
+
+#include <unistd.h>
 
 namespace fs = std::filesystem;
 using namespace rooflab::grader;
@@ -511,4 +515,29 @@ TEST(ClassGrading, InputHashSeesEveryByteAndWhereFilesEnd) {
   EXPECT_NE(a.hex(), b.hex());
   EXPECT_NE(a.hex(), c.hex());
   EXPECT_EQ(a.hex().size(), 16u);
+}
+
+TEST(ForbiddenSymbols, ALabListsThemInItsRubricAndABadPatternIsItsAuthorsError) {
+  const fs::path dir = fs::temp_directory_path() / ("rooflab-forbidden-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  Lab lab;
+  lab.id = "09";
+  lab.rubric = dir / "rubric.json";
+  std::ofstream(lab.rubric) << R"({"lab": "09", "tests": []})";
+  EXPECT_TRUE(forbidden_libraries(lab).empty());
+  std::ofstream(lab.rubric) << R"({"lab": "09", "forbidden_symbols": [{"library": "cuBLAS", "pattern": "^cublas"}],
+                                   "tests": []})";
+  const auto libs = forbidden_libraries(lab);
+  ASSERT_EQ(libs.size(), 1u);
+  EXPECT_EQ(libs[0].library, "cuBLAS");
+  std::ofstream(lab.rubric) << R"({"lab": "09", "forbidden_symbols": [{"library": "x", "pattern": "(unclosed"}], "tests": []})";
+  EXPECT_THROW(forbidden_libraries(lab), std::runtime_error);
+  // Labs 01-03 forbid the four libraries of the issue.
+  const Manifest m = load_manifest(ROOFLAB_BUILD_DIR);
+  for (const char* id : {"01", "02", "03"}) {
+    std::set<std::string> names;
+    for (const auto& l : forbidden_libraries(m.lab(id))) names.insert(l.library);
+    EXPECT_EQ(names, (std::set<std::string>{"cuBLAS", "cuDNN", "CUTLASS", "Thrust"})) << "lab " << id;
+  }
+  fs::remove_all(dir);
 }
