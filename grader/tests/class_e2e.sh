@@ -26,7 +26,8 @@ make_student stub "$src/labs/$lab/kernels.cu" "$src/labs/$lab/answers.cpp"
 make_student skips "$cases/skips-tail/kernels.cu" "$src/solutions/$lab/answers.cpp"
 make_student broken "$cases/compile-error/kernels.cu" "$src/solutions/$lab/answers.cpp"
 make_student crashes "$cases/crash-scale/kernels.cu" "$src/solutions/$lab/answers.cpp"
-cp -r "$work/src/solved" "$work/src/stub" "$work/src/crashes" "$subs/"
+make_student cublas "$cases/calls-cublas/kernels.cu" "$src/solutions/$lab/answers.cpp"
+cp -r "$work/src/solved" "$work/src/stub" "$work/src/crashes" "$work/src/cublas" "$subs/"
 tar -C "$work/src" -czf "$subs/skips.tar.gz" skips              # one top-level folder, looked through
 zip_dir() {  # zip_dir FOLDER ARCHIVE: the folder's files at the archive's top, with their Unix modes
   python3 -c 'import os, sys, zipfile
@@ -67,7 +68,7 @@ grep -q "notes.txt: ignored" "$work/class.log" || fail "notes.txt was not report
 
 # ---- grades.csv against each student graded alone ----
 csv_total() { awk -F, -v s="$1" '$1 == s { t += $4 } END { printf "%g", t }' "$out/grades.csv"; }
-for who in solved stub skips broken crashes; do
+for who in solved stub skips broken crashes cublas; do
   "$cli" grade 01 --submission "$work/src/$who" --build-dir "$tree" --kind analytic --kind emu --no-verify \
     --timeout 120 --no-color --json "$work/alone-$who.json" --report-dir "$work/alone-$who" > "$work/alone-$who.log" 2>&1 ||
     { cat "$work/alone-$who.log"; fail "grade --submission $who"; }
@@ -77,6 +78,7 @@ for who in solved stub skips broken crashes; do
 done
 [[ "$(csv_total solved)" == 60 ]] || fail "the solution earned $(csv_total solved) of 60"
 [[ "$(csv_total stub)" == 0 ]] || fail "the stub earned $(csv_total stub)"
+[[ "$(csv_total cublas)" == 30 ]] || fail "cuBLAS in kernels.cu earned $(csv_total cublas) (its kernel tests must all be lost)"
 for who in skips broken crashes; do
   t=$(csv_total "$who"); awk -v t="$t" 'BEGIN { exit !(t > 0 && t < 60) }' || fail "$who earned $t (a known-bad case loses some points, not all)"
 done
@@ -95,6 +97,8 @@ expect_line "crashed (1):"
 expect_line "crashes (lab01 Lab01Kernels.Scale)"
 expect_line "did not compile (1):"
 expect_line "broken (lab01 emu)"
+expect_line "used a forbidden library (1):"
+expect_line "cublas (lab01 emu)"
 expect_line "empty: empty submission"
 expect_line "twin: two submissions are named twin (twin and twin.zip)"
 expect_line "linked: it is a symbolic link"
@@ -126,7 +130,7 @@ run_class
 echo "second run: $(( $(date +%s) - start )) s"
 graded=$(grep -cE '^\[[0-9]+/[0-9]+\] [a-z]+: [0-9.]+ / ' "$work/class.log" || true)
 [[ "$graded" == 0 ]] || { cat "$work/class.log"; fail "the second run graded $graded students"; }
-[[ "$(grep -c 'unchanged since its last grade' "$work/class.log")" == 5 ]] || { cat "$work/class.log"; fail "not 5 unchanged"; }
+[[ "$(grep -c 'unchanged since its last grade' "$work/class.log")" == 6 ]] || { cat "$work/class.log"; fail "not 6 unchanged"; }
 echo "// an edit" >> "$subs/stub/$lab/answers.cpp"
 run_class
 graded=$(grep -E '^\[[0-9]+/[0-9]+\] [a-z]+: [0-9.]+ / ' "$work/class.log" | sed -E 's/^\[[0-9/]+\] ([a-z]+):.*/\1/')
