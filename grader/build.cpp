@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -57,6 +58,22 @@ ProcessResult build_target(const std::filesystem::path& build_dir, const std::st
   if (shown) std::printf("\r\033[K");
   return r;
 }
+
+TreeLock::TreeLock(const fs::path& build_dir) {
+  fs::create_directories(build_dir);
+  fd_ = open((build_dir / ".rooflab-lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (fd_ < 0) throw std::runtime_error(fmt::format("cannot lock the build tree {}: {}", build_dir.string(), std::strerror(errno)));
+  if (flock(fd_, LOCK_EX | LOCK_NB) != 0) {
+    std::printf("rooflab: another grader is using the build tree %s; waiting for it ...\n", build_dir.c_str());
+    std::fflush(stdout);
+    if (flock(fd_, LOCK_EX) != 0) {
+      close(fd_);
+      throw std::runtime_error(fmt::format("cannot lock the build tree {}: {}", build_dir.string(), std::strerror(errno)));
+    }
+  }
+}
+
+TreeLock::~TreeLock() { close(fd_); }
 
 namespace {
 // A compiler diagnostic ("file:12:5: error: ...", nvcc's "file.cu(12): error: ...", a linker's "undefined

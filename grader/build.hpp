@@ -26,6 +26,19 @@ ProcessResult configure(const BuildTree& tree, bool echo, const std::optional<Sa
 ProcessResult build_target(const std::filesystem::path& build_dir, const std::string& target, bool echo,
                            const std::optional<Sandbox>& sandbox = std::nullopt);
 
+// One grader at a time in a build tree (an flock on BUILD/.rooflab-lock, held while it lives): two would rebuild
+// each other's objects under each other's tests. A second one prints that it waits, then waits.
+class TreeLock {
+ public:
+  explicit TreeLock(const std::filesystem::path& build_dir);
+  ~TreeLock();
+  TreeLock(const TreeLock&) = delete;
+  TreeLock& operator=(const TreeLock&) = delete;
+
+ private:
+  int fd_ = -1;
+};
+
 // The compiler's error lines with a little context, at most `max_lines`: what a student needs to see.
 std::string compile_errors(const std::string& build_output, int max_lines = 40);
 

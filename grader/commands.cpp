@@ -6,8 +6,10 @@
 #include "report.hpp"
 #include "runner.hpp"
 #include "sandbox.hpp"
+#include "symbols.hpp"
 
 #include <rooflab/ptx.hpp>
+#include <rooflab/random.hpp>
 #include <rooflab/specs.hpp>
 
 #if defined(ROOFLAB_HAVE_CUDA)
@@ -42,7 +44,17 @@ namespace rooflab::grader {
 namespace fs = std::filesystem;
 
 fs::path own_build_dir() { return ROOFLAB_BUILD_DIR; }
+
 fs::path source_dir() { return ROOFLAB_SOURCE_DIR; }
+
+void require_numeric_seed(const std::optional<std::string>& seed) {
+  const char* env = std::getenv("ROOFLAB_SEED");
+  const std::string text = seed ? *seed : env != nullptr ? env : "";
+  if ((seed || (env != nullptr && *env != '\0')) && !rooflab::parse_seed(text)) {
+    throw std::invalid_argument(fmt::format("{} \"{}\" is not a seed: give an unsigned integer (such as 918273)",
+                                            seed ? "--seed" : "ROOFLAB_SEED", text));
+  }
+}
 
 namespace {
 
@@ -178,6 +190,8 @@ std::map<std::string, fs::path> reference_binaries(const Lab& lab, bool verbose,
   static std::optional<Manifest> solutions;
   static std::string configure_error;
   const BuildTree tree{source_dir(), source_dir() / "build" / "solutions", "solutions", {}};
+  // Graders at once (a class's Slurm tasks) share build/solutions: one configures and builds at a time.
+  const TreeLock lock(tree.build_dir);
   if (!solutions && configure_error.empty()) {
     const ProcessResult conf = configure(tree, verbose);
     if (conf.ok()) {
@@ -206,6 +220,7 @@ std::map<std::string, fs::path> reference_binaries(const Lab& lab, bool verbose,
 }  // namespace
 
 int cmd_grade(const GradeArgs& a) {
+  require_numeric_seed(a.seed);
   const fs::path src = source_dir();
   const Manifest base = load_manifest(own_build_dir());
   std::vector<const Lab*> labs;
@@ -364,6 +379,7 @@ int cmd_grade(const GradeArgs& a) {
         std::fflush(stdout);
         const ProcessResult built = build_target(tree.build_dir, b.target, a.verbose, build_box);
         if (!built.ok()) error = "the student files do not compile:\n" + compile_errors(built.output);
+        if (built.ok()) error = forbidden_symbols_in(tree.build_dir, lab, b);  // symbols.hpp
       }
       fmt::print("rooflab: lab {}: running {} tests{} ...\n", lab.id, b.kind, label);
       std::fflush(stdout);
@@ -372,6 +388,7 @@ int cmd_grade(const GradeArgs& a) {
       lr.tests.insert(lr.tests.end(), results.begin(), results.end());
     }
     settle_correctness(lr.tests, gpu.present);
+    if (auto check = forbidden_symbols_check(tree.build_dir, lab, v.binaries)) lr.tests.push_back(*check);
     lr.note = gpu.present ? "graded on " + gpu.description
                           : "no GPU here: correctness graded on the CPU backend, performance needs a GPU";
     std::fputs(terminal_table(lr, color).c_str(), stdout);
@@ -521,6 +538,12 @@ int cmd_selftest(const SelftestArgs& a) {
       }
     }
   }
+  // The libraries the lab forbids (symbols.hpp), read from the objects the suite built.
+  for (const auto& b : v.binaries) {
+    if (b.unavailable.empty() && !build_errors.count(b.target) && fs::exists(b.path)) {
+      if (std::string found = forbidden_symbols_in(m.build_dir, lab, b); !found.empty()) build_errors[b.target] = found;
+    }
+  }
   if (expect.value("build", "") == "fails") {
     for (const auto& b : v.binaries) {
       if (!b.unavailable.empty()) continue;
@@ -531,7 +554,8 @@ int cmd_selftest(const SelftestArgs& a) {
   // In the sandbox grade uses, so that the suite checks every kind of test binary still passes in it.
   const ScratchRoot scratch;
   const SandboxScope in_sandbox(test_sandbox({m.source_dir, m.build_dir, v.student_dir, {}, scratch.path()}));
-  const auto results = run_variant(lab, v, options, build_errors);
+  auto results = run_variant(lab, v, options, build_errors);
+  if (auto check = forbidden_symbols_check(m.build_dir, lab, v.binaries)) results.push_back(*check);
   LabResults lr{&lab, v.student_dir.string(), results, "variant " + v.name};
   std::fputs(terminal_table(lr, false).c_str(), stdout);
 

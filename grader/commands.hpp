@@ -59,6 +59,10 @@ int cmd_list(bool json);
 int cmd_calibrate(bool remeasure);
 int cmd_selftest(const SelftestArgs& args);
 
+// Throws std::invalid_argument (a usage error) when the seed given, or else ROOFLAB_SEED, is not an unsigned
+// integer (rooflab::parse_seed): a mistyped secret seed must not grade a class with seed 0.
+void require_numeric_seed(const std::optional<std::string>& seed);
+
 // The build tree this CLI was built in (where labs/ is built by default) and the project's source.
 std::filesystem::path own_build_dir();
 std::filesystem::path source_dir();

@@ -2,12 +2,45 @@
 //
 // The `rooflab` launcher at the project's top installs what is missing, builds this CLI and runs it;
 // `./rooflab test` is the launcher's own (a CMake workflow). See README.md.
+#include "class_grading.hpp"
 #include "commands.hpp"
+#include "slurm.hpp"
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
 #include <iostream>
+
+namespace {
+
+// The options of grade-class (also the Slurm tasks' and the collection step's command line).
+void add_class_options(CLI::App& gc, rooflab::grader::ClassArgs& k) {
+  gc.add_option("submissions", k.submissions, "The folder of submissions (not needed with --collect)");
+  gc.add_option("labs", k.labs, "Labs to grade (default: all)");
+  gc.add_option("--out", k.out, "Where the class files go (grades.csv, junit/, students/, summary.txt)")->required();
+  gc.add_option("--seed", k.seed, "Seed of the random test data (a secret one)");
+  gc.add_option("--timeout", k.timeout_s, "Seconds one test may run")->capture_default_str();
+  gc.add_option("--kind", k.kinds, "Only these kinds of test (see grade --kind)")
+      ->check(CLI::IsMember({"analytic", "emu", "gpu", "static", "race"}));
+  gc.add_flag("--force", k.force, "Regrade every student, even those whose inputs and grader are unchanged");
+  gc.add_flag("!--no-verify", k.verify, "Do not check passing tests against a run of the reference solutions");
+  gc.add_option("--build-dir", k.build_dir, "The build tree shared by the class (default OUT/build)");
+  gc.add_option("--task", k.task, "(Slurm) grade only chunk TASK of the sorted submissions");
+  gc.add_option("--chunk", k.chunk, "(Slurm) students per task")->capture_default_str();
+  gc.add_flag("--collect", k.collect_only, "Grade nothing: merge the students' results into the class files");
+  gc.add_flag("--require-gpu", k.require_gpu, "Grade nothing on a node without a GPU (perf is graded)");
+}
+
+void add_slurm_options(CLI::App& app, rooflab::grader::SlurmArgs& s) {
+  app.add_option("--partition", s.partition, "(Slurm) the tasks' partition (default: the cluster's)");
+  app.add_option("--collect-partition", s.collect_partition, "(Slurm) the collection job's partition (a CPU one)");
+  app.add_option("--account", s.account, "(Slurm) the account to charge");
+  app.add_option("--time", s.time_limit, "(Slurm) time limit of one task")->capture_default_str();
+  app.add_option("--cpus-per-task", s.cpus_per_task, "(Slurm) CPUs of one task")->capture_default_str();
+  app.add_flag("--cpu-only", s.cpu_only, "(Slurm) no GPU: analytic and CPU-backend grading on CPU nodes, perf not graded");
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   using namespace rooflab::grader;
@@ -30,8 +63,7 @@ int main(int argc, char** argv) {
   g->add_option("--build-dir", grade.build_dir,
                 "Build tree to use (default build/default, build/solutions or build/submission); give each grader "
                 "running in parallel its own");
-  g->add_option("--seed", grade.seed, "Seed of the random test data (instructors: a secret one)")
-      ->check(CLI::NonNegativeNumber);
+  g->add_option("--seed", grade.seed, "Seed of the random test data (instructors: a secret one; an unsigned integer)");
   g->add_option("--timeout", grade.timeout_s, "Seconds one test may run before it counts as hung")->capture_default_str();
   g->add_flag("-v,--verbose", grade.verbose, "Show builds and test output as they run");
   g->add_flag("--no-color", grade.no_color, "Plain text");
@@ -51,6 +83,19 @@ int main(int argc, char** argv) {
   g->add_flag("--no-sandbox", grade.no_sandbox,
               "Run the build of student files and the tests without the sandbox (debugging the grader only; "
               "see docs/instructor-guide.md)");
+
+  SlurmArgs klass;  // grade-class; its Slurm options count with --slurm
+  auto* gc = app.add_subcommand("grade-class", "Grade a folder of submissions (one folder, .zip or .tar.gz per "
+                                               "student): grades.csv, JUnit XML, a summary (docs/instructor-guide.md)");
+  add_class_options(*gc, klass.grading);
+  add_slurm_options(*gc, klass);
+  gc->add_flag("--slurm", klass.submit, "Grade on a Slurm cluster: write and submit a job array and a collection job");
+  SlurmArgs script;
+  auto* ss = app.add_subcommand("slurm-script", "Write the sbatch job array that grades a class on a Slurm cluster, "
+                                                "and the job that merges its results (--submit: submit them)");
+  add_class_options(*ss, script.grading);
+  add_slurm_options(*ss, script);
+  ss->add_flag("--submit", script.submit, "Submit them with sbatch");
 
   InspectArgs inspect;
   auto* in = app.add_subcommand("inspect", "What the compiler says about a lab's kernels, without a GPU: registers, "
@@ -90,6 +135,8 @@ int main(int argc, char** argv) {
       if (verify_off) grade.verify = false;
       return cmd_grade(grade);
     }
+    if (*gc) return klass.submit ? cmd_slurm_script(klass) : cmd_grade_class(klass.grading);
+    if (*ss) return cmd_slurm_script(script);
     if (*l) return cmd_list(list_json);
     if (*in) return cmd_inspect(inspect);
     if (*c) return cmd_calibrate(remeasure);

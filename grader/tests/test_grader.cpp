@@ -1,11 +1,15 @@
 // The grader is tested too: declarations, test reports and their verification, process isolation, scoring rules, the
 // Gradescope output, submission whitelisting, and the stub/solution mirror of every lab.
 #include "build.hpp"
+#include "class_grading.hpp"
+#include "commands.hpp"
 #include "manifest.hpp"
 #include "process.hpp"
 #include "report.hpp"
 #include "runner.hpp"
+#include "symbols.hpp"
 
+#include <rooflab/random.hpp>
 #include <rooflab/rubric.hpp>
 
 #include <gtest/gtest.h>
@@ -18,6 +22,9 @@
 #include <map>
 #include <sstream>
 #include <regex>
+#include <set>
+
+#include <unistd.h>
 
 namespace fs = std::filesystem;
 using namespace rooflab::grader;
@@ -467,4 +474,72 @@ TEST(Runner, UnavailableBinariesKeepTheirPointsOwed) {
   settle_correctness(results, false);
   EXPECT_DOUBLE_EQ(results[0].max_score, 0);  // correctness: counted on the CPU backend's side instead
   EXPECT_DOUBLE_EQ(results[1].max_score, 6);  // performance: owed
+}
+
+TEST(Seeds, OnlyAnUnsignedIntegerIsASeed) {
+  EXPECT_EQ(rooflab::parse_seed("918273"), 918273u);
+  EXPECT_EQ(rooflab::parse_seed("0x10"), 16u);
+  for (const char* bad : {"", "abc", "12ab", "-1", "1.5", " 7", "7 ", "99999999999999999999999"}) {
+    EXPECT_FALSE(rooflab::parse_seed(bad).has_value()) << bad;
+  }
+  ::setenv("ROOFLAB_SEED", "secret", 1);
+  EXPECT_THROW(rooflab::test_seed(), std::invalid_argument);
+  EXPECT_THROW(require_numeric_seed(std::nullopt), std::invalid_argument);
+  EXPECT_NO_THROW(require_numeric_seed(std::string("42")));
+  ::setenv("ROOFLAB_SEED", "42", 1);
+  EXPECT_EQ(rooflab::test_seed(), 42u);
+  EXPECT_THROW(require_numeric_seed(std::string("4x2")), std::invalid_argument);
+  ::unsetenv("ROOFLAB_SEED");
+}
+
+TEST(ClassGrading, JunitCountsLostPointsAsFailuresAndSkipsAsSkipped) {
+  const std::string results = R"({"score": 4, "tests": [
+    {"name": "lab01 analytic: Lab01Analytic.A", "score": 4, "max_score": 4, "rooflab_status": "passed", "output": "",
+     "tags": ["lab01", "analytic", "host"]},
+    {"name": "lab01 emu: Lab01Kernels.B", "score": 0, "max_score": 4, "rooflab_status": "crashed",
+     "output": "crashed: a <wild> store & \u0001 more", "tags": ["lab01", "emu", "CPU backend"]},
+    {"name": "lab01 perf: Lab01Perf.C", "score": 0, "max_score": 8, "rooflab_status": "needs a GPU", "output": "",
+     "tags": ["lab01", "perf", "GPU"]}]})";
+  const std::string x = junit_xml("o'brien <3", results);
+  EXPECT_NE(x.find(R"(<testsuites name="rooflab o&apos;brien &lt;3" tests="3" failures="1" skipped="1">)"), std::string::npos) << x;
+  EXPECT_NE(x.find("a &lt;wild&gt; store &amp; ? more"), std::string::npos) << x;  // no raw control character
+  EXPECT_NE(x.find(R"(<skipped message="needs a GPU"/>)"), std::string::npos) << x;
+  EXPECT_NE(x.find(R"(<property name="score" value="4"/>)"), std::string::npos) << x;
+}
+
+TEST(ClassGrading, InputHashSeesEveryByteAndWhereFilesEnd) {
+  InputHash a, b, c;
+  a.add_file_named("kernels.cu", "ab");
+  b.add_file_named("kernels.cu", "ac");
+  c.add_file_named("kernels.cua", "b");
+  EXPECT_NE(a.hex(), b.hex());
+  EXPECT_NE(a.hex(), c.hex());
+  EXPECT_EQ(a.hex().size(), 16u);
+}
+
+TEST(ForbiddenSymbols, ALabListsThemInItsRubricAndABadPatternIsItsAuthorsError) {
+  const fs::path dir = fs::temp_directory_path() / ("rooflab-forbidden-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  Lab lab;
+  lab.id = "09";
+  lab.rubric = dir / "rubric.json";
+  std::ofstream(lab.rubric) << R"({"lab": "09", "tests": []})";
+  EXPECT_TRUE(forbidden_libraries(lab).empty());
+  std::ofstream(lab.rubric) << R"({"lab": "09", "forbidden_symbols": [{"library": "cuBLAS", "pattern": "^cublas"}],
+                                   "tests": []})";
+  const auto libs = forbidden_libraries(lab);
+  ASSERT_EQ(libs.size(), 1u);
+  EXPECT_EQ(libs[0].library, "cuBLAS");
+  std::ofstream(lab.rubric) << R"({"lab": "09", "forbidden_symbols": [{"library": "x", "pattern": "(unclosed"}], "tests": []})";
+  EXPECT_THROW(forbidden_libraries(lab), std::runtime_error);
+  // Labs 01 and 03 forbid the four libraries; Lab 02 allows cuBLAS (its tensor roof is the student's cuBLAS call).
+  const Manifest m = load_manifest(ROOFLAB_BUILD_DIR);
+  for (const char* id : {"01", "02", "03"}) {
+    std::set<std::string> names;
+    for (const auto& l : forbidden_libraries(m.lab(id))) names.insert(l.library);
+    std::set<std::string> want{"cuDNN", "CUTLASS", "Thrust"};
+    if (std::string(id) != "02") want.insert("cuBLAS");
+    EXPECT_EQ(names, want) << "lab " << id;
+  }
+  fs::remove_all(dir);
 }

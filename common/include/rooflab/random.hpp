@@ -4,8 +4,11 @@
 // can be replaced by an instructor's secret one through ROOFLAB_SEED.
 #pragma once
 
+#include <cctype>
+#include <cerrno>
 #include <cstdint>
 #include <cstdlib>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -30,10 +33,22 @@ class Rng {
   std::uint64_t state_;
 };
 
+// A seed as an instructor writes it: an unsigned integer (decimal, or 0x hex), nothing else. "abc", "12ab",
+// "-1" and "1.5" are no seed: a typo must never quietly become seed 0 (or 1).
+inline std::optional<std::uint64_t> parse_seed(const std::string& text) {
+  if (text.empty() || !std::isdigit(static_cast<unsigned char>(text[0]))) return std::nullopt;
+  errno = 0;
+  char* end = nullptr;
+  const std::uint64_t v = std::strtoull(text.c_str(), &end, 0);
+  if (errno != 0 || end == text.c_str() || *end != '\0') return std::nullopt;
+  return v;
+}
+
 // The seed of this run: ROOFLAB_SEED if set (instructors grade with a secret one), else the course default.
 inline std::uint64_t test_seed() {
   if (const char* s = std::getenv("ROOFLAB_SEED"); s != nullptr && *s != '\0') {
-    return std::strtoull(s, nullptr, 0);
+    if (const auto seed = parse_seed(s)) return *seed;
+    throw std::invalid_argument(std::string("ROOFLAB_SEED=\"") + s + "\" is not a seed: give an unsigned integer");
   }
   return 20261122ull;
 }

@@ -1,0 +1,86 @@
+// Grading a whole class: a folder of submissions (one subfolder, .zip or .tar.gz per student) graded one by
+// one with `grade --submission` in one shared build tree (the harness is built once; each student rebuilds
+// only the objects of their own files), then merged into class files: grades.csv, a JUnit XML per student
+// and a summary table. Each student's inputs and the grader are hashed, so a rerun grades only what changed.
+// A Slurm job array runs the same command per chunk of students (slurm.hpp) and a last step merges.
+#pragma once
+
+#include "manifest.hpp"
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace rooflab::grader {
+
+struct ClassArgs {
+  std::filesystem::path submissions;
+  std::vector<std::string> labs;  // empty: all
+  std::filesystem::path out;
+  std::optional<std::string> seed;
+  double timeout_s = 300;
+  std::vector<std::string> kinds;  // passed to each grade (--kind); empty: every kind
+  bool force = false;              // regrade students whose inputs are unchanged
+  bool verify = true;              // --verify / --no-verify of each grade
+  std::optional<std::filesystem::path> build_dir;  // default OUT/build
+  // A Slurm task grades only its chunk: students whose index i (sorted by name) has i / chunk == task.
+  std::optional<int> task;
+  int chunk = 1;
+  bool collect_only = false;  // grade nothing: merge the students' results into the class files
+  bool require_gpu = false;   // a task on a node without a GPU grades nothing and fails (perf was asked)
+};
+
+int cmd_grade_class(const ClassArgs& args);
+
+// ---- the parts, shared with slurm.hpp ----
+
+struct Submission;
+// The labs named (ids or names; invalid_argument for an unknown one), or all of them.
+std::vector<const Lab*> resolve_labs(const Manifest& manifest, const std::vector<std::string>& keys);
+// OUT/roster.json: the labs and every student of the class, and the chunk of a Slurm task (what the
+// collection step merges, and how it names a task to resubmit).
+void write_roster(const std::filesystem::path& out, const std::vector<const Lab*>& labs,
+                  const std::vector<Submission>& submissions, int chunk);
+
+// ---- the parts, exposed for the grader's tests ----
+
+// Uploads larger than this are refused before they are read.
+inline constexpr std::uintmax_t kMaxArchiveBytes = 64u << 20;
+
+struct Submission {
+  std::string student;          // the folder's name, or the archive's without .zip/.tar.gz/.tgz
+  std::filesystem::path source; // the folder or the archive
+  std::string refused;          // non-empty: why it is not graded (a duplicate name, a link, ...)
+};
+
+// The submissions in `dir`, sorted by student. Entries that are neither folders nor archives are reported in
+// `ignored`; two entries naming the same student are both refused.
+std::vector<Submission> find_submissions(const std::filesystem::path& dir, std::vector<std::string>& ignored);
+
+// Unpacks the whitelisted files of `labs` from an archive into `dest` (only those: nothing else is
+// written). Refused, with the reason: an archive over kMaxArchiveBytes, an entry with an absolute path or a
+// `..` component, a link of any kind, a device or fifo, a student file over kMaxStudentFileBytes. One
+// top-level folder holding everything is looked through. Returns the reason, or nullopt.
+// `root` receives the folder to grade as the submission (dest, or the top-level folder inside it).
+std::optional<std::string> unpack_archive(const std::filesystem::path& archive, const std::vector<const Lab*>& labs,
+                                          const std::filesystem::path& dest, std::filesystem::path& root);
+
+// 64-bit FNV-1a: change detection of a class's inputs (not a defence: the instructor chooses the grader).
+struct InputHash {
+  std::uint64_t h = 0xcbf29ce484222325ull;
+  void add(std::string_view bytes);
+  void add_file_named(const std::string& name, std::string_view bytes);
+  std::string hex() const;
+};
+
+// Merges OUT/students/*/ (status.json, results.json) into OUT/grades.csv, OUT/junit/<student>.xml and
+// OUT/summary.txt; returns the summary table.
+std::string collect_class(const std::filesystem::path& out);
+
+// A results.json as JUnit XML (one testsuite per lab, a testcase per test; lost points are failures,
+// tests not graded here are skipped).
+std::string junit_xml(const std::string& student, const std::string& results_json);
+
+}  // namespace rooflab::grader
