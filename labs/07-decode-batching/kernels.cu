@@ -14,10 +14,10 @@
 #include <rooflab/grid.hpp>
 #include <rooflab/launch.hpp>
 #include <rooflab/stub.hpp>
+#include <rooflab/warp.hpp>
 
 #include <mma.h>
 
-#include <cstring>
 #include <stdexcept>
 #include <string>
 
@@ -25,29 +25,12 @@ namespace lab07 {
 
 // ---- PROVIDED: do not modify ----
 
-using rooflab::sm_count;  // SMs of the current device
+using rooflab::sm_count;     // SMs of the current device
+using rooflab::warp_sum;     // the sum over the warp, in every lane (rooflab/warp.hpp)
+using rooflab::load_halves;  // load_halves<8>: 16 bytes of halves as floats, one 128-bit load (rooflab/warp.hpp)
 
 inline constexpr unsigned kBlock = 256;  // 8 warps: one row of W per warp at a time
 inline constexpr int kWarpsPerBlock = kBlock / 32;
-
-// The sum of v over the warp, in every lane.
-__device__ inline float warp_sum(float v) {
-  for (int offset = 16; offset > 0; offset /= 2) v += __shfl_xor_sync(0xffffffffu, v, offset);
-  return v;
-}
-
-// Eight halves (16 bytes, one 128-bit load) as floats.
-__device__ inline void load8(const __half* p, float (&out)[8]) {
-  const uint4 raw = *reinterpret_cast<const uint4*>(p);
-  __half2 pairs[4];
-  memcpy(static_cast<void*>(pairs), &raw, sizeof raw);
-#pragma unroll
-  for (int i = 0; i < 4; ++i) {
-    const float2 f = __half22float2(pairs[i]);
-    out[2 * i] = f.x;
-    out[2 * i + 1] = f.y;
-  }
-}
 
 // This warp's index in the grid and the number of warps in it: rows are handed out warp by warp.
 __device__ inline int global_warp() { return static_cast<int>((blockIdx.x * blockDim.x + threadIdx.x) / 32); }
@@ -59,7 +42,7 @@ __global__ void gemv_kernel(const __half* __restrict__ w, const __half* __restri
                             int k) {
   // STUDENT BEGIN (lab07.gemv)
   // TODO(lab07.gemv): one warp per row, rows handed out grid-stride: `for (row = global_warp(); row < n;
-  //   row += grid_warps())`. Lane `lane` reads the row's pieces lane * 8, lane * 8 + 256, ... with load8
+  //   row += grid_warps())`. Lane `lane` reads the row's pieces lane * 8, lane * 8 + 256, ... with load_halves<8>
   //   (16 bytes, legal when k % 8 == 0; otherwise one half at a time: i = lane, lane + 32, ...), multiplies
   //   them with the same pieces of x and keeps a float sum; warp_sum adds the lanes; lane 0 writes y[row] as
   //   FP16 (__float2half). About 18 lines. Handout: "Decode reads every weight".
@@ -76,7 +59,7 @@ __global__ void batched_kernel(const __half* __restrict__ w, const __half* __res
                                int n, int k, int batch) {
   // STUDENT BEGIN (lab07.batched)
   // TODO(lab07.batched): the GEMV's loop, with B accumulators (float acc[B], used for b < batch): each piece
-  //   of W loaded once (load8) is multiplied by the same piece of every input row x + b * k. After the loop,
+  //   of W loaded once (load_halves<8>) is multiplied by the same piece of every input row x + b * k. After the loop,
   //   warp_sum each accumulator and write y[b * n + row]. About 35 lines (B is 1, 2, 4 or 8). Handout: "Batching".
   rooflab::unused(w, x, y, n, k, batch);  // delete this line when the kernel is written
   // STUDENT END

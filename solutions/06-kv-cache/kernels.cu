@@ -15,12 +15,11 @@
 #include <rooflab/grid.hpp>
 #include <rooflab/launch.hpp>
 #include <rooflab/stub.hpp>
+#include <rooflab/warp.hpp>
 
 #include <cmath>
-#include <cstring>
 #include <stdexcept>
 #include <string>
-#include <type_traits>
 
 namespace lab06 {
 
@@ -29,33 +28,12 @@ namespace lab06 {
 using rooflab::global_thread;  // this thread's index in the grid (rooflab/grid.hpp)
 using rooflab::grid_threads;   // threads in the grid
 using rooflab::sm_count;       // SMs of the current device
+using rooflab::warp_sum;       // the sum over the warp, in every lane (rooflab/warp.hpp)
+using rooflab::load_halves;    // 2 or 4 halves as floats in one 4- or 8-byte load (rooflab/warp.hpp)
 
 inline constexpr unsigned kAppendBlock = 128;
 inline constexpr unsigned kDecodeBlock = 128;  // 4 warps per (sequence, KV head, chunk)
 inline constexpr int kDecodeWarps = kDecodeBlock / 32;
-
-// The sum of v over the warp, in every lane (a butterfly of shuffles: 5 steps, no shared memory).
-__device__ inline float warp_sum(float v) {
-  for (int offset = 16; offset > 0; offset /= 2) v += __shfl_xor_sync(0xffffffffu, v, offset);
-  return v;
-}
-
-// N consecutive halves from p (N = 2 or 4, p aligned to 2N bytes) as floats, in one 4- or 8-byte load: a
-// warp then reads a whole 128- or 256-byte row in one instruction.
-template <int N>
-__device__ inline void load_halves(const __half* p, float (&out)[N]) {
-  static_assert(N == 2 || N == 4, "a lane loads 2 or 4 halves");
-  using Raw = std::conditional_t<N == 2, unsigned, uint2>;
-  const Raw raw = *reinterpret_cast<const Raw*>(p);
-  __half2 pairs[N / 2];
-  memcpy(static_cast<void*>(pairs), &raw, sizeof raw);  // the bytes as half pairs (compiles to nothing)
-#pragma unroll
-  for (int i = 0; i < N / 2; ++i) {
-    const float2 f = __half22float2(pairs[i]);
-    out[2 * i] = f.x;
-    out[2 * i + 1] = f.y;
-  }
-}
 
 // ---- paged KV append ----
 

@@ -14,10 +14,10 @@
 #include <rooflab/grid.hpp>
 #include <rooflab/launch.hpp>
 #include <rooflab/stub.hpp>
+#include <rooflab/warp.hpp>
 
 #include <mma.h>
 
-#include <cstring>
 #include <stdexcept>
 #include <string>
 
@@ -25,29 +25,12 @@ namespace lab07 {
 
 // ---- PROVIDED: do not modify ----
 
-using rooflab::sm_count;  // SMs of the current device
+using rooflab::sm_count;     // SMs of the current device
+using rooflab::warp_sum;     // the sum over the warp, in every lane (rooflab/warp.hpp)
+using rooflab::load_halves;  // load_halves<8>: 16 bytes of halves as floats, one 128-bit load (rooflab/warp.hpp)
 
 inline constexpr unsigned kBlock = 256;  // 8 warps: one row of W per warp at a time
 inline constexpr int kWarpsPerBlock = kBlock / 32;
-
-// The sum of v over the warp, in every lane.
-__device__ inline float warp_sum(float v) {
-  for (int offset = 16; offset > 0; offset /= 2) v += __shfl_xor_sync(0xffffffffu, v, offset);
-  return v;
-}
-
-// Eight halves (16 bytes, one 128-bit load) as floats.
-__device__ inline void load8(const __half* p, float (&out)[8]) {
-  const uint4 raw = *reinterpret_cast<const uint4*>(p);
-  __half2 pairs[4];
-  memcpy(static_cast<void*>(pairs), &raw, sizeof raw);
-#pragma unroll
-  for (int i = 0; i < 4; ++i) {
-    const float2 f = __half22float2(pairs[i]);
-    out[2 * i] = f.x;
-    out[2 * i + 1] = f.y;
-  }
-}
 
 // This warp's index in the grid and the number of warps in it: rows are handed out warp by warp.
 __device__ inline int global_warp() { return static_cast<int>((blockIdx.x * blockDim.x + threadIdx.x) / 32); }
@@ -69,8 +52,8 @@ __global__ void gemv_kernel(const __half* __restrict__ w, const __half* __restri
     if (k % 8 == 0) {
       for (int i = lane * 8; i < k; i += 32 * 8) {
         float wv[8], xv[8];
-        load8(w_row + i, wv);
-        load8(x + i, xv);  // x is k halves: it stays in L1/L2 for every row
+        load_halves<8>(w_row + i, wv);
+        load_halves<8>(x + i, xv);  // x is k halves: it stays in L1/L2 for every row
 #pragma unroll
         for (int j = 0; j < 8; ++j) sum = fmaf(wv[j], xv[j], sum);
       }
@@ -103,12 +86,12 @@ __global__ void batched_kernel(const __half* __restrict__ w, const __half* __res
     if (k % 8 == 0) {
       for (int i = lane * 8; i < k; i += 32 * 8) {
         float wv[8];
-        load8(w_row + i, wv);
+        load_halves<8>(w_row + i, wv);
 #pragma unroll
         for (int b = 0; b < B; ++b) {
           if (b < batch) {
             float xv[8];
-            load8(x + static_cast<std::size_t>(b) * k + i, xv);
+            load_halves<8>(x + static_cast<std::size_t>(b) * k + i, xv);
 #pragma unroll
             for (int j = 0; j < 8; ++j) acc[b] = fmaf(wv[j], xv[j], acc[b]);
           }
