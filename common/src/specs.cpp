@@ -213,8 +213,10 @@ std::filesystem::path data_dir() {
 }
 
 const std::vector<std::string>& known_ceilings() {
-  static const std::vector<std::string> names = {"copy_bandwidth", "fp32_fma_peak", "sgemm_peak", "fp16_tensor_peak",
-                                                 "bf16_tensor_peak"};
+  // The last two are measured by the lab's own perf test in the same run as the kernel it grades (Lab 04).
+  static const std::vector<std::string> names = {"copy_bandwidth",        "fp32_fma_peak",   "sgemm_peak",
+                                                 "fp16_tensor_peak",      "bf16_tensor_peak", "cublas_sgemm_same_run",
+                                                 "cublas_hgemm_same_run"};
   return names;
 }
 

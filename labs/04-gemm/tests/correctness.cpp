@@ -1,0 +1,117 @@
+// Lab 04 graders: every rung computes C = alpha A B + beta C for shapes that break GEMM code (1 x 1 x 1, odd
+// tails of every tile, a single row or column, K = 1, aligned shapes with tails for the float4 paths),
+// against the double-precision reference with the K-dependent tolerance, on the GPU ("gpu") or the CPU
+// backend ("emu", sizes scaled down for the CPU). A second pass with beta = 0 on a NaN-poisoned C checks that
+// every element is written and that C is not read.
+#include "kernels.hpp"
+
+#include <rooflab/buffer.hpp>
+#include <rooflab/device.hpp>
+#include <rooflab/gemm_reference.hpp>
+#include <rooflab/grading.hpp>
+#include <rooflab/kernel_watch.hpp>
+#include <rooflab/random.hpp>
+
+#include <cuda_fp16.h>
+
+#include <fmt/format.h>
+
+#include <string>
+#include <vector>
+
+namespace {
+
+using rooflab::grading::all_close;
+
+// The shapes, 1 x 4096 x 512 and 4096 x 1 x 512 scaled down to 1 x 512 x 96 and 512 x 1 x 96 for the
+// CPU; 36 x 132 x 20 and 132 x 68 x 36 take the 128-bit paths (N and K multiples of 8) with tails in all
+// three dimensions.
+constexpr lab04::Shape kShapes[] = {{1, 1, 1},    {17, 33, 65},  {127, 129, 131}, {1, 512, 96},
+                                    {512, 1, 96}, {33, 17, 1},   {36, 132, 20},   {132, 68, 36}};
+constexpr float kAlpha = 0.75f, kBeta = -0.5f;
+
+template <typename In>
+std::vector<In> convert(const std::vector<float>& v) {
+  std::vector<In> out(v.size());
+  for (std::size_t i = 0; i < v.size(); ++i) out[i] = static_cast<In>(v[i]);
+  return out;
+}
+
+template <typename In, typename Launch>
+::testing::AssertionResult check(const char* name, Launch launch, const lab04::Shape& s, bool beta_zero) {
+  const std::size_t m = s.m, n = s.n, k = s.k;
+  const auto seed = rooflab::test_seed() + m * 7919 + n * 31 + k;
+  const auto a = convert<In>(rooflab::random_floats(m * k, seed));
+  const auto b = convert<In>(rooflab::random_floats(k * n, seed + 1));
+  const auto c0 = rooflab::random_floats(m * n, seed + 2);
+  rooflab::DeviceBuffer<In> da{std::span<const In>(a)}, db{std::span<const In>(b)};
+  rooflab::DeviceBuffer<float> dc(m * n);
+  const float beta = beta_zero ? 0.0f : kBeta;
+  if (beta_zero) {
+    dc.poison();  // NaN: an element left unwritten, or C read although beta is 0, fails
+  } else {
+    dc.upload(c0);
+  }
+  const rooflab::KernelWatch watch;
+  launch(static_cast<int>(m), static_cast<int>(n), static_cast<int>(k), kAlpha, da.data(), db.data(), beta, dc.data());
+  ROOFLAB_CUDA_CHECK(cudaDeviceSynchronize());
+  const std::string where = fmt::format("{} at {} x {} x {}, alpha {}, beta {}", name, m, n, k, kAlpha, beta);
+  if (auto ran = watch.kernels_did_the_work(where); !ran) return ran;
+  const auto want = rooflab::gemm_reference<float>(m, n, k, kAlpha, std::span<const In>(a), std::span<const In>(b),
+                                                   beta, std::span<const float>(c0));
+  // Inputs and C lie in [-1, 1]: the bound of rooflab/gemm_reference.hpp (README: "How correctness is checked").
+  const double atol = rooflab::gemm_tolerance(k, kAlpha, beta);
+  auto r = all_close<float, float>(dc.download(), want, {atol, 0.0});
+  if (!r) r << " (" << where << ", tolerance " << atol << ")";
+  return r;
+}
+
+template <typename In, typename Launch>
+void check_all(const char* name, Launch launch) {
+  for (const auto& s : kShapes) {
+    for (bool beta_zero : {false, true}) EXPECT_TRUE(check<In>(name, launch, s, beta_zero));
+  }
+}
+
+void check_rung(std::string_view id) {
+  for (const auto& r : lab04::kSimtRungs) {
+    if (r.id != id) continue;
+    check_all<float>(std::string(r.id).c_str(), [&](int m, int n, int k, float alpha, const float* a, const float* b,
+                                                   float beta, float* c) { r.launch(m, n, k, alpha, a, b, beta, c, nullptr); });
+    return;
+  }
+  FAIL() << "no rung " << id << " in kSimtRungs";
+}
+
+}  // namespace
+
+ROOFLAB_TEST(Lab04Kernels, Naive) {
+  ROOFLAB_REQUIRE_GPU();
+  check_rung("naive");
+}
+ROOFLAB_TEST(Lab04Kernels, Coalesced) {
+  ROOFLAB_REQUIRE_GPU();
+  check_rung("coalesced");
+}
+ROOFLAB_TEST(Lab04Kernels, SmemTiled) {
+  ROOFLAB_REQUIRE_GPU();
+  check_rung("smem");
+}
+ROOFLAB_TEST(Lab04Kernels, Blocktile2d) {
+  ROOFLAB_REQUIRE_GPU();
+  check_rung("blocktile");
+}
+ROOFLAB_TEST(Lab04Kernels, Vectorized) {
+  ROOFLAB_REQUIRE_GPU();
+  check_rung("vectorized");
+}
+ROOFLAB_TEST(Lab04Kernels, Warptile) {
+  ROOFLAB_REQUIRE_GPU();
+  check_rung("warptile");
+}
+ROOFLAB_TEST(Lab04Kernels, WmmaFp16) {
+  ROOFLAB_REQUIRE_GPU();
+  check_all<__half>("wmma", [](int m, int n, int k, float alpha, const __half* a, const __half* b, float beta, float* c) {
+    lab04::hgemm_wmma(m, n, k, alpha, a, b, beta, c, nullptr);
+  });
+}

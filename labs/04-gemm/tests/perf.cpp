@@ -1,0 +1,220 @@
+// Lab 04 graders on the GPU: each rung against cuBLAS timed in the same process on the same GPU, at 4096^3 and
+// at 4000^3 (no tile divides it), scored on the worse of the two; the WMMA rung against cuBLAS's FP16 GEMM with
+// FP32 accumulation (cublasGemmEx). A rung faster than cuBLAS by more than the implausible margin is flagged,
+// not rewarded. The last test draws the measured ladder on this GPU's roofline.
+//
+// The same file runs as a dry run on the CPU backend (sizes scaled by rooflab::perf_scale(), timings
+// meaningless): tests/dryrun.cpp and docs/cpu-mode.md say what that proves.
+#include "kernels.hpp"
+#include "perf_work.hpp"
+
+#include <rooflab/buffer.hpp>
+#include <rooflab/calibration.hpp>
+#include <rooflab/cublas.hpp>
+#include <rooflab/device.hpp>
+#include <rooflab/device_info.hpp>
+#include <rooflab/grading.hpp>
+#include <rooflab/plot.hpp>
+#include <rooflab/specs.hpp>
+#include <rooflab/timing.hpp>
+
+#include <cuda_fp16.h>
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace {
+
+using Launch = std::function<void(int, int, int, cudaStream_t)>;
+
+// A GEMM's operands with constant inputs (A = 0.5, B = 0.25), so every element of C = A B is K / 8 after
+// a run: exact in FP32 and FP16, and checked after timing, so a kernel that skips work earns no speed points.
+template <typename In>
+struct Operands {
+  explicit Operands(const lab04::Shape& s) : a(s.m * s.k), b(s.k * s.n), c(s.m * s.n) {
+    a.upload(std::vector<In>(s.m * s.k, static_cast<In>(0.5f)));
+    b.upload(std::vector<In>(s.k * s.n, static_cast<In>(0.25f)));
+  }
+  rooflab::DeviceBuffer<In> a, b;
+  rooflab::DeviceBuffer<float> c;
+};
+
+constexpr rooflab::BenchOptions kOptions{.warmup = 2, .min_samples = 5, .max_seconds = 1.0, .flush_l2 = false};
+
+// Spot-checks C after timing: every 997th element and the last one.
+void expect_product(rooflab::DeviceBuffer<float>& c, const lab04::Shape& s, const std::string& what) {
+  const auto got = c.download();
+  const double want = static_cast<double>(s.k) / 8;
+  for (std::size_t i = 0; i < got.size(); i += 997) {
+    ASSERT_NEAR(got[i], want, 1e-3 * want) << what << ": wrong C[" << i << "] after timing";
+  }
+  ASSERT_NEAR(got.back(), want, 1e-3 * want) << what << ": wrong last element of C after timing";
+}
+
+// cuBLAS is column-major: the row-major C = A B is the column-major C^T = B^T A^T, so B goes first.
+void cublas_sgemm(cublasHandle_t h, const lab04::Shape& s, const float* a, const float* b, float* c, cudaStream_t st) {
+  const float alpha = 1.0f, beta = 0.0f;
+  const int m = static_cast<int>(s.m), n = static_cast<int>(s.n), k = static_cast<int>(s.k);
+  ROOFLAB_CUBLAS_CHECK(cublasSetStream(h, st));
+  ROOFLAB_CUBLAS_CHECK(cublasSgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, n, m, k, &alpha, b, n, a, k, &beta, c, n));
+}
+void cublas_hgemm(cublasHandle_t h, const lab04::Shape& s, const __half* a, const __half* b, float* c, cudaStream_t st) {
+  const float alpha = 1.0f, beta = 0.0f;
+  const int m = static_cast<int>(s.m), n = static_cast<int>(s.n), k = static_cast<int>(s.k);
+  ROOFLAB_CUBLAS_CHECK(cublasSetStream(h, st));
+  ROOFLAB_CUBLAS_CHECK(cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, n, m, k, &alpha, b, CUDA_R_16F, n, a, CUDA_R_16F, k,
+                                    &beta, c, CUDA_R_32F, n, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+}
+
+// One rung and cuBLAS at one shape: FLOP/s of each (medians), the rung's output checked.
+struct Pair {
+  lab04::Shape shape;
+  double rung = 0, cublas = 0;
+};
+
+template <typename In>
+Pair time_pair(const lab04::Shape& s, const std::string& name,
+               const std::function<void(const In*, const In*, float*, cudaStream_t)>& rung,
+               const std::function<void(cublasHandle_t, const In*, const In*, float*, cudaStream_t)>& library) {
+  Operands<In> o(s);
+  const rooflab::CublasHandle handle;
+  const auto work = lab04::perf::gemm_work(s, sizeof(In));
+  const auto lib = rooflab::benchmark([&](cudaStream_t st) { library(handle.get(), o.a.data(), o.b.data(), o.c.data(), st); },
+                                      work, kOptions);
+  o.c.poison();
+  const auto mine = rooflab::benchmark([&](cudaStream_t st) { rung(o.a.data(), o.b.data(), o.c.data(), st); }, work, kOptions);
+  Pair p{s, mine.flops_per_s(), lib.flops_per_s()};
+  expect_product(o.c, s, fmt::format("{} at {}^3", name, s.m));
+  return p;
+}
+
+// The one place a rung is scored: its FLOP/s against cuBLAS's measured in this run, by thresholds.json's
+// rule for `quantity` (ceilings "cublas_sgemm_same_run" / "cublas_hgemm_same_run").
+void grade_against_cublas(std::string_view quantity, double measured_flops, double cublas_flops) {
+  rooflab::grading::award_against_ceiling("04", quantity, measured_flops / 1e9, cublas_flops / 1e9, "GFLOP/s");
+}
+
+// Both shapes; the worse fraction of cuBLAS is graded (a kernel must be fast on awkward shapes too).
+void grade_rung(std::string_view quantity, std::string_view id) {
+  const auto* rung = std::find_if(std::begin(lab04::kSimtRungs), std::end(lab04::kSimtRungs),
+                                  [&](const auto& r) { return r.id == id; });
+  ASSERT_NE(rung, std::end(lab04::kSimtRungs)) << id;
+  std::vector<Pair> pairs;
+  for (const auto& s : lab04::perf::shapes()) {
+    pairs.push_back(time_pair<float>(
+        s, std::string(id),
+        [&](const float* a, const float* b, float* c, cudaStream_t st) {
+          rung->launch(static_cast<int>(s.m), static_cast<int>(s.n), static_cast<int>(s.k), 1.0f, a, b, 0.0f, c, st);
+        },
+        [&](cublasHandle_t h, const float* a, const float* b, float* c, cudaStream_t st) { cublas_sgemm(h, s, a, b, c, st); }));
+    if (::testing::Test::HasFatalFailure()) return;
+    rooflab::grading::note(fmt::format("{} at {}^3: {:.0f} GFLOP/s, cuBLAS SGEMM {:.0f} GFLOP/s ({:.1f}%)", id, s.m,
+                                       pairs.back().rung / 1e9, pairs.back().cublas / 1e9,
+                                       100 * pairs.back().rung / pairs.back().cublas));
+  }
+  const auto worst = *std::min_element(pairs.begin(), pairs.end(),
+                                       [](const Pair& x, const Pair& y) { return x.rung / x.cublas < y.rung / y.cublas; });
+  grade_against_cublas(quantity, worst.rung, worst.cublas);
+}
+
+}  // namespace
+
+ROOFLAB_TEST(Lab04Perf, SmemTiledAgainstCublas) {
+  ROOFLAB_REQUIRE_GPU();
+  grade_rung("smem_tiled", "smem");
+}
+ROOFLAB_TEST(Lab04Perf, BlocktileAgainstCublas) {
+  ROOFLAB_REQUIRE_GPU();
+  grade_rung("blocktile", "blocktile");
+}
+ROOFLAB_TEST(Lab04Perf, VectorizedAgainstCublas) {
+  ROOFLAB_REQUIRE_GPU();
+  grade_rung("vectorized", "vectorized");
+}
+ROOFLAB_TEST(Lab04Perf, WarptileAgainstCublas) {
+  ROOFLAB_REQUIRE_GPU();
+  grade_rung("warptile", "warptile");
+}
+
+ROOFLAB_TEST(Lab04Perf, WmmaAgainstCublasHgemm) {
+  ROOFLAB_REQUIRE_GPU();
+  std::vector<Pair> pairs;
+  for (const auto& s : lab04::perf::shapes()) {
+    pairs.push_back(time_pair<__half>(
+        s, "wmma",
+        [&](const __half* a, const __half* b, float* c, cudaStream_t st) {
+          lab04::hgemm_wmma(static_cast<int>(s.m), static_cast<int>(s.n), static_cast<int>(s.k), 1.0f, a, b, 0.0f, c, st);
+        },
+        [&](cublasHandle_t h, const __half* a, const __half* b, float* c, cudaStream_t st) { cublas_hgemm(h, s, a, b, c, st); }));
+    if (HasFatalFailure()) return;
+    rooflab::grading::note(fmt::format("wmma at {}^3: {:.1f} TFLOP/s, cuBLAS FP16 GEMM (FP32 accumulate) {:.1f} TFLOP/s ({:.1f}%)",
+                                       s.m, pairs.back().rung / 1e12, pairs.back().cublas / 1e12,
+                                       100 * pairs.back().rung / pairs.back().cublas));
+  }
+  const auto worst = *std::min_element(pairs.begin(), pairs.end(),
+                                       [](const Pair& x, const Pair& y) { return x.rung / x.cublas < y.rung / y.cublas; });
+  grade_against_cublas("wmma", worst.rung, worst.cublas);
+}
+
+// Every rung at 4096^3 (scaled on a dry run) as a labelled point at its tile intensity (kKernels' bytes) and
+// measured TFLOP/s, cuBLAS SGEMM and HGEMM as lines, on the measured and datasheet roofs.
+ROOFLAB_TEST(Lab04Perf, LadderOnTheRoofline) {
+  ROOFLAB_REQUIRE_GPU();
+  const auto s = lab04::perf::shapes()[0];
+  const int n = static_cast<int>(s.m);
+  const auto info = rooflab::query_device();
+  const auto& ceilings = rooflab::ceilings();
+  rooflab::Plot p{.title = fmt::format("GEMM ladder at {}^3 on {}", n, info.name),
+                  .xlabel = "arithmetic intensity from DRAM, tile model (FLOP/byte)",
+                  .ylabel = "TFLOP/s",
+                  .logx = true,
+                  .logy = true,
+                  .xmin = 0.1,
+                  .xmax = 4000};
+  std::string report;
+  const auto point = [&](std::string_view registry, double flops_s) {
+    for (const auto& k : lab04::kKernels) {
+      if (k.variant != registry) continue;
+      p.series.push_back({std::string(registry), {{k.flops(n) / k.bytes(n), flops_s / 1e12}}, "points ps 2"});
+    }
+  };
+  Pair last;
+  for (const auto& r : lab04::kSimtRungs) {
+    last = time_pair<float>(
+        s, std::string(r.id),
+        [&](const float* a, const float* b, float* c, cudaStream_t st) { r.launch(n, n, n, 1.0f, a, b, 0.0f, c, st); },
+        [&](cublasHandle_t h, const float* a, const float* b, float* c, cudaStream_t st) { cublas_sgemm(h, s, a, b, c, st); });
+    if (HasFatalFailure()) return;
+    report += fmt::format("  {:<11} {:>8.0f} GFLOP/s = {:>5.1f}% of cuBLAS SGEMM\n", r.id, last.rung / 1e9,
+                          100 * last.rung / last.cublas);
+    point(r.registry, last.rung);
+  }
+  p.hlines.push_back({last.cublas / 1e12, "cuBLAS SGEMM (this run)"});
+  const auto h = time_pair<__half>(
+      s, "wmma",
+      [&](const __half* a, const __half* b, float* c, cudaStream_t st) { lab04::hgemm_wmma(n, n, n, 1.0f, a, b, 0.0f, c, st); },
+      [&](cublasHandle_t hd, const __half* a, const __half* b, float* c, cudaStream_t st) { cublas_hgemm(hd, s, a, b, c, st); });
+  if (HasFatalFailure()) return;
+  report += fmt::format("  {:<11} {:>8.0f} GFLOP/s = {:>5.1f}% of cuBLAS FP16 GEMM\n", "wmma", h.rung / 1e9,
+                        100 * h.rung / h.cublas);
+  point("7 wmma fp16", h.rung);
+  p.hlines.push_back({h.cublas / 1e12, "cuBLAS FP16 GEMM, FP32 accumulate (this run)"});
+  const double bw = ceilings.copy_gbps * 1e9;
+  p.roofs.push_back({bw / 1e12, ceilings.fp32_fma_flops / 1e12, "measured FP32 roof (copy BW, FMA peak)", false});
+  if (ceilings.fp16_tensor_flops > 0) {
+    p.roofs.push_back({bw / 1e12, ceilings.fp16_tensor_flops / 1e12, "measured FP16 tensor roof", false});
+  }
+  if (const auto* spec = rooflab::find_gpu_by_cuda_name(info.name)) {
+    p.roofs.push_back({spec->bandwidth_gbps / 1e3, spec->fp32_tflops, "datasheet FP32 roof", true});
+    if (spec->fp16_tflops) p.roofs.push_back({spec->bandwidth_gbps / 1e3, *spec->fp16_tflops, "datasheet FP16 tensor roof", true});
+  }
+  rooflab::grading::note("the ladder at " + std::to_string(n) + "^3:\n" + report);
+  const auto files = rooflab::write_plot(p, rooflab::report_dir() / "lab04-ladder");
+  EXPECT_TRUE(std::filesystem::exists(files.data)) << files.data;
+}
