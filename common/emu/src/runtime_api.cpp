@@ -278,9 +278,10 @@ void append_element(char* msg, std::size_t cap, const GuardRecord& g, std::uintp
   for (int k = 0; k < count && k < 2; ++k) {
     const GuardRecord::Argument& a = g.arguments[k];
     if (a.element == 0) continue;
-    const long long offset = addr >= a.base ? static_cast<long long>(addr - a.base) : -static_cast<long long>(a.base - addr);
-    const long long index = offset >= 0 ? offset / static_cast<long long>(a.element)
-                                        : -((-offset + static_cast<long long>(a.element) - 1) / static_cast<long long>(a.element));
+    const auto element = static_cast<long long>(a.element);
+    const long long offset =
+        addr >= a.base ? static_cast<long long>(addr - a.base) : -static_cast<long long>(a.base - addr);
+    const long long index = offset >= 0 ? offset / element : -((-offset + element - 1) / element);  // rounds down
     const std::size_t elements = (g.start + g.size - a.base) / a.element;
     const std::size_t len = std::strlen(msg);
     const char* open = wrote ? "; or " : " (";

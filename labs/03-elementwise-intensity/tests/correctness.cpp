@@ -76,7 +76,8 @@ template <typename T>
   t.poison();
   u.poison();
   y.poison();
-  const auto bias_add_ref = [&](std::size_t i) { return static_cast<double>(as_float(xs[i])) + as_float(bs[i % cols]); };
+  const auto x_at = [&](std::size_t i) { return static_cast<double>(as_float(xs[i])); };
+  const auto bias_add_ref = [&](std::size_t i) { return x_at(i) + as_float(bs[i % cols]); };
   std::vector<float> want(n);
   const rooflab::KernelWatch watch;
   const rooflab::DeviceBuffer<T>* out = &y;
@@ -88,12 +89,12 @@ template <typename T>
       break;
     case Step::gelu:  // x stands in for t: GELU over [-2, 2], where its curve bends
       lab03::gelu<T>(dx.data(), u.data(), n, nullptr);
-      for (std::size_t i = 0; i < n; ++i) want[i] = static_cast<float>(lab03::gelu_ref(as_float(xs[i])));
+      for (std::size_t i = 0; i < n; ++i) want[i] = static_cast<float>(lab03::gelu_ref(x_at(i)));
       out = &u;
       break;
     case Step::residual_add:  // x stands in for u
       lab03::residual_add<T>(dx.data(), dr.data(), y.data(), n, nullptr);
-      for (std::size_t i = 0; i < n; ++i) want[i] = static_cast<float>(static_cast<double>(as_float(xs[i])) + as_float(rs[i]));
+      for (std::size_t i = 0; i < n; ++i) want[i] = static_cast<float>(x_at(i) + as_float(rs[i]));
       break;
     case Step::unfused_chain:
     case Step::fused_chain:
@@ -102,7 +103,9 @@ template <typename T>
       } else {
         lab03::unfused_chain<T>(dx.data(), db.data(), dr.data(), t.data(), u.data(), y.data(), rows, cols, nullptr);
       }
-      for (std::size_t i = 0; i < n; ++i) want[i] = static_cast<float>(lab03::gelu_ref(bias_add_ref(i)) + as_float(rs[i]));
+      for (std::size_t i = 0; i < n; ++i) {
+        want[i] = static_cast<float>(lab03::gelu_ref(bias_add_ref(i)) + as_float(rs[i]));
+      }
       break;
   }
   ROOFLAB_CUDA_CHECK(cudaDeviceSynchronize());
