@@ -403,10 +403,13 @@ class Rewriter {
     return {};
   }
 
-  // Overloads that disagree on their parameter names leave the kernel unnamed (an empty list).
+  // A declaration without names (`__global__ void k(float*, int);`) names nothing; overloads that disagree
+  // on their names leave the kernel unnamed (an empty list).
   void note_parameters(const std::string& kernel, const std::string& names) {
+    if (names.find_first_not_of(',') == std::string::npos) return;
     const auto [it, inserted] = kernel_parameters_.emplace(kernel, names);
-    if (!inserted && it->second != names) it->second.clear();
+    if (!inserted && it->second != names) conflicting_.insert(kernel);
+    if (conflicting_.count(kernel) != 0) it->second.clear();
   }
 
   // Joins tokens [a, b) into one line of text: a space only where two words would otherwise merge.
@@ -634,6 +637,7 @@ class Rewriter {
   std::vector<Edit> edits_;
   std::set<std::string> kernel_templates_;
   std::map<std::string, std::string> kernel_parameters_;  // kernel name -> "a,b,n" (see parameter_names)
+  std::set<std::string> conflicting_;                      // kernels whose overloads name parameters differently
 };
 
 std::string quoted_path(const std::string& path) {

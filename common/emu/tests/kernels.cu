@@ -73,7 +73,9 @@ __global__ void off_by_one_kernel(float* out, int n) {
   if (i <= n) out[i] = 1.0f;  // (bug: should be i < n)
 }
 
-// The same bug on an FP16 array: reports must count 2-byte elements.
+// The same bug on an FP16 array: reports must count 2-byte elements. (Declared first without parameter
+// names, as a header would: the report still names `values`, from the definition.)
+__global__ void half_overrun_kernel(__half*, int);
 __global__ void half_overrun_kernel(__half* values, int n) {
   const int i = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
   if (i <= n) values[i] = __float2half(1.0f);  // (bug: should be i < n)
