@@ -7,21 +7,59 @@
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
+#include <sstream>
 
 namespace rooflab {
 namespace {
 
 bool gnuplot_available() { return std::system("command -v gnuplot >/dev/null 2>&1") == 0; }
 
-// gnuplot strings are double-quoted: escape what would end them.
-std::string quoted(const std::string& s) {
+// A gnuplot double-quoted string: escapes what would end it; a newline becomes gnuplot's "\n". (Not named
+// quoted: std::quoted, found by argument-dependent lookup, is the better match for a non-const string.)
+std::string gp_string(const std::string& s) {
   std::string out = "\"";
   for (char c : s) {
+    if (c == '\n') {
+      out += "\\n";
+      continue;
+    }
     if (c == '"' || c == '\\') out += '\\';
     out += c;
   }
   return out + "\"";
 }
+
+// Text shown as it is under the enhanced terminal, where _ ^ @ & ~ { } are markup ("strided_read" would
+// print its r as a subscript). Each is escaped with a backslash, which gp_string() doubles.
+std::string plain(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    if (c == '_' || c == '^' || c == '@' || c == '&' || c == '~' || c == '{' || c == '}') out += '\\';
+    out += c;
+  }
+  return out;
+}
+
+// Breaks a title into lines of at most `width` characters at spaces, so that it fits the picture.
+std::string wrapped(const std::string& text, std::size_t width) {
+  std::string out, line;
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    std::size_t end = text.find(' ', start);
+    if (end == std::string::npos) end = text.size();
+    const std::string word = text.substr(start, end - start);
+    if (!line.empty() && line.size() + 1 + word.size() > width) {
+      out += line + "\n";
+      line.clear();
+    }
+    line += (line.empty() ? "" : " ") + word;
+    start = end + 1;
+  }
+  return out + line;
+}
+
+// The middle of a segment as the axes see it (geometric on a log axis).
+double middle(double a, double b, bool log) { return log ? std::sqrt(a * b) : (a + b) / 2; }
 
 }  // namespace
 
@@ -39,28 +77,7 @@ std::string& plot_banner() {
 
 void set_plot_banner(std::string banner) { plot_banner() = std::move(banner); }
 
-PlotFiles write_plot(const Plot& unlabelled, const std::filesystem::path& stem) {
-  Plot plot = unlabelled;
-  if (!plot_banner().empty()) plot.title = plot_banner() + ": " + plot.title;
-  PlotFiles files;
-  std::filesystem::create_directories(stem.parent_path());
-  files.data = stem;
-  files.data += ".dat";
-  {
-    std::ofstream out(files.data);
-    out << "# " << plot.title << "\n# x: " << plot.xlabel << "\n# y: " << plot.ylabel << "\n";
-    for (const auto& s : plot.series) {
-      out << "\n\n# series: " << s.title << "\n";
-      for (const auto& [x, y] : s.points) out << fmt::format("{:.6g} {:.6g}\n", x, y);
-    }
-  }
-  if (!gnuplot_available()) {
-    files.message = "gnuplot not found: wrote the data file only";
-    return files;
-  }
-  files.png = stem;
-  files.png += ".png";
-
+std::string gnuplot_script(const Plot& plot, const std::filesystem::path& png) {
   // The x range covers every point; roofs are drawn over it.
   double xmin = 1e300, xmax = -1e300;
   for (const auto& s : plot.series) {
@@ -73,46 +90,121 @@ PlotFiles write_plot(const Plot& unlabelled, const std::filesystem::path& stem) 
     xmin = std::min(xmin, x);
     xmax = std::max(xmax, x);
   }
+  double lo = xmin, hi = xmax;
   if (plot.xmin < plot.xmax) {
-    xmin = plot.xmin;
-    xmax = plot.xmax;
+    lo = plot.xmin;
+    hi = plot.xmax;
+  } else if (xmin < xmax) {
+    const double pad = plot.logx ? 1.3 : 0.05 * (xmax - xmin);
+    lo = plot.logx ? xmin / pad : xmin - pad;
+    hi = plot.logx ? xmax * pad : xmax + pad;
   }
-  Gnuplot gp("gnuplot");
-  gp << "set terminal pngcairo size 1100,700 enhanced font 'Sans,11'\n";
-  gp << "set output " << quoted(files.png.string()) << "\n";
-  gp << "set title " << quoted(plot.note.empty() ? plot.title : plot.title + "\\n{/*0.8 " + plot.note + "}") << "\n";
-  gp << "set xlabel " << quoted(plot.xlabel) << "\nset ylabel " << quoted(plot.ylabel) << "\n";
+  const bool ranged = lo < hi;
+  const auto inside = [&](double x) { return !ranged || (x >= lo && x <= hi); };
+
+  std::ostringstream gp;
+  // Titles are wrapped to the picture's width (about 100 characters at this font), the dry-run banner on a
+  // line of its own; the note goes under them in a smaller font.
+  std::string title = plain(wrapped(plot.title, 100));
+  if (!plot_banner().empty()) title = plain(plot_banner()) + "\n" + title;
+  if (!plot.note.empty()) title += "\n{/*0.85 " + plain(wrapped(plot.note, 110)) + "}";
+  gp << "set terminal pngcairo size 1100,760 enhanced font 'Sans,11'\n";
+  gp << "set output " << gp_string(png.string()) << "\n";
+  gp << "set title " << gp_string(title) << "\n";
+  gp << "set xlabel " << gp_string(plain(plot.xlabel)) << "\nset ylabel " << gp_string(plain(plot.ylabel)) << "\n";
   gp << "set grid xtics ytics mxtics mytics lc rgb '#dddddd'\n";
-  gp << "set key outside right top box\n";
+  // The legend goes under the axes: outside the data, and it takes no width from them.
+  gp << "set key outside below center horizontal box maxcols 3 width 1\n";
+  gp << "set bmargin 7\n";  // room for the x label above the legend
   if (plot.logx) gp << "set logscale x\n";
   if (plot.logy) gp << "set logscale y\n";
   if (plot.y_from_zero && !plot.logy) gp << "set yrange [0:*]\n";
-  if (!plot.xformat.empty()) gp << "set format x " << quoted(plot.xformat) << "\n";
-  if (plot.xmin < plot.xmax) {
-    gp << fmt::format("set xrange [{:g}:{:g}]\n", plot.xmin, plot.xmax);
-  } else if (xmin < xmax) {
-    const double pad = plot.logx ? 1.3 : 0.05 * (xmax - xmin);
-    gp << fmt::format("set xrange [{:g}:{:g}]\n", plot.logx ? xmin / pad : xmin - pad,
-                      plot.logx ? xmax * pad : xmax + pad);
-  }
+  if (!plot.logy) gp << "set offsets 0, 0, graph 0.06, 0\n";  // a ceiling at the top of the data stays off the frame
+  gp << "set linetype 5 lc rgb '#c9a400'\n";  // gnuplot's default yellow is unreadable as label text
+  if (!plot.xformat.empty()) gp << "set format x " << gp_string(plot.xformat) << "\n";
+  if (ranged) gp << fmt::format("set xrange [{:g}:{:g}]\n", lo, hi);
   int label = 1;
   for (const auto& [x, text] : plot.vlines) {
+    if (!inside(x)) continue;  // a mark off the picture would print its label over the axis
     gp << fmt::format("set arrow from {:g}, graph 0 to {:g}, graph 1 nohead dt 3 lc rgb '#888888'\n", x, x);
     gp << fmt::format("set label {} {} at {:g}, graph 0.04 rotate by 90 offset -0.8,0 font ',9'\n", label++,
-                      quoted(text), x);
+                      gp_string(plain(text)), x);
+  }
+  // Every roof's ridge point: a dot where the slope meets the flat part, in the roof's colour, with its
+  // intensity. (gnuplot numbers the plot's elements in order: series, horizontal lines, roofs.)
+  for (std::size_t i = 0; i < plot.roofs.size(); ++i) {
+    const Roof& r = plot.roofs[i];
+    if (!(r.bandwidth > 0) || !(r.peak > 0)) continue;
+    const double ridge = r.peak / r.bandwidth;
+    if (!inside(ridge)) continue;
+    const std::size_t lt = plot.series.size() + plot.hlines.size() + i + 1;
+    gp << fmt::format("set label {} {} at {:g},{:g} left offset 0.6,-0.9 font ',9' tc lt {} point lt {} pt 7 ps 1.3\n",
+                      label++, gp_string(fmt::format("ridge {:.3g} FLOP/byte", ridge)), ridge, r.peak, lt, lt);
+  }
+  // Points labelled with what they are.
+  for (const auto& s : plot.series) {
+    if (s.style.rfind("points", 0) != 0 && s.labels.empty()) continue;
+    for (std::size_t k = 0; k < s.points.size(); ++k) {
+      const std::string text = k < s.labels.size() ? s.labels[k] : s.title;
+      if (text.empty() || !inside(s.points[k].first)) continue;
+      gp << fmt::format("set label {} {} at {:g},{:g} left offset 1.4,-0.2 font ',10'\n", label++,
+                        gp_string(plain(text)), s.points[k].first, s.points[k].second);
+    }
+  }
+  // An arrow runs over the middle half of the way from one point to the other, clear of both markers.
+  const auto along = [](double a, double b, double t, bool log) {
+    return log ? a * std::pow(b / a, t) : a + (b - a) * t;
+  };
+  for (const auto& a : plot.arrows) {
+    gp << fmt::format("set arrow from {:g},{:g} to {:g},{:g} head filled size screen 0.012,20 lw 1.5 lc rgb '#444444'\n",
+                      along(a.x1, a.x2, 0.25, plot.logx), along(a.y1, a.y2, 0.25, plot.logy),
+                      along(a.x1, a.x2, 0.75, plot.logx), along(a.y1, a.y2, 0.75, plot.logy));
+    gp << fmt::format("set label {} {} at {:g},{:g} right offset -1.2,0.6 font ',10' tc rgb '#222222'\n", label++,
+                      gp_string(plain(a.label)), middle(a.x1, a.x2, plot.logx), middle(a.y1, a.y2, plot.logy));
   }
   std::vector<std::string> parts;
-  for (const auto& s : plot.series) parts.push_back(fmt::format("'-' with {} lw 2 title {}", s.style, quoted(s.title)));
-  for (const auto& h : plot.hlines) parts.push_back(fmt::format("{:g} with lines dt 2 lw 2 title {}", h.y, quoted(h.label)));
+  for (const auto& s : plot.series) {
+    parts.push_back(fmt::format("'-' with {} lw 2 title {}", s.style, gp_string(plain(s.title))));
+  }
+  for (const auto& h : plot.hlines) {
+    parts.push_back(fmt::format("{:g} with lines dt 2 lw 2 title {}", h.y, gp_string(plain(h.label))));
+  }
   for (const auto& r : plot.roofs) {
     parts.push_back(fmt::format("(x * {:g} < {:g} ? x * {:g} : {:g}) with lines lw 2 {} title {}", r.bandwidth, r.peak,
-                                r.bandwidth, r.peak, r.dashed ? "dt 2" : "dt 1", quoted(r.label)));
+                                r.bandwidth, r.peak, r.dashed ? "dt 2" : "dt 1", gp_string(plain(r.label))));
   }
-  if (parts.empty()) return files;
+  if (parts.empty()) return "";
   gp << "plot ";
   for (std::size_t i = 0; i < parts.size(); ++i) gp << (i ? ", " : "") << parts[i];
   gp << "\n";
-  for (const auto& s : plot.series) gp.send1d(s.points);
+  return gp.str();
+}
+
+PlotFiles write_plot(const Plot& plot, const std::filesystem::path& stem) {
+  PlotFiles files;
+  std::filesystem::create_directories(stem.parent_path());
+  files.data = stem;
+  files.data += ".dat";
+  {
+    std::ofstream out(files.data);
+    const std::string title = plot_banner().empty() ? plot.title : plot_banner() + ": " + plot.title;
+    out << "# " << title << "\n# x: " << plot.xlabel << "\n# y: " << plot.ylabel << "\n";
+    for (const auto& s : plot.series) {
+      out << "\n\n# series: " << s.title << "\n";
+      for (const auto& [x, y] : s.points) out << fmt::format("{:.6g} {:.6g}\n", x, y);
+    }
+  }
+  if (!gnuplot_available()) {
+    files.message = "gnuplot not found: wrote the data file only";
+    return files;
+  }
+  files.png = stem;
+  files.png += ".png";
+  const std::string script = gnuplot_script(plot, files.png);
+  if (script.empty()) return files;
+  Gnuplot gp("gnuplot");
+  gp << script;
+  for (const auto& s : plot.series) gp.send1d(s.points);  // the '-' series' data, in order
   gp << "unset output\n";
   return files;
 }

@@ -31,3 +31,37 @@ TEST(Plot, WritesDataAndPng) {
   EXPECT_EQ(std::string(magic + 1, 3), "PNG");
   std::filesystem::remove_all(dir);
 }
+
+// What the picture says, from the commands gnuplot gets: the title fits (a real line break, no literal `n`,
+// long titles wrapped), names print as written, the legend is outside the data, every ridge is marked and
+// labelled, every kernel point named, marks off the picture dropped.
+TEST(Plot, ScriptLabelsRidgesPointsAndTitles) {
+  rooflab::Plot p{.title = "Elementwise kernels on the NVIDIA A100 80GB SXM4 roofline, with the unfused and fused "
+                           "chains of bias add, GELU and residual add",
+                  .xlabel = "arithmetic intensity (FLOP/byte)",
+                  .ylabel = "TFLOP/s",
+                  .logx = true,
+                  .logy = true,
+                  .xmin = 0.05,
+                  .xmax = 2000,
+                  .note = "datasheet roofs and predicted points"};
+  p.roofs.push_back({2.039, 19.5, "FP32 roof", false});
+  p.roofs.push_back({2.039, 312, "FP16 tensor roof", true});
+  p.series.push_back({"unfused_chain", {{0.39, 0.8}}, "points pt 7 ps 2"});
+  p.series.push_back({"fused chain", {{0.92, 1.87}}, "points pt 9 ps 2"});
+  p.arrows.push_back({0.39, 0.8, 0.92, 1.87, "2.33x less time"});
+  p.vlines.emplace_back(0.001, "off the picture");
+  const std::string gp = rooflab::gnuplot_script(p, "/tmp/x.png");
+  const auto title = gp.substr(gp.find("set title"), gp.find('\n', gp.find("set title")) - gp.find("set title"));
+  EXPECT_NE(title.find("chains of bias\\nadd, GELU"), std::string::npos) << title;  // wrapped at 100
+  EXPECT_NE(title.find("\\n{/*0.85 datasheet roofs"), std::string::npos) << title;    // the note, smaller
+  EXPECT_EQ(title.find("\\\\n"), std::string::npos) << title;                           // no literal backslash-n
+  EXPECT_NE(gp.find("set key outside below"), std::string::npos);
+  EXPECT_NE(gp.find("\"ridge 9.56 FLOP/byte\" at 9.56351,19.5"), std::string::npos) << gp;
+  EXPECT_NE(gp.find("\"ridge 153 FLOP/byte\" at 153.016,312"), std::string::npos) << gp;
+  EXPECT_NE(gp.find("\"unfused\\\\_chain\" at 0.39,0.8"), std::string::npos) << gp;  // printed as written
+  EXPECT_NE(gp.find("\"fused chain\" at 0.92,1.87"), std::string::npos) << gp;
+  EXPECT_NE(gp.find("set arrow from 0.483332,0.989186 to 0.742347,1.51235"), std::string::npos) << gp;
+  EXPECT_NE(gp.find("\"2.33x less time\""), std::string::npos) << gp;
+  EXPECT_EQ(gp.find("off the picture"), std::string::npos) << gp;
+}

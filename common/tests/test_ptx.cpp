@@ -35,6 +35,42 @@ TEST(Ptx, ParsesEntriesAndFacts) {
   EXPECT_THROW(rooflab::ptx::find_kernel(kernels, "_kernel"), std::runtime_error);  // ambiguous
 }
 
+// A stub kernel (nvcc 13.0, sm_80, an empty body): the static hints say it is not written yet.
+TEST(Ptx, AStubKernelIsNotImplementedYet) {
+  const auto kernels = rooflab::ptx::parse_ptx(R"(.version 9.0
+.target sm_80
+.address_size 64
+
+	// .globl	_Z11stub_kernelPKfPfm
+
+.visible .entry _Z11stub_kernelPKfPfm(
+	.param .u64 _Z11stub_kernelPKfPfm_param_0,
+	.param .u64 _Z11stub_kernelPKfPfm_param_1,
+	.param .u64 _Z11stub_kernelPKfPfm_param_2
+)
+{
+
+
+
+	ret;
+
+}
+)");
+  ASSERT_EQ(kernels.size(), 1u);
+  EXPECT_EQ(rooflab::ptx::find_kernel(kernels, "stub_kernel").name,
+            "stub_kernel(float const*, float*, unsigned long)");
+  try {
+    rooflab::ptx::find_written_kernel(kernels, "stub_kernel");
+    ADD_FAILURE() << "a stub kernel passed as written";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("stub_kernel is not implemented yet"), std::string::npos) << e.what();
+  }
+  // A kernel that does its work is found as find_kernel finds it.
+  const auto written = rooflab::ptx::parse_ptx(rooflab::ptx::read_file(kDir + "/sample.sm_80.ptx"));
+  EXPECT_EQ(&rooflab::ptx::find_written_kernel(written, "vec_kernel"),
+            &rooflab::ptx::find_kernel(written, "vec_kernel"));
+}
+
 TEST(Ptx, ParsesThePtxasReport) {
   const auto res = rooflab::ptx::parse_ptxas_report(rooflab::ptx::read_file(kDir + "/sample.sm_80.ptxas.txt"));
   ASSERT_EQ(res.size(), 2u);

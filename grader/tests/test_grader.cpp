@@ -208,6 +208,34 @@ TEST(Labs, HandoutPointsMatchTheRubric) {
   }
 }
 
+// A student reads the handout and the stubs without leaving the repository: no web address, no planning
+// document, every link to a file that exists; and each handout shows how to launch a kernel.
+TEST(Labs, HandoutsAndStubsAreSelfContained) {
+  const Manifest m = load_manifest(ROOFLAB_BUILD_DIR);
+  ASSERT_FALSE(m.labs.empty());
+  static const std::regex link(R"(\]\(([^)#]*)(#[^)]*)?\))");
+  for (const auto& lab : m.labs) {
+    for (const char* file : {"README.md", "kernels.cu", "answers.cpp"}) {
+      const fs::path path = lab.dir / file;
+      if (!fs::exists(path)) continue;
+      const std::string text = read(path);
+      for (const char* outside : {"http://", "https://", "course reference", "www."}) {
+        EXPECT_EQ(text.find(outside), std::string::npos) << path << " points outside the repository: " << outside;
+      }
+      for (auto it = std::sregex_iterator(text.begin(), text.end(), link); it != std::sregex_iterator(); ++it) {
+        const std::string target = (*it)[1];
+        if (!target.empty()) {
+          EXPECT_TRUE(fs::exists(lab.dir / target)) << path << " links to " << target;
+        }
+      }
+    }
+    const std::string handout = read(lab.dir / "README.md");
+    EXPECT_NE(handout.find("<<<"), std::string::npos) << lab.dir_name() << "/README.md never shows a launch";
+    EXPECT_NE(handout.find("ROOFLAB_LAUNCH_CHECK"), std::string::npos)
+        << lab.dir_name() << "/README.md never says how to check a launch";
+  }
+}
+
 // A report as a test process writes it: frames (rooflab/report.hpp).
 std::string frame(char type, const std::string& payload) {
   std::string out(1, type);

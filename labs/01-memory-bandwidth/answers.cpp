@@ -10,7 +10,8 @@ namespace lab01 {
 
 double stream_bytes(StreamOp op, std::size_t n, std::size_t elem_bytes) {
   // STUDENT BEGIN (lab01.q1)
-  // TODO(lab01.q1): how many arrays does each STREAM kernel read, and how many does it write? (2 lines)
+  // TODO(lab01.q1): how many arrays does each STREAM kernel read, and how many does it write (a switch on op,
+  //   or a table)? Each array is n elements of elem_bytes. Handout: "Counting bytes". (2 lines)
   ROOFLAB_TODO("lab01.q1", op, n, elem_bytes);
   // STUDENT END
 }
@@ -24,7 +25,7 @@ double achieved_gbps(double bytes, double seconds) {
 
 double time_floor_s(StreamOp op, std::size_t n, const rooflab::GpuSpec& gpu) {
   // STUDENT BEGIN (lab01.q3)
-  // TODO(lab01.q3): the kernel's bytes at gpu.bandwidth_gbps. (1 line)
+  // TODO(lab01.q3): the kernel's bytes (stream_bytes above, FP32) at gpu.bandwidth_gbps (decimal GB/s). (1 line)
   ROOFLAB_TODO("lab01.q3", op, n, gpu);
   // STUDENT END
 }
@@ -39,7 +40,8 @@ double strided_dram_bytes(std::size_t n, std::size_t elem_bytes, std::size_t str
 
 double strided_efficiency(std::size_t elem_bytes, std::size_t stride, std::size_t sector_bytes) {
   // STUDENT BEGIN (lab01.q5)
-  // TODO(lab01.q5): bytes used per element over bytes fetched per element. (2 lines)
+  // TODO(lab01.q5): bytes used per element over bytes fetched per element (strided_dram_bytes above helps).
+  //   (2 lines)
   ROOFLAB_TODO("lab01.q5", elem_bytes, stride, sector_bytes);
   // STUDENT END
 }
@@ -60,14 +62,15 @@ double gib_to_gb(double gib) {
 
 double min_array_bytes(const rooflab::GpuSpec& gpu) {
   // STUDENT BEGIN (lab01.q7)
-  // TODO(lab01.q7): 4x the L2, in bytes. (1 line)
+  // TODO(lab01.q7): 4x the L2, in bytes: gpu.l2_mb (a std::optional, in decimal MB). (1 line)
   ROOFLAB_TODO("lab01.q7", gpu);
   // STUDENT END
 }
 
 double copy_fraction_of_datasheet(double bytes_copied, double seconds, const rooflab::GpuSpec& gpu) {
   // STUDENT BEGIN (lab01.q8)
-  // TODO(lab01.q8): what does the datasheet's bandwidth count for a copy of B bytes? (2 lines)
+  // TODO(lab01.q8): what does the datasheet's bandwidth (gpu.bandwidth_gbps) count for a copy of B bytes?
+  //   achieved_gbps above does the unit. Handout: "Counting bytes". (2 lines)
   ROOFLAB_TODO("lab01.q8", bytes_copied, seconds, gpu);
   // STUDENT END
 }

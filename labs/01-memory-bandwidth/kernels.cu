@@ -40,7 +40,8 @@ __global__ void copy_kernel(const float* __restrict__ a, float* __restrict__ c, 
 
 __global__ void scale_kernel(const float* __restrict__ c, float* __restrict__ b, float scalar, std::size_t n) {
   // STUDENT BEGIN (lab01.scale)
-  // TODO(lab01.scale): b[i] = scalar * c[i] in a grid-stride loop. About 3 lines.
+  // TODO(lab01.scale): b[i] = scalar * c[i] in the same grid-stride loop over i as copy_kernel (from
+  //   global_thread(), step grid_threads(), while i < n). About 3 lines.
   rooflab::unused(c, b, scalar, n);  // delete this line when the kernel is written
   // STUDENT END
 }
@@ -48,7 +49,8 @@ __global__ void scale_kernel(const float* __restrict__ c, float* __restrict__ b,
 __global__ void add_kernel(const float* __restrict__ a, const float* __restrict__ b, float* __restrict__ c,
                            std::size_t n) {
   // STUDENT BEGIN (lab01.add)
-  // TODO(lab01.add): c[i] = a[i] + b[i] in a grid-stride loop. About 3 lines.
+  // TODO(lab01.add): c[i] = a[i] + b[i] in a grid-stride loop over i (global_thread(), grid_threads()). About
+  //   3 lines.
   rooflab::unused(a, b, c, n);  // delete this line when the kernel is written
   // STUDENT END
 }
@@ -56,7 +58,8 @@ __global__ void add_kernel(const float* __restrict__ a, const float* __restrict_
 __global__ void triad_kernel(const float* __restrict__ b, const float* __restrict__ c, float* __restrict__ a,
                              float scalar, std::size_t n) {
   // STUDENT BEGIN (lab01.triad)
-  // TODO(lab01.triad): a[i] = b[i] + scalar * c[i] in a grid-stride loop. About 3 lines.
+  // TODO(lab01.triad): a[i] = b[i] + scalar * c[i] in a grid-stride loop over i (global_thread(),
+  //   grid_threads()). About 3 lines.
   rooflab::unused(b, c, a, scalar, n);  // delete this line when the kernel is written
   // STUDENT END
 }
@@ -69,10 +72,12 @@ __global__ void triad_vec4_kernel(const float* __restrict__ b, const float* __re
                                   float scalar, std::size_t n, std::size_t head) {
   // STUDENT BEGIN (lab01.triad_vec4)
   // TODO(lab01.triad_vec4.1): view the arrays from element `head` on as float4 (reinterpret_cast of b + head,
-  //   c + head, a + head) and run a grid-stride loop over the n4 = (n - head) / 4 whole float4s: load one
-  //   float4 of b and one of c, store one float4 of a (make_float4).
+  //   c + head, a + head) and run a grid-stride loop over the float4 index v < n4 = (n - head) / 4
+  //   (global_thread(), grid_threads()): load one float4 of b and one of c, store one float4 of a
+  //   (make_float4).
   // TODO(lab01.triad_vec4.2): the elements left over - the `head` ones before the first float4 and the fewer
-  //   than four after the last - one element per thread, done by the first threads of the grid.
+  //   than four after the last - no loop: thread t = global_thread() of the grid takes leftover t, if there
+  //   is one.
   //   About 15 lines. Handout: "Vectorized access".
   rooflab::unused(b, c, a, scalar, n, head);  // delete this line when the kernel is written
   // STUDENT END
@@ -83,7 +88,8 @@ __global__ void triad_vec4_kernel(const float* __restrict__ b, const float* __re
 __global__ void strided_read_kernel(const float* __restrict__ in, float* __restrict__ out, std::size_t n_out,
                                     std::size_t stride) {
   // STUDENT BEGIN (lab01.strided)
-  // TODO(lab01.strided): out[i] = in[i * stride] for i < n_out in a grid-stride loop. About 3 lines.
+  // TODO(lab01.strided): out[i] = in[i * stride] in a grid-stride loop over the output index i < n_out
+  //   (global_thread(), grid_threads()). About 3 lines.
   //   Handout: "Coalescing and sectors" says what to expect at stride 1, 2, 4, 8 and 32.
   rooflab::unused(in, out, n_out, stride);  // delete this line when the kernel is written
   // STUDENT END
@@ -113,21 +119,24 @@ void copy(const float* a, float* c, std::size_t n, cudaStream_t stream) {
 
 void scale(const float* c, float* b, float scalar, std::size_t n, cudaStream_t stream) {
   // STUDENT BEGIN (lab01.scale.launch)
-  // TODO(lab01.scale.launch): launch scale_kernel like copy_kernel, and check the launch. Two lines.
+  // TODO(lab01.scale.launch): scale_kernel<<<blocks_for(n), kBlock, 0, stream>>>(...) as for copy_kernel,
+  //   then ROOFLAB_LAUNCH_CHECK(). Two lines.
   ROOFLAB_TODO("lab01.scale.launch", c, b, scalar, n, stream);
   // STUDENT END
 }
 
 void add(const float* a, const float* b, float* c, std::size_t n, cudaStream_t stream) {
   // STUDENT BEGIN (lab01.add.launch)
-  // TODO(lab01.add.launch): launch add_kernel and check the launch. Two lines.
+  // TODO(lab01.add.launch): add_kernel<<<blocks_for(n), kBlock, 0, stream>>>(...), then ROOFLAB_LAUNCH_CHECK().
+  //   Two lines.
   ROOFLAB_TODO("lab01.add.launch", a, b, c, n, stream);
   // STUDENT END
 }
 
 void triad(const float* b, const float* c, float* a, float scalar, std::size_t n, cudaStream_t stream) {
   // STUDENT BEGIN (lab01.triad.launch)
-  // TODO(lab01.triad.launch): launch triad_kernel and check the launch. Two lines.
+  // TODO(lab01.triad.launch): triad_kernel<<<blocks_for(n), kBlock, 0, stream>>>(...), then
+  //   ROOFLAB_LAUNCH_CHECK(). Two lines.
   ROOFLAB_TODO("lab01.triad.launch", b, c, a, scalar, n, stream);
   // STUDENT END
 }
@@ -138,14 +147,16 @@ void triad_vec4(const float* b, const float* c, float* a, float scalar, std::siz
   //   each are past a 16-byte boundary (reinterpret_cast<std::uintptr_t>(p) % 16). If they differ, no single
   //   head aligns all three: call the scalar triad instead and return.
   // TODO(lab01.triad_vec4.launch.2): head = elements before the first aligned address (at most n), then launch
-  //   triad_vec4_kernel with enough blocks for (n - head) / 4 float4s and check the launch. About 9 lines.
+  //   triad_vec4_kernel<<<blocks_for((n - head) / 4), kBlock, 0, stream>>>(...) and ROOFLAB_LAUNCH_CHECK().
+  //   About 9 lines.
   ROOFLAB_TODO("lab01.triad_vec4.launch", b, c, a, scalar, n, stream);
   // STUDENT END
 }
 
 void strided_read(const float* in, float* out, std::size_t n_out, std::size_t stride, cudaStream_t stream) {
   // STUDENT BEGIN (lab01.strided.launch)
-  // TODO(lab01.strided.launch): launch strided_read_kernel over n_out elements and check the launch. Two lines.
+  // TODO(lab01.strided.launch): strided_read_kernel<<<blocks_for(n_out), kBlock, 0, stream>>>(...), then
+  //   ROOFLAB_LAUNCH_CHECK(). Two lines.
   ROOFLAB_TODO("lab01.strided.launch", in, out, n_out, stride, stream);
   // STUDENT END
 }

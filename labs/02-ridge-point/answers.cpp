@@ -24,28 +24,30 @@ double fp32_peak_flops(int sms, int lanes_per_sm, double clock_mhz) {
 
 std::optional<double> ridge_point(const rooflab::GpuSpec& gpu, rooflab::DType type) {
   // STUDENT BEGIN (lab02.q3)
-  // TODO(lab02.q3): dense peak (rooflab::peak_flops) over the bandwidth in bytes/s. (3 lines)
+  // TODO(lab02.q3): dense peak (rooflab::peak_flops(gpu, type), a std::optional: empty where the GPU has no
+  //   such unit) over the bandwidth in bytes/s (gpu.bandwidth_gbps is decimal GB/s). (3 lines)
   ROOFLAB_TODO("lab02.q3", gpu, type);
   // STUDENT END
 }
 
 double attainable_flops(double intensity, const rooflab::GpuSpec& gpu, rooflab::DType type) {
   // STUDENT BEGIN (lab02.q4)
-  // TODO(lab02.q4): the roofline: the lower of the compute roof and the memory slope. (1 line)
+  // TODO(lab02.q4): the roofline: the lower of the compute roof (rooflab::peak_flops) and the memory slope
+  //   (intensity x bandwidth in bytes/s). (1 line)
   ROOFLAB_TODO("lab02.q4", intensity, gpu, type);
   // STUDENT END
 }
 
 bool memory_bound(double intensity, const rooflab::GpuSpec& gpu, rooflab::DType type) {
   // STUDENT BEGIN (lab02.q5)
-  // TODO(lab02.q5): left of the ridge point? (1 line)
+  // TODO(lab02.q5): left of the ridge point (ridge_point above)? (1 line)
   ROOFLAB_TODO("lab02.q5", intensity, gpu, type);
   // STUDENT END
 }
 
 double fraction_of_peak(double intensity, const rooflab::GpuSpec& gpu, rooflab::DType type) {
   // STUDENT BEGIN (lab02.q6)
-  // TODO(lab02.q6): attainable over peak. (1 line)
+  // TODO(lab02.q6): attainable over peak (attainable_flops above, rooflab::peak_flops). (1 line)
   ROOFLAB_TODO("lab02.q6", intensity, gpu, type);
   // STUDENT END
 }
@@ -53,7 +55,9 @@ double fraction_of_peak(double intensity, const rooflab::GpuSpec& gpu, rooflab::
 double decode_step_s(double params, double bytes_per_param, int batch, const rooflab::GpuSpec& gpu,
                      rooflab::DType type) {
   // STUDENT BEGIN (lab02.q7)
-  // TODO(lab02.q7): the time to stream the weights vs the time to do the FLOPs: which one bounds? (4 lines)
+  // TODO(lab02.q7): the time to stream the weights once (params x bytes_per_param at gpu.bandwidth_gbps) vs the
+  //   time to do the FLOPs (how many per parameter, for each sequence of the batch? at rooflab::peak_flops):
+  //   which one bounds? Handout: "Decoding, batches and the ridge". (4 lines)
   ROOFLAB_TODO("lab02.q7", params, bytes_per_param, batch, gpu, type);
   // STUDENT END
 }
@@ -77,7 +81,8 @@ int batch_at_ridge(int in_features, int out_features, double bytes_per_element, 
                    rooflab::DType type) {
   // STUDENT BEGIN (lab02.q10)
   // TODO(lab02.q10): the first batch whose linear_intensity reaches the ridge point (it grows with the
-  //   batch). A search, about 12 lines.
+  //   batch): a loop over batch = 1, 2, ... (or a doubling search then a binary one) calling linear_intensity
+  //   and ridge_point above. About 12 lines.
   ROOFLAB_TODO("lab02.q10", in_features, out_features, bytes_per_element, gpu, type);
   // STUDENT END
 }

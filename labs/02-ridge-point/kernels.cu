@@ -25,9 +25,11 @@ using rooflab::global_thread;  // this thread's index in the grid (rooflab/grid.
 
 __global__ void fma_fp32_kernel(float a, float b, int iterations, float* __restrict__ out) {
   // STUDENT BEGIN (lab02.fma)
-  // TODO(lab02.fma.1): kChains independent chains in registers (a float array of kChains, every loop over it
-  //   unrolled with #pragma unroll). Chain c of thread t = global_thread() starts at (t % 1024) + c.
-  // TODO(lab02.fma.2): `iterations` times, update every chain with x = fmaf(x, a, b).
+  // TODO(lab02.fma.1): no grid-stride loop: one thread, one output, t = global_thread(). kChains independent
+  //   chains in registers (a float array of kChains, every loop over it unrolled with #pragma unroll). Chain
+  //   c of thread t starts at (t % 1024) + c.
+  // TODO(lab02.fma.2): a loop of `iterations` steps around an unrolled loop over the chains c: x[c] =
+  //   fmaf(x[c], a, b).
   // TODO(lab02.fma.3): store the chains' sum (in order c = 0, 1, ...) to out[t]. Without the store the compiler
   //   deletes the whole loop. About 12 lines. Handout: "Latency and independent chains".
   rooflab::unused(a, b, iterations, out);  // delete this line when the kernel is written
@@ -38,8 +40,9 @@ __global__ void fma_fp32_kernel(float a, float b, int iterations, float* __restr
 
 __global__ void fma_half2_kernel(__half2 a, __half2 b, int iterations, __half2* __restrict__ out) {
   // STUDENT BEGIN (lab02.fma_half2)
-  // TODO(lab02.fma_half2): the same with __half2: chain c starts at __float2half2_rn((t % 64 + c) / 64.0f),
-  //   updates with __hfma2, and the chains are summed in order with __hadd2 into out[t]. About 12 lines.
+  // TODO(lab02.fma_half2): the same loops with __half2 (cuda_fp16.h): t = global_thread(), chain c starts at
+  //   __float2half2_rn((t % 64 + c) / 64.0f), updates with __hfma2, and the chains are summed in order with
+  //   __hadd2 into out[t]. About 12 lines. Handout: "Latency and independent chains".
   rooflab::unused(a, b, iterations, out);  // delete this line when the kernel is written
   // STUDENT END
 }
@@ -57,7 +60,8 @@ double fma_fp32(float a, float b, int iterations, float* out, std::size_t thread
 
 double fma_half2(__half2 a, __half2 b, int iterations, __half2* out, std::size_t threads, cudaStream_t stream) {
   // STUDENT BEGIN (lab02.fma_half2.launch)
-  // TODO(lab02.fma_half2.launch): the same for fma_half2_kernel; an __hfma2 is 4 FLOPs. Three lines.
+  // TODO(lab02.fma_half2.launch): fma_half2_kernel<<<threads / kBlock, kBlock, 0, stream>>>(...), then
+  //   ROOFLAB_LAUNCH_CHECK(); return the FLOPs (an __hfma2 is 4). Three lines.
   ROOFLAB_TODO("lab02.fma_half2.launch", a, b, iterations, out, threads, stream);
   // STUDENT END
 }
@@ -65,7 +69,8 @@ double fma_half2(__half2 a, __half2 b, int iterations, __half2* out, std::size_t
 void tensor_gemm(rooflab::DType type, int n, const void* a, const void* b, float* c, cudaStream_t stream) {
   // STUDENT BEGIN (lab02.cublas)
   // TODO(lab02.cublas): one cublasGemmEx call on a rooflab::CublasHandle (keep it static: creating a handle
-  //   is slow) bound to `stream`. cuBLAS is column-major: how do you get a row-major C = A B out of it?
+  //   is slow; cublasSetStream(handle.get(), stream) binds it to `stream`), every call wrapped in ROOFLAB_CUBLAS_CHECK(...)
+  //   (rooflab/cublas.hpp). cuBLAS is column-major: how do you get a row-major C = A B out of it?
   //   Inputs CUDA_R_16F or CUDA_R_16BF by `type`, output CUDA_R_32F, CUBLAS_COMPUTE_32F. About 8 lines.
   //   Handout: "cuBLAS".
   ROOFLAB_TODO("lab02.cublas", type, n, a, b, c, stream);

@@ -9,14 +9,15 @@ namespace lab03 {
 
 Cost relu(std::size_t n, std::size_t elem_bytes) {
   // STUDENT BEGIN (lab03.q1)
-  // TODO(lab03.q1): FLOPs and bytes by the counting rules in lab.hpp. (1 line)
+  // TODO(lab03.q1): Cost{flops, bytes} by the counting rules in lab.hpp (and the handout's "Counting
+  //   elementwise work"): what is read, what is written, at elem_bytes each. (1 line)
   ROOFLAB_TODO("lab03.q1", n, elem_bytes);
   // STUDENT END
 }
 
 Cost add(std::size_t n, std::size_t elem_bytes) {
   // STUDENT BEGIN (lab03.q2)
-  // TODO(lab03.q2) (1 line)
+  // TODO(lab03.q2): Cost{flops, bytes} of y = a + b, by the same rules. (1 line)
   ROOFLAB_TODO("lab03.q2", n, elem_bytes);
   // STUDENT END
 }
@@ -30,7 +31,7 @@ Cost bias_relu(std::size_t rows, std::size_t cols, std::size_t elem_bytes) {
 
 Cost gelu(std::size_t n, std::size_t elem_bytes) {
   // STUDENT BEGIN (lab03.q4)
-  // TODO(lab03.q4) (1 line)
+  // TODO(lab03.q4): Cost{flops, bytes} of y = gelu(x); lab.hpp gives GELU's FLOPs per element. (1 line)
   ROOFLAB_TODO("lab03.q4", n, elem_bytes);
   // STUDENT END
 }
@@ -51,14 +52,15 @@ Cost adam_step(std::size_t params) {
 
 double intensity(const Cost& c) {
   // STUDENT BEGIN (lab03.q7)
-  // TODO(lab03.q7) (1 line)
+  // TODO(lab03.q7): FLOPs per byte of a Cost. (1 line)
   ROOFLAB_TODO("lab03.q7", c);
   // STUDENT END
 }
 
 double predicted_time_s(const Cost& c, const rooflab::GpuSpec& gpu, rooflab::DType type) {
   // STUDENT BEGIN (lab03.q8)
-  // TODO(lab03.q8): the roofline floor. (1 line)
+  // TODO(lab03.q8): the roofline floor, max(bytes / bandwidth, FLOPs / peak), with gpu.bandwidth_gbps
+  //   (decimal GB/s) and rooflab::peak_flops(gpu, type) (a std::optional). (1 line)
   ROOFLAB_TODO("lab03.q8", c, gpu, type);
   // STUDENT END
 }
@@ -79,7 +81,8 @@ Cost chain_fused(std::size_t rows, std::size_t cols, std::size_t elem_bytes) {
 
 double fusion_speedup(std::size_t rows, std::size_t cols, std::size_t elem_bytes) {
   // STUDENT BEGIN (lab03.q11)
-  // TODO(lab03.q11) (1 line)
+  // TODO(lab03.q11): both chains are memory-bound: the ratio of chain_unfused's bytes to chain_fused's
+  //   (both above). (1 line)
   ROOFLAB_TODO("lab03.q11", rows, cols, elem_bytes);
   // STUDENT END
 }

@@ -45,8 +45,9 @@ template <typename T>
 __global__ void bias_add_kernel(const T* __restrict__ x, const T* __restrict__ bias, T* __restrict__ t,
                                 std::size_t rows, std::size_t cols) {
   // STUDENT BEGIN (lab03.bias_add)
-  // TODO(lab03.bias_add): t[i] = x[i] + bias[i % cols] over the rows * cols elements, grid-stride, with
-  //   load()/store() (FP32 arithmetic whatever T is). About 2 lines.
+  // TODO(lab03.bias_add): a grid-stride loop over i < rows * cols (global_thread(), grid_threads()):
+  //   t[i] = x[i] + bias[i % cols], read with load() and written with store() (FP32 arithmetic whatever T
+  //   is). About 2 lines.
   rooflab::unused(x, bias, t, rows, cols);  // delete this line when the kernel is written
   // STUDENT END
 }
@@ -54,7 +55,8 @@ __global__ void bias_add_kernel(const T* __restrict__ x, const T* __restrict__ b
 template <typename T>
 __global__ void gelu_kernel(const T* __restrict__ t, T* __restrict__ u, std::size_t n) {
   // STUDENT BEGIN (lab03.gelu)
-  // TODO(lab03.gelu): u[i] = GELU(t[i]), tanh form (lab.hpp: gelu_ref), in FP32 with tanhf. About 4 lines.
+  // TODO(lab03.gelu): a grid-stride loop over i < n: u[i] = GELU(t[i]), tanh form (lab.hpp: gelu_ref), in FP32
+  //   with tanhf, through load()/store(). About 4 lines.
   rooflab::unused(t, u, n);  // delete this line when the kernel is written
   // STUDENT END
 }
@@ -63,7 +65,8 @@ template <typename T>
 __global__ void residual_add_kernel(const T* __restrict__ u, const T* __restrict__ residual, T* __restrict__ y,
                                     std::size_t n) {
   // STUDENT BEGIN (lab03.residual_add)
-  // TODO(lab03.residual_add): y[i] = u[i] + residual[i]. About 2 lines.
+  // TODO(lab03.residual_add): a grid-stride loop over i < n: y[i] = u[i] + residual[i], through load()/store().
+  //   About 2 lines.
   rooflab::unused(u, residual, y, n);  // delete this line when the kernel is written
   // STUDENT END
 }
@@ -74,8 +77,9 @@ template <typename T>
 __global__ void fused_chain_kernel(const T* __restrict__ x, const T* __restrict__ bias, const T* __restrict__ residual,
                                    T* __restrict__ y, std::size_t rows, std::size_t cols) {
   // STUDENT BEGIN (lab03.fused)
-  // TODO(lab03.fused): y = residual + gelu(x + bias[col]) in one pass: the intermediates never leave
-  //   registers. About 6 lines. Handout: "Fusion".
+  // TODO(lab03.fused): one grid-stride loop over i < rows * cols: y[i] = residual[i] + gelu(x[i] +
+  //   bias[i % cols]), through load()/store(); the intermediates never leave registers. About 6 lines.
+  //   Handout: "Fusion".
   rooflab::unused(x, bias, residual, y, rows, cols);  // delete this line when the kernel is written
   // STUDENT END
 }
@@ -85,8 +89,9 @@ __global__ void fused_chain_kernel(const T* __restrict__ x, const T* __restrict_
 __global__ void sweep_kernel(const float* __restrict__ in, float* __restrict__ out, std::size_t n, float a, float b,
                              int k) {
   // STUDENT BEGIN (lab03.sweep)
-  // TODO(lab03.sweep): out[i] = in[i] put through k dependent FMAs y = fmaf(y, a, b) (lab.hpp: sweep_ref).
-  //   About 5 lines. Handout: "Walking the roofline".
+  // TODO(lab03.sweep): a grid-stride loop over i < n, and inside it a loop of k steps: out[i] = in[i] put
+  //   through k dependent FMAs y = fmaf(y, a, b) (lab.hpp: sweep_ref). About 5 lines. Handout: "Walking the
+  //   roofline".
   rooflab::unused(in, out, n, a, b, k);  // delete this line when the kernel is written
   // STUDENT END
 }
@@ -105,7 +110,8 @@ void bias_add(const T* x, const T* bias, T* t, std::size_t rows, std::size_t col
 template <typename T>
 void gelu(const T* t, T* u, std::size_t n, cudaStream_t stream) {
   // STUDENT BEGIN (lab03.gelu.launch)
-  // TODO(lab03.gelu.launch): launch gelu_kernel<T> and check the launch. Two lines.
+  // TODO(lab03.gelu.launch): gelu_kernel<T><<<blocks_for(n), kBlock, 0, stream>>>(...), then
+  //   ROOFLAB_LAUNCH_CHECK(). Two lines.
   ROOFLAB_TODO("lab03.gelu.launch", t, u, n, stream);
   // STUDENT END
 }
@@ -113,7 +119,8 @@ void gelu(const T* t, T* u, std::size_t n, cudaStream_t stream) {
 template <typename T>
 void residual_add(const T* u, const T* residual, T* y, std::size_t n, cudaStream_t stream) {
   // STUDENT BEGIN (lab03.residual_add.launch)
-  // TODO(lab03.residual_add.launch): launch residual_add_kernel<T> and check the launch. Two lines.
+  // TODO(lab03.residual_add.launch): residual_add_kernel<T><<<blocks_for(n), kBlock, 0, stream>>>(...), then
+  //   ROOFLAB_LAUNCH_CHECK(). Two lines.
   ROOFLAB_TODO("lab03.residual_add.launch", u, residual, y, n, stream);
   // STUDENT END
 }
@@ -122,7 +129,8 @@ template <typename T>
 void unfused_chain(const T* x, const T* bias, const T* residual, T* t, T* u, T* y, std::size_t rows, std::size_t cols,
                    cudaStream_t stream) {
   // STUDENT BEGIN (lab03.unfused.launch)
-  // TODO(lab03.unfused.launch): the three launchers above in order, through the scratch arrays t and u.
+  // TODO(lab03.unfused.launch): call the three launchers above (bias_add, gelu, residual_add) in order, on
+  //   `stream`: x -> t -> u -> y through the scratch arrays t and u. Three lines.
   ROOFLAB_TODO("lab03.unfused.launch", x, bias, residual, t, u, y, rows, cols, stream);
   // STUDENT END
 }
@@ -131,14 +139,16 @@ template <typename T>
 void fused_chain(const T* x, const T* bias, const T* residual, T* y, std::size_t rows, std::size_t cols,
                  cudaStream_t stream) {
   // STUDENT BEGIN (lab03.fused.launch)
-  // TODO(lab03.fused.launch): launch fused_chain_kernel<T> and check the launch. Two lines.
+  // TODO(lab03.fused.launch): fused_chain_kernel<T><<<blocks_for(rows * cols), kBlock, 0, stream>>>(...),
+  //   then ROOFLAB_LAUNCH_CHECK(). Two lines.
   ROOFLAB_TODO("lab03.fused.launch", x, bias, residual, y, rows, cols, stream);
   // STUDENT END
 }
 
 void sweep(const float* in, float* out, std::size_t n, float a, float b, int k, cudaStream_t stream) {
   // STUDENT BEGIN (lab03.sweep.launch)
-  // TODO(lab03.sweep.launch): launch sweep_kernel and check the launch. Two lines.
+  // TODO(lab03.sweep.launch): sweep_kernel<<<blocks_for(n), kBlock, 0, stream>>>(...), then
+  //   ROOFLAB_LAUNCH_CHECK(). Two lines.
   ROOFLAB_TODO("lab03.sweep.launch", in, out, n, a, b, k, stream);
   // STUDENT END
 }

@@ -4,7 +4,8 @@
 // calls of the backend (common/emu/include/rooflab/emu/launch.hpp and runtime.hpp):
 //
 //   k<<<grid, block[, smem[, stream]]>>>(args)
-//       -> ::rooflab::emu::detail::launch_site(&k, "k", [&](auto... a) { k(a...); }, grid, block ...)(args)
+//       -> ::rooflab::emu::detail::launch_site(&k, "k", "x,y,n", [&](auto... a) { k(a...); }, grid, block ...)(args)
+//          ("x,y,n": the parameter names of the __global__ k declared in this file, for reports; "" if none)
 //          (`nullptr` instead of `&k` when k is a kernel template launched without template arguments: the
 //          call in the lambda deduces them from the arguments, as nvcc does)
 //   extern __shared__ T name[];          -> name points at the block's dynamic shared memory
@@ -29,6 +30,7 @@
 #include <cstring>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <set>
 #include <sstream>
 #include <stdexcept>
@@ -237,7 +239,7 @@ class Rewriter {
   Rewriter(std::string_view src, std::vector<Token> tokens) : src_(src), t_(std::move(tokens)) {}
 
   std::string run() {
-    find_kernel_templates();
+    find_kernels();
     enum class Scope { other, function };
     std::vector<Scope> scopes;
     for (std::size_t i = 0; i < t_.size(); ++i) {
@@ -329,9 +331,11 @@ class Rewriter {
     return false;
   }
 
-  // Names of __global__ function templates declared in this file: launched without template arguments,
-  // their arguments deduce them (there is no single `&k` to take).
-  void find_kernel_templates() {
+  // The __global__ functions declared in this file: the names of kernel templates (launched without
+  // template arguments, their arguments deduce them: there is no single `&k` to take) and every kernel's
+  // parameter names, which out-of-bounds reports use to name the array (`y[1024]` rather than "a
+  // 4096-byte allocation").
+  void find_kernels() {
     for (std::size_t i = 0; i < t_.size(); ++i) {
       if (t_[i].kind != Kind::identifier || t_[i].text != "__global__") continue;
       std::size_t start = i;
@@ -339,18 +343,73 @@ class Rewriter {
              t_[start - 1].kind != Kind::directive) {
         --start;
       }
-      if (!is(start, "template")) continue;
       for (std::size_t k = i + 1; k < t_.size() && !is(k, ";") && !is(k, "{"); ++k) {
         if (is(k, "__launch_bounds__") || is(k, "__attribute__")) {
           k = matching(k + 1);
           continue;
         }
         if (is(k, "(") && t_[k - 1].kind == Kind::identifier) {
-          kernel_templates_.insert(std::string(t_[k - 1].text));
+          const std::string name(t_[k - 1].text);
+          if (is(start, "template")) kernel_templates_.insert(name);
+          note_parameters(name, parameter_names(k, matching(k)));
           break;
         }
       }
     }
+  }
+
+  // "a,b,n" for the parameter list between the parentheses at `open` and `close`; an unnamed parameter
+  // leaves its place empty ("a,,n").
+  std::string parameter_names(std::size_t open, std::size_t close) const {
+    std::string names;
+    std::size_t begin = open + 1;
+    int depth = 0, angles = 0;  // a comma inside ( ), [ ], { } or a template argument list separates nothing
+    for (std::size_t k = open + 1; k <= close && k < t_.size(); ++k) {
+      if (k == close || (depth == 0 && angles == 0 && is(k, ","))) {
+        if (begin != open + 1) names += ',';
+        names += declared_name(begin, k);
+        begin = k + 1;
+        continue;
+      }
+      if (is(k, "(") || is(k, "[") || is(k, "{")) ++depth;
+      if (is(k, ")") || is(k, "]") || is(k, "}")) --depth;
+      if (depth == 0 && is(k, "<")) ++angles;
+      if (depth == 0 && is(k, ">")) --angles;
+    }
+    return names;
+  }
+
+  // The name one parameter declaration [a, b) declares: the last identifier before a default argument or
+  // an array bound, when a type precedes it (`const float* __restrict__ x` -> x; `const float*` -> none).
+  std::string declared_name(std::size_t a, std::size_t b) const {
+    static const std::set<std::string_view> not_names = {
+        "const", "volatile", "__restrict__", "__restrict", "restrict", "unsigned", "signed", "int",  "long",
+        "short", "char",     "float",        "double",     "bool",     "void",     "auto",   "struct", "class"};
+    for (std::size_t k = a; k < b; ++k) {
+      if (is(k, "=") || is(k, "[")) {
+        b = k;
+        break;
+      }
+    }
+    std::size_t typed = 0;  // tokens of a type seen before the candidate name
+    for (std::size_t k = a; k < b; ++k) {
+      const bool qualifier = is(k, "const") || is(k, "volatile") || is(k, "__restrict__") || is(k, "__restrict");
+      if (k + 1 == b) {
+        const bool name = t_[k].kind == Kind::identifier && not_names.count(t_[k].text) == 0;
+        return name && typed > 0 && !is(k - 1, "::") ? std::string(t_[k].text) : std::string();
+      }
+      if (!qualifier) ++typed;
+    }
+    return {};
+  }
+
+  // A declaration without names (`__global__ void k(float*, int);`) names nothing; overloads that disagree
+  // on their names leave the kernel unnamed (an empty list).
+  void note_parameters(const std::string& kernel, const std::string& names) {
+    if (names.find_first_not_of(',') == std::string::npos) return;
+    const auto [it, inserted] = kernel_parameters_.emplace(kernel, names);
+    if (!inserted && it->second != names) conflicting_.insert(kernel);
+    if (conflicting_.count(kernel) != 0) it->second.clear();
   }
 
   // Joins tokens [a, b) into one line of text: a space only where two words would otherwise merge.
@@ -428,9 +487,12 @@ class Rewriter {
     }
     const std::string kernel = join(first, i);
     const bool deduced = !explicit_args && kernel_templates_.count(last_name) != 0;
+    const auto named = kernel_parameters_.find(last_name);
+    const std::string parameters = named != kernel_parameters_.end() ? named->second : std::string();
     replace(t_[first].begin, t_[i + 2].end,
             "::rooflab::emu::detail::launch_site(" + (deduced ? std::string("nullptr") : "&" + kernel) + ", \"" +
-                kernel + "\", [&](auto... rooflab_emu_args_) { " + kernel + "(rooflab_emu_args_...); }, ");
+                kernel + "\", \"" + parameters + "\", [&](auto... rooflab_emu_args_) { " + kernel +
+                "(rooflab_emu_args_...); }, ");
     replace(t_[close].begin, t_[close + 2].end, ")");
     return close + 2;
   }
@@ -574,6 +636,8 @@ class Rewriter {
   std::vector<Token> t_;
   std::vector<Edit> edits_;
   std::set<std::string> kernel_templates_;
+  std::map<std::string, std::string> kernel_parameters_;  // kernel name -> "a,b,n" (see parameter_names)
+  std::set<std::string> conflicting_;                      // kernels whose overloads name parameters differently
 };
 
 std::string quoted_path(const std::string& path) {

@@ -35,6 +35,8 @@
 #include <map>
 #include <mutex>
 #include <string>
+#include <typeindex>
+#include <typeinfo>
 #include <vector>
 
 namespace rooflab::emu {
@@ -75,10 +77,18 @@ struct GuardRecord {
   const char* what = "cudaMalloc allocation";
   void* site[kSiteFrames] = {};          // the call stack of cudaMalloc, for "allocation made at ..."
   int site_frames = 0;
-  // The element size of the kernel parameters that point into it, for "element N" in reports: valid when
-  // element_round is the current launch's round; 0 when the parameters disagree (float* and float4*).
-  std::atomic<std::size_t> element_size{0};
-  std::atomic<unsigned long long> element_round{0};
+  // The current launch's pointer parameters into it (the first two), for "y[1024]" in reports: valid when
+  // argument_round is the current launch's round.
+  struct Argument {
+    const char* name = nullptr;  // the parameter's name, not terminated (nullptr: unknown)
+    std::size_t name_length = 0;
+    std::uintptr_t base = 0;     // the pointer passed
+    std::size_t element = 0;     // sizeof(*pointer), 0 for an incomplete type
+    const char* type = "";       // the element type, demangled
+  };
+  Argument arguments[2];
+  std::atomic<int> argument_count{0};
+  std::atomic<unsigned long long> argument_round{0};
 };
 constexpr int kGuardRecords = 4096;
 GuardRecord g_guards[kGuardRecords];
@@ -255,16 +265,38 @@ void append_site(char* msg, std::size_t cap, const GuardRecord& g) {
   }
 }
 
-// " (element N of the kernel's K-byte elements)" for an address in a guarded region, when the launch's
-// pointer parameters into it agree on one element type; "" otherwise (no count from a guessed size).
+// What the access at addr was in the kernel's terms, from the current launch's pointer parameters into the
+// allocation: " (out[1024] through the kernel's parameter out, an array of 1024 float elements of 4 bytes)",
+// or, when the kernel's parameter names are unknown (a launch through rooflab::launch, a kernel declared in
+// another file), " (element 1024 of the kernel's array of 1024 float elements of 4 bytes)"; "" when no
+// parameter of this launch points into it. Each parameter counts from the pointer it was given, in its own
+// element size (an FP16 array in 2-byte elements, a float4 view in 16-byte ones).
 void append_element(char* msg, std::size_t cap, const GuardRecord& g, std::uintptr_t addr) {
-  const std::size_t element = g.element_size.load(std::memory_order_relaxed);
-  if (element == 0 || g.element_round.load(std::memory_order_relaxed) != g_argument_round.load() || addr < g.start) {
-    return;
+  if (g.argument_round.load(std::memory_order_relaxed) != g_argument_round.load()) return;
+  const int count = g.argument_count.load(std::memory_order_relaxed);
+  bool wrote = false;
+  for (int k = 0; k < count && k < 2; ++k) {
+    const GuardRecord::Argument& a = g.arguments[k];
+    if (a.element == 0) continue;
+    const auto element = static_cast<long long>(a.element);
+    const long long offset =
+        addr >= a.base ? static_cast<long long>(addr - a.base) : -static_cast<long long>(a.base - addr);
+    const long long index = offset >= 0 ? offset / element : -((-offset + element - 1) / element);  // rounds down
+    const std::size_t elements = (g.start + g.size - a.base) / a.element;
+    const std::size_t len = std::strlen(msg);
+    const char* open = wrote ? "; or " : " (";
+    wrote = true;
+    if (a.name != nullptr) {
+      const int n = static_cast<int>(a.name_length);
+      std::snprintf(msg + len, cap - len,
+                    "%s%.*s[%lld] through the kernel's parameter %.*s, an array of %zu %s elements of %zu bytes", open,
+                    n, a.name, index, n, a.name, elements, a.type, a.element);
+    } else {
+      std::snprintf(msg + len, cap - len, "%selement %lld of the kernel's array of %zu %s elements of %zu bytes", open,
+                    index, elements, a.type, a.element);
+    }
   }
-  const std::size_t len = std::strlen(msg);
-  std::snprintf(msg + len, cap - len, " (element %zu of the kernel's %zu-byte elements)", (addr - g.start) / element,
-                element);
+  if (wrote) std::strncat(msg, ")", cap - std::strlen(msg) - 1);
 }
 
 #if defined(__x86_64__)
@@ -434,6 +466,7 @@ void on_fault(int sig, siginfo_t* info, void* context) {
     } else {
       std::snprintf(msg, sizeof msg, "\nrooflab emu: out-of-bounds access %s: address %zu bytes before the start of a %zu-byte %s",
                     who, g.start - addr, g.size, g.what);
+      append_element(msg, sizeof msg, g, addr);
     }
     if (g.site_frames > 0) append_site(msg, sizeof msg, g);
     std::strncat(msg, ".\n", sizeof msg - std::strlen(msg) - 1);
@@ -674,18 +707,36 @@ DeviceMemoryOpen::~DeviceMemoryOpen() {
 
 void begin_launch_arguments() { ++g_argument_round; }
 
-bool device_pointer_argument(const void* p, std::size_t element_size) {
+const char* element_type_name(const std::type_info& type) {
+  static std::mutex mutex;
+  static std::map<std::type_index, std::string> names;  // nodes never move: the c_str()s stay valid
+  std::lock_guard lock(mutex);
+  auto [it, inserted] = names.try_emplace(std::type_index(type));
+  if (inserted) {
+    int status = 0;
+    char* demangled = abi::__cxa_demangle(type.name(), nullptr, nullptr, &status);
+    it->second = status == 0 && demangled != nullptr ? demangled : type.name();
+    std::free(demangled);
+  }
+  return it->second.c_str();
+}
+
+bool device_pointer_argument(const void* p, const PointerParameter& parameter) {
   std::lock_guard lock(g_mutex);
   const Allocation* a = find(p, 0);
   if (a == nullptr) return false;
   if (a->record != nullptr) {
     GuardRecord& g = *a->record;
     const unsigned long long round = g_argument_round.load();
-    if (g.element_round.load() != round) {
-      g.element_size = element_size;
-      g.element_round = round;
-    } else if (g.element_size.load() != element_size) {
-      g.element_size = 0;  // two parameter types (float* and float4*): no element count
+    if (g.argument_round.load() != round) {
+      g.argument_count = 0;
+      g.argument_round = round;
+    }
+    const int k = g.argument_count.load();
+    if (k < 2) {
+      g.arguments[k] = {parameter.name, parameter.name_length, reinterpret_cast<std::uintptr_t>(p),
+                        parameter.element_size, parameter.element_type};
+      g.argument_count = k + 1;
     }
   }
   return true;

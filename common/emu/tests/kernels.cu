@@ -73,6 +73,14 @@ __global__ void off_by_one_kernel(float* out, int n) {
   if (i <= n) out[i] = 1.0f;  // (bug: should be i < n)
 }
 
+// The same bug on an FP16 array: reports must count 2-byte elements. (Declared first without parameter
+// names, as a header would: the report still names `values`, from the definition.)
+__global__ void half_overrun_kernel(__half*, int);
+__global__ void half_overrun_kernel(__half* values, int n) {
+  const int i = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
+  if (i <= n) values[i] = __float2half(1.0f);  // (bug: should be i < n)
+}
+
 __global__ void copy_kernel(const float* in, float* out, int n) {
   const int i = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
   if (i < n) out[i] = in[i];
@@ -199,6 +207,10 @@ void divergent_barrier(float* out) {
 }
 void off_by_one(float* out, int n) {
   off_by_one_kernel<<<dim3(static_cast<unsigned>((n + 1 + 127) / 128)), dim3(128)>>>(out, n);
+  ROOFLAB_LAUNCH_CHECK();
+}
+void half_overrun(__half* values, int n) {
+  half_overrun_kernel<<<dim3(static_cast<unsigned>((n + 1 + 127) / 128)), dim3(128)>>>(values, n);
   ROOFLAB_LAUNCH_CHECK();
 }
 void copy(const float* in, float* out, int n) {

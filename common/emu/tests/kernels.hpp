@@ -13,6 +13,7 @@ void shuffle_reduce(const float* in, float* out, int blocks);
 void shuffle_exited_lane(const float* in, float* out);
 void divergent_barrier(float* out);
 void off_by_one(float* out, int n);
+void half_overrun(__half* values, int n);  // writes values[n] too (bug)
 void copy(const float* in, float* out, int n);
 void copy_with_block(const float* in, float* out, int n, unsigned block);
 void tiled_sgemm(const float* a, const float* b, float* c, int m, int n, int k);

@@ -113,7 +113,7 @@ TEST(EmuBugs, HostPointerPassedToAKernel) {
   DeviceBuffer<float> out(16);
   const std::string e = kernel_error([&] { emutest::copy(host.data(), out.data(), 16); });
   EXPECT_NE(e.find("host pointer passed to kernel emutest::copy_kernel"), std::string::npos) << e;
-  EXPECT_NE(e.find("argument 1"), std::string::npos) << e;
+  EXPECT_NE(e.find("argument 1 (in)"), std::string::npos) << e;
   EXPECT_NE(e.find("copy_kernel"), std::string::npos) << e;
 }
 
@@ -135,7 +135,21 @@ TEST(EmuBugsDeathTest, OffByOneWriteHitsTheGuardPage) {
         emutest::off_by_one(out.data(), 1024);
       },
       "out-of-bounds access in kernel emutest::off_by_one_kernel.*thread \\(0,0,0\\).*0 bytes past the end of a "
-      "4096-byte cudaMalloc allocation \\(element 1024 of the kernel's 4-byte elements\\)");
+      "4096-byte cudaMalloc allocation \\(out\\[1024\\] through the kernel's parameter out, an array of 1024 float "
+      "elements of 4 bytes\\)");
+}
+
+// An FP16 array is counted in 2-byte elements, and named by the kernel's parameter.
+TEST(EmuBugsDeathTest, HalfOffByOneCountsTwoByteElements) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_DEATH(
+      {
+        DeviceBuffer<__half> values(1000);
+        emutest::half_overrun(values.data(), 1000);
+      },
+      "out-of-bounds access in kernel emutest::half_overrun_kernel.*0 bytes past the end of a 2000-byte cudaMalloc "
+      "allocation \\(values\\[1000\\] through the kernel's parameter values, an array of 1000 __half elements of 2 "
+      "bytes\\)");
 }
 
 TEST(EmuBugsDeathTest, DynamicSharedMemoryOverrunHitsTheGuardPage) {
@@ -404,7 +418,8 @@ TEST(EmuBugsDeathTest, WriteBeforeTheStartHitsTheFrontGuardPage) {
         emutest::write_before_start(out.data(), 1024);
       },
       "out-of-bounds access in kernel emutest::write_before_start_kernel.*block \\(0,0,0\\), thread \\(0,0,0\\).*4 "
-      "bytes before the start of a 4096-byte cudaMalloc allocation made at ");
+      "bytes before the start of a 4096-byte cudaMalloc allocation \\(element -1 of the kernel's array of 1024 float "
+      "elements of 4 bytes\\) made at ");
 }
 
 // 5 floats are 20 bytes: the allocation is padded to 32 before its guard page, so out[5] lands in the

@@ -89,7 +89,7 @@ TEST(RaceFaultsDeathTest, KernelWritePastTheEnd) {
         emutest::off_by_one(out.data(), 256);
       },
       "out-of-bounds access in kernel emutest::off_by_one_kernel.*0 bytes past the end of a 1024-byte cudaMalloc "
-      "allocation \\(element 256 of the kernel's 4-byte elements\\)");
+      "allocation \\(out\\[256\\] through the kernel's parameter out");
 }
 
 // The rewriter's shared memory in race mode: storage the next block reuses is not a race.

@@ -203,7 +203,7 @@ TEST(EmuBugsDeathTest, HalfOverrunCountsTwoByteElements) {
         emutest::half_off_by_one(out.data(), 2048);
       },
       "out-of-bounds access in kernel emutest::half_off_by_one_kernel.*0 bytes past the end of a 4096-byte "
-      "cudaMalloc allocation \\(element 2048 of the kernel's 2-byte elements\\)");
+      "cudaMalloc allocation \\(element 2048 of the kernel's array of 2048 __half elements of 2 bytes\\)");
 }
 
 // ---- activity: the kernel under test must run ----

@@ -20,6 +20,16 @@ struct Series {
   std::string title;
   std::vector<std::pair<double, double>> points{};
   std::string style = "linespoints";  // gnuplot style: lines, points, linespoints
+  // Text beside each point. A "points" series without labels has each point labelled with its title (a
+  // kernel on a roofline is read from the picture, not looked up in the legend).
+  std::vector<std::string> labels{};
+};
+
+// An arrow from one point to another with a text beside its middle (the fused chain's time against the
+// unfused one's).
+struct Arrow {
+  double x1, y1, x2, y2;
+  std::string label;
 };
 
 struct HLine {
@@ -28,6 +38,7 @@ struct HLine {
 };
 
 // A line y = slope * x up to x_end, then flat: one roof of a roofline (slope = bandwidth, flat = peak).
+// Its ridge point (peak / bandwidth, where the two parts meet) is marked and labelled on the plot.
 struct Roof {
   double bandwidth;  // y per x on the slanted part
   double peak;       // y on the flat part
@@ -48,8 +59,9 @@ struct Plot {
   std::vector<Series> series{};
   std::vector<HLine> hlines{};
   std::vector<Roof> roofs{};
-  std::vector<std::pair<double, std::string>> vlines{};  // marked x positions (ridge points)
+  std::vector<std::pair<double, std::string>> vlines{};  // marked x positions (drawn where inside the x range)
   std::string note{};  // a line under the title (e.g. "datasheet roofs only: no GPU measured")
+  std::vector<Arrow> arrows{};
 };
 
 struct PlotFiles {
@@ -59,6 +71,11 @@ struct PlotFiles {
 };
 
 PlotFiles write_plot(const Plot& plot, const std::filesystem::path& stem);
+
+// The gnuplot commands write_plot sends for `plot` (before the series' inline data), for tests: the title
+// wrapped with the banner on a line of its own, every label shown as written (no enhanced-text markup), the
+// legend under the axes, each roof's ridge marked and labelled, "points" series labelled point by point.
+std::string gnuplot_script(const Plot& plot, const std::filesystem::path& png);
 
 // A banner put before every plot's title from now on (the dry-run harness sets "DRY RUN ...", so that no
 // plot of CPU timings can be taken for a GPU's).

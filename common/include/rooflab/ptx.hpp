@@ -54,6 +54,10 @@ int access_bits(std::string_view opcode);
 
 // The kernel whose demangled name contains `needle` (e.g. "triad_vec4_kernel"); throws if none or several.
 const Kernel& find_kernel(const std::vector<Kernel>& kernels, std::string_view needle);
+// find_kernel for a hint about what a kernel's code does: throws "... is not implemented yet" when its compiled
+// body touches no global memory (a stub's empty body, or a kernel that stores nothing, so the compiler deleted
+// its work), instead of hints about loads or FMAs that a kernel not written yet cannot have.
+const Kernel& find_written_kernel(const std::vector<Kernel>& kernels, std::string_view needle);
 const Resources& find_resources(const std::vector<Resources>& all, std::string_view needle);
 
 std::string read_file(const std::filesystem::path& path);  // throws with the path when missing

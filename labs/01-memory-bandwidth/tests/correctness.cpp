@@ -76,7 +76,14 @@ int output_index(StreamOp op) {
   const rooflab::KernelWatch watch;
   v.run(arrays, nullptr);
   ROOFLAB_CUDA_CHECK(cudaDeviceSynchronize());
-  if (auto ran = watch.kernels_did_the_work(v.id); !ran) return ran;
+  // Every failure starts with the kernel and the shape: "triad_vec4_kernel at n = 31 (arrays at float offsets
+  // 0,1,2)".
+  std::string who = std::string(v.id) + "_kernel at n = " + std::to_string(n);
+  if (offsets[0] + offsets[1] + offsets[2] != 0) {
+    who += " (arrays at float offsets " + std::to_string(offsets[0]) + "," + std::to_string(offsets[1]) + "," +
+           std::to_string(offsets[2]) + ")";
+  }
+  if (auto ran = watch.kernels_did_the_work(who); !ran) return ran;
 
   std::vector<std::vector<float>> want = host;
   lab01::reference(v.op, want[0], want[1], want[2], scalar);
@@ -85,19 +92,26 @@ int output_index(StreamOp op) {
     const std::span<const float> body(all.data() + offsets[k], n);
     const auto r = all_close<float, float>(body, want[k], rooflab::kFp32Tolerance);
     const char* role = k == out ? "output" : "input (must not change)";
-    if (!r) return ::testing::AssertionFailure() << v.id << " n=" << n << ", array " << "abc"[k] << " (" << role
-                                                 << "): " << r.message();
+    if (!r) {
+      return ::testing::AssertionFailure() << who << ", array " << "abc"[k] << " (" << role << "): " << r.message();
+    }
     for (std::size_t i = 0; i < all.size(); ++i) {
       if (i >= offsets[k] && i < offsets[k] + n) continue;
       if (!is_poison(all[i], kPoisonByte[k])) {
         const long long where = static_cast<long long>(i) - static_cast<long long>(offsets[k]);
         return ::testing::AssertionFailure()
-               << v.id << " n=" << n << ": wrote array " << "abc"[k] << " at index " << where
+               << who << ": wrote array " << "abc"[k] << " at index " << where
                << (where < 0 ? " (before the start)" : " (past the end)") << ": out of bounds";
       }
     }
   }
   return ::testing::AssertionSuccess();
+}
+
+// A failure that starts with what ran and where: "strided_read_kernel at stride 7, n_out = 33: ...".
+::testing::AssertionResult named(const std::string& who, const ::testing::AssertionResult& result) {
+  if (result) return result;
+  return ::testing::AssertionFailure() << who << ": " << result.message();
 }
 
 const Variant& variant(std::string_view id) {
@@ -110,7 +124,7 @@ const Variant& variant(std::string_view id) {
 void check_sizes(std::string_view id) {
   ROOFLAB_REQUIRE_GPU();
   constexpr std::size_t kAligned[3] = {0, 0, 0};
-  for (std::size_t n : kSizes) EXPECT_TRUE(run_variant(variant(id), n, kAligned)) << "n = " << n;
+  for (std::size_t n : kSizes) ROOFLAB_EXPECT(run_variant(variant(id), n, kAligned));
 }
 
 }  // namespace
@@ -129,8 +143,7 @@ ROOFLAB_TEST(Lab01Kernels, TriadVec4Misaligned) {
   for (const auto& offsets : cases) {
     for (std::size_t n : {std::size_t{1}, std::size_t{2}, std::size_t{3}, std::size_t{5}, std::size_t{7},
                           std::size_t{31}, std::size_t{4099}, (std::size_t{1} << 18) + 1}) {
-      EXPECT_TRUE(run_variant(variant("triad_vec4"), n, offsets))
-          << "n = " << n << ", offsets " << offsets[0] << "," << offsets[1] << "," << offsets[2];
+      ROOFLAB_EXPECT(run_variant(variant("triad_vec4"), n, offsets));
     }
   }
 }
@@ -147,14 +160,16 @@ ROOFLAB_TEST(Lab01Kernels, StridedRead) {
       const rooflab::KernelWatch watch;
       lab01::strided_read(d_in.data(), d_out.data(), n_out, stride, nullptr);
       ROOFLAB_CUDA_CHECK(cudaDeviceSynchronize());
-      ASSERT_TRUE(watch.kernels_did_the_work("strided_read"));
+      const std::string who = "strided_read_kernel at stride " + std::to_string(stride) + ", n_out = " +
+                              std::to_string(n_out);
+      ROOFLAB_ASSERT(watch.kernels_did_the_work(who));
       std::vector<float> want(n_out);
       lab01::reference_strided(in, want, stride);
       const auto got = d_out.download();
-      EXPECT_TRUE((all_close<float, float>(std::span<const float>(got.data(), n_out), want, rooflab::kExactTolerance)))
-          << "stride " << stride << ", n_out " << n_out;
+      ROOFLAB_EXPECT(named(who, all_close<float, float>(std::span<const float>(got.data(), n_out), want,
+                                                        rooflab::kExactTolerance)));
       for (std::size_t i = n_out; i < got.size(); ++i) {
-        ASSERT_TRUE(is_poison(got[i])) << "stride " << stride << ": wrote out[" << i << "], past n_out = " << n_out;
+        ASSERT_TRUE(is_poison(got[i])) << who << ": wrote out[" << i << "], past its n_out elements";
       }
     }
   }

@@ -21,7 +21,7 @@ ROOFLAB_INSPECT_KERNELS(lab01::kKernels);
 ROOFLAB_TEST(Lab01Static, TriadVec4Uses128BitAccess) {
   for (const auto& arch : rooflab::ptx::captured_archs()) {
     const auto kernels = rooflab::ptx::parse_ptx(rooflab::ptx::captured(arch, ".ptx"));
-    const auto f = rooflab::ptx::facts(rooflab::ptx::find_kernel(kernels, "triad_vec4_kernel"));
+    const auto f = rooflab::ptx::facts(rooflab::ptx::find_written_kernel(kernels, "triad_vec4_kernel"));
     EXPECT_EQ(f.widest_global_load_bits, 128) << arch << ": triad_vec4_kernel should load float4 (ld.global.v4.f32)";
     EXPECT_EQ(f.widest_global_store_bits, 128) << arch << ": triad_vec4_kernel should store float4 (st.global.v4.f32)";
   }
@@ -32,7 +32,7 @@ ROOFLAB_TEST(Lab01Static, ScalarKernelsUse32BitAccess) {
   for (const auto& arch : rooflab::ptx::captured_archs()) {
     const auto kernels = rooflab::ptx::parse_ptx(rooflab::ptx::captured(arch, ".ptx"));
     for (const char* name : {"copy_kernel", "scale_kernel", "add_kernel", "lab01::triad_kernel"}) {
-      const auto f = rooflab::ptx::facts(rooflab::ptx::find_kernel(kernels, name));
+      const auto f = rooflab::ptx::facts(rooflab::ptx::find_written_kernel(kernels, name));
       EXPECT_GE(f.global_loads, 1) << arch << ": " << name << " loads nothing";
       EXPECT_EQ(f.widest_global_store_bits, 32) << arch << ": " << name;
       EXPECT_FALSE(f.uses_shared) << arch << ": " << name << " needs no shared memory";

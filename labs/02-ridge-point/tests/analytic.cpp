@@ -154,7 +154,6 @@ ROOFLAB_TEST(Lab02Plots, DatasheetRoofline) {
       const auto peak = rooflab::peak_flops(g, t);
       if (!peak) continue;
       p.roofs.push_back({g.bandwidth_gbps * 1e9 / 1e12, *peak / 1e12, label, false});
-      p.vlines.emplace_back(*peak / (g.bandwidth_gbps * 1e9), std::string(label) + " ridge");
     }
     const auto files = rooflab::write_plot(p, rooflab::report_dir() / (std::string("lab02-roofline-") + id));
     EXPECT_TRUE(std::filesystem::exists(files.data)) << files.data;

@@ -10,6 +10,7 @@
 
 #include <cuda_fp16.h>
 
+#include <string>
 #include <vector>
 
 namespace {
@@ -17,6 +18,12 @@ namespace {
 using rooflab::grading::all_close;
 
 constexpr std::size_t kThreads = 2 * lab02::kBlock;
+
+// A failure that starts with what ran and where: "fma_fp32_kernel at iterations = 7: ...".
+::testing::AssertionResult named(const std::string& who, const ::testing::AssertionResult& result) {
+  if (result) return result;
+  return ::testing::AssertionFailure() << who << ": " << result.message();
+}
 
 // What thread t of the half2 kernel stores (kernels.hpp), lane by lane on the host: an FMA rounded once
 // (as __hfma2 is), additions rounded once (as __hadd2). The host has no __hfma2, so it is written out.
@@ -50,12 +57,14 @@ ROOFLAB_TEST(Lab02Kernels, FmaFp32) {
     const rooflab::KernelWatch watch;
     const double flops = lab02::fma_fp32(a, b, iterations, out.data(), kThreads, nullptr);
     ROOFLAB_CUDA_CHECK(cudaDeviceSynchronize());
-    EXPECT_TRUE(watch.kernels_did_the_work("fma_fp32", kThreads));
-    ROOFLAB_EXPECT(rooflab::grading::same(flops, 2.0 * lab02::kChains * iterations * kThreads)) << "FLOPs counted for " << iterations;
+    const std::string who = "fma_fp32_kernel at iterations = " + std::to_string(iterations);
+    ROOFLAB_EXPECT(watch.kernels_did_the_work(who, kThreads));
+    ROOFLAB_EXPECT(named(who + ", the FLOPs the launcher returns",
+                         rooflab::grading::same(flops, 2.0 * lab02::kChains * iterations * kThreads)));
     std::vector<float> want(kThreads);
     for (std::size_t t = 0; t < kThreads; ++t) want[t] = lab02::reference_fma_fp32(t, a, b, iterations);
     const auto got = out.download();
-    EXPECT_TRUE((all_close<float, float>(got, want, {1e-5, 1e-6}))) << "iterations = " << iterations;
+    ROOFLAB_EXPECT(named(who, all_close<float, float>(got, want, {1e-5, 1e-6})));
   }
 }
 
@@ -78,8 +87,10 @@ ROOFLAB_TEST(Lab02Kernels, FmaHalf2) {
     const rooflab::KernelWatch watch;
     const double flops = lab02::fma_half2(a, b, iterations, out.data(), kThreads, nullptr);
     ROOFLAB_CUDA_CHECK(cudaDeviceSynchronize());
-    EXPECT_TRUE(watch.kernels_did_the_work("fma_half2", kThreads));
-    ROOFLAB_EXPECT(rooflab::grading::same(flops, 4.0 * lab02::kChains * iterations * kThreads)) << "FLOPs counted for " << iterations;
+    const std::string who = "fma_half2_kernel at iterations = " + std::to_string(iterations);
+    ROOFLAB_EXPECT(watch.kernels_did_the_work(who, kThreads));
+    ROOFLAB_EXPECT(named(who + ", the FLOPs the launcher returns",
+                         rooflab::grading::same(flops, 4.0 * lab02::kChains * iterations * kThreads)));
     const auto got = out.download();
     std::vector<float> got_f, want_f;
     for (std::size_t t = 0; t < kThreads; ++t) {
@@ -89,6 +100,6 @@ ROOFLAB_TEST(Lab02Kernels, FmaHalf2) {
       want_f.push_back(__low2float(w));
       want_f.push_back(__high2float(w));
     }
-    EXPECT_TRUE((all_close<float, float>(got_f, want_f, rooflab::kFp16Tolerance))) << "iterations = " << iterations;
+    ROOFLAB_EXPECT(named(who, all_close<float, float>(got_f, want_f, rooflab::kFp16Tolerance)));
   }
 }

@@ -15,11 +15,11 @@ ROOFLAB_INSPECT_KERNELS(lab02::kKernels);
 ROOFLAB_TEST(Lab02Static, FmaChainsInThePtx) {
   for (const auto& arch : rooflab::ptx::captured_archs()) {
     const auto kernels = rooflab::ptx::parse_ptx(rooflab::ptx::captured(arch, ".ptx"));
-    const auto f = rooflab::ptx::facts(rooflab::ptx::find_kernel(kernels, "lab02::fma_fp32_kernel"));
+    const auto f = rooflab::ptx::facts(rooflab::ptx::find_written_kernel(kernels, "lab02::fma_fp32_kernel"));
     EXPECT_GE(f.fma_f32, lab02::kChains) << arch << ": the FMA loop should hold at least " << lab02::kChains
                                          << " fma.rn.f32 (one per chain); the compiler may have removed work";
     EXPECT_GE(f.global_stores, 1) << arch << ": no store: the compiler can delete every FMA";
-    const auto h = rooflab::ptx::facts(rooflab::ptx::find_kernel(kernels, "lab02::fma_half2_kernel"));
+    const auto h = rooflab::ptx::facts(rooflab::ptx::find_written_kernel(kernels, "lab02::fma_half2_kernel"));
     EXPECT_GE(h.count("fma.rn.f16x2"), lab02::kChains) << arch << ": the half2 loop should hold fma.rn.f16x2";
   }
 }

@@ -17,9 +17,9 @@ ROOFLAB_TEST(Lab03Static, NoSpillsAndTheSweepFmas) {
       EXPECT_EQ(r.spill_store_bytes + r.spill_load_bytes, 0) << arch << ": " << r.name << " spills";
     }
     const auto kernels = rooflab::ptx::parse_ptx(rooflab::ptx::captured(arch, ".ptx"));
-    const auto sweep = rooflab::ptx::facts(rooflab::ptx::find_kernel(kernels, "lab03::sweep_kernel"));
+    const auto sweep = rooflab::ptx::facts(rooflab::ptx::find_written_kernel(kernels, "lab03::sweep_kernel"));
     EXPECT_GE(sweep.fma_f32, 1) << arch << ": the sweep kernel has no fma.rn.f32";
-    const auto fused = rooflab::ptx::facts(rooflab::ptx::find_kernel(kernels, "lab03::fused_chain_kernel<float>"));
+    const auto fused = rooflab::ptx::facts(rooflab::ptx::find_written_kernel(kernels, "lab03::fused_chain_kernel<float>"));
     EXPECT_EQ(fused.global_stores, 1) << arch << ": the fused chain should store only y";
   }
 }

@@ -9,12 +9,14 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <functional>
 #include <initializer_list>
 #include <stdexcept>
 #include <string>
 #include <tuple>
 #include <type_traits>
+#include <typeinfo>
 #include <utility>
 #include <vector>
 
@@ -88,23 +90,51 @@ class DeviceMemoryOpen {
 };
 
 // A launch's pointer arguments: begin_launch_arguments starts a launch's round; device_pointer_argument
-// says whether p lies in memory a kernel may touch and notes the parameter's element size for that
-// allocation, so that an out-of-bounds report can count elements of the right size.
+// says whether p lies in memory a kernel may touch and notes the parameter (its name where the rewriter
+// saw the kernel's signature, its element type and size) for that allocation, so that an out-of-bounds
+// report can say `y[1024]` in the parameter's own element size.
+struct PointerParameter {
+  const char* name = nullptr;  // into the launch's parameter list, not terminated; nullptr when unknown
+  std::size_t name_length = 0;
+  std::size_t element_size = 0;  // 0 for a pointer to an incomplete type
+  const char* element_type = "";
+};
 void begin_launch_arguments();
-bool device_pointer_argument(const void* p, std::size_t element_size);
+bool device_pointer_argument(const void* p, const PointerParameter& parameter);
+const char* element_type_name(const std::type_info& type);  // demangled, valid for the program's lifetime
+
+// The index-th name of "a,b,n" (what the rewriter passes), or {nullptr, 0} if it is empty or missing.
+inline std::pair<const char*, std::size_t> parameter_name(const char* parameters, std::size_t index) {
+  if (parameters == nullptr) return {nullptr, 0};
+  const char* p = parameters;
+  for (std::size_t k = 0; k < index; ++k) {
+    p = std::strchr(p, ',');
+    if (p == nullptr) return {nullptr, 0};
+    ++p;
+  }
+  const std::size_t length = std::strcspn(p, ",");
+  return {length == 0 ? nullptr : p, length};
+}
 
 // Pointer arguments must point into memory a kernel may touch (cudaMalloc, or pinned cudaMallocHost memory);
 // a host pointer "works" on the CPU and faults or reads garbage on a GPU. (Pointers inside structs are not
-// checked.)
+// checked.) `parameters` lists the kernel's parameter names ("a,b,n") when they are known.
 template <typename T>
-void check_pointer_argument(const std::string& kernel, std::size_t index, const T& value) {
+void check_pointer_argument(const std::string& kernel, std::size_t index, const T& value,
+                            const char* parameters = nullptr) {
   if constexpr (std::is_pointer_v<T> && std::is_object_v<std::remove_pointer_t<T>>) {
     using Element = std::remove_cv_t<std::remove_pointer_t<T>>;
-    std::size_t element_size = 0;  // unknown for a pointer to an incomplete type
-    if constexpr (requires { sizeof(Element); }) element_size = sizeof(Element);
-    if (value != nullptr && !device_pointer_argument(static_cast<const void*>(value), element_size)) {
-      throw KernelError("host pointer passed to kernel " + kernel + ", argument " +
-                        std::to_string(index + 1) +
+    PointerParameter parameter;
+    if constexpr (requires { sizeof(Element); }) {
+      parameter.element_size = sizeof(Element);
+      parameter.element_type = element_type_name(typeid(Element));
+    }
+    std::tie(parameter.name, parameter.name_length) = parameter_name(parameters, index);
+    if (value != nullptr && !device_pointer_argument(static_cast<const void*>(value), parameter)) {
+      const std::string named =
+          parameter.name != nullptr ? " (" + std::string(parameter.name, parameter.name_length) + ")" : "";
+      throw KernelError("host pointer passed to kernel " + kernel + ", argument " + std::to_string(index + 1) +
+                        named +
                         ": it is not inside a cudaMalloc (or cudaMallocHost) allocation; on a GPU the kernel would "
                         "fault or read garbage (copy the data to device memory and pass that pointer)");
     }

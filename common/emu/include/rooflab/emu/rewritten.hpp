@@ -1,7 +1,8 @@
 // What the CPU backend's source rewriter (common/emu/rewrite/rewrite.cpp) turns CUDA syntax into. Each
 // generated wrapper includes this after the prelude (runtime.hpp) and before the student's .cu file:
 //
-//   k<<<g, b, smem, stream>>>(args)  ->  launch_site(&k, "k", [&](auto... a) { k(a...); }, g, b, smem, stream)(args)
+//   k<<<g, b, smem, stream>>>(args)  ->  launch_site(&k, "k", "x,y,n", [&](auto... a) { k(a...); }, g, b, smem,
+//                                                    stream)(args)   ("x,y,n": k's parameter names, "" if unknown)
 //   extern __shared__ T name[];      ->  auto* const name = dynamic_shared<T>();
 //   __shared__ T name[N];            ->  auto& name = static_shared<T[N]>([] {}, "name", alignment);
 #pragma once
@@ -29,8 +30,15 @@ std::tuple<std::decay_t<P>...> parameter_tuple(void (*)(P...));
 template <typename Kernel, typename Body>
 class LaunchSite {
  public:
-  LaunchSite(Kernel kernel, const char* written, Body body, dim3 grid, dim3 block, std::size_t dynamic_smem)
-      : kernel_(kernel), written_(written), body_(std::move(body)), grid_(grid), block_(block), smem_(dynamic_smem) {}
+  LaunchSite(Kernel kernel, const char* written, const char* parameters, Body body, dim3 grid, dim3 block,
+             std::size_t dynamic_smem)
+      : kernel_(kernel),
+        written_(written),
+        parameters_(parameters),
+        body_(std::move(body)),
+        grid_(grid),
+        block_(block),
+        smem_(dynamic_smem) {}
 
   template <typename... Args>
   void operator()(Args&&... args) const {
@@ -56,7 +64,7 @@ class LaunchSite {
   void run(const void* address, const std::string& name, const Tuple& params) const {
     begin_launch_arguments();  // element sizes of this launch's pointers, for out-of-bounds reports
     [&]<std::size_t... I>(std::index_sequence<I...>) {
-      (check_pointer_argument(name, I, std::get<I>(params)), ...);
+      (check_pointer_argument(name, I, std::get<I>(params), parameters_), ...);
     }(std::make_index_sequence<std::tuple_size_v<Tuple>>{});
     // Every CUDA thread's call copies the parameters again (`auto... a` takes them by value): a thread that
     // modifies a parameter modifies its own copy, as on a GPU.
@@ -67,6 +75,7 @@ class LaunchSite {
 
   Kernel kernel_;
   const char* written_;
+  const char* parameters_;  // "x,y,n", for out-of-bounds and host-pointer reports
   Body body_;
   dim3 grid_;
   dim3 block_;
@@ -75,9 +84,9 @@ class LaunchSite {
 
 // The stream is accepted and ignored: streams are synchronous on the CPU.
 template <typename Kernel, typename Body>
-LaunchSite<Kernel, Body> launch_site(Kernel kernel, const char* written, Body body, dim3 grid, dim3 block,
-                                     std::size_t dynamic_smem = 0, cudaStream_t /*stream*/ = nullptr) {
-  return LaunchSite<Kernel, Body>(kernel, written, std::move(body), grid, block, dynamic_smem);
+LaunchSite<Kernel, Body> launch_site(Kernel kernel, const char* written, const char* parameters, Body body, dim3 grid,
+                                     dim3 block, std::size_t dynamic_smem = 0, cudaStream_t /*stream*/ = nullptr) {
+  return LaunchSite<Kernel, Body>(kernel, written, parameters, std::move(body), grid, block, dynamic_smem);
 }
 
 // ---- shared memory (shared_memory.cpp) ----
