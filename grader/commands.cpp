@@ -534,6 +534,8 @@ int cmd_selftest(const SelftestArgs& a) {
   const auto results = run_variant(lab, v, options, build_errors);
   LabResults lr{&lab, v.student_dir.string(), results, "variant " + v.name};
   std::fputs(terminal_table(lr, false).c_str(), stdout);
+  // Every test's status and points, as grade writes them (bench/compare-results diffs two runs of these).
+  if (a.json) write_text(*a.json, gradescope_json({lr}, fmt::format("selftest lab {} {}", lab.id, v.name)) + "\n");
 
   std::vector<std::string> problems;
   const auto graded_here = [](const TestResult& r) {
