@@ -19,7 +19,7 @@
 namespace {
 
 using lab01::StreamOp;
-using lab01::Variant;
+using lab01::Kernel;
 using rooflab::grading::all_close;
 
 // Sizes that break code: one element, around a warp, a block plus one, a large ragged size.
@@ -57,7 +57,7 @@ int output_index(StreamOp op) {
 }
 
 // Runs one variant on n elements with each array starting `offsets[k]` floats past an aligned allocation.
-::testing::AssertionResult run_variant(const Variant& v, std::size_t n, const std::size_t (&offsets)[3]) {
+::testing::AssertionResult run_variant(const Kernel& v, std::size_t n, const std::size_t (&offsets)[3]) {
   const std::uint64_t seed = rooflab::test_seed() + n;
   std::vector<std::vector<float>> host(3);
   std::vector<Guarded> dev;
@@ -76,7 +76,7 @@ int output_index(StreamOp op) {
   const rooflab::KernelWatch watch;
   v.run(arrays, nullptr);
   ROOFLAB_CUDA_CHECK(cudaDeviceSynchronize());
-  if (auto ran = watch.kernels_did_the_work(v.id); !ran) return ran;
+  if (auto ran = watch.kernels_did_the_work(v.id()); !ran) return ran;
 
   std::vector<std::vector<float>> want = host;
   lab01::reference(v.op, want[0], want[1], want[2], scalar);
@@ -85,14 +85,14 @@ int output_index(StreamOp op) {
     const std::span<const float> body(all.data() + offsets[k], n);
     const auto r = all_close<float, float>(body, want[k], rooflab::kFp32Tolerance);
     const char* role = k == out ? "output" : "input (must not change)";
-    if (!r) return ::testing::AssertionFailure() << v.id << " n=" << n << ", array " << "abc"[k] << " (" << role
+    if (!r) return ::testing::AssertionFailure() << v.id() << " n=" << n << ", array " << "abc"[k] << " (" << role
                                                  << "): " << r.message();
     for (std::size_t i = 0; i < all.size(); ++i) {
       if (i >= offsets[k] && i < offsets[k] + n) continue;
       if (!is_poison(all[i], kPoisonByte[k])) {
         const long long where = static_cast<long long>(i) - static_cast<long long>(offsets[k]);
         return ::testing::AssertionFailure()
-               << v.id << " n=" << n << ": wrote array " << "abc"[k] << " at index " << where
+               << v.id() << " n=" << n << ": wrote array " << "abc"[k] << " at index " << where
                << (where < 0 ? " (before the start)" : " (past the end)") << ": out of bounds";
       }
     }
@@ -100,12 +100,7 @@ int output_index(StreamOp op) {
   return ::testing::AssertionSuccess();
 }
 
-const Variant& variant(std::string_view id) {
-  for (const auto& v : lab01::kVariants) {
-    if (v.id == id) return v;
-  }
-  throw std::invalid_argument("no variant " + std::string(id));
-}
+const Kernel& variant(std::string_view id) { return lab01::kernel(id); }
 
 void check_sizes(std::string_view id) {
   ROOFLAB_REQUIRE_GPU();
