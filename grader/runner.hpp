@@ -39,7 +39,7 @@ struct TestResult {
   Status status = Status::failed;
   std::string output;   // why it failed, notes, measured figures
   double seconds = 0;
-  std::vector<CeilingInForce> ceilings;  // perf: the ceilings it was judged against (results.json carries them)
+  std::vector<CeilingInForce> ceilings = {};  // perf: the ceilings it was judged against (results.json carries them)
 };
 
 struct RunOptions {

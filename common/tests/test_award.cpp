@@ -25,11 +25,20 @@ namespace {
 
 nlohmann::json read_json(const fs::path& p) { return nlohmann::json::parse(std::ifstream(p)); }
 
+// The temporary data directory, removed when the tests end.
+struct TempDir {
+  fs::path path = fs::temp_directory_path() / ("rooflab-award-test-" + std::to_string(::getpid()));
+  TempDir() { fs::create_directories(path); }
+  ~TempDir() { fs::remove_all(path); }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+};
+
 // data/ with lab 99 added: a calibrated rule and a same-run rule (full at 0.8, none at 0.4).
 const bool kDataReady = [] {
+  static const TempDir temp;
   const fs::path real = ROOFLAB_DATA_DIR;
-  const fs::path dir = fs::temp_directory_path() / ("rooflab-award-test-" + std::to_string(::getpid()));
-  fs::create_directories(dir);
+  const fs::path& dir = temp.path;
   fs::copy_file(real / "gpus.json", dir / "gpus.json", fs::copy_options::overwrite_existing);
   fs::copy_file(real / "models.json", dir / "models.json", fs::copy_options::overwrite_existing);
   nlohmann::json t = read_json(real / "thresholds.json");

@@ -23,7 +23,7 @@ struct Entry {
   std::string checks;  // one line: what the test checks
   // perf only: the data/thresholds.json quantities the test grades by (award() refuses any other; a CPU
   // test checks them one for one against thresholds.json and the lab's kernel registry)
-  std::vector<std::string> thresholds;
+  std::vector<std::string> thresholds = {};
 };
 
 struct Rubric {
