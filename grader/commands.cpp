@@ -558,6 +558,8 @@ int cmd_selftest(const SelftestArgs& a) {
   if (auto check = forbidden_symbols_check(m.build_dir, lab, v.binaries)) results.push_back(*check);
   LabResults lr{&lab, v.student_dir.string(), results, "variant " + v.name};
   std::fputs(terminal_table(lr, false).c_str(), stdout);
+  // Every test's status and points, as grade writes them (bench/compare-results diffs two runs of these).
+  if (a.json) write_text(*a.json, gradescope_json({lr}, fmt::format("selftest lab {} {}", lab.id, v.name)) + "\n");
 
   std::vector<std::string> problems;
   const auto graded_here = [](const TestResult& r) {

@@ -42,6 +42,7 @@ struct SelftestArgs {
   std::filesystem::path build_dir;
   std::string lab;
   std::string variant;
+  std::optional<std::filesystem::path> json;  // also write the variant's results.json here
 };
 
 struct InspectArgs {

@@ -122,6 +122,7 @@ int main(int argc, char** argv) {
   s->add_option("--build-dir", st.build_dir)->required();
   s->add_option("--lab", st.lab)->required();
   s->add_option("--variant", st.variant)->required();
+  s->add_option("--json", st.json, "Also write the variant's results.json (Gradescope format) here");
 
   try {
     app.parse(argc, argv);

@@ -102,6 +102,8 @@ std::string terminal_table(const LabResults& lr, bool color) {
 std::string gradescope_json(const std::vector<LabResults>& labs, const std::string& header) {
   nlohmann::json tests = nlohmann::json::array();
   double score = 0;
+  // The ceilings in force: each one once, as the first test that used it recorded it.
+  std::vector<CeilingInForce> ceilings;
   for (const auto& lr : labs) {
     int number = 1;
     for (const auto& r : lr.tests) {
@@ -121,9 +123,16 @@ std::string gradescope_json(const std::vector<LabResults>& labs, const std::stri
                        {"output", output},
                        {"tags", {"lab" + r.lab, r.kind, r.backend}},
                        {"visibility", "visible"}});
+      if (!r.ceilings.empty()) tests.back()["rooflab_ceilings"] = r.ceilings;
+      for (const auto& c : r.ceilings) {
+        if (std::none_of(ceilings.begin(), ceilings.end(), [&](const auto& k) { return k.name == c.name; })) {
+          ceilings.push_back(c);
+        }
+      }
     }
   }
-  const nlohmann::json j = {{"score", score}, {"output", header}, {"tests", tests}};
+  nlohmann::json j = {{"score", score}, {"output", header}, {"tests", tests}};
+  if (!ceilings.empty()) j["rooflab_ceilings"] = ceilings;
   return j.dump(2);
 }
 
@@ -141,6 +150,14 @@ std::string markdown_report(const std::vector<LabResults>& labs, const std::stri
     for (const auto& r : lr.tests) {
       md += fmt::format("| `{}` | {} | {} | {} | {:.1f} / {:.1f} |\n", r.id, r.kind, r.backend, to_string(r.status),
                         r.score, r.max_score);
+    }
+    bool ceiling_header = false;
+    for (const auto& r : lr.tests) {
+      for (const auto& c : r.ceilings) {
+        if (!ceiling_header) md += "\n| test | judged against | value | measured |\n|---|---|---|---|\n";
+        ceiling_header = true;
+        md += fmt::format("| `{}` | {} | {:.4g} {} | {} |\n", r.id, c.name, c.value, c.unit, c.measured);
+      }
     }
     for (const auto& r : lr.tests) {
       if (r.output.empty()) continue;

@@ -278,6 +278,17 @@ TestResult interpret_report(const report::Report& rep, int exit_code, const Decl
                            t.value("name", "?"), test.id());
     return r;
   }
+  // The ceilings it judged by (rooflab::grading::award): data for results.json, whatever the result.
+  const nlohmann::json properties = t.value("properties", nlohmann::json::object());
+  for (const auto& [key, value] : properties.items()) {
+    if (key.rfind("rooflab_ceiling.", 0) != 0) continue;
+    try {
+      r.ceilings.push_back(nlohmann::json::parse(value.get<std::string>()).get<CeilingInForce>());
+    } catch (const nlohmann::json::exception&) {
+      r.output = fmt::format("the test reported a malformed ceiling ({}): not trusted", key);
+      return r;
+    }
+  }
   const std::string result = t.value("result", "");
   if (result == "skipped") {
     if (exit_code != 77 && exit_code != 0) {
@@ -308,16 +319,15 @@ TestResult interpret_report(const report::Report& rep, int exit_code, const Decl
     return r;
   }
   double fraction = 1.0;
-  const auto props = t.value("properties", nlohmann::json::object());
-  if (props.contains("rooflab_fraction")) {
+  if (properties.contains("rooflab_fraction")) {
     try {
-      fraction = std::stod(props["rooflab_fraction"].get<std::string>());
+      fraction = std::stod(properties["rooflab_fraction"].get<std::string>());
     } catch (const std::exception&) {
       fraction = std::nan("");
     }
     if (!(fraction >= 0.0 && fraction <= 1.0)) {  // NaN fails too
       r.output = fmt::format("the test reported a score fraction of {} (outside [0, 1]): not trusted",
-                             props["rooflab_fraction"].dump());
+                             properties["rooflab_fraction"].dump());
       return r;
     }
   }

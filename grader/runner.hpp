@@ -6,6 +6,7 @@
 
 #include "manifest.hpp"
 
+#include <rooflab/ceiling.hpp>
 #include <rooflab/report.hpp>
 
 #include <filesystem>
@@ -38,6 +39,7 @@ struct TestResult {
   Status status = Status::failed;
   std::string output;   // why it failed, notes, measured figures
   double seconds = 0;
+  std::vector<CeilingInForce> ceilings = {};  // perf: the ceilings it was judged against (results.json carries them)
 };
 
 struct RunOptions {

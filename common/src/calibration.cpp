@@ -124,41 +124,11 @@ Ceilings measure_ceilings(int device) {
   return c;
 }
 
-std::string ceilings_to_json(const Ceilings& c) {
-  const nlohmann::json j = {{"device_name", c.device_name},
-                            {"uuid", c.uuid},
-                            {"driver_version", c.driver_version},
-                            {"max_sm_clock_mhz", c.max_sm_clock_mhz},
-                            {"measured_at", c.measured_at},
-                            {"copy_kernel_gbps", c.copy_kernel_gbps},
-                            {"memcpy_gbps", c.memcpy_gbps},
-                            {"copy_gbps", c.copy_gbps},
-                            {"fp32_fma_flops", c.fp32_fma_flops},
-                            {"sm_clock_during_fma_mhz", c.sm_clock_during_fma_mhz},
-                            {"sgemm_flops", c.sgemm_flops},
-                            {"fp16_tensor_flops", c.fp16_tensor_flops},
-                            {"bf16_tensor_flops", c.bf16_tensor_flops}};
-  return j.dump(2);
-}
+std::string ceilings_to_json(const Ceilings& c) { return nlohmann::json(c).dump(2); }
 
 Ceilings ceilings_from_json(const std::string& text) {
   try {
-    const auto j = nlohmann::json::parse(text);
-    Ceilings c;
-    c.device_name = j.at("device_name").get<std::string>();
-    c.uuid = j.at("uuid").get<std::string>();
-    c.driver_version = j.at("driver_version").get<int>();
-    c.max_sm_clock_mhz = j.at("max_sm_clock_mhz").get<double>();
-    c.measured_at = j.at("measured_at").get<std::string>();
-    c.copy_kernel_gbps = j.at("copy_kernel_gbps").get<double>();
-    c.memcpy_gbps = j.at("memcpy_gbps").get<double>();
-    c.copy_gbps = j.at("copy_gbps").get<double>();
-    c.fp32_fma_flops = j.at("fp32_fma_flops").get<double>();
-    c.sm_clock_during_fma_mhz = j.at("sm_clock_during_fma_mhz").get<double>();
-    c.sgemm_flops = j.at("sgemm_flops").get<double>();
-    c.fp16_tensor_flops = j.at("fp16_tensor_flops").get<double>();
-    c.bf16_tensor_flops = j.at("bf16_tensor_flops").get<double>();
-    return c;
+    return nlohmann::json::parse(text).get<Ceilings>();  // every field required (the type macro's at())
   } catch (const nlohmann::json::exception& e) {
     throw std::runtime_error(std::string("malformed ceilings cache: ") + e.what());
   }

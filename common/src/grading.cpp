@@ -1,5 +1,7 @@
 // Test-side half of the grading contract: the binary's identity, recorded checks and partial credit.
+#include <rooflab/calibration.hpp>
 #include <rooflab/grading.hpp>
+#include <rooflab/rubric.hpp>
 #include <rooflab/specs.hpp>
 
 #include <fmt/format.h>
@@ -7,6 +9,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <stdexcept>
 
 namespace rooflab::grading {
 
@@ -135,30 +138,95 @@ void note(const std::string& detail) {
   return ::testing::AssertionFailure() << "speed verdict failed: " << what;
 }
 
-void award_against_ceiling(std::string_view lab, std::string_view quantity, double measured, double ceiling,
-                           std::string_view unit) {
+CeilingVerdict judge(std::string_view lab, std::string_view quantity, double measured_si, const Ceilings* calibrated,
+                     std::optional<double> measured_here_si) {
   const Threshold& t = threshold(lab, quantity);
-  ASSERT_GT(ceiling, 0.0) << "no measured ceiling for " << quantity;
-  ASSERT_TRUE(std::isfinite(measured) && measured >= 0) << quantity << ": measured " << measured << " " << unit;
-  const double fraction = measured / ceiling;
-  const std::string figures =
-      fmt::format("{}: {:.1f} {} = {:.1f}% of the measured ceiling {:.1f} {}", quantity, measured, unit,
-                  100.0 * fraction, ceiling, unit);
+  if (t.kind != "ceiling_fraction" || !t.ceiling) {
+    throw DataError(fmt::format("threshold {}/{} is a {} rule, not a fraction of a ceiling", lab, quantity, t.kind));
+  }
+  const Ceiling c = *t.ceiling;
+  CeilingVerdict v;
+  v.ceiling.name = to_string(c);
+  v.ceiling.unit = si_unit(c);
+  if (measured_in_the_test(c)) {
+    if (!measured_here_si) {
+      throw std::invalid_argument(fmt::format("threshold {}/{} grades against {}, measured by the test in this run: "
+                                              "pass its value to award()", lab, quantity, v.ceiling.name));
+    }
+    v.ceiling.value = *measured_here_si;
+    v.ceiling.measured = "in this test, this run";
+  } else {
+    if (measured_here_si) {
+      throw std::invalid_argument(fmt::format("threshold {}/{} grades against {}, which rooflab calibrate measures: "
+                                              "a value measured in the test is not what the threshold names",
+                                              lab, quantity, v.ceiling.name));
+    }
+    if (calibrated == nullptr) throw std::invalid_argument(fmt::format("no calibration for {}", v.ceiling.name));
+    v.ceiling.value = calibrated->si(c);
+    v.ceiling.measured = calibrated->where();
+  }
+  if (!(v.ceiling.value > 0) || !std::isfinite(v.ceiling.value)) {
+    throw std::invalid_argument(fmt::format("{}: the ceiling {} is {} {}, not a positive measurement", quantity,
+                                            v.ceiling.name, v.ceiling.value, v.ceiling.unit));
+  }
+  v.fraction = measured_si / v.ceiling.value;
+  v.score = sliding_score(t, v.fraction);
+  v.implausible = v.fraction > implausible_above();
+  v.figures = fmt::format("{}: {} = {:.1f}% of the ceiling {}, {}", quantity, units::readable(measured_si, v.ceiling.unit),
+                          100.0 * v.fraction, v.ceiling.name, units::readable(v.ceiling.value, v.ceiling.unit));
+  return v;
+}
+
+namespace {
+
+// The running test must declare the thresholds it grades by (rubric.json "thresholds"): what ties a perf
+// test to its rule, checked against thresholds.json and the kernel registry by a CPU test.
+void check_declared(std::string_view quantity) {
+  if (*binary_rubric() == '\0') return;  // outside a lab's binary (the project's own tests)
+  static const rubric::Rubric r = rubric::load(binary_rubric());
+  const ::testing::TestInfo* info = ::testing::UnitTest::GetInstance()->current_test_info();
+  const std::string id = info == nullptr ? "" : std::string(info->test_suite_name()) + "." + info->name();
+  for (const auto& e : r.tests) {
+    if (e.test != id) continue;
+    if (std::find(e.thresholds.begin(), e.thresholds.end(), quantity) != e.thresholds.end()) return;
+    throw std::logic_error(fmt::format("{} grades by the threshold \"{}\", which its entry in {} does not list under "
+                                       "\"thresholds\"", id, quantity, binary_rubric()));
+  }
+  throw std::logic_error(fmt::format("{} calls award() but is not in {}", id, binary_rubric()));
+}
+
+}  // namespace
+
+void detail::record_ceiling(const CeilingInForce& c) {
+  // One property per ceiling: a test that judges by two (the sweep's roofline) records both.
+  ::testing::Test::RecordProperty("rooflab_ceiling." + c.name, nlohmann::json(c).dump());
+}
+
+void detail::award_resolved(std::string_view lab, std::string_view quantity, double measured_si,
+                            const Ceilings* calibrated, std::optional<double> measured_here_si) {
+  ASSERT_TRUE(std::isfinite(measured_si) && measured_si >= 0) << quantity << ": measured " << measured_si;
+  check_declared(quantity);
+  const CeilingVerdict v = judge(lab, quantity, measured_si, calibrated, measured_here_si);
+  detail::record_ceiling(v.ceiling);
   if (dry_run()) {
     // The arithmetic a GPU run does, checked instead of believed: a score in [0, 1].
-    const double score = sliding_score(t, fraction);
-    ASSERT_TRUE(score >= 0.0 && score <= 1.0) << quantity << ": score " << score << " from " << figures;
-    award(score, fmt::format("{} -> score {:.3f}{}", figures, score,
-                             fraction > implausible_above() ? " (above the ceiling: a GPU run would reject it)" : ""));
+    ASSERT_TRUE(v.score >= 0.0 && v.score <= 1.0) << quantity << ": score " << v.score << " from " << v.figures;
+    award(v.score, fmt::format("{} -> score {:.3f}{}", v.figures, v.score,
+                               v.implausible ? " (above the ceiling: a GPU run would reject it)" : ""));
     return;
   }
-  if (fraction > implausible_above()) {
-    award(0.0, figures);
-    FAIL() << "rejected: " << figures << " is more than " << fmt::format("{:.0f}", 100.0 * (implausible_above() - 1))
+  if (v.implausible) {
+    award(0.0, v.figures);
+    FAIL() << "rejected: " << v.figures << " is more than "
+           << fmt::format("{:.0f}", 100.0 * (implausible_above() - 1))
            << "% above what this GPU measured; a kernel cannot beat the ceiling, so the timing or the work is "
               "wrong (skipped work, cached results, a patched timer)";
   }
-  award(sliding_score(t, fraction), figures);
+  award(v.score, v.figures);
+}
+
+void award(std::string_view lab, std::string_view quantity, double measured_si, double ceiling_measured_here_si) {
+  detail::award_resolved(lab, quantity, measured_si, nullptr, ceiling_measured_here_si);
 }
 
 }  // namespace rooflab::grading

@@ -3,6 +3,7 @@
 #include <rooflab/ptx.hpp>
 #include <rooflab/specs.hpp>
 
+#include <CLI/CLI.hpp>
 #include <cuda_occupancy.h>
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -215,21 +216,39 @@ bool register_lab(std::span<const KernelDecl> kernels, const char* static_dir, c
 
 bool registered() { return !lab().kernels.empty(); }
 
+std::string registry_json(std::span<const KernelDecl> kernels) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& k : kernels) {
+    nlohmann::json graded = nlohmann::json::array();
+    for (const auto q : k.graded_by) {
+      if (!q.empty()) graded.push_back(std::string(q));
+    }
+    out.push_back({{"kernel", std::string(k.kernel)}, {"variant", std::string(k.variant)}, {"graded_by", graded}});
+  }
+  return out.dump(2);
+}
+
 int main(int argc, char** argv) {
   std::string gpu_id = "a100-80gb-sxm4";
   std::string arch;
   double n = 1 << 28;
   bool json = false;
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    const auto value = [&]() -> std::string {
-      if (i + 1 >= argc) throw std::invalid_argument(a + " needs a value");
-      return argv[++i];
-    };
-    if (a == "--gpu") gpu_id = value();
-    else if (a == "--arch") arch = value();
-    else if (a == "--n") n = std::stod(value());
-    else if (a == "--json") json = true;
+  bool registry = false;
+  CLI::App app{"the kernels of this lab as the compiler built them (rooflab inspect)"};
+  app.add_flag("--rooflab-inspect")->description("this entry point");
+  app.add_option("--gpu", gpu_id, "GPU id from data/gpus.json")->capture_default_str();
+  app.add_option("--arch", arch, "sm_80, sm_90, ... (one the build captured; default: the GPU's own)");
+  app.add_option("--n", n, "problem size for the roofline floor")->capture_default_str();
+  app.add_flag("--json", json, "machine-readable");
+  app.add_flag("--registry", registry, "print the lab's kernel registry as JSON (no compiler output needed)");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? 0 : 2;
+  }
+  if (registry) {
+    std::cout << registry_json(lab().kernels) << "\n";
+    return 0;
   }
   try {
     const GpuSpec& g = gpu(gpu_id);

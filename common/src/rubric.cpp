@@ -67,7 +67,7 @@ Rubric parse(const std::string& json_text, const std::string& where) {
     std::set<std::string> seen;
     for (const auto& t : j.at("tests")) {
       Entry e{t.at("test").get<std::string>(), t.at("kind").get<std::string>(), t.at("points").get<double>(),
-              t.at("checks").get<std::string>()};
+              t.at("checks").get<std::string>(), {}};
       const auto dot = e.test.find('.');
       if (dot == std::string::npos || dot == 0 || dot + 1 == e.test.size()) {
         throw std::runtime_error(fmt::format("test \"{}\" is not Suite.Name", e.test));
@@ -82,6 +82,10 @@ Rubric parse(const std::string& json_text, const std::string& where) {
       }
       if (e.kind == "dryrun" && e.points != 0) {
         throw std::runtime_error(fmt::format("{}: dry-run tests prove that code runs and carry no points", e.test));
+      }
+      for (const auto& q : t.value("thresholds", nlohmann::json::array())) e.thresholds.push_back(q.get<std::string>());
+      if (!e.thresholds.empty() && e.kind != "perf") {
+        throw std::runtime_error(fmt::format("{}: only perf tests are graded by thresholds", e.test));
       }
       if (e.checks.empty()) throw std::runtime_error(fmt::format("{}: say in \"checks\" what it checks", e.test));
       if (!seen.insert(e.test).second) throw std::runtime_error(fmt::format("{} is listed twice", e.test));

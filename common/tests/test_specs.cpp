@@ -478,10 +478,10 @@ TEST(Thresholds, EveryRuleIsWellFormed) {
   }
   // Lab 01's streams are judged against the measured copy ceiling; the vectorized triad asks a little more.
   for (const char* q : {"copy", "scale", "add", "triad", "triad_vec4"}) {
-    EXPECT_EQ(rooflab::threshold("01", q).ceiling, "copy_bandwidth") << q;
+    EXPECT_EQ(rooflab::threshold("01", q).ceiling, rooflab::Ceiling::copy_bandwidth) << q;
   }
   EXPECT_GE(rooflab::threshold("01", "triad_vec4").full_at, rooflab::threshold("01", "triad").full_at);
-  EXPECT_EQ(rooflab::threshold("02", "fma_fp32").ceiling, "fp32_fma_peak");
+  EXPECT_EQ(rooflab::threshold("02", "fma_fp32").ceiling, rooflab::Ceiling::fp32_fma_peak);
   EXPECT_EQ(rooflab::threshold("03", "fusion_speedup").reference, "predicted_byte_ratio");
   EXPECT_GT(rooflab::threshold("03", "sweep_far").ratio_min(), rooflab::threshold("03", "sweep_near").ratio_min());
   // At stride 32 at most 1/8 of each 32-byte sector is useful: the bound must sit between 1/8 and 1.

@@ -4,7 +4,6 @@
 // The kernels' launchers are declared in kernels.hpp. Handout: README.md beside this file.
 #pragma once
 
-#include <rooflab/inspect.hpp>
 #include <rooflab/specs.hpp>
 
 #include <cstddef>
@@ -32,24 +31,9 @@ constexpr std::string_view name(StreamOp op) {
   return "?";
 }
 
-// ---- the kernels: launch shape and declared work (read by `rooflab inspect` and the static checks) ----
-
 // Threads per block of every Lab 01 kernel: a multiple of the 32-thread warp, small enough that several
-// blocks fit on an SM (handout: "Choosing the grid").
+// blocks fit on an SM (handout: "Choosing the grid"). The kernels themselves are in kernels.hpp's registry.
 inline constexpr unsigned kBlock = 256;
-
-// n = elements per array (FP32). Bytes are DRAM traffic: each array read or written once.
-inline constexpr rooflab::inspect::KernelDecl kKernels[] = {
-    {"lab01::copy_kernel", "copy", kBlock, 0, [](double) { return 0.0; }, [](double n) { return 8 * n; }},
-    {"lab01::scale_kernel", "scale", kBlock, 0, [](double n) { return n; }, [](double n) { return 8 * n; }},
-    {"lab01::add_kernel", "add", kBlock, 0, [](double n) { return n; }, [](double n) { return 12 * n; }},
-    {"lab01::triad_kernel", "triad", kBlock, 0, [](double n) { return 2 * n; }, [](double n) { return 12 * n; }},
-    {"lab01::triad_vec4_kernel", "triad_vec4", kBlock, 0, [](double n) { return 2 * n; },
-     [](double n) { return 12 * n; }},
-    // At stride 1; at stride s >= 8 each 4-byte read costs a 32-byte sector (handout: "Coalescing").
-    {"lab01::strided_read_kernel", "strided_read", kBlock, 0, [](double) { return 0.0; },
-     [](double n) { return 8 * n; }},
-};
 
 // ---- analytic questions (answers.cpp; handout section "Counting bytes") ----
 

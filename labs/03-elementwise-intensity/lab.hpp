@@ -60,16 +60,41 @@ inline float sweep_ref(float x, float a, float b, int k) {
   return y;
 }
 
-// ---- the kernels' declared work (rooflab inspect): n = elements (rows x cols), FP32 ----
+// ---- the kernels: the work each does as timed (FP32), in one place ----
+// The registry below (`rooflab inspect`) and the perf tests (tests/perf_work.hpp) both read these. n =
+// elements (rows x cols); the bias row is `cols` floats.
+struct KernelWork {
+  double bytes_read = 0;
+  double bytes_written = 0;
+  double flops = 0;
+  constexpr double bytes() const { return bytes_read + bytes_written; }
+};
+namespace work {
+// x and the bias row in, t out; one add an element.
+constexpr KernelWork bias_add(double n, double cols) { return {4 * (n + cols), 4 * n, n}; }
+// t in, u out; GELU is 9 FLOPs an element.
+constexpr KernelWork gelu(double n) { return {4 * n, 4 * n, 9 * n}; }
+// u and r in, y out; one add an element.
+constexpr KernelWork residual_add(double n) { return {8 * n, 4 * n, n}; }
+// The three kernels above in one: x, the bias row and r in, y out; the intermediates never reach DRAM.
+constexpr KernelWork fused_chain(double n, double cols) { return {4 * (2 * n + cols), 4 * n, 11 * n}; }
+// The sweep: one float in and one out, k FMAs (2k FLOPs) an element.
+constexpr KernelWork sweep(double n, int k) { return {4 * n, 4 * n, 2.0 * k * n}; }
+}  // namespace work
+
+// The registry. The bias row is left out of the declared work (one row against rows x cols elements); the
+// last field is the data/thresholds.json rule that grades the kernel.
 inline constexpr rooflab::inspect::KernelDecl kKernels[] = {
-    {"lab03::bias_add_kernel<float>", "bias_add", kBlock, 0, [](double n) { return n; }, [](double n) { return 8 * n; }},
-    {"lab03::gelu_kernel<float>", "gelu", kBlock, 0, [](double n) { return 9 * n; }, [](double n) { return 8 * n; }},
-    {"lab03::residual_add_kernel<float>", "residual_add", kBlock, 0, [](double n) { return n; },
-     [](double n) { return 12 * n; }},
-    {"lab03::fused_chain_kernel<float>", "fused", kBlock, 0, [](double n) { return 11 * n; },
-     [](double n) { return 12 * n; }},
-    {"lab03::sweep_kernel", "sweep (k = 64)", kBlock, 0, [](double n) { return 128 * n; },
-     [](double n) { return 8 * n; }},
+    {"lab03::bias_add_kernel<float>", "bias_add", kBlock, 0, [](double n) { return work::bias_add(n, 0).flops; },
+     [](double n) { return work::bias_add(n, 0).bytes(); }, rooflab::DType::fp32, {"unfused"}},
+    {"lab03::gelu_kernel<float>", "gelu", kBlock, 0, [](double n) { return work::gelu(n).flops; },
+     [](double n) { return work::gelu(n).bytes(); }, rooflab::DType::fp32, {"unfused"}},
+    {"lab03::residual_add_kernel<float>", "residual_add", kBlock, 0, [](double n) { return work::residual_add(n).flops; },
+     [](double n) { return work::residual_add(n).bytes(); }, rooflab::DType::fp32, {"unfused"}},
+    {"lab03::fused_chain_kernel<float>", "fused", kBlock, 0, [](double n) { return work::fused_chain(n, 0).flops; },
+     [](double n) { return work::fused_chain(n, 0).bytes(); }, rooflab::DType::fp32, {"fusion_speedup"}},
+    {"lab03::sweep_kernel", "sweep (k = 64)", kBlock, 0, [](double n) { return work::sweep(n, 64).flops; },
+     [](double n) { return work::sweep(n, 64).bytes(); }, rooflab::DType::fp32, {"sweep_far", "sweep_near"}},
 };
 
 }  // namespace lab03

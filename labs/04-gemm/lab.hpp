@@ -89,15 +89,15 @@ inline constexpr rooflab::inspect::KernelDecl kKernels[] = {
     {"lab04::sgemm_coalesced_kernel", "2 coalesced", kNaiveTile * kNaiveTile, 0,
      [](double n) { return 2 * n * n * n; }, [](double n) { return detail::tile_bytes(n, 1, 4, 4); }},
     {"lab04::sgemm_smem_kernel", "3 smem tiled", kNaiveTile * kNaiveTile, 0, [](double n) { return 2 * n * n * n; },
-     [](double n) { return detail::tile_bytes(n, 32, 4, 4); }},
+     [](double n) { return detail::tile_bytes(n, 32, 4, 4); }, rooflab::DType::fp32, {"smem_tiled"}},
     {"lab04::sgemm_blocktile_kernel", "4 2D blocktile", kLadderThreads, 0, [](double n) { return 2 * n * n * n; },
-     [](double n) { return detail::tile_bytes(n, 128, 4, 4); }},
+     [](double n) { return detail::tile_bytes(n, 128, 4, 4); }, rooflab::DType::fp32, {"blocktile"}},
     {"lab04::sgemm_vectorized_kernel", "5 vectorized", kLadderThreads, 0, [](double n) { return 2 * n * n * n; },
-     [](double n) { return detail::tile_bytes(n, 128, 4, 4); }},
+     [](double n) { return detail::tile_bytes(n, 128, 4, 4); }, rooflab::DType::fp32, {"vectorized"}},
     {"lab04::sgemm_warptile_kernel", "6 warptile", kLadderThreads, 0, [](double n) { return 2 * n * n * n; },
-     [](double n) { return detail::tile_bytes(n, 128, 4, 4); }},
+     [](double n) { return detail::tile_bytes(n, 128, 4, 4); }, rooflab::DType::fp32, {"warptile"}},
     {"lab04::hgemm_wmma_kernel", "7 wmma fp16", kLadderThreads, 0, [](double n) { return 2 * n * n * n; },
-     [](double n) { return detail::tile_bytes(n, 128, 2, 4); }, rooflab::DType::fp16},
+     [](double n) { return detail::tile_bytes(n, 128, 2, 4); }, rooflab::DType::fp16, {"wmma"}},
 };
 
 }  // namespace lab04

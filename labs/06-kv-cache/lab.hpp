@@ -121,7 +121,7 @@ inline constexpr rooflab::inspect::KernelDecl kKernels[] = {
     {"lab06::paged_kv_append_kernel", "append", 128, 0, [](double) { return 0.0; },
      [](double n) { return 2 * 2 * 8 * 128 * 2 * n; }, rooflab::DType::fp16_nontensor},
     {"lab06::decode_attention_kernel<128, 4>", "decode", 128, 0, [](double n) { return 8 * 4 * 128 * 4 * n; },
-     [](double n) { return 2 * 8 * 128 * 2 * n; }, rooflab::DType::fp32},
+     [](double n) { return 2 * 8 * 128 * 2 * n; }, rooflab::DType::fp32, {"decode", "gqa_time_ratio"}},
 };
 
 }  // namespace lab06

@@ -60,11 +60,11 @@ inline void linear_ref(const float* w, const float* x, double* y, int n, int k, 
 // vectors negligible beside them; the batched kernels at batch 8 (CUDA cores) and 64 (tensor cores).
 inline constexpr rooflab::inspect::KernelDecl kKernels[] = {
     {"lab07::gemv_kernel", "gemv", 256, 0, [](double n) { return 2 * n; }, [](double n) { return 2 * n; },
-     rooflab::DType::fp32},
+     rooflab::DType::fp32, {"gemv"}},
     {"lab07::batched_kernel<8>", "batched (B = 8)", 256, 0, [](double n) { return 2 * 8 * n; },
-     [](double n) { return 2 * n; }, rooflab::DType::fp32},
+     [](double n) { return 2 * n; }, rooflab::DType::fp32, {"batch8_time_ratio"}},
     {"lab07::batched_tc_kernel", "batched (B = 64, tensor cores)", 128, 0, [](double n) { return 2 * 64 * n; },
-     [](double n) { return 2 * n; }, rooflab::DType::fp16},
+     [](double n) { return 2 * n; }, rooflab::DType::fp16, {"batch64_time_ratio"}},
 };
 
 }  // namespace lab07

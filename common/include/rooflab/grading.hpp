@@ -2,7 +2,7 @@
 //
 //   ROOFLAB_TEST(Lab01Analytic, BytesMoved) { ... }
 //   ROOFLAB_TEST(Lab01Kernels, TriadSizes) { ... }
-//   ROOFLAB_TEST(Lab01Perf, Triad) { ROOFLAB_REQUIRE_GPU(); ... award_against_ceiling(...); }
+//   ROOFLAB_TEST(Lab01Perf, Triad) { ROOFLAB_REQUIRE_GPU(); ... award("01", "triad", bytes_per_s); }
 //
 // Each test's kind and points are in the lab's rubric.json (rooflab/rubric.hpp), read by the grader without
 // building (so a lab whose student files fail to compile still shows every test it lost); the outcome
@@ -10,16 +10,22 @@
 // points through award(); any other test earns all or nothing.
 #pragma once
 
+#include <rooflab/ceiling.hpp>
 #include <rooflab/compare.hpp>
 #include <rooflab/report.hpp>
 
 #include <gtest/gtest.h>
 
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
 #include <type_traits>
 #include <vector>
+
+namespace rooflab {
+struct Ceilings;
+}
 
 namespace rooflab::grading {
 
@@ -49,14 +55,48 @@ void note(const std::string& detail);
 // On a GPU it is `ok`. On a dry run CPU timings decide nothing: it succeeds, noting a verdict that would fail.
 ::testing::AssertionResult speed_verdict(bool ok, std::string_view what);
 
-// Grades `measured` against `ceiling` (same units) with data/thresholds.json's rule for lab/quantity:
-// full points at full_at x ceiling, none below zero_at, linear between. A result more than the
-// implausible margin above the ceiling fails the test as a measurement error or cheat. On a dry run the
-// arithmetic runs the same (the score must be a number in [0, 1]) but no timing can fail the test.
-void award_against_ceiling(std::string_view lab, std::string_view quantity, double measured, double ceiling,
-                           std::string_view unit);
+// ---- perf scores: ceiling -> threshold -> score, in one call ----
+
+// Grades a perf result with data/thresholds.json's rule for lab/quantity (a ceiling_fraction rule) against
+// the ceiling that rule names, read from this GPU's calibration (rooflab::ceilings()): full points at
+// full_at x the ceiling, none at or below zero_at, linear between. `measured_si` is in the ceiling's SI unit
+// (bytes/s or FLOP/s). A result more than implausible_above() x the ceiling fails the test as a timing
+// error or a cheat. On a dry run the arithmetic runs the same (the score must be in [0, 1]) but no timing
+// can fail the test. The ceiling used (name, value, unit, where measured) goes into results.json. The
+// running test must list `quantity` in its rubric.json entry's "thresholds". A threshold that names a
+// ceiling measured in the test's own run fails the test: use the overload below.
+void award(std::string_view lab, std::string_view quantity, double measured_si);
+// The same against a ceiling the test measured in this run at the same shape (thresholds.json
+// "ceiling": "cublas_sgemm_same_run" or "cublas_hgemm_same_run"): a threshold naming a calibrated ceiling
+// fails the test, so a rung cannot be graded against the wrong reference by mistake.
+void award(std::string_view lab, std::string_view quantity, double measured_si, double ceiling_measured_here_si);
+// A calibrated ceiling a test judges by without award() (the intensity sweep's roofline), in SI units,
+// recorded into results.json like award()'s.
+double ceiling_in_force(Ceiling c);
+
+// What award() decides, before it records anything (unit-tested on its own).
+struct CeilingVerdict {
+  CeilingInForce ceiling;
+  double fraction = 0;       // measured / ceiling
+  double score = 0;          // the sliding scale at that fraction, in [0, 1]
+  bool implausible = false;  // more than implausible_above() x the ceiling
+  std::string figures;       // "triad: 1234.5 GB/s = 91.0% of copy_bandwidth, 1356.0 GB/s"
+};
+// Resolves lab/quantity's threshold and the ceiling it names: a calibrated one from `calibrated` (nullptr:
+// none available), a same-run one from `measured_here_si`, which must be given for it and only for it.
+// Throws rooflab::DataError (no such threshold, or not a ceiling_fraction rule) or std::invalid_argument
+// (the value given and the threshold's ceiling disagree, or a ceiling that is not positive).
+CeilingVerdict judge(std::string_view lab, std::string_view quantity, double measured_si, const Ceilings* calibrated,
+                     std::optional<double> measured_here_si);
 
 namespace detail {
+// award()'s body with the calibration given: award(lab, quantity, measured_si) passes rooflab::ceilings()
+// (src/award.cpp, linked only into binaries that have the timing harness), the same-run overload nullptr.
+void award_resolved(std::string_view lab, std::string_view quantity, double measured_si, const Ceilings* calibrated,
+                    std::optional<double> measured_here_si);
+// Records on the report channel that the running test judged by `c` (results.json's "rooflab_ceilings").
+void record_ceiling(const CeilingInForce& c);
+
 // Float-sized floating types (float, __half, __nv_bfloat16) travel as float on the report channel.
 template <typename T>
 inline constexpr bool kFloatSized = sizeof(T) <= 4 && !std::is_integral_v<T>;

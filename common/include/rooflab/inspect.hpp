@@ -6,14 +6,16 @@
 // block size on a chosen GPU (the toolkit's cuda_occupancy.h with that GPU's limits), naming what limits
 // it; and the roofline floor time of the kernel's declared work at a problem size on that GPU.
 //
-// A lab declares its kernels once, in lab.hpp:
+// A lab declares its kernels once, in its registry (lab.hpp or kernels.hpp):
 //   inline constexpr rooflab::inspect::KernelDecl kKernels[] = {
 //       {"triad_vec4_kernel", "triad_vec4", kBlock, 0, [](double n) { return 2 * n; },
-//        [](double n) { return 12 * n; }}, ...};
+//        [](double n) { return 12 * n; }, rooflab::DType::fp32, {"triad_vec4"}}, ...};
 // and its static test file registers them: ROOFLAB_INSPECT_KERNELS(lab01::kKernels);
-// The static test binary then answers `--rooflab-inspect [--gpu ID] [--arch sm_XX] [--n N] [--json]`.
+// The static test binary then answers `--rooflab-inspect [--gpu ID] [--arch sm_XX] [--n N] [--json]`, and
+// `--rooflab-inspect --registry` (the registry as JSON: kernel, variant, graded_by; no PTX needed).
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <span>
 #include <string>
@@ -38,6 +40,9 @@ struct KernelDecl {
   // The math units whose peak bounds it: fp32 (CUDA cores), fp16_nontensor (half2 on the CUDA cores), or a
   // tensor-core type (fp16, bf16, tf32, fp8, int8). The roofline floor uses that peak, not always FP32's.
   DType dtype = DType::fp32;
+  // The data/thresholds.json quantities of the lab that grade this kernel (none: informational). A CPU test
+  // checks, lab by lab, that these, thresholds.json and the perf tests' rubric entries name the same set.
+  std::array<std::string_view, 2> graded_by = {};
 };
 
 // The per-SM limits the occupancy calculation needs (CUDA C++ Programming Guide, compute capabilities).
@@ -92,6 +97,9 @@ std::vector<Row> inspect(std::span<const KernelDecl> kernels, const std::string&
                          const GpuSpec& gpu, const std::string& arch, double n);
 std::string table(const std::vector<Row>& rows, const GpuSpec& gpu, double n);
 std::string to_json(const std::vector<Row>& rows, const GpuSpec& gpu, double n);
+
+// The registry as data: [{"kernel", "variant", "graded_by": [...]}, ...].
+std::string registry_json(std::span<const KernelDecl> kernels);
 
 // Registration by a lab's static test binary, and the entry point test_main calls for --rooflab-inspect.
 bool register_lab(std::span<const KernelDecl> kernels, const char* static_dir, const char* archs);

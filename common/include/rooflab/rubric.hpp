@@ -21,6 +21,9 @@ struct Entry {
   std::string kind;    // as written in the rubric
   double points = 0;
   std::string checks;  // one line: what the test checks
+  // perf only: the data/thresholds.json quantities the test grades by (award() refuses any other; a CPU
+  // test checks them one for one against thresholds.json and the lab's kernel registry)
+  std::vector<std::string> thresholds = {};
 };
 
 struct Rubric {

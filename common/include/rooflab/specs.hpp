@@ -10,6 +10,8 @@
 // rooflab::DataError naming the file, the JSON path of the bad field and what was expected.
 #pragma once
 
+#include <rooflab/ceiling.hpp>
+
 #include <filesystem>
 #include <map>
 #include <optional>
@@ -124,7 +126,7 @@ struct Threshold {
   // prediction_fraction: scored against the analytic prediction named by `reference`;
   // ratio_max / ratio_min: a pass/fail bound `value` on a ratio the lab measures (`description`).
   std::string kind;
-  std::string ceiling;    // copy_bandwidth, fp32_fma_peak, sgemm_peak, fp16_tensor_peak, bf16_tensor_peak
+  std::optional<Ceiling> ceiling;  // ceiling_fraction only: what the result is a fraction of (rooflab/ceiling.hpp)
   std::string reference;  // prediction_fraction only, e.g. predicted_byte_ratio
   double full_at = 0;     // sliding kinds: fraction earning full points
   double zero_at = 0;     // sliding kinds: fraction at or below which nothing is earned
@@ -141,9 +143,6 @@ struct ThresholdTable {
   double implausible_above = 0;
   std::vector<Threshold> entries;
 };
-
-// The ceilings a ceiling_fraction threshold may name (what calibration measures).
-const std::vector<std::string>& known_ceilings();
 
 // ---- loading ----
 

@@ -19,7 +19,7 @@
 namespace {
 
 using lab01::StreamOp;
-using lab01::Variant;
+using lab01::Kernel;
 using rooflab::grading::all_close;
 
 // Sizes that break code: one element, around a warp, a block plus one, a large ragged size.
@@ -57,7 +57,7 @@ int output_index(StreamOp op) {
 }
 
 // Runs one variant on n elements with each array starting `offsets[k]` floats past an aligned allocation.
-::testing::AssertionResult run_variant(const Variant& v, std::size_t n, const std::size_t (&offsets)[3]) {
+::testing::AssertionResult run_variant(const Kernel& v, std::size_t n, const std::size_t (&offsets)[3]) {
   const std::uint64_t seed = rooflab::test_seed() + n;
   std::vector<std::vector<float>> host(3);
   std::vector<Guarded> dev;
@@ -78,7 +78,7 @@ int output_index(StreamOp op) {
   ROOFLAB_CUDA_CHECK(cudaDeviceSynchronize());
   // Every failure starts with the kernel and the shape: "triad_vec4_kernel at n = 31 (arrays at float offsets
   // 0,1,2)".
-  std::string who = std::string(v.id) + "_kernel at n = " + std::to_string(n);
+  std::string who = std::string(v.id()) + "_kernel at n = " + std::to_string(n);
   if (offsets[0] + offsets[1] + offsets[2] != 0) {
     who += " (arrays at float offsets " + std::to_string(offsets[0]) + "," + std::to_string(offsets[1]) + "," +
            std::to_string(offsets[2]) + ")";
@@ -114,12 +114,7 @@ int output_index(StreamOp op) {
   return ::testing::AssertionFailure() << who << ": " << result.message();
 }
 
-const Variant& variant(std::string_view id) {
-  for (const auto& v : lab01::kVariants) {
-    if (v.id == id) return v;
-  }
-  throw std::invalid_argument("no variant " + std::string(id));
-}
+const Kernel& variant(std::string_view id) { return lab01::kernel(id); }
 
 void check_sizes(std::string_view id) {
   ROOFLAB_REQUIRE_GPU();

@@ -2,6 +2,7 @@
 // answers.cpp) and with the kernel registry `rooflab inspect` reads, at the shape each GPU in data/gpus.json
 // would run, so the figures a student is graded on and the ones the handout teaches cannot disagree.
 // No kernel runs here; tests/perf.cpp runs beside it at scaled-down sizes (docs/cpu-mode.md, "Dry runs").
+#include "kernels.hpp"
 #include "perf_work.hpp"
 
 #include <rooflab/grading.hpp>
@@ -14,10 +15,7 @@
 
 namespace {
 
-const rooflab::inspect::KernelDecl& decl(std::string_view variant) {
-  return *std::find_if(std::begin(lab01::kKernels), std::end(lab01::kKernels),
-                       [&](const auto& k) { return k.variant == variant; });
-}
+const rooflab::inspect::KernelDecl& decl(std::string_view id) { return lab01::kernel(id).decl; }
 
 }  // namespace
 

@@ -46,7 +46,7 @@ struct Arrays {
 };
 
 // Spot-checks the output after timing: every 4097th element and the last one.
-void expect_output(const lab01::Variant& v, Arrays& arr) {
+void expect_output(const lab01::Kernel& v, Arrays& arr) {
   // With a=1, b=2, c=3 and scalar 0.5, each kernel's output is known (re-running it changes nothing).
   std::vector<float> got;
   float want = 0;
@@ -57,23 +57,23 @@ void expect_output(const lab01::Variant& v, Arrays& arr) {
     case StreamOp::triad: got = arr.a.download(); want = 3.5f; break;
   }
   for (std::size_t i = 0; i < got.size(); i += 4097) {
-    ASSERT_EQ(got[i], want) << v.id << ": wrong output at " << i << " after timing";
+    ASSERT_EQ(got[i], want) << v.id() << ": wrong output at " << i << " after timing";
   }
-  ASSERT_EQ(got.back(), want) << v.id << ": wrong last element after timing";
+  ASSERT_EQ(got.back(), want) << v.id() << ": wrong last element after timing";
 }
 
-void grade_variant(std::string_view id) {
+// Times one STREAM kernel and grades it by the threshold its registry entry names.
+void grade_kernel(std::string_view id) {
   ROOFLAB_REQUIRE_GPU();
-  const auto& v = *std::find_if(std::begin(lab01::kVariants), std::end(lab01::kVariants),
-                                [&](const lab01::Variant& x) { return x.id == id; });
+  const lab01::Kernel& v = lab01::kernel(id);
   Arrays arr(perf_elements());
   const auto view = arr.view();
   const rooflab::Measurement m =
       rooflab::benchmark([&](cudaStream_t s) { v.run(view, s); }, lab01::perf::stream_work(v.op, arr.n));
   ASSERT_NO_FATAL_FAILURE(expect_output(v, arr));
-  rooflab::grading::note(std::string(v.id) + ": " + m.summary());
+  rooflab::grading::note(std::string(v.id()) + ": " + m.summary());
   // Best sample against the ceiling's best sample (calibration reports the best, as BabelStream does).
-  rooflab::grading::award_against_ceiling("01", id, m.best_gbps(), rooflab::ceilings().copy_gbps, "GB/s");
+  rooflab::grading::award("01", v.decl.graded_by[0], m.work.bytes() / m.min_s);
 }
 
 double strided_gbps(std::size_t stride) {
@@ -89,11 +89,11 @@ double strided_gbps(std::size_t stride) {
 
 }  // namespace
 
-ROOFLAB_TEST(Lab01Perf, Copy) { grade_variant("copy"); }
-ROOFLAB_TEST(Lab01Perf, Scale) { grade_variant("scale"); }
-ROOFLAB_TEST(Lab01Perf, Add) { grade_variant("add"); }
-ROOFLAB_TEST(Lab01Perf, Triad) { grade_variant("triad"); }
-ROOFLAB_TEST(Lab01Perf, TriadVec4) { grade_variant("triad_vec4"); }
+ROOFLAB_TEST(Lab01Perf, Copy) { grade_kernel("copy"); }
+ROOFLAB_TEST(Lab01Perf, Scale) { grade_kernel("scale"); }
+ROOFLAB_TEST(Lab01Perf, Add) { grade_kernel("add"); }
+ROOFLAB_TEST(Lab01Perf, Triad) { grade_kernel("triad"); }
+ROOFLAB_TEST(Lab01Perf, TriadVec4) { grade_kernel("triad_vec4"); }
 
 // The coalescing experiment: at stride 32 every 4-byte read costs a whole sector, so the useful bandwidth
 // must collapse. A kernel that ignores the stride (or fakes the experiment) does not show it.
@@ -101,7 +101,7 @@ ROOFLAB_TEST(Lab01Perf, StridedCollapse) {
   ROOFLAB_REQUIRE_GPU();
   const double bw1 = strided_gbps(1);
   const double bw32 = strided_gbps(32);
-  const double limit = rooflab::threshold("01", "strided_ratio_max").ratio_max();
+  const double limit = rooflab::threshold("01", lab01::kernel("strided_read").decl.graded_by[0]).ratio_max();
   rooflab::grading::note(fmt::format("strided read: {:.1f} GB/s at stride 1, {:.1f} GB/s at stride 32 (ratio {:.3f}, "
                                      "must be at most {:.2f})", bw1, bw32, bw32 / bw1, limit));
   EXPECT_TRUE(rooflab::grading::speed_verdict(bw32 / bw1 <= limit, "stride-32 / stride-1 bandwidth <= limit"))

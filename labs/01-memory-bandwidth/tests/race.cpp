@@ -23,13 +23,14 @@ namespace {
 ROOFLAB_TEST(Lab01Races, NoDataRaces) {
   ASSERT_TRUE(rooflab::emu::race_mode()) << "this binary must be built against rooflab::emu_race";
   constexpr std::size_t n = 777;  // three blocks and a ragged tail: enough threads to race, small enough for TSan
-  for (const auto& v : lab01::kVariants) {
+  for (const auto& v : lab01::kKernels) {
+    if (v.run == nullptr) continue;  // strided_read: below
     rooflab::DeviceBuffer<float> a{std::span<const float>(rooflab::random_floats(n, 1))};
     rooflab::DeviceBuffer<float> b{std::span<const float>(rooflab::random_floats(n, 2))};
     rooflab::DeviceBuffer<float> c{std::span<const float>(rooflab::random_floats(n, 3))};
     const int before = rooflab::emu::races_reported();
     v.run({a.data(), b.data(), c.data(), 1.5f, n}, nullptr);
-    EXPECT_TRUE(race_free(std::string(v.id), before));
+    EXPECT_TRUE(race_free(std::string(v.id()), before));
   }
   rooflab::DeviceBuffer<float> in{std::span<const float>(rooflab::random_floats(n * 4, 4))};
   rooflab::DeviceBuffer<float> out(n);

@@ -1,7 +1,7 @@
 // Lab 01 static checks: facts of the compiled kernels, read from the PTX and the ptxas report that the
 // build captured for each architecture in ROOFLAB_STATIC_ARCHS. No device needed. They are worth no points
 // (hints for students); on the solutions CI requires them to pass.
-#include "lab.hpp"
+#include "kernels.hpp"
 
 #include <rooflab/grading.hpp>
 #include <rooflab/inspect.hpp>
@@ -15,7 +15,7 @@
 
 
 // `lab01_static --rooflab-inspect` (what `rooflab inspect 01` runs) prints the table for these kernels.
-ROOFLAB_INSPECT_KERNELS(lab01::kKernels);
+ROOFLAB_INSPECT_KERNELS(lab01::kKernelDecls);
 
 // 128-bit accesses are the point of the vectorized triad: one ld.global.v4.f32 instead of four loads.
 ROOFLAB_TEST(Lab01Static, TriadVec4Uses128BitAccess) {
@@ -60,7 +60,7 @@ ROOFLAB_TEST(Lab01Static, OccupancyAtLeastHalfOnA100AndH100) {
   for (const auto& [gpu_id, arch] : targets) {
     const auto all = rooflab::ptx::captured_archs();
     if (std::find(all.begin(), all.end(), arch) == all.end()) continue;
-    const auto rows = rooflab::inspect::inspect(lab01::kKernels, rooflab::ptx::captured(arch, ".ptx"), rooflab::ptx::captured(arch, ".ptxas.txt"),
+    const auto rows = rooflab::inspect::inspect(lab01::kKernelDecls, rooflab::ptx::captured(arch, ".ptx"), rooflab::ptx::captured(arch, ".ptxas.txt"),
                                                 rooflab::gpu(gpu_id), arch, 1 << 20);
     for (const auto& r : rows) {
       EXPECT_GE(r.occ.fraction, 0.5) << gpu_id << ": " << r.kernel << " (" << r.registers << " registers, limited by "

@@ -59,7 +59,6 @@ ROOFLAB_TEST(Lab03Perf, UnfusedKernelsOnTheMemoryRoof) {
   const auto [rows, cols] = perf_shape();
   const std::size_t n = rows * cols;
   Chain c(n, cols);
-  const auto ceiling = rooflab::ceilings().copy_gbps;
   const auto bias_add = rooflab::benchmark(
       [&](cudaStream_t s) { lab03::bias_add<float>(c.x.data(), c.bias.data(), c.t.data(), rows, cols, s); },
       lab03::perf::bias_add_work(rows, cols));
@@ -73,7 +72,7 @@ ROOFLAB_TEST(Lab03Perf, UnfusedKernelsOnTheMemoryRoof) {
   const double worst = std::min({bias_add.best_gbps(), gelu.best_gbps(), residual.best_gbps()});
   rooflab::grading::note(fmt::format("bias add {:.0f} GB/s, GELU {:.0f} GB/s, residual add {:.0f} GB/s",
                                      bias_add.best_gbps(), gelu.best_gbps(), residual.best_gbps()));
-  rooflab::grading::award_against_ceiling("03", "unfused", worst, ceiling, "GB/s");
+  rooflab::grading::award("03", "unfused", rooflab::units::bytes_per_s_from_gb(worst));
 }
 
 ROOFLAB_TEST(Lab03Perf, FusionSpeedupAsPredicted) {
@@ -107,8 +106,11 @@ ROOFLAB_TEST(Lab03Perf, FusionSpeedupAsPredicted) {
 
 ROOFLAB_TEST(Lab03Perf, IntensitySweepTracesTheRoofline) {
   ROOFLAB_REQUIRE_GPU();
-  const auto& ceilings = rooflab::ceilings();
-  const double bw = ceilings.copy_gbps * 1e9, peak = ceilings.fp32_fma_flops;
+  using rooflab::units::tb_per_s;
+  using rooflab::units::tflop_per_s;
+  // The roofline of this GPU as measured (bytes/s, FLOP/s); both go into results.json.
+  const double bw = rooflab::grading::ceiling_in_force(rooflab::Ceiling::copy_bandwidth);
+  const double peak = rooflab::grading::ceiling_in_force(rooflab::Ceiling::fp32_fma_peak);
   const double ridge = peak / bw;
   const std::size_t n = perf_shape().first * perf_shape().second / 2;
   rooflab::DeviceBuffer<float> in(n), out(n);
@@ -127,9 +129,9 @@ ROOFLAB_TEST(Lab03Perf, IntensitySweepTracesTheRoofline) {
     const double need = rooflab::threshold("03", near_ridge ? "sweep_near" : "sweep_far").ratio_min();
     const bool ok = got >= need * roof;
     failures += ok ? 0 : 1;
-    report += fmt::format("  I = {:>7.2f}: {:>8.2f} of {:>8.2f} TFLOP/s ({:.0f}%, need {:.0f}%){}\n", intensity, got / 1e12,
-                          roof / 1e12, 100 * got / roof, 100 * need, ok ? "" : "  <- below");
-    measured.points.emplace_back(intensity, got / 1e12);
+    report += fmt::format("  I = {:>7.2f}: {:>8.2f} of {:>8.2f} TFLOP/s ({:.0f}%, need {:.0f}%){}\n", intensity,
+                          tflop_per_s(got), tflop_per_s(roof), 100 * got / roof, 100 * need, ok ? "" : "  <- below");
+    measured.points.emplace_back(intensity, tflop_per_s(got));
   }
   rooflab::grading::note("intensity sweep against this GPU's measured roofline:\n" + report);
   rooflab::Plot p{.title = "Intensity sweep on " + info.name,
@@ -155,14 +157,15 @@ ROOFLAB_TEST(Lab03Perf, IntensitySweepTracesTheRoofline) {
     const auto fused = rooflab::benchmark(
         [&](cudaStream_t s) { lab03::fused_chain<float>(c.x.data(), c.bias.data(), c.r.data(), c.y.data(), rows, cols, s); },
         lab03::perf::fused_work(rows, cols), {.max_seconds = 1.0});
-    p.series.push_back({"your unfused chain", {{flops / unfused.work.bytes(), flops / unfused.min_s / 1e12}}, "points pt 7 ps 2"});
-    p.series.push_back({"your fused chain", {{flops / fused.work.bytes(), flops / fused.min_s / 1e12}}, "points pt 9 ps 2"});
+    p.series.push_back({"your unfused chain", {{flops / unfused.work.bytes(), tflop_per_s(flops / unfused.min_s)}}, "points pt 7 ps 2"});
+    p.series.push_back({"your fused chain", {{flops / fused.work.bytes(), tflop_per_s(flops / fused.min_s)}}, "points pt 9 ps 2"});
     p.arrows.push_back({p.series[1].points[0].first, p.series[1].points[0].second, p.series[2].points[0].first,
                         p.series[2].points[0].second, fmt::format("fused: {:.2f}x less time", unfused.min_s / fused.min_s)});
   }
-  p.roofs.push_back({bw / 1e12, peak / 1e12, "measured roof (copy BW, FMA peak)", false});
+  p.roofs.push_back({tb_per_s(bw), tflop_per_s(peak), "measured roof (copy BW, FMA peak)", false});
   if (const auto* spec = rooflab::find_gpu_by_cuda_name(info.name)) {
-    p.roofs.push_back({spec->bandwidth_gbps * 1e9 / 1e12, spec->fp32_tflops, "datasheet roof", true});
+    p.roofs.push_back({tb_per_s(rooflab::units::bytes_per_s_from_gb(spec->bandwidth_gbps)), spec->fp32_tflops,
+                       "datasheet roof", true});
   }
   p.vlines.emplace_back(ridge, "measured FP32 ridge");
   const auto files = rooflab::write_plot(p, rooflab::report_dir() / "lab03-intensity-sweep");

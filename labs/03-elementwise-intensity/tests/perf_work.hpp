@@ -18,32 +18,31 @@ inline std::pair<std::size_t, std::size_t> shape(std::size_t l2_bytes, double sc
   return {std::max<std::size_t>(n / 4096, 1), 4096};
 }
 
-// The chain's kernels as timed, FP32: bias add reads x and the bias row, GELU reads t, the residual add reads u
-// and r; each writes one array. GELU is 9 FLOPs an element, each add 1.
+// The kernels' work as timed (lab.hpp's lab03::work, which the registry reads too), for the timing harness.
+inline rooflab::Work timed(const KernelWork& w) {
+  return {.bytes_read = w.bytes_read, .bytes_written = w.bytes_written, .flops = w.flops};
+}
 inline rooflab::Work bias_add_work(std::size_t rows, std::size_t cols) {
-  const double n = static_cast<double>(rows * cols);
-  return {.bytes_read = 4.0 * (n + static_cast<double>(cols)), .bytes_written = 4.0 * n, .flops = n};
+  return timed(work::bias_add(static_cast<double>(rows * cols), static_cast<double>(cols)));
 }
-inline rooflab::Work gelu_work(std::size_t n) {
-  return {.bytes_read = 4.0 * static_cast<double>(n), .bytes_written = 4.0 * static_cast<double>(n),
-          .flops = 9.0 * static_cast<double>(n)};
-}
-inline rooflab::Work residual_add_work(std::size_t n) {
-  return {.bytes_read = 8.0 * static_cast<double>(n), .bytes_written = 4.0 * static_cast<double>(n),
-          .flops = static_cast<double>(n)};
-}
+inline rooflab::Work gelu_work(std::size_t n) { return timed(work::gelu(static_cast<double>(n))); }
+inline rooflab::Work residual_add_work(std::size_t n) { return timed(work::residual_add(static_cast<double>(n))); }
+// The unfused chain: its three kernels' work added up.
 inline rooflab::Work unfused_work(std::size_t rows, std::size_t cols) {
-  const double n = static_cast<double>(rows * cols);
-  return {.bytes_read = 4.0 * (4 * n + static_cast<double>(cols)), .bytes_written = 4.0 * 3 * n, .flops = 11.0 * n};
+  const std::size_t n = rows * cols;
+  const KernelWork parts[] = {work::bias_add(static_cast<double>(n), static_cast<double>(cols)),
+                              work::gelu(static_cast<double>(n)), work::residual_add(static_cast<double>(n))};
+  KernelWork sum;
+  for (const auto& p : parts) {
+    sum.bytes_read += p.bytes_read;
+    sum.bytes_written += p.bytes_written;
+    sum.flops += p.flops;
+  }
+  return timed(sum);
 }
 inline rooflab::Work fused_work(std::size_t rows, std::size_t cols) {
-  const double n = static_cast<double>(rows * cols);
-  return {.bytes_read = 4.0 * (2 * n + static_cast<double>(cols)), .bytes_written = 4.0 * n, .flops = 11.0 * n};
+  return timed(work::fused_chain(static_cast<double>(rows * cols), static_cast<double>(cols)));
 }
-// The intensity sweep: k FMAs (2k FLOPs) per element, one float in and one out.
-inline rooflab::Work sweep_work(std::size_t n, int k) {
-  return {.bytes_read = 4.0 * static_cast<double>(n), .bytes_written = 4.0 * static_cast<double>(n),
-          .flops = 2.0 * k * static_cast<double>(n)};
-}
+inline rooflab::Work sweep_work(std::size_t n, int k) { return timed(work::sweep(static_cast<double>(n), k)); }
 
 }  // namespace lab03::perf

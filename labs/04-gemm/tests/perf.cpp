@@ -97,7 +97,7 @@ Pair time_pair(const lab04::Shape& s, const std::string& name,
 // The one place a rung is scored: its FLOP/s against cuBLAS's measured in this run, by thresholds.json's
 // rule for `quantity` (ceilings "cublas_sgemm_same_run" / "cublas_hgemm_same_run").
 void grade_against_cublas(std::string_view quantity, double measured_flops, double cublas_flops) {
-  rooflab::grading::award_against_ceiling("04", quantity, measured_flops / 1e9, cublas_flops / 1e9, "GFLOP/s");
+  rooflab::grading::award("04", quantity, measured_flops, cublas_flops);
 }
 
 // Both shapes; the worse fraction of cuBLAS is graded (a kernel must be fast on awkward shapes too).

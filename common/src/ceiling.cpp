@@ -1,0 +1,58 @@
+// The typed ceilings of rooflab/ceiling.hpp: names, units, and who measures each.
+#include <rooflab/ceiling.hpp>
+
+#include <fmt/format.h>
+
+#include <array>
+
+namespace rooflab {
+
+namespace {
+struct Row {
+  Ceiling ceiling;
+  std::string_view name;
+  std::string_view unit;
+  bool in_the_test;
+};
+constexpr std::array<Row, 7> kRows = {{
+    {Ceiling::copy_bandwidth, "copy_bandwidth", "B/s", false},
+    {Ceiling::fp32_fma_peak, "fp32_fma_peak", "FLOP/s", false},
+    {Ceiling::sgemm_peak, "sgemm_peak", "FLOP/s", false},
+    {Ceiling::fp16_tensor_peak, "fp16_tensor_peak", "FLOP/s", false},
+    {Ceiling::bf16_tensor_peak, "bf16_tensor_peak", "FLOP/s", false},
+    {Ceiling::cublas_sgemm_same_run, "cublas_sgemm_same_run", "FLOP/s", true},
+    {Ceiling::cublas_hgemm_same_run, "cublas_hgemm_same_run", "FLOP/s", true},
+}};
+constexpr std::array<Ceiling, kRows.size()> kAll = [] {
+  std::array<Ceiling, kRows.size()> out{};
+  for (std::size_t i = 0; i < kRows.size(); ++i) out[i] = kRows[i].ceiling;
+  return out;
+}();
+
+const Row& row(Ceiling c) {
+  for (const auto& r : kRows) {
+    if (r.ceiling == c) return r;
+  }
+  throw std::invalid_argument(fmt::format("no such ceiling ({})", static_cast<int>(c)));
+}
+}  // namespace
+
+std::span<const Ceiling> all_ceilings() { return kAll; }
+std::string_view to_string(Ceiling c) { return row(c).name; }
+std::string_view si_unit(Ceiling c) { return row(c).unit; }
+bool measured_in_the_test(Ceiling c) { return row(c).in_the_test; }
+
+std::optional<Ceiling> parse_ceiling(std::string_view name) {
+  for (const auto& r : kRows) {
+    if (r.name == name) return r.ceiling;
+  }
+  return std::nullopt;
+}
+
+std::string units::readable(double value_si, std::string_view si_unit) {
+  if (si_unit == "B/s") return fmt::format("{:.1f} GB/s", gb_per_s(value_si));
+  if (si_unit == "FLOP/s") return fmt::format("{:.1f} TFLOP/s", tflop_per_s(value_si));
+  return fmt::format("{:.4g} {}", value_si, si_unit);
+}
+
+}  // namespace rooflab
