@@ -115,7 +115,18 @@ std::string gnuplot_script(const Plot& plot, const std::filesystem::path& png) {
   gp << "set grid xtics ytics mxtics mytics lc rgb '#dddddd'\n";
   // The legend goes under the axes: outside the data, and it takes no width from them.
   gp << "set key outside below center horizontal box maxcols 3 width 1\n";
-  gp << "set bmargin 7\n";  // room for the x label above the legend
+  // Room under the axes for the x label and the legend's rows: gnuplot fits as many columns (at most 3) as
+  // the longest entry allows; 120 characters per row, each entry's sample line taking another 10, matches
+  // what it chooses at this size and font (checked by eye on the labs' plots).
+  std::vector<std::string> entries;
+  for (const auto& s : plot.series) entries.push_back(s.title);
+  for (const auto& h : plot.hlines) entries.push_back(h.label);
+  for (const auto& r : plot.roofs) entries.push_back(r.label);
+  std::size_t longest = 1;
+  for (const auto& e : entries) longest = std::max(longest, plain(e).size());
+  const std::size_t columns = std::clamp<std::size_t>(120 / (longest + 10), 1, 3);
+  const std::size_t rows = (entries.size() + columns - 1) / columns;
+  gp << "set bmargin " << 4 + rows + (rows + 1) / 2 << "\n";
   if (plot.logx) gp << "set logscale x\n";
   if (plot.logy) gp << "set logscale y\n";
   if (plot.y_from_zero && !plot.logy) gp << "set yrange [0:*]\n";

@@ -156,9 +156,22 @@ ROOFLAB_TEST(Lab06Plots, CacheSizeAgainstContext) {
                   .xmin = 512,
                   .xmax = 131072,
                   .note = "datasheet memory less FP16 weights; no GPU was measured for this plot"};
+  // Models whose caches are the same size share a line ("Llama-2-70B, Llama-3-70B"): same curve, one entry.
+  std::vector<std::pair<const rooflab::ModelSpec*, std::string>> lines;
   for (const auto& m : rooflab::models()) {
-    rooflab::Series s{m.name, {}, "lines"};
-    for (std::size_t c = 512; c <= 131072; c *= 2) s.points.emplace_back(static_cast<double>(c), lab06::kv_gb_per_sequence(m, c, 2));
+    const auto same = std::find_if(lines.begin(), lines.end(), [&](const auto& l) {
+      return l.first->layers * l.first->kv_heads * l.first->head_dim == m.layers * m.kv_heads * m.head_dim &&
+             l.first->sliding_window == m.sliding_window;
+    });
+    if (same == lines.end()) {
+      lines.emplace_back(&m, m.name);
+    } else {
+      same->second += ", " + m.name;
+    }
+  }
+  for (const auto& [m, names] : lines) {
+    rooflab::Series s{names, {}, "lines"};
+    for (std::size_t c = 512; c <= 131072; c *= 2) s.points.emplace_back(static_cast<double>(c), lab06::kv_gb_per_sequence(*m, c, 2));
     p.series.push_back(s);
   }
   for (const char* id : {"a100-40gb-sxm4", "h100-sxm", "h200-sxm", "l4"}) {
