@@ -39,17 +39,6 @@ std::string read_all(const fs::path& p) {
   return s.str();
 }
 
-void write_all(const fs::path& p, const std::string& text) {
-  fs::create_directories(p.parent_path());
-  const fs::path tmp = p.string() + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary);
-    if (!out) throw std::runtime_error("cannot write " + tmp.string());
-    out << text;
-  }
-  fs::rename(tmp, p);  // a reader (the collection step, a rerun) never sees half a file
-}
-
 std::vector<std::string> split_ws(const std::string& line) {
   std::vector<std::string> out;
   std::istringstream in(line);
@@ -324,13 +313,6 @@ nlohmann::json read_json(const fs::path& p) {
   }
 }
 
-std::string utc_now() {
-  const std::time_t t = std::time(nullptr);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%S UTC", std::gmtime(&t));
-  return buf;
-}
-
 class ClassGrader {
  public:
   ClassGrader(const ClassArgs& a, std::vector<const Lab*> labs)
@@ -342,11 +324,11 @@ class ClassGrader {
     const fs::path dir = a_.out / "students" / s.student;
     fs::create_directories(dir);
     nlohmann::json status = {{"student", s.student}, {"source", fs::absolute(s.source).string()},
-                             {"graded", false}, {"at", utc_now()}};
+                             {"graded", false}, {"at", utc_now(true)}};
     const auto refuse = [&](const std::string& why) {
       status["reason"] = why;
       fs::remove(dir / "results.json");
-      write_all(dir / "status.json", status.dump(2) + "\n");
+      write_text(dir / "status.json", status.dump(2) + "\n");
       return Outcome{Outcome::not_graded, why};
     };
     if (!s.refused.empty()) return refuse(s.refused);
@@ -412,21 +394,21 @@ class ClassGrader {
     // Each test process has its own time limit; this one only stops a grader that never ends.
     const ProcessResult r = run_process(argv, {.timeout_s = 24 * 3600.0, .max_output_bytes = 16u << 20});
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    write_all(dir / "log.txt", r.output);
+    write_text(dir / "log.txt", r.output);
     status["seconds"] = seconds;
     const nlohmann::json results = read_json(dir / "results.json");
     if (!r.ok() || !results.is_object()) {
       const std::string why = fmt::format("the grader itself failed ({}); see {}:\n{}", r.describe(),
                                           (dir / "log.txt").string(), tail_lines(r.output, 8));
       status["reason"] = why;
-      write_all(dir / "status.json", status.dump(2) + "\n");
+      write_text(dir / "status.json", status.dump(2) + "\n");
       return Outcome{Outcome::grader_failed, why};
     }
     Outcome o{Outcome::graded, "", results.value("score", 0.0), 0};
     for (const auto& t : results.at("tests")) o.max += t.value("max_score", 0.0);
     status["graded"] = true;
     status["inputs"] = inputs;
-    write_all(dir / "status.json", status.dump(2) + "\n");
+    write_text(dir / "status.json", status.dump(2) + "\n");
     return o;
   }
 
@@ -624,10 +606,10 @@ std::string collect_class(const fs::path& out) {
       for (const auto& l : list) all += (all.empty() ? "" : ", ") + l;
       problems[what].push_back(fmt::format("{} ({})", student, all));
     }
-    write_all(out / "junit" / (student + ".xml"), junit_xml(student, text));
+    write_text(out / "junit" / (student + ".xml"), junit_xml(student, text));
     rows.push_back(row);
   }
-  write_all(out / "grades.csv", csv);
+  write_text(out / "grades.csv", csv);
 
   // The summary: one line per student, then the distribution per lab, then who needs a look.
   std::string s = fmt::format("rooflab grade-class: {} students, labs {}\n\n", rows.size(), fmt::join(labs, " "));
@@ -698,7 +680,7 @@ std::string collect_class(const fs::path& out) {
   }
   s += fmt::format("\nFiles: {} (student,lab,kind,points,max), {}/<student>.xml (JUnit), students/<student>/ "
                    "(results.json, report/, log.txt)\n", (out / "grades.csv").string(), (out / "junit").string());
-  write_all(out / "summary.txt", s);
+  write_text(out / "summary.txt", s);
   return s;
 }
 
@@ -719,7 +701,7 @@ void write_roster(const fs::path& out, const std::vector<const Lab*>& labs, cons
   for (const auto& s : subs) {
     if (seen.insert(s.student).second) roster["students"].push_back(s.student);
   }
-  write_all(out / "roster.json", roster.dump(2) + "\n");
+  write_text(out / "roster.json", roster.dump(2) + "\n");
 }
 
 int cmd_grade_class(const ClassArgs& a) {

@@ -47,6 +47,24 @@ fs::path own_build_dir() { return ROOFLAB_BUILD_DIR; }
 
 fs::path source_dir() { return ROOFLAB_SOURCE_DIR; }
 
+std::string utc_now(bool seconds) {
+  const std::time_t t = std::time(nullptr);
+  char buf[32];
+  std::strftime(buf, sizeof buf, seconds ? "%Y-%m-%d %H:%M:%S UTC" : "%Y-%m-%d %H:%M UTC", std::gmtime(&t));
+  return buf;
+}
+
+void write_text(const fs::path& path, const std::string& text) {
+  if (path.has_parent_path()) fs::create_directories(path.parent_path());
+  const fs::path tmp = path.string() + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::binary);
+    if (!out) throw std::runtime_error("cannot write " + tmp.string());
+    out << text;
+  }
+  fs::rename(tmp, path);  // a reader (a class collection step, a rerun) never sees half a file
+}
+
 void require_numeric_seed(const std::optional<std::string>& seed) {
   const char* env = std::getenv("ROOFLAB_SEED");
   const std::string text = seed ? *seed : env != nullptr ? env : "";
@@ -80,20 +98,6 @@ GpuState detect_gpu() {
   s.description = "no GPU support in this build (no CUDA compiler was found)";
 #endif
   return s;
-}
-
-std::string utc_now() {
-  const std::time_t t = std::time(nullptr);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M UTC", std::gmtime(&t));
-  return buf;
-}
-
-void write_text(const fs::path& path, const std::string& text) {
-  if (path.has_parent_path()) fs::create_directories(path.parent_path());
-  std::ofstream out(path);
-  if (!out) throw std::runtime_error("cannot write " + path.string());
-  out << text;
 }
 
 // A kernel that hung in the CPU-backend tests hangs in the race tests too: they are hints, so they are not

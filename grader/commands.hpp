@@ -64,6 +64,11 @@ int cmd_selftest(const SelftestArgs& args);
 // integer (rooflab::parse_seed): a mistyped secret seed must not grade a class with seed 0.
 void require_numeric_seed(const std::optional<std::string>& seed);
 
+// The time now in UTC ("2026-11-23 18:45 UTC", with seconds when asked), for headers and logs.
+std::string utc_now(bool seconds = false);
+// Writes `text` to `path` whole or not at all (a temporary file renamed into place), making its folder.
+void write_text(const std::filesystem::path& path, const std::string& text);
+
 // The build tree this CLI was built in (where labs/ is built by default) and the project's source.
 std::filesystem::path own_build_dir();
 std::filesystem::path source_dir();
