@@ -13,9 +13,11 @@
 #include <rooflab/cublas.hpp>
 #include <rooflab/device.hpp>
 #include <rooflab/device_info.hpp>
+#include <rooflab/gemm_reference.hpp>
 #include <rooflab/grading.hpp>
 #include <rooflab/plot.hpp>
 #include <rooflab/specs.hpp>
+#include <rooflab/timed_data.hpp>
 #include <rooflab/timing.hpp>
 
 #include <cuda_fp16.h>
@@ -33,28 +35,29 @@ namespace {
 
 using Launch = std::function<void(int, int, int, cudaStream_t)>;
 
-// A GEMM's operands with constant inputs (A = 0.5, B = 0.25), so every element of C = A B is K / 8 after
-// a run: exact in FP32 and FP16, and checked after timing, so a kernel that skips work earns no speed points.
+// A GEMM's operands, random in [-1, 1) (rooflab/timed_data.hpp): C is checked after timing against the
+// reference at elements picked at random, so a kernel that skips work, or recognises its inputs, earns no
+// speed points.
 template <typename In>
 struct Operands {
-  explicit Operands(const lab04::Shape& s) : a(s.m * s.k), b(s.k * s.n), c(s.m * s.n) {
-    a.upload(std::vector<In>(s.m * s.k, static_cast<In>(0.5f)));
-    b.upload(std::vector<In>(s.k * s.n, static_cast<In>(0.25f)));
-  }
-  rooflab::DeviceBuffer<In> a, b;
+  explicit Operands(const lab04::Shape& s) : a(s.m * s.k, 1), b(s.k * s.n, 2), c(s.m * s.n) {}
+  rooflab::TimedInput<In> a, b;
   rooflab::DeviceBuffer<float> c;
 };
 
 constexpr rooflab::BenchOptions kOptions{.warmup = 2, .min_samples = 5, .max_seconds = 1.0, .flush_l2 = false};
 
-// Spot-checks C after timing: every 997th element and the last one.
-void expect_product(rooflab::DeviceBuffer<float>& c, const lab04::Shape& s, const std::string& what) {
-  const auto got = c.download();
-  const double want = static_cast<double>(s.k) / 8;
-  for (std::size_t i = 0; i < got.size(); i += 997) {
-    ASSERT_NEAR(got[i], want, 1e-3 * want) << what << ": wrong C[" << i << "] after timing";
-  }
-  ASSERT_NEAR(got.back(), want, 1e-3 * want) << what << ": wrong last element of C after timing";
+// C = A B at 256 random elements and the first and last, within the correctness tests' bound for K.
+template <typename In>
+void expect_product(const Operands<In>& o, const lab04::Shape& s, const std::string& what) {
+  const auto at = rooflab::sampled_indices(s.m * s.n, 256, s.m + s.k);
+  const auto want = [&](std::size_t i) {
+    const std::size_t row = i / s.n, col = i % s.n;
+    double sum = 0;
+    for (std::size_t k = 0; k < s.k; ++k) sum += static_cast<double>(o.a.host(row * s.k + k)) * o.b.host(k * s.n + col);
+    return sum;
+  };
+  ASSERT_TRUE(rooflab::timed_output_matches(what, o.c.download(), at, want, {rooflab::gemm_tolerance(s.k, 1, 0), 0}));
 }
 
 // cuBLAS is column-major: the row-major C = A B is the column-major C^T = B^T A^T, so B goes first.
@@ -85,12 +88,12 @@ Pair time_pair(const lab04::Shape& s, const std::string& name,
   Operands<In> o(s);
   const rooflab::CublasHandle handle;
   const auto work = lab04::perf::gemm_work(s, sizeof(In));
-  const auto lib = rooflab::benchmark([&](cudaStream_t st) { library(handle.get(), o.a.data(), o.b.data(), o.c.data(), st); },
+  const auto lib = rooflab::benchmark([&](cudaStream_t st) { library(handle.get(), o.a.device.data(), o.b.device.data(), o.c.data(), st); },
                                       work, kOptions);
   o.c.poison();
-  const auto mine = rooflab::benchmark([&](cudaStream_t st) { rung(o.a.data(), o.b.data(), o.c.data(), st); }, work, kOptions);
+  const auto mine = rooflab::benchmark([&](cudaStream_t st) { rung(o.a.device.data(), o.b.device.data(), o.c.data(), st); }, work, kOptions);
   Pair p{s, mine.flops_per_s(), lib.flops_per_s()};
-  expect_product(o.c, s, fmt::format("{} at {}^3", name, s.m));
+  expect_product(o, s, fmt::format("{} at {}^3", name, s.m));
   return p;
 }
 

@@ -14,6 +14,7 @@
 #include <rooflab/grading.hpp>
 #include <rooflab/plot.hpp>
 #include <rooflab/specs.hpp>
+#include <rooflab/timed_data.hpp>
 #include <rooflab/timing.hpp>
 
 #include <cuda_fp16.h>
@@ -24,66 +25,81 @@
 #include <cmath>
 #include <filesystem>
 #include <numeric>
+#include <optional>
 #include <vector>
 
 namespace {
 
 using lab06::perf::kHeadDim;
 
-// A paged batch for timing: blocks handed out in a scattered (strided) order, every K and V element 1.0625
-// (bytes 0x3C3C), every query element 0.0625: all scores equal, so the exact output is 1.0625 everywhere and
-// is checked after timing (a kernel that skips tokens or heads cannot earn speed points).
+// A paged batch for timing: blocks handed out in a scattered (strided) order, random K, V and queries
+// (rooflab/timed_data.hpp), and the output checked after timing against the reference at elements picked
+// at random: a kernel that skips tokens or heads, or recognises its inputs, cannot earn speed points.
 struct Batch {
-  Batch(const std::vector<std::size_t>& lens, int kv_heads, int group) : heads(kv_heads * group) {
+  Batch(const std::vector<std::size_t>& lens, int kv_heads, int group, std::uint64_t salt)
+      : heads(kv_heads * group) {
     layout.kv_heads = kv_heads;
     layout.head_dim = kHeadDim;
-    std::size_t blocks = 0;
     for (const std::size_t len : lens) {
       lengths.push_back(static_cast<int>(len));
       layout.max_blocks = std::max(layout.max_blocks, static_cast<int>((len + lab06::kBlockTokens - 1) / lab06::kBlockTokens));
     }
-    blocks = lens.size() * static_cast<std::size_t>(layout.max_blocks);
-    std::vector<int> table(blocks);
+    const std::size_t blocks = lens.size() * static_cast<std::size_t>(layout.max_blocks);
+    table.resize(blocks);
     // Logical block j of sequence b -> a physical block 7919 apart (a prime): neighbours are never adjacent.
     for (std::size_t i = 0; i < blocks; ++i) table[i] = static_cast<int>(i * 7919 % blocks);
     if (std::gcd(blocks, std::size_t{7919}) != 1) std::iota(table.begin(), table.end(), 0);
     const std::size_t pool = blocks * lab06::kBlockTokens * kv_heads * kHeadDim;
-    k = rooflab::DeviceBuffer<__half>(pool);
-    v = rooflab::DeviceBuffer<__half>(pool);
-    ROOFLAB_CUDA_CHECK(cudaMemset(k.data(), 0x3C, k.bytes()));
-    ROOFLAB_CUDA_CHECK(cudaMemset(v.data(), 0x3C, v.bytes()));
+    k.emplace(pool, 3 * salt);
+    v.emplace(pool, 3 * salt + 1);
+    // Queries in [-2, 2): scores spread over a few units, so the softmax weights tokens unevenly.
+    q.emplace(lengths.size() * heads * kHeadDim, 3 * salt + 2, -2.0f, 2.0f);
     block_table = rooflab::DeviceBuffer<int>(std::span<const int>(table));
     seq_lens = rooflab::DeviceBuffer<int>(std::span<const int>(lengths));
-    q = rooflab::DeviceBuffer<__half>(std::span<const __half>(
-        std::vector<__half>(lengths.size() * heads * kHeadDim, __float2half(0.0625f))));
     max_len = *std::max_element(lengths.begin(), lengths.end());
     workspace = rooflab::DeviceBuffer<float>(
         lab06::decode_workspace_bytes(static_cast<int>(lengths.size()), heads, kHeadDim, max_len) / sizeof(float));
     out = rooflab::DeviceBuffer<__half>(lengths.size() * heads * kHeadDim);
   }
+  double scale() const { return 1.0 / std::sqrt(static_cast<double>(kHeadDim)); }
   void run(cudaStream_t s) {
-    lab06::paged_decode_attention(q.data(), k.data(), v.data(), block_table.data(), seq_lens.data(),
-                                  static_cast<int>(lengths.size()), heads, max_len, layout,
-                                  1.0f / std::sqrt(static_cast<float>(kHeadDim)), workspace.data(), out.data(), s);
+    lab06::paged_decode_attention(q->device.data(), k->device.data(), v->device.data(), block_table.data(),
+                                  seq_lens.data(), static_cast<int>(lengths.size()), heads, max_len, layout,
+                                  static_cast<float>(scale()), workspace.data(), out.data(), s);
   }
+  // Output element i is (sequence, query head, dim); the reference gathers that head's K and V rows from the
+  // pools through the block table, as the kernel must.
   ::testing::AssertionResult output_is_right() const {
-    const float want = __half2float(__ushort_as_half(0x3C3C));
-    const auto got = out.download();
-    for (std::size_t i = 0; i < got.size(); ++i) {
-      if (std::abs(__half2float(got[i]) - want) > 1e-2f) {
-        return ::testing::AssertionFailure() << "decode attention: wrong output " << __half2float(got[i]) << " at " << i
-                                             << " after timing (batch of " << lengths.size() << ", " << heads
-                                             << " query heads): a timed kernel must do all the work";
+    const auto at = rooflab::sampled_indices(out.size(), 64, out.size() + heads);
+    const int group = heads / layout.kv_heads;
+    const auto want = [&](std::size_t i) {
+      const int b = static_cast<int>(i / (heads * kHeadDim)), h = static_cast<int>(i / kHeadDim % heads);
+      const int len = lengths[b];
+      std::vector<float> kr(static_cast<std::size_t>(len) * kHeadDim), vr(kr.size());
+      for (int p = 0; p < len; ++p) {
+        const int block = table[static_cast<std::size_t>(b) * layout.max_blocks + p / lab06::kBlockTokens];
+        for (int d = 0; d < kHeadDim; ++d) {
+          const std::size_t from = lab06::pool_index(layout, block, p % lab06::kBlockTokens, h / group, d);
+          kr[static_cast<std::size_t>(p) * kHeadDim + d] = k->host(from);
+          vr[static_cast<std::size_t>(p) * kHeadDim + d] = v->host(from);
+        }
       }
-    }
-    return ::testing::AssertionSuccess();
+      std::vector<double> o(kHeadDim);
+      const auto query = q->host_range(i / kHeadDim * kHeadDim, kHeadDim);
+      lab06::attention_ref(query.data(), kr.data(), vr.data(), len, kHeadDim, scale(), o.data());
+      return o[i % kHeadDim];
+    };
+    auto r = rooflab::timed_output_matches("paged_decode_attention", out.download(), at, want, {2e-3, 1e-2});
+    if (!r) r << " (batch of " << lengths.size() << ", " << heads << " query heads)";
+    return r;
   }
 
   int heads;
-  std::vector<int> lengths;
+  std::vector<int> lengths, table;
   lab06::PagedCacheLayout layout;
   int max_len = 0;
-  rooflab::DeviceBuffer<__half> k, v, q, out;
+  std::optional<rooflab::TimedInput<__half>> k, v, q;
+  rooflab::DeviceBuffer<__half> out;
   rooflab::DeviceBuffer<int> block_table, seq_lens;
   rooflab::DeviceBuffer<float> workspace;
 };
@@ -95,7 +111,7 @@ std::vector<std::size_t> perf_lengths() { return lab06::perf::lengths(rooflab::q
 ROOFLAB_TEST(Lab06Perf, DecodeAttentionOnTheMemoryRoof) {
   ROOFLAB_REQUIRE_GPU();
   const auto lens = perf_lengths();
-  Batch batch(lens, lab06::perf::kKvHeads, 4);
+  Batch batch(lens, lab06::perf::kKvHeads, 4, 1);
   batch.out.poison();
   const auto m = rooflab::benchmark([&](cudaStream_t s) { batch.run(s); }, lab06::perf::decode_work(lens));
   ASSERT_TRUE(batch.output_is_right());
@@ -111,7 +127,7 @@ ROOFLAB_TEST(Lab06Perf, TimeFollowsKvHeadsNotQueryHeads) {
   // The same cache (8 KV heads) read by 8 query heads (MHA-like) and by 64 (GQA 8): the bytes are the same,
   // so a kernel that reads each KV row once for its whole group takes about the same time.
   const auto lens = perf_lengths();
-  Batch one(lens, lab06::perf::kKvHeads, 1), eight(lens, lab06::perf::kKvHeads, 8);
+  Batch one(lens, lab06::perf::kKvHeads, 1, 2), eight(lens, lab06::perf::kKvHeads, 8, 3);
   const auto t1 = rooflab::benchmark([&](cudaStream_t s) { one.run(s); }, lab06::perf::decode_work(lens));
   const auto t8 = rooflab::benchmark([&](cudaStream_t s) { eight.run(s); }, lab06::perf::decode_work(lens));
   ASSERT_TRUE(one.output_is_right());
@@ -134,7 +150,7 @@ ROOFLAB_TEST(Lab06Perf, BandwidthAgainstContext) {
   for (std::size_t context = 256; context <= 32768; context *= rooflab::kDryRun ? 8 : 2) {
     // (A dry run keeps the contexts distinct but tiny: 18 to 145 tokens.)
     const std::vector<std::size_t> lens(16, rooflab::kDryRun ? 17 + (context >> 8) : context);
-    Batch batch(lens, lab06::perf::kKvHeads, 4);
+    Batch batch(lens, lab06::perf::kKvHeads, 4, 4 + context);
     const auto m = rooflab::benchmark([&](cudaStream_t s) { batch.run(s); }, lab06::perf::decode_work(lens), {.max_seconds = 0.5});
     ASSERT_TRUE(batch.output_is_right());
     measured.points.emplace_back(static_cast<double>(lens[0]), m.best_gbps());

@@ -14,6 +14,7 @@
 #include <rooflab/grading.hpp>
 #include <rooflab/plot.hpp>
 #include <rooflab/specs.hpp>
+#include <rooflab/timed_data.hpp>
 #include <rooflab/timing.hpp>
 
 #include <cuda_fp16.h>
@@ -26,37 +27,38 @@
 
 namespace {
 
-// Weights and inputs of one value (bytes 0x3C3C: 1.0586), so every output is k x 1.0586^2 and is checked
-// after timing: a kernel that skips rows, columns or batch rows cannot earn speed points.
+// Random weights and inputs (rooflab/timed_data.hpp), the output checked after timing against the reference at
+// rows picked at random: a kernel that skips rows, columns or batch rows, or recognises its inputs, cannot
+// earn speed points.
 struct Linear {
-  Linear(int rows, int cols, int max_batch)
-      : n(rows), k(cols), w(static_cast<std::size_t>(rows) * cols), x(static_cast<std::size_t>(max_batch) * cols),
-        y(static_cast<std::size_t>(max_batch) * rows) {
-    ROOFLAB_CUDA_CHECK(cudaMemset(w.data(), 0x3C, w.bytes()));
-    ROOFLAB_CUDA_CHECK(cudaMemset(x.data(), 0x3C, x.bytes()));
-  }
+  Linear(int rows, int cols, int max_batch, std::uint64_t salt)
+      : n(rows), k(cols), w(static_cast<std::size_t>(rows) * cols, 2 * salt),
+        x(static_cast<std::size_t>(max_batch) * cols, 2 * salt + 1), y(static_cast<std::size_t>(max_batch) * rows) {}
   ::testing::AssertionResult check(int batch, const char* what) const {
-    const float v = __half2float(__ushort_as_half(0x3C3C));
-    const double want = static_cast<double>(k) * v * v;
-    const auto got = y.download();
-    for (std::size_t i = 0; i < static_cast<std::size_t>(batch) * n; i += 97) {
-      if (std::abs(__half2float(got[i]) - want) > 2e-3 * want) {
-        return ::testing::AssertionFailure() << what << ": wrong output " << __half2float(got[i]) << " at " << i
-                                             << " after timing (n = " << n << ", k = " << k << ", batch " << batch
-                                             << "): a timed kernel must do all the work";
-      }
-    }
-    return ::testing::AssertionSuccess();
+    const std::size_t outputs = static_cast<std::size_t>(batch) * n;
+    const auto at = rooflab::sampled_indices(outputs, 64, outputs);
+    const auto want = [&](std::size_t i) {
+      const auto row = w.host_range(i % n * k, k), input = x.host_range(i / n * k, k);
+      double ref = 0;
+      lab07::linear_ref(row.data(), input.data(), &ref, 1, k, 1);
+      return ref;
+    };
+    // The correctness tests' tolerance: FP32 sums of k products rounded to FP16.
+    const rooflab::Tolerance tol{2e-3 * std::sqrt(static_cast<double>(k)), 2e-3};
+    auto r = rooflab::timed_output_matches(what, y.download(), at, want, tol);
+    if (!r) r << " (n = " << n << ", k = " << k << ", batch " << batch << ")";
+    return r;
   }
   int n, k;
-  rooflab::DeviceBuffer<__half> w, x, y;
+  rooflab::TimedInput<__half> w, x;
+  rooflab::DeviceBuffer<__half> y;
 };
 
 int side() { return lab07::perf::gemv_side(rooflab::query_device().l2_bytes); }
 
 rooflab::Measurement time_batched(Linear& l, int batch, double max_seconds = 3.0) {
   return rooflab::benchmark(
-      [&](cudaStream_t s) { lab07::batched_gemv(l.w.data(), l.x.data(), l.y.data(), l.n, l.k, batch, s); },
+      [&](cudaStream_t s) { lab07::batched_gemv(l.w.device.data(), l.x.device.data(), l.y.data(), l.n, l.k, batch, s); },
       lab07::perf::linear_work(l.n, l.k, batch), {.max_seconds = max_seconds});
 }
 
@@ -65,9 +67,9 @@ rooflab::Measurement time_batched(Linear& l, int batch, double max_seconds = 3.0
 ROOFLAB_TEST(Lab07Perf, GemvOnTheMemoryRoof) {
   ROOFLAB_REQUIRE_GPU();
   const int s = side();
-  Linear l(s, s, 1);
+  Linear l(s, s, 1, 1);
   l.y.poison();
-  const auto m = rooflab::benchmark([&](cudaStream_t st) { lab07::gemv(l.w.data(), l.x.data(), l.y.data(), s, s, st); },
+  const auto m = rooflab::benchmark([&](cudaStream_t st) { lab07::gemv(l.w.device.data(), l.x.device.data(), l.y.data(), s, s, st); },
                                     lab07::perf::linear_work(s, s, 1));
   ASSERT_TRUE(l.check(1, "gemv"));
   rooflab::grading::note(fmt::format("GEMV {} x {} (FP16): {:.1f} MB of weights in {:.1f} us, {:.0f} GB/s", s, s,
@@ -78,7 +80,7 @@ ROOFLAB_TEST(Lab07Perf, GemvOnTheMemoryRoof) {
 ROOFLAB_TEST(Lab07Perf, BatchedReadsTheWeightsOnce) {
   ROOFLAB_REQUIRE_GPU();
   const int s = side();
-  Linear l(s, s, 64);
+  Linear l(s, s, 64, 2);
   const auto t1 = time_batched(l, 1);
   ASSERT_TRUE(l.check(1, "batched_gemv"));
   const auto t8 = time_batched(l, 8);
@@ -107,7 +109,7 @@ ROOFLAB_TEST(Lab07Perf, DecodeStepAgainstTheFloor) {
   double weight_bytes = 0;
   for (const auto& shape : lab07::perf::kBlockLayers) {
     const int n = rooflab::kDryRun ? 64 : shape.n, k = rooflab::kDryRun ? 64 : shape.k;
-    layers.emplace_back(n, k, 64);
+    layers.emplace_back(n, k, 64, 3 + layers.size());
     weight_bytes += 2.0 * n * k;
   }
   const double model_layers = 32;

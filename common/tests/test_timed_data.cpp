@@ -1,0 +1,81 @@
+// Timed inputs (rooflab/timed_data.hpp): random, never constant, the host's copy equal to the device's, the
+// seed changing them; and the after-timing check that fails on one wrong, skipped or NaN element.
+#include <rooflab/timed_data.hpp>
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <set>
+
+namespace {
+
+std::vector<float> as_floats(const std::vector<__half>& v) {
+  std::vector<float> out;
+  for (const __half h : v) out.push_back(__half2float(h));
+  return out;
+}
+
+}  // namespace
+
+TEST(TimedData, HostCopyIsWhatTheDeviceHolds) {
+  // Longer than one period, so the repeat and the last partial period are both checked.
+  const std::size_t n = rooflab::kTimedPeriod + 1000;
+  const rooflab::TimedInput<__half> in(n, 7);
+  const auto device = as_floats(in.device.download());
+  ASSERT_EQ(device.size(), n);
+  for (std::size_t i = 0; i < n; i += 997) ASSERT_EQ(device[i], in.host(i)) << i;
+  EXPECT_EQ(device[n - 1], in.host(n - 1));
+  EXPECT_EQ(in.host_range(n - 3, 3), (std::vector<float>{device[n - 3], device[n - 2], device[n - 1]}));
+}
+
+TEST(TimedData, NotConstantAndSaltedApart) {
+  const rooflab::TimedInput<float> a(4096, 1), b(4096, 2);
+  std::set<float> values;
+  int same = 0;
+  for (std::size_t i = 0; i < 4096; ++i) {
+    values.insert(a.host(i));
+    same += a.host(i) == b.host(i) ? 1 : 0;
+    ASSERT_GE(std::abs(a.host(i)), 1.0f / 64) << "never near zero";
+  }
+  EXPECT_GT(values.size(), 4000u) << "inputs must not be constant or repeat within a row";
+  EXPECT_LT(same, 8) << "two salts must give two inputs";
+}
+
+TEST(TimedData, TheSeedChangesTheInputs) {
+  const rooflab::TimedInput<float> course(64, 1);
+  ASSERT_EQ(setenv("ROOFLAB_SEED", "12345", 1), 0);
+  const rooflab::TimedInput<float> secret(64, 1);
+  const auto at = rooflab::sampled_indices(1 << 20, 16, 1);
+  ASSERT_EQ(unsetenv("ROOFLAB_SEED"), 0);
+  EXPECT_NE(course.host_range(0, 64), secret.host_range(0, 64));
+  EXPECT_NE(at, rooflab::sampled_indices(1 << 20, 16, 1)) << "where the output is checked depends on the seed too";
+}
+
+TEST(TimedData, SampleHasTheEndsAndNoRepeats) {
+  const auto at = rooflab::sampled_indices(1000, 50, 3);
+  ASSERT_GE(at.size(), 30u);
+  EXPECT_EQ(at.front(), 0u);
+  EXPECT_EQ(at.back(), 999u);
+  EXPECT_TRUE(std::is_sorted(at.begin(), at.end()));
+  EXPECT_EQ(std::set<std::size_t>(at.begin(), at.end()).size(), at.size());
+  EXPECT_EQ(rooflab::sampled_indices(1, 10, 3), (std::vector<std::size_t>{0}));
+  EXPECT_TRUE(rooflab::sampled_indices(0, 10, 3).empty());
+}
+
+TEST(TimedData, CheckFailsOnAWrongSkippedOrNanElement) {
+  const std::vector<float> want{1, 2, 3, 4};
+  const std::vector<std::size_t> at{0, 2, 3};
+  const auto ref = [&](std::size_t i) { return static_cast<double>(want[i]); };
+  EXPECT_TRUE(rooflab::timed_output_matches("k", want, at, ref, {1e-6, 1e-6}));
+  for (const float bad : {3.01f, 0.0f, std::nanf(""), INFINITY}) {
+    auto got = want;
+    got[2] = bad;
+    const auto r = rooflab::timed_output_matches("my_kernel", got, at, ref, {1e-3, 1e-3});
+    EXPECT_FALSE(r) << bad;
+    EXPECT_NE(std::string(r.message()).find("my_kernel: output element 2"), std::string::npos) << r.message();
+  }
+  // An element outside the sample is not looked at (the sample is what makes the check cheap).
+  auto got = want;
+  got[1] = -100;
+  EXPECT_TRUE(rooflab::timed_output_matches("k", got, at, ref, {1e-6, 1e-6}));
+}
