@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <stdexcept>
 
 namespace rooflab::grading {
@@ -127,6 +128,20 @@ void note(const std::string& detail) {
   }
   ::testing::Test::RecordProperty("rooflab_detail", text);
   std::printf("rooflab: %s\n", text.c_str());
+}
+
+PlotFiles save_plot(const Plot& plot, std::string_view name) {
+  if (*binary_rubric() != '\0') {
+    const std::string prefix = "lab" + rubric::load(binary_rubric()).lab + "-";
+    EXPECT_TRUE(name.starts_with(prefix)) << "plot \"" << name << "\": a lab's plots are named " << prefix << "...";
+  }
+  const PlotFiles files = write_plot(plot, report_dir() / std::string(name));
+  EXPECT_TRUE(std::filesystem::exists(files.data)) << files.data;
+  if (!files.png.empty()) {
+    EXPECT_TRUE(std::filesystem::exists(files.png)) << files.png;
+  }
+  note("plot: " + (files.png.empty() ? files.data.string() + " (" + files.message + ")" : files.png.string()));
+  return files;
 }
 
 ::testing::AssertionResult speed_verdict(bool ok, std::string_view what) {

@@ -25,10 +25,13 @@ namespace {
 
 nlohmann::json read_json(const fs::path& p) { return nlohmann::json::parse(std::ifstream(p)); }
 
-// The temporary data directory, removed when the tests end.
+// A temporary directory (the data, the reports), removed when the tests end.
 struct TempDir {
-  fs::path path = fs::temp_directory_path() / ("rooflab-award-test-" + std::to_string(::getpid()));
-  TempDir() { fs::create_directories(path); }
+  explicit TempDir(const std::string& what = "data")
+      : path(fs::temp_directory_path() / ("rooflab-award-test-" + what + "-" + std::to_string(::getpid()))) {
+    fs::create_directories(path);
+  }
+  fs::path path;
   ~TempDir() { fs::remove_all(path); }
   TempDir(const TempDir&) = delete;
   TempDir& operator=(const TempDir&) = delete;
@@ -161,4 +164,21 @@ TEST(Award, FailsAResultAboveTheCeilingOrAMismatchedCeiling) {
                        "rejected");
   EXPECT_THROW(rooflab::grading::award("99", "stream", 0.7e12, 1e12), std::invalid_argument);
   EXPECT_FATAL_FAILURE(rooflab::grading::award("99", "rung", -1.0, 1e12), "measured");
+}
+
+// save_plot(): a lab's plot lands in the report folder under a name that starts with the lab, and a name
+// that belongs to another lab fails the test that wrote it.
+TEST(SavePlot, WritesTheFilesUnderTheLabsName) {
+  const TempDir reports("reports");
+  ::setenv("ROOFLAB_REPORT_DIR", reports.path.c_str(), 1);
+  const fs::path lab01 = fs::path(ROOFLAB_DATA_DIR).parent_path() / "labs" / "01-memory-bandwidth" / "rubric.json";
+  rooflab::grading::identify_binary(lab01.c_str(), "analytic");
+  rooflab::Plot p{.title = "t", .xlabel = "x", .ylabel = "y"};
+  p.series.push_back({"s", {{1, 1}, {2, 4}}, "lines"});
+  EXPECT_NONFATAL_FAILURE(rooflab::grading::save_plot(p, "lab02-roofline"), "a lab's plots are named lab01-");
+  const auto files = rooflab::grading::save_plot(p, "lab01-bandwidth");
+  EXPECT_EQ(files.data.parent_path(), reports.path);
+  EXPECT_TRUE(fs::exists(files.data));
+  rooflab::grading::identify_binary("", "");
+  ::unsetenv("ROOFLAB_REPORT_DIR");
 }

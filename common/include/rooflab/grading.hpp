@@ -12,6 +12,7 @@
 
 #include <rooflab/ceiling.hpp>
 #include <rooflab/compare.hpp>
+#include <rooflab/plot.hpp>
 #include <rooflab/report.hpp>
 
 #include <gtest/gtest.h>
@@ -49,6 +50,10 @@ void award(double fraction, const std::string& detail);
 // A line of explanation shown with the test's result (measured figures, hints). On a dry run every line
 // starts with "[dry run, CPU timings] ".
 void note(const std::string& detail);
+// Writes one of the lab's plots into the report folder (`name`.dat, .gp and, with gnuplot, .png), notes where
+// it is (or why there is no PNG), and fails the test if a file it reports is missing. Plots are named after
+// their lab, "labNN-what" (lab06-kv-cache-size): a name without this binary's lab fails the test too.
+PlotFiles save_plot(const Plot& plot, std::string_view name);
 
 // A verdict on measured speed (a ratio of two timings, a point under the roofline):
 //   EXPECT_TRUE(speed_verdict(bw32 / bw1 <= limit, "stride-32 / stride-1 bandwidth <= limit")) << ...;

@@ -11,7 +11,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <filesystem>
 
 namespace {
 
@@ -114,7 +113,5 @@ ROOFLAB_TEST(Lab07Plots, TokensPerSecondAgainstBatch) {
   }
   const auto crossover = lab07::crossover_batch(4096, 4096, g, DType::fp16, 2);
   p.vlines.emplace_back(static_cast<double>(crossover), fmt::format("4096x4096 layer reaches the FP16 ridge (batch {})", crossover));
-  const auto files = rooflab::write_plot(p, rooflab::report_dir() / "lab07-tokens-per-second-datasheet");
-  EXPECT_TRUE(std::filesystem::exists(files.data)) << files.data;
-  rooflab::grading::note("plot: " + (files.png.empty() ? files.message : files.png.string()));
+  rooflab::grading::save_plot(p, "lab07-tokens-per-second-datasheet");
 }
