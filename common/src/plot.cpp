@@ -142,14 +142,16 @@ std::string gnuplot_script(const Plot& plot, const std::filesystem::path& png) {
                       gp_string(plain(text)), x);
   }
   // Every roof's ridge point: a dot where the slope meets the flat part, in the roof's colour, with its
-  // intensity. (gnuplot numbers the plot's elements in order: series, horizontal lines, roofs.)
+  // intensity written up and to the left of it, above the slope, where no point's label reaches (those are
+  // written to the right of their points and a little below, under the roof the point sits on).
+  // (gnuplot numbers the plot's elements in order: series, horizontal lines, roofs.)
   for (std::size_t i = 0; i < plot.roofs.size(); ++i) {
     const Roof& r = plot.roofs[i];
     if (!(r.bandwidth > 0) || !(r.peak > 0)) continue;
     const double ridge = r.peak / r.bandwidth;
     if (!inside(ridge)) continue;
     const std::size_t lt = plot.series.size() + plot.hlines.size() + i + 1;
-    gp << fmt::format("set label {} {} at {:g},{:g} left offset 0.6,-0.9 font ',9' tc lt {} point lt {} pt 7 ps 1.3\n",
+    gp << fmt::format("set label {} {} at {:g},{:g} right offset -0.6,0.9 font ',9' tc lt {} point lt {} pt 7 ps 1.3\n",
                       label++, gp_string(fmt::format("ridge {:.3g} FLOP/byte", ridge)), ridge, r.peak, lt, lt);
   }
   // Points labelled with what they are.
@@ -158,7 +160,7 @@ std::string gnuplot_script(const Plot& plot, const std::filesystem::path& png) {
     for (std::size_t k = 0; k < s.points.size(); ++k) {
       const std::string text = k < s.labels.size() ? s.labels[k] : s.title;
       if (text.empty() || !inside(s.points[k].first)) continue;
-      gp << fmt::format("set label {} {} at {:g},{:g} left offset 1.4,-0.2 font ',10'\n", label++,
+      gp << fmt::format("set label {} {} at {:g},{:g} left offset 1.4,-0.7 font ',10'\n", label++,
                         gp_string(plain(text)), s.points[k].first, s.points[k].second);
     }
   }
