@@ -152,6 +152,13 @@ template <typename Got, typename Want>
 std::string diagnose(double got, double want);
 // An exact answer (counts, booleans, integers): near() with no tolerance.
 ::testing::AssertionResult same(double got, double want);
+// A failure that starts with what ran and where ("gelu_kernel<float> at 31 x 7 (n = 217): 3 of 217 ..."):
+// every correctness failure names its kernel and shape first. A success passes through unchanged.
+inline ::testing::AssertionResult named(const std::string& who, const ::testing::AssertionResult& result) {
+  if (result) return result;
+  return ::testing::AssertionFailure() << who << ": " << result.message();
+}
+
 // A student's answer that the test checks by its properties (the first batch that reaches the ridge) rather
 // than against a computed value: recorded as it is, so that the grader compares it with the reference
 // solution's answer to the same question. Use only where the right answer is unique.

@@ -16,14 +16,9 @@
 namespace {
 
 using rooflab::grading::all_close;
+using rooflab::grading::named;
 
 constexpr std::size_t kThreads = 2 * lab02::kBlock;
-
-// A failure that starts with what ran and where: "fma_fp32_kernel at iterations = 7: ...".
-::testing::AssertionResult named(const std::string& who, const ::testing::AssertionResult& result) {
-  if (result) return result;
-  return ::testing::AssertionFailure() << who << ": " << result.message();
-}
 
 // What thread t of the half2 kernel stores (kernels.hpp), lane by lane on the host: an FMA rounded once
 // (as __hfma2 is), additions rounded once (as __hadd2). The host has no __hfma2, so it is written out.

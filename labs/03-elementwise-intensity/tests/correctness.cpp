@@ -18,6 +18,7 @@
 namespace {
 
 using rooflab::grading::all_close;
+using rooflab::grading::named;
 
 constexpr std::pair<std::size_t, std::size_t> kShapes[] = {{1, 1}, {1, 33}, {31, 7}, {64, 257}, {129, 1025}};
 
@@ -56,12 +57,6 @@ std::string what_ran(Step step, std::size_t rows, std::size_t cols) {
   }
   return who + " at " + std::to_string(rows) + " x " + std::to_string(cols) + " (n = " + std::to_string(rows * cols) +
          ")";
-}
-
-// A failure that starts with what ran and where: "gelu_kernel<float> at 31 x 7 (n = 217): 3 of 217 ...".
-::testing::AssertionResult named(const std::string& who, const ::testing::AssertionResult& result) {
-  if (result) return result;
-  return ::testing::AssertionFailure() << who << ": " << result.message();
 }
 
 template <typename T>
