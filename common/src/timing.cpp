@@ -98,7 +98,8 @@ int scaled_gemm_n(int n) {
   return std::max(m, 64);
 }
 
-Measurement benchmark(const std::function<void(cudaStream_t)>& launch, Work work, BenchOptions options) {
+Measurement benchmark(const std::function<void(cudaStream_t)>& launch, Work work, BenchOptions options,
+                      std::initializer_list<TimedOutput> outputs) {
   if (kDryRun) {
     // The real loop, briefly: a dry run proves the loop and its arithmetic, not the figures.
     options.warmup = std::min(options.warmup, 1);
@@ -113,7 +114,13 @@ Measurement benchmark(const std::function<void(cudaStream_t)>& launch, Work work
   ROOFLAB_CUDA_CHECK(cudaGetDevice(&device));
   const DeviceInfo info = query_device(device);
 
-  for (int i = 0; i < options.warmup; ++i) launch(stream.get());
+  const auto poison = [&] {
+    for (const TimedOutput& o : outputs) ROOFLAB_CUDA_CHECK(cudaMemsetAsync(o.data, 0xFF, o.bytes, stream.get()));
+  };
+  for (int i = 0; i < options.warmup; ++i) {
+    poison();
+    launch(stream.get());
+  }
   stream.synchronize();
 
   std::vector<double> samples;
@@ -123,6 +130,7 @@ Measurement benchmark(const std::function<void(cudaStream_t)>& launch, Work work
   int clock_reads = 0;
   const auto began = std::chrono::steady_clock::now();
   while (static_cast<int>(samples.size()) < options.max_samples) {
+    poison();  // first, so that the flush also evicts the poisoned lines
     if (options.flush_l2) flusher.flush(stream.get());
     start.record(stream.get());
     launch(stream.get());

@@ -17,6 +17,7 @@
 
 #include <cstddef>
 #include <functional>
+#include <initializer_list>
 #include <string>
 #include <vector>
 
@@ -69,7 +70,21 @@ class L2Flusher {
   std::size_t bytes_ = 0;
 };
 
-Measurement benchmark(const std::function<void(cudaStream_t)>& launch, Work work, BenchOptions options = {});
+// Device memory a timed launch writes. benchmark() poisons it (all-ones bytes: NaN for floating point)
+// before every warm-up run and every sample, outside the timed interval and before the L2 flush, so the
+// output a test checks after timing is the last sample's own work: a launcher that remembers it was called
+// with these arguments before and skips the kernel leaves poison behind instead of a stale right answer.
+struct TimedOutput {
+  void* data = nullptr;
+  std::size_t bytes = 0;
+};
+template <typename Buffer>
+TimedOutput timed_output(Buffer& b) {
+  return {static_cast<void*>(b.data()), b.bytes()};
+}
+
+Measurement benchmark(const std::function<void(cudaStream_t)>& launch, Work work, BenchOptions options = {},
+                      std::initializer_list<TimedOutput> outputs = {});
 
 // ---- problem sizes: the one knob between a GPU run and a dry run ----
 //

@@ -39,6 +39,15 @@ struct Arrays {
   explicit Arrays(std::size_t count) : n(count), a(count, 1), b(count, 2), c(count, 3) {}
   lab01::StreamArrays view() { return {a.device.data(), b.device.data(), c.device.data(), kScalar, n}; }
   static constexpr float kScalar = 0.5f;
+  rooflab::DeviceBuffer<float>& written_by(StreamOp op) {
+    switch (op) {
+      case StreamOp::copy: return c.device;
+      case StreamOp::scale: return b.device;
+      case StreamOp::add: return c.device;
+      case StreamOp::triad: return a.device;
+    }
+    return a.device;
+  }
   std::size_t n;
   rooflab::TimedInput<float> a, b, c;
 };
@@ -64,7 +73,8 @@ void grade_kernel(std::string_view id) {
   Arrays arr(perf_elements());
   const auto view = arr.view();
   const rooflab::Measurement m =
-      rooflab::benchmark([&](cudaStream_t s) { v.run(view, s); }, lab01::perf::stream_work(v.op, arr.n));
+      rooflab::benchmark([&](cudaStream_t s) { v.run(view, s); }, lab01::perf::stream_work(v.op, arr.n), {},
+                         {rooflab::timed_output(arr.written_by(v.op))});
   ASSERT_NO_FATAL_FAILURE(expect_output(v, arr));
   rooflab::grading::note(std::string(v.id()) + ": " + m.summary());
   // Best sample against the ceiling's best sample (calibration reports the best, as BabelStream does).
@@ -79,7 +89,7 @@ double strided_gbps(std::size_t stride) {
   rooflab::DeviceBuffer<float> out(n_out);
   const auto m = rooflab::benchmark(
       [&](cudaStream_t s) { lab01::strided_read(in.device.data(), out.data(), n_out, stride, s); },
-      lab01::perf::strided_work(n_out));
+      lab01::perf::strided_work(n_out), {}, {rooflab::timed_output(out)});
   // Checked like the STREAM kernels: a kernel that ignores the stride reads the wrong elements.
   const auto want = [&](std::size_t i) { return in.host(i * stride); };
   EXPECT_TRUE(rooflab::timed_output_matches(fmt::format("strided_read at stride {}", stride), out.download(),

@@ -88,9 +88,9 @@ Pair time_pair(const lab04::Shape& s, const std::string& name,
   const rooflab::CublasHandle handle;
   const auto work = lab04::perf::gemm_work(s, sizeof(In));
   const auto lib = rooflab::benchmark([&](cudaStream_t st) { library(handle.get(), o.a.device.data(), o.b.device.data(), o.c.data(), st); },
-                                      work, kOptions);
-  o.c.poison();
-  const auto mine = rooflab::benchmark([&](cudaStream_t st) { rung(o.a.device.data(), o.b.device.data(), o.c.data(), st); }, work, kOptions);
+                                      work, kOptions, {rooflab::timed_output(o.c)});
+  const auto mine = rooflab::benchmark([&](cudaStream_t st) { rung(o.a.device.data(), o.b.device.data(), o.c.data(), st); }, work, kOptions,
+                                       {rooflab::timed_output(o.c)});
   Pair p{s, mine.flops_per_s(), lib.flops_per_s()};
   expect_product(o, s, fmt::format("{} at {}^3", name, s.m));
   return p;

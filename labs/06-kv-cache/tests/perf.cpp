@@ -112,7 +112,8 @@ ROOFLAB_TEST(Lab06Perf, DecodeAttentionOnTheMemoryRoof) {
   const auto lens = perf_lengths();
   Batch batch(lens, lab06::perf::kKvHeads, 4, 1);
   batch.out.poison();
-  const auto m = rooflab::benchmark([&](cudaStream_t s) { batch.run(s); }, lab06::perf::decode_work(lens));
+  const auto m = rooflab::benchmark([&](cudaStream_t s) { batch.run(s); }, lab06::perf::decode_work(lens), {},
+                                    {rooflab::timed_output(batch.out)});
   ASSERT_TRUE(batch.output_is_right());
   const double total = std::accumulate(lens.begin(), lens.end(), 0.0, [](double a, std::size_t b) { return a + static_cast<double>(b); });
   rooflab::grading::note(fmt::format("decode attention, 16 sequences of {:.0f} tokens on average (GQA 4, 8 KV heads of 128): "
@@ -127,8 +128,10 @@ ROOFLAB_TEST(Lab06Perf, TimeFollowsKvHeadsNotQueryHeads) {
   // so a kernel that reads each KV row once for its whole group takes about the same time.
   const auto lens = perf_lengths();
   Batch one(lens, lab06::perf::kKvHeads, 1, 2), eight(lens, lab06::perf::kKvHeads, 8, 3);
-  const auto t1 = rooflab::benchmark([&](cudaStream_t s) { one.run(s); }, lab06::perf::decode_work(lens));
-  const auto t8 = rooflab::benchmark([&](cudaStream_t s) { eight.run(s); }, lab06::perf::decode_work(lens));
+  const auto t1 = rooflab::benchmark([&](cudaStream_t s) { one.run(s); }, lab06::perf::decode_work(lens), {},
+                                     {rooflab::timed_output(one.out)});
+  const auto t8 = rooflab::benchmark([&](cudaStream_t s) { eight.run(s); }, lab06::perf::decode_work(lens), {},
+                                     {rooflab::timed_output(eight.out)});
   ASSERT_TRUE(one.output_is_right());
   ASSERT_TRUE(eight.output_is_right());
   const double ratio = t8.min_s / t1.min_s;
@@ -150,7 +153,8 @@ ROOFLAB_TEST(Lab06Perf, BandwidthAgainstContext) {
     // (A dry run keeps the contexts distinct but tiny: 18 to 145 tokens.)
     const std::vector<std::size_t> lens(16, rooflab::kDryRun ? 17 + (context >> 8) : context);
     Batch batch(lens, lab06::perf::kKvHeads, 4, 4 + context);
-    const auto m = rooflab::benchmark([&](cudaStream_t s) { batch.run(s); }, lab06::perf::decode_work(lens), {.max_seconds = 0.5});
+    const auto m = rooflab::benchmark([&](cudaStream_t s) { batch.run(s); }, lab06::perf::decode_work(lens), {.max_seconds = 0.5},
+                                      {rooflab::timed_output(batch.out)});
     ASSERT_TRUE(batch.output_is_right());
     measured.points.emplace_back(static_cast<double>(lens[0]), m.best_gbps());
     table += fmt::format("  context {:>6}: {:>7.0f} GB/s ({:.0f}% of the copy ceiling)\n", lens[0], m.best_gbps(),

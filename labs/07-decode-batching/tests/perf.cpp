@@ -58,7 +58,7 @@ int side() { return lab07::perf::gemv_side(rooflab::query_device().l2_bytes); }
 rooflab::Measurement time_batched(Linear& l, int batch, double max_seconds = 3.0) {
   return rooflab::benchmark(
       [&](cudaStream_t s) { lab07::batched_gemv(l.w.device.data(), l.x.device.data(), l.y.data(), l.n, l.k, batch, s); },
-      lab07::perf::linear_work(l.n, l.k, batch), {.max_seconds = max_seconds});
+      lab07::perf::linear_work(l.n, l.k, batch), {.max_seconds = max_seconds}, {rooflab::timed_output(l.y)});
 }
 
 }  // namespace
@@ -69,7 +69,7 @@ ROOFLAB_TEST(Lab07Perf, GemvOnTheMemoryRoof) {
   Linear l(s, s, 1, 1);
   l.y.poison();
   const auto m = rooflab::benchmark([&](cudaStream_t st) { lab07::gemv(l.w.device.data(), l.x.device.data(), l.y.data(), s, s, st); },
-                                    lab07::perf::linear_work(s, s, 1));
+                                    lab07::perf::linear_work(s, s, 1), {}, {rooflab::timed_output(l.y)});
   ASSERT_TRUE(l.check(1, "gemv"));
   rooflab::grading::note(fmt::format("GEMV {} x {} (FP16): {:.1f} MB of weights in {:.1f} us, {:.0f} GB/s", s, s,
                                      m.work.bytes() / 1e6, m.min_s * 1e6, m.best_gbps()));
