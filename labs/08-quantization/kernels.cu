@@ -119,38 +119,42 @@ __global__ void gemv_int4_kernel(const std::uint8_t* __restrict__ q, const __hal
 
 // ---- launchers ----
 
-// PROVIDED: one thread per group, enough blocks to fill the GPU, never more than there are groups.
+// One thread per group, enough blocks to fill the GPU, never more than there are groups.
 unsigned blocks_for_groups(std::size_t groups) { return rooflab::grid_for(groups, kBlock, 8 * sm_count()); }
-// PROVIDED: enough warps to keep every SM's loads in flight, never more than there are rows.
+// Enough warps to keep every SM's loads in flight, never more than there are rows.
 unsigned blocks_for_rows(int n) { return rooflab::grid_for(static_cast<std::size_t>(n), kWarpsPerBlock, 16 * sm_count()); }
 
 void quantize_int8(const __half* w, std::int8_t* q, __half* scales, int n, int k, cudaStream_t stream) {
-  // PROVIDED
-  const std::size_t groups = static_cast<std::size_t>(n) * k / kInt8Group;
-  quantize_int8_kernel<<<blocks_for_groups(groups), kBlock, 0, stream>>>(w, q, scales, groups);
-  ROOFLAB_LAUNCH_CHECK();
+  // STUDENT BEGIN (lab08.quantize_int8.launch)
+  // TODO(lab08.quantize_int8.launch): one thread per group, groups = n x k / kInt8Group: launch
+  //   quantize_int8_kernel<<<blocks_for_groups(groups), kBlock, 0, stream>>>(...), then ROOFLAB_LAUNCH_CHECK().
+  ROOFLAB_TODO("lab08.quantize_int8.launch", w, q, scales, n, k, stream);
+  // STUDENT END
 }
 
 void dequantize_int8(const std::int8_t* q, const __half* scales, __half* w, int n, int k, cudaStream_t stream) {
-  // PROVIDED
-  const std::size_t groups = static_cast<std::size_t>(n) * k / kInt8Group;
-  dequantize_int8_kernel<<<blocks_for_groups(groups), kBlock, 0, stream>>>(q, scales, w, groups);
-  ROOFLAB_LAUNCH_CHECK();
+  // STUDENT BEGIN (lab08.dequantize_int8.launch)
+  // TODO(lab08.dequantize_int8.launch): one thread per group, groups = n x k / kInt8Group: launch
+  //   dequantize_int8_kernel<<<blocks_for_groups(groups), kBlock, 0, stream>>>(...), then ROOFLAB_LAUNCH_CHECK().
+  ROOFLAB_TODO("lab08.dequantize_int8.launch", q, scales, w, n, k, stream);
+  // STUDENT END
 }
 
 void quantize_int4(const __half* w, std::uint8_t* q, __half* scales, int n, int k, int group, cudaStream_t stream) {
-  // PROVIDED
-  const std::size_t groups = static_cast<std::size_t>(n) * k / group;
-  quantize_int4_kernel<<<blocks_for_groups(groups), kBlock, 0, stream>>>(w, q, scales, groups, group);
-  ROOFLAB_LAUNCH_CHECK();
+  // STUDENT BEGIN (lab08.quantize_int4.launch)
+  // TODO(lab08.quantize_int4.launch): one thread per group, groups = n x k / group: launch
+  //   quantize_int4_kernel<<<blocks_for_groups(groups), kBlock, 0, stream>>>(...), then ROOFLAB_LAUNCH_CHECK().
+  ROOFLAB_TODO("lab08.quantize_int4.launch", w, q, scales, n, k, group, stream);
+  // STUDENT END
 }
 
 void dequantize_int4(const std::uint8_t* q, const __half* scales, __half* w, int n, int k, int group,
                      cudaStream_t stream) {
-  // PROVIDED
-  const std::size_t groups = static_cast<std::size_t>(n) * k / group;
-  dequantize_int4_kernel<<<blocks_for_groups(groups), kBlock, 0, stream>>>(q, scales, w, groups, group);
-  ROOFLAB_LAUNCH_CHECK();
+  // STUDENT BEGIN (lab08.dequantize_int4.launch)
+  // TODO(lab08.dequantize_int4.launch): one thread per group, groups = n x k / group: launch
+  //   dequantize_int4_kernel<<<blocks_for_groups(groups), kBlock, 0, stream>>>(...), then ROOFLAB_LAUNCH_CHECK().
+  ROOFLAB_TODO("lab08.dequantize_int4.launch", q, scales, w, n, k, group, stream);
+  // STUDENT END
 }
 
 void gemv_int8(const std::int8_t* q, const __half* scales, const __half* x, __half* y, int n, int k,
