@@ -52,8 +52,9 @@ ROOFLAB_TEST(Lab08Analytic, FormatsBytesAndDecodeFloors) {
   }
   // The lab's own layouts (lab.hpp) hold exactly these bits: llama.cpp's Q8_0 block is 34 bytes per 32
   // weights and Q4_0's 18, the group-128 int4 layout 66 bytes per 128.
-  for (const auto& [f, bytes] : {std::pair{lab08::kQ8_0, lab08::int8_bytes(1, 32)}, std::pair{lab08::kQ4_0, lab08::int4_bytes(1, 32, 32)},
-                                 std::pair{lab08::kInt4G128, lab08::int4_bytes(1, 128, 128)}}) {
+  for (const auto& [f, bytes] :
+       {std::pair{lab08::kQ8_0, lab08::int8_bytes(1, 32)}, std::pair{lab08::kQ4_0, lab08::int4_bytes(1, 32, 32)},
+        std::pair{lab08::kInt4G128, lab08::int4_bytes(1, 128, 128)}}) {
     ROOFLAB_EXPECT(near(lab08::bits_per_weight(f) * f.group / 8, bytes, kRel)) << f.name << ": bytes of one group";
   }
   for (const auto& g : rooflab::gpus()) {
@@ -62,12 +63,15 @@ ROOFLAB_TEST(Lab08Analytic, FormatsBytesAndDecodeFloors) {
         const std::string at = fmt::format("{} in {} on {}", m.id, f.name, g.id);
         const double bytes = m.params_b * 1e9 * bits_from_layout(f) / 8;
         ROOFLAB_EXPECT(near(lab08::model_bytes(m, f), bytes, kRel)) << at << ": model bytes";
-        ROOFLAB_EXPECT(near(lab08::decode_floor_s(m, g, f), bytes / (g.bandwidth_gbps * 1e9), kRel)) << at << ": decode floor";
-        ROOFLAB_EXPECT(near(lab08::decode_speedup_vs_fp16(m, g, f), 16 / bits_from_layout(f), kRel)) << at << ": speedup";
+        ROOFLAB_EXPECT(near(lab08::decode_floor_s(m, g, f), bytes / (g.bandwidth_gbps * 1e9), kRel))
+            << at << ": decode floor";
+        ROOFLAB_EXPECT(near(lab08::decode_speedup_vs_fp16(m, g, f), 16 / bits_from_layout(f), kRel))
+            << at << ": speedup";
       }
     }
     const auto peak = rooflab::peak_flops(g, rooflab::DType::int8);
-    ROOFLAB_EXPECT(near(lab08::int8_ridge(g), peak ? *peak / (g.bandwidth_gbps * 1e9) : 0.0, kRel)) << g.id << ": INT8 ridge";
+    ROOFLAB_EXPECT(near(lab08::int8_ridge(g), peak ? *peak / (g.bandwidth_gbps * 1e9) : 0.0, kRel))
+        << g.id << ": INT8 ridge";
   }
 }
 
@@ -76,14 +80,16 @@ ROOFLAB_TEST(Lab08Analytic, QuantizationErrorAndFp8) {
   for (int t = 0; t < 40; ++t) {
     const int group = t % 2 == 0 ? 32 : 128, qmax = t % 4 < 2 ? 127 : 7;
     const float spread = static_cast<float>(std::ldexp(1.0, static_cast<int>(rng.below(20)) - 10));
-    std::vector<float> v = rooflab::random_floats(static_cast<std::size_t>(group), rooflab::test_seed() + 100 + static_cast<std::uint64_t>(t));
+    std::vector<float> v = rooflab::random_floats(static_cast<std::size_t>(group),
+                                                  rooflab::test_seed() + 100 + static_cast<std::uint64_t>(t));
     for (auto& x : v) x *= spread;
     double absmax = 0, worst = 0;
     for (const float x : v) absmax = std::max(absmax, std::fabs(static_cast<double>(x)));
     const double scale = absmax / qmax;
     for (const float x : v) worst = std::max(worst, std::fabs(x - scale * std::round(x / scale)));
     const double got = lab08::group_max_error(v, qmax);
-    ROOFLAB_EXPECT(near(got, worst, {1e-15, 1e-9})) << "a group of " << group << " with qmax " << qmax << ", spread " << spread;
+    ROOFLAB_EXPECT(near(got, worst, {1e-15, 1e-9}))
+        << "a group of " << group << " with qmax " << qmax << ", spread " << spread;
     EXPECT_LE(got, scale / 2 * (1 + 1e-12)) << "the error of a group never exceeds scale / 2";
   }
   const std::vector<float> zeros(32, 0.0f);

@@ -69,9 +69,13 @@ double violations(const std::vector<float>& w, const std::vector<int>& q, const 
     const std::size_t g = i / static_cast<std::size_t>(group);
     const double s = scales[g], err = std::fabs(static_cast<double>(w[i]) - s * q[i]);
     std::string why;
-    if (q[i] < -qmax || q[i] > qmax) why = "q = " + std::to_string(q[i]) + " is outside [-qmax, qmax]";
-    else if (!(err <= s / 2 * (1 + 1e-6))) why = "|w - scale q| = " + std::to_string(err) + " > scale / 2";
-    else if (s == 0 && q[i] != 0) why = "a group of zeros stores q = " + std::to_string(q[i]) + ", not 0";
+    if (q[i] < -qmax || q[i] > qmax) {
+      why = "q = " + std::to_string(q[i]) + " is outside [-qmax, qmax]";
+    } else if (!(err <= s / 2 * (1 + 1e-6))) {
+      why = "|w - scale q| = " + std::to_string(err) + " > scale / 2";
+    } else if (s == 0 && q[i] != 0) {
+      why = "a group of zeros stores q = " + std::to_string(q[i]) + ", not 0";
+    }
     if (why.empty()) continue;
     if (count == 0) {
       first = "weight " + std::to_string(i) + " (group " + std::to_string(g) + ", w = " + std::to_string(w[i]) +
@@ -80,6 +84,13 @@ double violations(const std::vector<float>& w, const std::vector<int>& q, const 
     ++count;
   }
   return count;
+}
+
+// The launcher under test did its work in one kernel of its own and kept no device memory.
+::testing::AssertionResult one_kernel_nothing_kept(const rooflab::KernelWatch& watch, const std::string& what) {
+  if (auto r = watch.kernels_did_the_work(what); !r) return r;
+  if (auto r = watch.launched_exactly(what, 1); !r) return r;
+  return watch.kept_no_device_memory(what);
 }
 
 // One quantizer run: the watch's checks, the scales against the reference's, the decoded weights against
@@ -100,9 +111,7 @@ double violations(const std::vector<float>& w, const std::vector<int>& q, const 
     lab08::quantize_int4(dw.data(), dq.data(), dscales.data(), s.n, s.k, group, nullptr);
   }
   ROOFLAB_CUDA_CHECK(cudaDeviceSynchronize());
-  for (auto r : {watch.kernels_did_the_work(what), watch.launched_exactly(what, 1), watch.kept_no_device_memory(what)}) {
-    if (!r) return r;
-  }
+  if (auto r = one_kernel_nothing_kept(watch, what); !r) return r;
   const std::string at = " (" + what + ", n = " + std::to_string(s.n) + ", k = " + std::to_string(s.k) + ", group " +
                          std::to_string(group) + ")";
   std::vector<int> want_q;
@@ -122,9 +131,10 @@ double violations(const std::vector<float>& w, const std::vector<int>& q, const 
   const double bad = violations(w, q, got_scales, group, qmax, first);
   if (auto r = same(bad, 0.0); !r) {
     return ::testing::AssertionFailure() << bad << " weights break the contract" << at << "; the first: " << first
-                                         << (bits == 4 ? " (decoded by the stated layout: weight 2b in the low nibble of "
-                                                         "byte b, stored as q + 8)"
-                                                       : "");
+                                         << (bits == 4
+                                                 ? " (decoded by the stated layout: weight 2b in the low nibble of "
+                                                   "byte b, stored as q + 8)"
+                                                 : "");
   }
   return ::testing::AssertionSuccess();
 }
@@ -148,14 +158,13 @@ double violations(const std::vector<float>& w, const std::vector<int>& q, const 
   const std::string what = bits == 8 ? "dequantize_int8" : "dequantize_int4";
   const rooflab::KernelWatch watch;
   if (bits == 8) {
-    lab08::dequantize_int8(reinterpret_cast<const std::int8_t*>(dq.data()), dscales.data(), dw.data(), s.n, s.k, nullptr);
+    lab08::dequantize_int8(reinterpret_cast<const std::int8_t*>(dq.data()), dscales.data(), dw.data(), s.n, s.k,
+                           nullptr);
   } else {
     lab08::dequantize_int4(dq.data(), dscales.data(), dw.data(), s.n, s.k, group, nullptr);
   }
   ROOFLAB_CUDA_CHECK(cudaDeviceSynchronize());
-  for (auto r : {watch.kernels_did_the_work(what), watch.launched_exactly(what, 1), watch.kept_no_device_memory(what)}) {
-    if (!r) return r;
-  }
+  if (auto r = one_kernel_nothing_kept(watch, what); !r) return r;
   std::vector<float> want(w.size());
   for (std::size_t i = 0; i < w.size(); ++i) {
     const float v = scales[i / static_cast<std::size_t>(group)] * static_cast<float>(q[i]);
@@ -185,7 +194,8 @@ double violations(const std::vector<float>& w, const std::vector<int>& q, const 
     bytes = lab08::pack_int4_ref(q);
   }
   rooflab::DeviceBuffer<std::uint8_t> dq{std::span<const std::uint8_t>(bytes)};
-  rooflab::DeviceBuffer<__half> dscales{std::span<const __half>(as_half(scales))}, dx{std::span<const __half>(as_half(x))};
+  rooflab::DeviceBuffer<__half> dscales{std::span<const __half>(as_half(scales))},
+      dx{std::span<const __half>(as_half(x))};
   rooflab::DeviceBuffer<__half> dy(static_cast<std::size_t>(s.n));
   dy.poison();
   const std::string what = bits == 8 ? "gemv_int8" : "gemv_int4";
@@ -197,9 +207,7 @@ double violations(const std::vector<float>& w, const std::vector<int>& q, const 
     lab08::gemv_int4(dq.data(), dscales.data(), dx.data(), dy.data(), s.n, s.k, group, nullptr);
   }
   ROOFLAB_CUDA_CHECK(cudaDeviceSynchronize());
-  for (auto r : {watch.kernels_did_the_work(what), watch.launched_exactly(what, 1), watch.kept_no_device_memory(what)}) {
-    if (!r) return r;
-  }
+  if (auto r = one_kernel_nothing_kept(watch, what); !r) return r;
   std::vector<double> ref(static_cast<std::size_t>(s.n));
   lab08::gemv_ref(q, scales, x, ref.data(), s.n, s.k, group);
   // FP32 sums of k products (|w|, |x| <= 1) rounded to FP16: the error grows like sqrt(k).

@@ -43,8 +43,12 @@ std::vector<__half> as_half(const std::vector<float>& v) {
 // One n x k layer: random FP16 weights and activations on the device, and the output y.
 struct Layer {
   explicit Layer(int side)
-      : n(side), k(side), w(rooflab::random_floats(static_cast<std::size_t>(side) * side, rooflab::test_seed() + 80)),
-        x(rooflab::random_floats(static_cast<std::size_t>(side), rooflab::test_seed() + 81)), dx(x.size()), dy(static_cast<std::size_t>(side)) {
+      : n(side),
+        k(side),
+        w(rooflab::random_floats(static_cast<std::size_t>(side) * side, rooflab::test_seed() + 80)),
+        x(rooflab::random_floats(static_cast<std::size_t>(side), rooflab::test_seed() + 81)),
+        dx(x.size()),
+        dy(static_cast<std::size_t>(side)) {
     for (auto& v : w) v = lab08::fp16_round(v);
     for (auto& v : x) v = lab08::fp16_round(v);
     dx.upload(as_half(x));
@@ -83,8 +87,8 @@ struct Packed {
     if (bits == 16) {
       rooflab::baseline::gemv_fp16(fp16.data(), l.dx.data(), l.dy.data(), l.n, l.k, s);
     } else if (bits == 8) {
-      lab08::gemv_int8(reinterpret_cast<const std::int8_t*>(packed.data()), dscales.data(), l.dx.data(), l.dy.data(), l.n,
-                       l.k, s);
+      lab08::gemv_int8(reinterpret_cast<const std::int8_t*>(packed.data()), dscales.data(), l.dx.data(), l.dy.data(),
+                       l.n, l.k, s);
     } else {
       lab08::gemv_int4(packed.data(), dscales.data(), l.dx.data(), l.dy.data(), l.n, l.k, group, s);
     }
@@ -96,14 +100,15 @@ struct Packed {
       double want = 0;
       for (int i = 0; i < l.k; ++i) {
         const std::size_t at = static_cast<std::size_t>(j) * l.k + i;
-        const double wv = bits == 16 ? l.w[at] : static_cast<double>(scales[at / static_cast<std::size_t>(group)]) * q[at];
+        const double wv =
+            bits == 16 ? l.w[at] : static_cast<double>(scales[at / static_cast<std::size_t>(group)]) * q[at];
         want += wv * l.x[i];
       }
       const double got = __half2float(y[static_cast<std::size_t>(j)]);
       if (!(std::abs(got - want) <= 2e-3 * std::sqrt(static_cast<double>(l.k)) + 2e-3 * std::abs(want))) {
-        return ::testing::AssertionFailure() << name() << " GEMV: wrong output " << got << " at row " << j
-                                             << " after timing (n = " << l.n << ", k = " << l.k
-                                             << "): a timed kernel must do all the work";
+        return ::testing::AssertionFailure()
+               << name() << " GEMV: wrong output " << got << " at row " << j << " after timing (n = " << l.n
+               << ", k = " << l.k << "): a timed kernel must do all the work";
       }
     }
     return ::testing::AssertionSuccess();
@@ -126,14 +131,15 @@ std::size_t free_device_bytes() {
 rooflab::Measurement time_gemv(Layer& l, const Packed& p, double max_seconds = 3.0) {
   l.dy.poison();
   const std::size_t free_before = free_device_bytes();
-  auto m = rooflab::benchmark([&](cudaStream_t s) { p.launch(l, s); },
-                              lab08::perf::gemv_work(l.n, l.k, p.weight_bytes), {.max_seconds = max_seconds});
+  auto m = rooflab::benchmark([&](cudaStream_t s) { p.launch(l, s); }, lab08::perf::gemv_work(l.n, l.k, p.weight_bytes),
+                              {.max_seconds = max_seconds});
   EXPECT_TRUE(p.check(l));
   const std::size_t free_after = free_device_bytes();
   // An FP16 copy of the weights is 4x the int4 weights and 2x the int8 ones: a quarter of it cannot be noise.
   EXPECT_LT(static_cast<double>(free_before - std::min(free_before, free_after)), lab08::fp16_bytes(l.n, l.k) / 4)
-      << p.name() << " GEMV: the device has less free memory after timing than before; a GEMV gets the packed "
-                     "weights and keeps no copy of them (an FP16 copy is not a quantized GEMV)";
+      << p.name()
+      << " GEMV: the device has less free memory after timing than before; a GEMV gets the packed "
+         "weights and keeps no copy of them (an FP16 copy is not a quantized GEMV)";
   return m;
 }
 
@@ -177,17 +183,19 @@ ROOFLAB_TEST(Lab08Perf, BitsPerWeightAgainstTime) {
   const int side = lab08::perf::gemv_side();
   Layer l(side);
   const double weights = static_cast<double>(side) * side;
-  rooflab::Plot p{.title = fmt::format("Batch-1 GEMV {} x {} on {}: time against bits per weight", side, side, info.name),
-                  .xlabel = "bits per weight (scales included)",
-                  .ylabel = "time (us)",
-                  .y_from_zero = true,
-                  .xmin = 0,
-                  .xmax = 17};
+  rooflab::Plot p{
+      .title = fmt::format("Batch-1 GEMV {} x {} on {}: time against bits per weight", side, side, info.name),
+      .xlabel = "bits per weight (scales included)",
+      .ylabel = "time (us)",
+      .y_from_zero = true,
+      .xmin = 0,
+      .xmax = 17};
   rooflab::Series roof{"roofline: the weights' bytes at the copy ceiling", {}, "lines"};
   for (const double b : {0.0, 17.0}) roof.points.emplace_back(b, b / 8 * weights / copy * 1e6);
   p.series.push_back(roof);
   std::string table;
-  for (const auto& [bits, group] : {std::pair{16, 1}, std::pair{8, lab08::kInt8Group}, std::pair{4, 32}, std::pair{4, 128}}) {
+  for (const auto& [bits, group] :
+       {std::pair{16, 1}, std::pair{8, lab08::kInt8Group}, std::pair{4, 32}, std::pair{4, 128}}) {
     const Packed packed(l, bits, group);
     const auto m = time_gemv(l, packed, 1.0);
     const double bpw = packed.weight_bytes * 8 / weights, floor = packed.weight_bytes / copy;

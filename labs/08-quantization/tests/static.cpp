@@ -29,9 +29,11 @@ ROOFLAB_TEST(Lab08Static, NoSpillsAndWideLoads) {
     const auto kernels = rooflab::ptx::parse_ptx(rooflab::ptx::captured(arch, ".ptx"));
     for (const char* name : {"lab08::gemv_int8_kernel", "lab08::gemv_int4_kernel"}) {
       const auto f = rooflab::ptx::facts(rooflab::ptx::find_written_kernel(kernels, name));
-      EXPECT_EQ(f.widest_global_load_bits, 128) << arch << ": " << name << " should read the packed weights 16 bytes at a time";
-      EXPECT_EQ(byte_loads(f.body), 0) << arch << ": " << name << " loads single bytes from global memory: read the "
-                                                                   "packed weights in 128-bit loads and unpack them in registers";
+      EXPECT_EQ(f.widest_global_load_bits, 128)
+          << arch << ": " << name << " should read the packed weights 16 bytes at a time";
+      EXPECT_EQ(byte_loads(f.body), 0) << arch << ": " << name
+                                       << " loads single bytes from global memory: read the "
+                                          "packed weights in 128-bit loads and unpack them in registers";
     }
   }
 }
