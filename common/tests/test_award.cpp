@@ -114,6 +114,26 @@ TEST(Award, SameRunCeilingComesFromTheTestAndOnlyThere) {
   EXPECT_THROW(c.si(Ceiling::cublas_hgemm_same_run), std::invalid_argument);
 }
 
+// Lab 08's rule: a quantized GEMV's weight bytes per second against rooflab's FP16 GEMV's in the same run
+// (B/s), so a speedup s over FP16 at b bits per weight is the fraction s x b / 16.
+TEST(Award, Fp16GemvSameRunGradesTheSpeedupThroughBytes) {
+  EXPECT_EQ(rooflab::si_unit(Ceiling::fp16_gemv_same_run), "B/s");
+  EXPECT_TRUE(rooflab::measured_in_the_test(Ceiling::fp16_gemv_same_run));
+  EXPECT_THROW(calibrated().si(Ceiling::fp16_gemv_same_run), std::invalid_argument);
+  const double fp16_bytes = 2.0 * 8192 * 8192, fp16_s = 50e-6, int8_bytes = fp16_bytes * 8.5 / 16;
+  const auto at_speedup = [&](double speedup) {
+    return judge("08", "int8_gemv", int8_bytes / (fp16_s / speedup), nullptr, fp16_bytes / fp16_s);
+  };
+  EXPECT_EQ(at_speedup(1.6).ceiling.name, "fp16_gemv_same_run");
+  EXPECT_EQ(at_speedup(1.6).ceiling.unit, "B/s");
+  EXPECT_NEAR(at_speedup(1.6).score, 1.0, 1e-9);
+  EXPECT_NEAR(at_speedup(1.0).score, 0.0, 1e-9);
+  EXPECT_NEAR(at_speedup(1.3).score, 0.5, 1e-9);
+  EXPECT_FALSE(at_speedup(1.88).implausible);  // the bytes' ideal: the FP16 GEMV's bandwidth
+  EXPECT_TRUE(at_speedup(2.1).implausible);    // more bytes per second than the FP16 GEMV streams
+  EXPECT_THROW(judge("08", "int8_gemv", 1e12, nullptr, std::nullopt), std::invalid_argument);
+}
+
 TEST(Award, RefusesUnknownQuantitiesRulesThatAreNoFractionAndUnknownCeilings) {
   const auto c = calibrated();
   EXPECT_THROW(judge("99", "no_such_quantity", 1, &c, std::nullopt), rooflab::DataError);

@@ -7,6 +7,7 @@
 #include "trust_kernels.hpp"
 
 #include <rooflab/buffer.hpp>
+#include <rooflab/kernel_watch.hpp>
 #include <rooflab/random.hpp>
 
 #include <gtest/gtest.h>
@@ -235,6 +236,29 @@ TEST(EmuActivity, CountsLaunchesThreadsAndCopiesByDirection) {
   EXPECT_EQ(after.memcpy_device_to_device - before.memcpy_device_to_device, 1u);
   EXPECT_EQ(after.bytes_device_to_device - before.bytes_device_to_device, 8u);
   EXPECT_EQ(after.memsets - before.memsets, 1u);
+}
+
+// KernelWatch's stricter questions (Lab 08's GEMVs): exactly one launch, and no device memory kept.
+TEST(EmuActivity, KernelWatchSeesExtraLaunchesAndMemoryKept) {
+  const auto x = rooflab::random_floats(300, 63);
+  DeviceBuffer<float> in{std::span<const float>(x)};
+  DeviceBuffer<float> out(300);
+  {
+    const rooflab::KernelWatch watch;
+    emutest::copy(in.data(), out.data(), 300);
+    EXPECT_TRUE(watch.launched_exactly("one copy", 1));
+    EXPECT_TRUE(watch.kept_no_device_memory("one copy"));
+  }
+  const rooflab::KernelWatch watch;
+  emutest::copy(in.data(), out.data(), 300);
+  emutest::copy(out.data(), in.data(), 300);
+  const auto twice = watch.launched_exactly("two copies", 1);
+  EXPECT_FALSE(twice);
+  EXPECT_NE(std::string(twice.message()).find("launched 2 kernels"), npos) << twice.message();
+  DeviceBuffer<float> kept(1024);
+  const auto holds = watch.kept_no_device_memory("a launcher that keeps a buffer");
+  EXPECT_FALSE(holds);
+  EXPECT_NE(std::string(holds.message()).find("4096 bytes"), npos) << holds.message();
 }
 
 TEST(EmuActivity, KernelsLaunchedListsEachKernelOnceInOrder) {

@@ -72,8 +72,8 @@ PlotFiles save_plot(const Plot& plot, std::string_view name);
 // ceiling measured in the test's own run fails the test: use the overload below.
 void award(std::string_view lab, std::string_view quantity, double measured_si);
 // The same against a ceiling the test measured in this run at the same shape (thresholds.json
-// "ceiling": "cublas_sgemm_same_run" or "cublas_hgemm_same_run"): a threshold naming a calibrated ceiling
-// fails the test, so a rung cannot be graded against the wrong reference by mistake.
+// "ceiling": "cublas_sgemm_same_run", "cublas_hgemm_same_run" or "fp16_gemv_same_run"): a threshold naming a
+// calibrated ceiling fails the test, so a rung cannot be graded against the wrong reference by mistake.
 void award(std::string_view lab, std::string_view quantity, double measured_si, double ceiling_measured_here_si);
 // A calibrated ceiling a test judges by without award() (the intensity sweep's roofline), in SI units,
 // recorded into results.json like award()'s.

@@ -7,6 +7,12 @@
 //   lab01::copy(a, c, n, nullptr);
 //   EXPECT_TRUE(watch.kernels_did_the_work("lab01::copy"));
 //
+// A lab whose launchers must launch one kernel and keep nothing between calls (a quantized GEMV that is
+// handed only the packed weights must not dequantize them into a copy first) asks for that too:
+//
+//   EXPECT_TRUE(watch.launched_exactly("lab08::gemv_int4", 1));
+//   EXPECT_TRUE(watch.kept_no_device_memory("lab08::gemv_int4"));
+//
 // On the CPU backend the backend counts launches and copies (rooflab::emu::activity()); host code cannot
 // touch device memory there either, as on a GPU. Under nvcc the watch has nothing to count and passes: the
 // CPU-backend test is where this is graded, and every lab's correctness tests run there in CI.
@@ -26,7 +32,7 @@ namespace rooflab {
 class KernelWatch {
  public:
 #if defined(ROOFLAB_EMU)
-  KernelWatch() : before_(emu::activity()) {}
+  KernelWatch() : before_(emu::activity()) { cudaMemGetInfo(&free_before_, &total_); }
 
   // `min_threads`: where the lab fixes the grid (one output per thread), the threads it must launch.
   ::testing::AssertionResult kernels_did_the_work(std::string_view what, unsigned long long min_threads = 1) const {
@@ -54,12 +60,37 @@ class KernelWatch {
     return ::testing::AssertionSuccess();
   }
 
+  // Exactly `launches` kernel launches since the watch began: one more means the launcher staged the work
+  // through another kernel (a conversion, a copy) before the one it was asked to write.
+  ::testing::AssertionResult launched_exactly(std::string_view what, unsigned long long launches) const {
+    const unsigned long long ran = emu::activity().launches - before_.launches;
+    if (ran == launches) return ::testing::AssertionSuccess();
+    return ::testing::AssertionFailure() << what << " launched " << ran << " kernels where it should launch " << launches
+                                         << ": it must do its work in its own kernel, from the buffers it is given";
+  }
+
+  // No more device memory allocated than when the watch began: a launcher that keeps a buffer of its own
+  // between calls (a cache of converted inputs) fails.
+  ::testing::AssertionResult kept_no_device_memory(std::string_view what) const {
+    std::size_t free_now = 0, total = 0;
+    cudaMemGetInfo(&free_now, &total);
+    if (free_now >= free_before_) return ::testing::AssertionSuccess();
+    return ::testing::AssertionFailure() << what << " still holds " << (free_before_ - free_now)
+                                         << " bytes of device memory after it returned: a launcher allocates nothing "
+                                            "and keeps nothing between calls";
+  }
+
  private:
   emu::Activity before_;
+  std::size_t free_before_ = 0, total_ = 0;
 #else
   ::testing::AssertionResult kernels_did_the_work(std::string_view, unsigned long long = 1) const {
     return ::testing::AssertionSuccess();
   }
+  ::testing::AssertionResult launched_exactly(std::string_view, unsigned long long) const {
+    return ::testing::AssertionSuccess();
+  }
+  ::testing::AssertionResult kept_no_device_memory(std::string_view) const { return ::testing::AssertionSuccess(); }
 #endif
 };
 

@@ -1,0 +1,255 @@
+// Lab 08 graders: the quantizers against the layouts and the error bound (groups of zeros, +-65504, groups
+// whose largest magnitude is negative), the dequantizers against the layouts, and both GEMVs against a
+// double-precision reference of the dequantized weights; on the GPU ("gpu") or the CPU backend ("emu").
+//
+// The packed bytes a quantizer writes are decoded here, on the host, by the layout lab.hpp states, so a
+// quantizer and a dequantizer that agree with each other on a wrong layout (nibbles swapped) still fail. The
+// GEMVs and dequantizers read weights quantized here by the reference (lab08::quantize_ref), never by the
+// student's quantizer, and must launch one kernel and keep no device memory: a GEMV handed the packed
+// weights cannot run on an FP16 copy of them.
+#include "kernels.hpp"
+
+#include <rooflab/buffer.hpp>
+#include <rooflab/device.hpp>
+#include <rooflab/grading.hpp>
+#include <rooflab/kernel_watch.hpp>
+#include <rooflab/random.hpp>
+
+#include <cuda_fp16.h>
+
+#include <cmath>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace {
+
+using rooflab::grading::all_close;
+using rooflab::grading::same;
+
+struct Shape {
+  int n, k;
+};
+
+std::vector<float> as_float(const std::vector<__half>& v) {
+  std::vector<float> out(v.size());
+  for (std::size_t i = 0; i < v.size(); ++i) out[i] = __half2float(v[i]);
+  return out;
+}
+std::vector<__half> as_half(const std::vector<float>& v) {
+  std::vector<__half> out(v.size());
+  for (std::size_t i = 0; i < v.size(); ++i) out[i] = __float2half(v[i]);
+  return out;
+}
+
+// Random FP16 weights in [-1, 1] with the groups that break quantizers: group 0 all zeros, group 1 at the
+// ends of FP16's range (+-65504), group 2 all negative (its absmax is a negative weight: a scale taken from
+// the max clips it). In about half of the other groups, too, the largest magnitude is negative.
+std::vector<float> test_weights(Shape s, int group, std::uint64_t seed) {
+  auto w = rooflab::random_floats(static_cast<std::size_t>(s.n) * s.k, seed);
+  const std::size_t groups = w.size() / static_cast<std::size_t>(group);
+  for (std::size_t g = 0; g < groups && g < 3; ++g) {
+    for (int i = 0; i < group; ++i) {
+      float& v = w[g * group + i];
+      if (g == 0) v = 0.0f;
+      if (g == 1) v = i % 4 == 0 ? 65504.0f : i % 4 == 1 ? -65504.0f : v * 65504.0f;
+      if (g == 2) v = -std::fabs(v);
+    }
+  }
+  for (auto& v : w) v = lab08::fp16_round(v);
+  return w;
+}
+
+// Every way a decoded group can break the contract, counted (0 when the quantizer is right): |q| > qmax, a
+// weight further than scale / 2 from scale x q (NaN included), a group of zeros with a q other than 0.
+double violations(const std::vector<float>& w, const std::vector<int>& q, const std::vector<float>& scales, int group,
+                  int qmax, std::string& first) {
+  double count = 0;
+  for (std::size_t i = 0; i < w.size(); ++i) {
+    const std::size_t g = i / static_cast<std::size_t>(group);
+    const double s = scales[g], err = std::fabs(static_cast<double>(w[i]) - s * q[i]);
+    std::string why;
+    if (q[i] < -qmax || q[i] > qmax) {
+      why = "q = " + std::to_string(q[i]) + " is outside [-qmax, qmax]";
+    } else if (!(err <= s / 2 * (1 + 1e-6))) {
+      why = "|w - scale q| = " + std::to_string(err) + " > scale / 2";
+    } else if (s == 0 && q[i] != 0) {
+      why = "a group of zeros stores q = " + std::to_string(q[i]) + ", not 0";
+    }
+    if (why.empty()) continue;
+    if (count == 0) {
+      first = "weight " + std::to_string(i) + " (group " + std::to_string(g) + ", w = " + std::to_string(w[i]) +
+              ", scale " + std::to_string(s) + "): " + why;
+    }
+    ++count;
+  }
+  return count;
+}
+
+// The launcher under test did its work in one kernel of its own and kept no device memory.
+::testing::AssertionResult one_kernel_nothing_kept(const rooflab::KernelWatch& watch, const std::string& what) {
+  if (auto r = watch.kernels_did_the_work(what); !r) return r;
+  if (auto r = watch.launched_exactly(what, 1); !r) return r;
+  return watch.kept_no_device_memory(what);
+}
+
+// One quantizer run: the watch's checks, the scales against the reference's, the decoded weights against
+// the bound. `bits` is 8 or 4.
+::testing::AssertionResult check_quantize(Shape s, int group, int bits) {
+  const int qmax = bits == 8 ? lab08::kInt8Max : lab08::kInt4Max;
+  const auto w = test_weights(s, group, rooflab::test_seed() + static_cast<std::uint64_t>(s.n * 31 + s.k + group));
+  const std::size_t count = w.size(), groups = count / static_cast<std::size_t>(group);
+  rooflab::DeviceBuffer<__half> dw{std::span<const __half>(as_half(w))}, dscales(groups);
+  rooflab::DeviceBuffer<std::uint8_t> dq(bits == 8 ? count : count / 2);
+  dq.poison();
+  dscales.poison();
+  const std::string what = bits == 8 ? "quantize_int8" : "quantize_int4";
+  const rooflab::KernelWatch watch;
+  if (bits == 8) {
+    lab08::quantize_int8(dw.data(), reinterpret_cast<std::int8_t*>(dq.data()), dscales.data(), s.n, s.k, nullptr);
+  } else {
+    lab08::quantize_int4(dw.data(), dq.data(), dscales.data(), s.n, s.k, group, nullptr);
+  }
+  ROOFLAB_CUDA_CHECK(cudaDeviceSynchronize());
+  if (auto r = one_kernel_nothing_kept(watch, what); !r) return r;
+  const std::string at = " (" + what + ", n = " + std::to_string(s.n) + ", k = " + std::to_string(s.k) + ", group " +
+                         std::to_string(group) + ")";
+  std::vector<int> want_q;
+  std::vector<float> want_scales;
+  lab08::quantize_ref(w, group, qmax, want_q, want_scales);
+  const auto got_scales = as_float(dscales.download());
+  // One FP16 step of the scale either way (absmax / qmax computed another way can round to its neighbour).
+  if (auto r = all_close<float, float>(got_scales, want_scales, {0.0, 1e-3}); !r) return r << " scales" << at;
+  const auto bytes = dq.download();
+  std::vector<int> q;
+  if (bits == 8) {
+    for (const std::uint8_t b : bytes) q.push_back(static_cast<std::int8_t>(b));
+  } else {
+    q = lab08::unpack_int4_ref(bytes);
+  }
+  std::string first;
+  const double bad = violations(w, q, got_scales, group, qmax, first);
+  if (auto r = same(bad, 0.0); !r) {
+    return ::testing::AssertionFailure() << bad << " weights break the contract" << at << "; the first: " << first
+                                         << (bits == 4
+                                                 ? " (decoded by the stated layout: weight 2b in the low nibble of "
+                                                   "byte b, stored as q + 8)"
+                                                 : "");
+  }
+  return ::testing::AssertionSuccess();
+}
+
+// The dequantizer on the reference's packed weights: scale x q, saturated to +-65504, rounded to FP16.
+::testing::AssertionResult check_dequantize(Shape s, int group, int bits) {
+  const int qmax = bits == 8 ? lab08::kInt8Max : lab08::kInt4Max;
+  const auto w = test_weights(s, group, rooflab::test_seed() + 7 + static_cast<std::uint64_t>(s.n + s.k));
+  std::vector<int> q;
+  std::vector<float> scales;
+  lab08::quantize_ref(w, group, qmax, q, scales);
+  std::vector<std::uint8_t> bytes;
+  if (bits == 8) {
+    for (const int v : q) bytes.push_back(static_cast<std::uint8_t>(static_cast<std::int8_t>(v)));
+  } else {
+    bytes = lab08::pack_int4_ref(q);
+  }
+  rooflab::DeviceBuffer<std::uint8_t> dq{std::span<const std::uint8_t>(bytes)};
+  rooflab::DeviceBuffer<__half> dscales{std::span<const __half>(as_half(scales))}, dw(w.size());
+  dw.poison();
+  const std::string what = bits == 8 ? "dequantize_int8" : "dequantize_int4";
+  const rooflab::KernelWatch watch;
+  if (bits == 8) {
+    lab08::dequantize_int8(reinterpret_cast<const std::int8_t*>(dq.data()), dscales.data(), dw.data(), s.n, s.k,
+                           nullptr);
+  } else {
+    lab08::dequantize_int4(dq.data(), dscales.data(), dw.data(), s.n, s.k, group, nullptr);
+  }
+  ROOFLAB_CUDA_CHECK(cudaDeviceSynchronize());
+  if (auto r = one_kernel_nothing_kept(watch, what); !r) return r;
+  std::vector<float> want(w.size());
+  for (std::size_t i = 0; i < w.size(); ++i) {
+    const float v = scales[i / static_cast<std::size_t>(group)] * static_cast<float>(q[i]);
+    want[i] = lab08::fp16_round(std::fmax(std::fmin(v, 65504.0f), -65504.0f));
+  }
+  auto r = all_close<float, float>(as_float(dw.download()), want, {0.0, 1e-3});
+  if (!r) r << " (" << what << ", n = " << s.n << ", k = " << s.k << ", group " << group << ")";
+  return r;
+}
+
+// A GEMV on the reference's packed weights against the double-precision GEMV of the dequantized weights.
+::testing::AssertionResult check_gemv(Shape s, int group, int bits) {
+  const int qmax = bits == 8 ? lab08::kInt8Max : lab08::kInt4Max;
+  const std::uint64_t seed = rooflab::test_seed() + 101 + static_cast<std::uint64_t>(s.n * 7 + s.k + group);
+  auto w = rooflab::random_floats(static_cast<std::size_t>(s.n) * s.k, seed);
+  for (int i = 0; i < group && s.n * s.k > group; ++i) w[static_cast<std::size_t>(i)] = 0.0f;  // a group of zeros
+  for (auto& v : w) v = lab08::fp16_round(v);
+  auto x = rooflab::random_floats(static_cast<std::size_t>(s.k), seed + 1);
+  for (auto& v : x) v = lab08::fp16_round(v);
+  std::vector<int> q;
+  std::vector<float> scales;
+  lab08::quantize_ref(w, group, qmax, q, scales);
+  std::vector<std::uint8_t> bytes;
+  if (bits == 8) {
+    for (const int v : q) bytes.push_back(static_cast<std::uint8_t>(static_cast<std::int8_t>(v)));
+  } else {
+    bytes = lab08::pack_int4_ref(q);
+  }
+  rooflab::DeviceBuffer<std::uint8_t> dq{std::span<const std::uint8_t>(bytes)};
+  rooflab::DeviceBuffer<__half> dscales{std::span<const __half>(as_half(scales))},
+      dx{std::span<const __half>(as_half(x))};
+  rooflab::DeviceBuffer<__half> dy(static_cast<std::size_t>(s.n));
+  dy.poison();
+  const std::string what = bits == 8 ? "gemv_int8" : "gemv_int4";
+  const rooflab::KernelWatch watch;
+  if (bits == 8) {
+    lab08::gemv_int8(reinterpret_cast<const std::int8_t*>(dq.data()), dscales.data(), dx.data(), dy.data(), s.n, s.k,
+                     nullptr);
+  } else {
+    lab08::gemv_int4(dq.data(), dscales.data(), dx.data(), dy.data(), s.n, s.k, group, nullptr);
+  }
+  ROOFLAB_CUDA_CHECK(cudaDeviceSynchronize());
+  if (auto r = one_kernel_nothing_kept(watch, what); !r) return r;
+  std::vector<double> ref(static_cast<std::size_t>(s.n));
+  lab08::gemv_ref(q, scales, x, ref.data(), s.n, s.k, group);
+  // FP32 sums of k products (|w|, |x| <= 1) rounded to FP16: the error grows like sqrt(k).
+  const rooflab::Tolerance tol{2e-3 * std::sqrt(static_cast<double>(s.k)), 2e-3};
+  auto r = all_close<float, float>(as_float(dy.download()), std::vector<float>(ref.begin(), ref.end()), tol);
+  if (!r) r << " (" << what << ", n = " << s.n << ", k = " << s.k << ", group " << group << ")";
+  return r;
+}
+
+// k a multiple of the group; one row; a k that leaves most lanes idle on the last step; rows that leave the
+// last warps of the grid short; a long row.
+constexpr Shape kInt8Shapes[] = {{1, 32}, {7, 64}, {33, 96}, {65, 544}, {257, 1024}, {3, 4128}};
+constexpr Shape kInt4Shapes32[] = {{1, 32}, {7, 64}, {33, 96}, {65, 544}, {257, 1024}, {3, 4128}};
+constexpr Shape kInt4Shapes128[] = {{1, 128}, {7, 256}, {33, 384}, {65, 1152}, {257, 1024}, {3, 4224}};
+
+}  // namespace
+
+ROOFLAB_TEST(Lab08Kernels, QuantizeInt8) {
+  ROOFLAB_REQUIRE_GPU();
+  for (const Shape s : {Shape{1, 32}, Shape{3, 96}, Shape{64, 1024}}) {
+    EXPECT_TRUE(check_quantize(s, lab08::kInt8Group, 8));
+    EXPECT_TRUE(check_dequantize(s, lab08::kInt8Group, 8));
+  }
+}
+
+ROOFLAB_TEST(Lab08Kernels, QuantizeInt4) {
+  ROOFLAB_REQUIRE_GPU();
+  for (const int group : {32, 128}) {
+    for (const Shape s : {Shape{1, group}, Shape{5, 2 * group}, Shape{64, 1024}}) {
+      EXPECT_TRUE(check_quantize(s, group, 4));
+      EXPECT_TRUE(check_dequantize(s, group, 4));
+    }
+  }
+}
+
+ROOFLAB_TEST(Lab08Kernels, GemvInt8) {
+  ROOFLAB_REQUIRE_GPU();
+  for (const Shape s : kInt8Shapes) EXPECT_TRUE(check_gemv(s, lab08::kInt8Group, 8));
+}
+
+ROOFLAB_TEST(Lab08Kernels, GemvInt4) {
+  ROOFLAB_REQUIRE_GPU();
+  for (const Shape s : kInt4Shapes32) EXPECT_TRUE(check_gemv(s, 32, 4));
+  for (const Shape s : kInt4Shapes128) EXPECT_TRUE(check_gemv(s, 128, 4));
+}
