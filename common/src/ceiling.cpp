@@ -14,7 +14,7 @@ struct Row {
   std::string_view unit;
   bool in_the_test;
 };
-constexpr std::array<Row, 7> kRows = {{
+constexpr std::array<Row, 8> kRows = {{
     {Ceiling::copy_bandwidth, "copy_bandwidth", "B/s", false},
     {Ceiling::fp32_fma_peak, "fp32_fma_peak", "FLOP/s", false},
     {Ceiling::sgemm_peak, "sgemm_peak", "FLOP/s", false},
@@ -22,6 +22,7 @@ constexpr std::array<Row, 7> kRows = {{
     {Ceiling::bf16_tensor_peak, "bf16_tensor_peak", "FLOP/s", false},
     {Ceiling::cublas_sgemm_same_run, "cublas_sgemm_same_run", "FLOP/s", true},
     {Ceiling::cublas_hgemm_same_run, "cublas_hgemm_same_run", "FLOP/s", true},
+    {Ceiling::naive_attention_same_run, "naive_attention_same_run", "FLOP/s", true},
 }};
 constexpr std::array<Ceiling, kRows.size()> kAll = [] {
   std::array<Ceiling, kRows.size()> out{};

@@ -3,7 +3,8 @@
 //
 //   copy_bandwidth ... bf16_tensor_peak   measured once per GPU by `rooflab calibrate` (rooflab::Ceilings)
 //   cublas_sgemm_same_run, ...            measured by the test itself, in the same run, at the same shape
-//                                         (a GEMM rung against cuBLAS): the test hands the value to award()
+//                                         (a GEMM rung against cuBLAS, a flash kernel against the naive
+//                                         attention path): the test hands the value to award()
 //
 // The grader writes the ceilings a test used into results.json (CeilingInForce), as data.
 #pragma once
@@ -25,6 +26,8 @@ enum class Ceiling {
   bf16_tensor_peak,  // FLOP/s: the same in BF16
   cublas_sgemm_same_run,  // FLOP/s: cuBLAS SGEMM timed by the test at its own shape
   cublas_hgemm_same_run,  // FLOP/s: cuBLAS half-precision GEMM timed by the test at its own shape
+  naive_attention_same_run,  // FLOP/s: the naive attention path (cuBLAS QK^T, softmax, cuBLAS PV) timed by the
+                             // test at its own shape (Lab 05's flash kernel against it)
 };
 
 // Every ceiling, in declaration order (for messages and tests).
