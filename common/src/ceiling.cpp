@@ -50,6 +50,8 @@ std::optional<Ceiling> parse_ceiling(std::string_view name) {
   return std::nullopt;
 }
 
+bool caps_the_result(Ceiling c) { return c != Ceiling::naive_attention_same_run; }
+
 std::string units::readable(double value_si, std::string_view si_unit) {
   if (si_unit == "B/s") return fmt::format("{:.1f} GB/s", gb_per_s(value_si));
   if (si_unit == "FLOP/s") return fmt::format("{:.1f} TFLOP/s", tflop_per_s(value_si));

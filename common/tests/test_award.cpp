@@ -47,6 +47,8 @@ const bool kDataReady = [] {
                                {"zero_at", 0.4}, {"provenance", provenance}};
   t["labs"]["99"]["rung"] = {{"kind", "ceiling_fraction"}, {"ceiling", "cublas_sgemm_same_run"}, {"full_at", 0.8},
                              {"zero_at", 0.4}, {"provenance", provenance}};
+  t["labs"]["99"]["beat"] = {{"kind", "ceiling_fraction"}, {"ceiling", "naive_attention_same_run"}, {"full_at", 1.5},
+                             {"zero_at", 0.5}, {"provenance", provenance}};
   t["labs"]["99"]["ratio"] = {{"kind", "ratio_max"}, {"value", 0.5}, {"description", "d"}, {"provenance", provenance}};
   std::ofstream(dir / "thresholds.json") << t.dump();
   ::setenv("ROOFLAB_DATA_DIR", dir.c_str(), 1);
@@ -109,6 +111,20 @@ TEST(Award, SameRunCeilingComesFromTheTestAndOnlyThere) {
   EXPECT_THROW(judge("99", "rung", 9e12, nullptr, 0.0), std::invalid_argument);
   EXPECT_THROW(judge("99", "stream", 0.6e12, nullptr, std::nullopt), std::invalid_argument);
   EXPECT_THROW(c.si(Ceiling::cublas_hgemm_same_run), std::invalid_argument);
+}
+
+// A baseline the result should beat (the naive attention path): full points above 1x, and a result at 3x the
+// baseline is no cheat.
+TEST(Award, ABaselineCeilingIsMeantToBeBeaten) {
+  const auto v = judge("99", "beat", 30e12, nullptr, 10e12);
+  EXPECT_EQ(v.ceiling.name, "naive_attention_same_run");
+  EXPECT_DOUBLE_EQ(v.fraction, 3.0);
+  EXPECT_DOUBLE_EQ(v.score, 1.0);
+  EXPECT_FALSE(v.implausible);
+  EXPECT_NEAR(judge("99", "beat", 10e12, nullptr, 10e12).score, 0.5, 1e-12);
+  EXPECT_DOUBLE_EQ(judge("99", "beat", 4e12, nullptr, 10e12).score, 0.0);
+  EXPECT_FALSE(rooflab::caps_the_result(Ceiling::naive_attention_same_run));
+  EXPECT_TRUE(rooflab::caps_the_result(Ceiling::cublas_hgemm_same_run));
 }
 
 TEST(Award, RefusesUnknownQuantitiesRulesThatAreNoFractionAndUnknownCeilings) {

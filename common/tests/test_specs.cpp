@@ -533,6 +533,9 @@ TEST(Thresholds, MalformedFileNamesTheField) {
   };
   EXPECT_TRUE(contains(broken([](json& j) { j["labs"]["01"]["copy"]["zero_at"] = 0.95; }),
                        "labs.01.copy: expected 0 <= zero_at < full_at"));
+  // A fraction of a roof cannot be earned above 1 (a baseline to beat can: test_award.cpp).
+  EXPECT_TRUE(contains(broken([](json& j) { j["labs"]["01"]["copy"]["full_at"] = 1.5; }),
+                       "labs.01.copy: expected 0 <= zero_at < full_at <= 1"));
   EXPECT_TRUE(
       contains(broken([](json& j) { j["labs"]["01"]["copy"]["ceiling"] = "copy_bw"; }), "labs.01.copy.ceiling"));
   EXPECT_TRUE(contains(broken([](json& j) { j["labs"]["02"]["fma_fp32"]["full_at"] = "0.9"; }),

@@ -38,6 +38,10 @@ std::string_view si_unit(Ceiling c);                        // "B/s" or "FLOP/s"
 // True for the ceilings a test measures in the same run (award() takes their value from the test);
 // false for those `rooflab calibrate` measures once per GPU (award() reads them itself).
 bool measured_in_the_test(Ceiling c);
+// True for a ceiling no honest result exceeds (a roof, cuBLAS at the same shape); false for a baseline the
+// result is meant to beat (naive_attention_same_run: Lab 05's Flash kernel against the naive path). A
+// baseline's threshold may set full_at above 1, and award() applies no implausible-above check to it.
+bool caps_the_result(Ceiling c);
 
 // A ceiling as one perf test used it: results.json carries these (per test, and the set at the top).
 struct CeilingInForce {
