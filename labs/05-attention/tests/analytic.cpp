@@ -78,8 +78,8 @@ ROOFLAB_TEST(Lab05Analytic, FlopsBytesIntensity) {
           << describe(s, e) << ": flash intensity (Q4)";
     }
   }
-  // The handout's worked case: L = 4096, d = 64, FP16: the naive path moves 4 L d + 4 L^2 elements a head,
-  // 65x flash's 4 L d; its intensity tends to d / 2 = 32 FLOP per FP16 element pair, flash's grows with L.
+  // The handout's worked case: L = 4096, d = 64: the naive path moves 4 L d + 4 L^2 elements a head, 65x
+  // flash's 4 L d.
   const lab05::Shape worked{1, 4096, 64, false};
   ROOFLAB_EXPECT(near(lab05::naive_bytes(worked, 2) / lab05::flash_bytes(worked, 2), 65.0, kRel)) << "worked case: byte ratio";
 }
