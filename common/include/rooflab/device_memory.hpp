@@ -60,7 +60,7 @@ class DeviceMemoryWatch {
     const std::size_t peak = emu::peak_device_bytes_allocated();
 #else
     stop();
-    sample();
+    peak_ = std::max(peak_.load(), in_use());
     const std::size_t peak = peak_.load();
 #endif
     return peak > baseline_ ? peak - baseline_ : 0;
@@ -73,8 +73,11 @@ class DeviceMemoryWatch {
     ROOFLAB_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total));
     return total - free_bytes;
   }
-  void sample() {
-    const std::size_t now = in_use();
+  // On the sampling thread: no exception may leave it (a failed query is a missed sample).
+  void sample() noexcept {
+    std::size_t free_bytes = 0, total = 0;
+    if (cudaMemGetInfo(&free_bytes, &total) != cudaSuccess) return;
+    const std::size_t now = total - free_bytes;
     std::size_t seen = peak_.load();
     while (now > seen && !peak_.compare_exchange_weak(seen, now)) {
     }
