@@ -186,7 +186,7 @@ CeilingVerdict judge(std::string_view lab, std::string_view quantity, double mea
   }
   v.fraction = measured_si / v.ceiling.value;
   v.score = sliding_score(t, v.fraction);
-  v.implausible = v.fraction > implausible_above();
+  v.implausible = caps_the_result(c) && v.fraction > implausible_above();
   v.figures = fmt::format("{}: {} = {:.1f}% of the ceiling {}, {}", quantity, units::readable(measured_si, v.ceiling.unit),
                           100.0 * v.fraction, v.ceiling.name, units::readable(v.ceiling.value, v.ceiling.unit));
   return v;

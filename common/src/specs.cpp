@@ -378,9 +378,11 @@ ThresholdTable load_thresholds(const std::filesystem::path& file) {
         }
         t.full_at = r.num(j, p, "full_at");
         t.zero_at = r.num(j, p, "zero_at");
-        if (!(t.zero_at >= 0 && t.zero_at < t.full_at && t.full_at <= 1.0)) {
-          r.fail(p, fmt::format("expected 0 <= zero_at < full_at <= 1, got zero_at {} and full_at {}", t.zero_at,
-                                t.full_at));
+        // A fraction of a roof is at most 1; of a baseline to beat (caps_the_result false), any.
+        const bool capped = !t.ceiling || caps_the_result(*t.ceiling);
+        if (!(t.zero_at >= 0 && t.zero_at < t.full_at && (!capped || t.full_at <= 1.0))) {
+          r.fail(p, fmt::format("expected 0 <= zero_at < full_at{}, got zero_at {} and full_at {}",
+                                capped ? " <= 1" : "", t.zero_at, t.full_at));
         }
       } else if (t.kind == "ratio_max" || t.kind == "ratio_min") {
         t.value = r.num(j, p, "value");

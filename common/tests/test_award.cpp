@@ -50,6 +50,8 @@ const bool kDataReady = [] {
                                {"zero_at", 0.4}, {"provenance", provenance}};
   t["labs"]["99"]["rung"] = {{"kind", "ceiling_fraction"}, {"ceiling", "cublas_sgemm_same_run"}, {"full_at", 0.8},
                              {"zero_at", 0.4}, {"provenance", provenance}};
+  t["labs"]["99"]["beat"] = {{"kind", "ceiling_fraction"}, {"ceiling", "naive_attention_same_run"}, {"full_at", 1.5},
+                             {"zero_at", 0.5}, {"provenance", provenance}};
   t["labs"]["99"]["ratio"] = {{"kind", "ratio_max"}, {"value", 0.5}, {"description", "d"}, {"provenance", provenance}};
   std::ofstream(dir / "thresholds.json") << t.dump();
   ::setenv("ROOFLAB_DATA_DIR", dir.c_str(), 1);
@@ -129,9 +131,25 @@ TEST(Award, Fp16GemvSameRunGradesTheSpeedupThroughBytes) {
   EXPECT_NEAR(at_speedup(1.6).score, 1.0, 1e-9);
   EXPECT_NEAR(at_speedup(1.0).score, 0.0, 1e-9);
   EXPECT_NEAR(at_speedup(1.3).score, 0.5, 1e-9);
-  EXPECT_FALSE(at_speedup(1.88).implausible);  // the bytes' ideal: the FP16 GEMV's bandwidth
-  EXPECT_TRUE(at_speedup(2.1).implausible);    // more bytes per second than the FP16 GEMV streams
+  // A baseline, not a roof: a quantized GEMV may stream its bytes faster than the FP16 GEMV streams its own
+  // (Lab 08's test checks it against the copy ceiling instead).
+  EXPECT_FALSE(rooflab::caps_the_result(Ceiling::fp16_gemv_same_run));
+  EXPECT_FALSE(at_speedup(2.1).implausible);
   EXPECT_THROW(judge("08", "int8_gemv", 1e12, nullptr, std::nullopt), std::invalid_argument);
+}
+
+// A baseline the result should beat (the naive attention path): full points above 1x, and a result at 3x the
+// baseline is no cheat.
+TEST(Award, ABaselineCeilingIsMeantToBeBeaten) {
+  const auto v = judge("99", "beat", 30e12, nullptr, 10e12);
+  EXPECT_EQ(v.ceiling.name, "naive_attention_same_run");
+  EXPECT_DOUBLE_EQ(v.fraction, 3.0);
+  EXPECT_DOUBLE_EQ(v.score, 1.0);
+  EXPECT_FALSE(v.implausible);
+  EXPECT_NEAR(judge("99", "beat", 10e12, nullptr, 10e12).score, 0.5, 1e-12);
+  EXPECT_DOUBLE_EQ(judge("99", "beat", 4e12, nullptr, 10e12).score, 0.0);
+  EXPECT_FALSE(rooflab::caps_the_result(Ceiling::naive_attention_same_run));
+  EXPECT_TRUE(rooflab::caps_the_result(Ceiling::cublas_hgemm_same_run));
 }
 
 TEST(Award, RefusesUnknownQuantitiesRulesThatAreNoFractionAndUnknownCeilings) {

@@ -573,6 +573,7 @@ GuardRecord* register_guard(const void* guard, const void* front_guard, const vo
 }
 
 std::size_t g_allocated_bytes = 0;  // live cudaMalloc bytes (cudaMemGetInfo)
+std::size_t g_peak_allocated_bytes = 0;  // the most g_allocated_bytes reached since the last reset
 
 // Prints a runtime API misuse, the first few times each kind happens (a loop must not flood the output).
 void misuse(int kind, const char* format, ...) __attribute__((format(printf, 2, 3)));
@@ -758,6 +759,21 @@ Activity activity() {
   return g_activity;
 }
 
+std::size_t device_bytes_allocated() {
+  std::lock_guard lock(g_mutex);
+  return g_allocated_bytes;
+}
+
+std::size_t peak_device_bytes_allocated() {
+  std::lock_guard lock(g_mutex);
+  return g_peak_allocated_bytes;
+}
+
+void reset_peak_device_bytes_allocated() {
+  std::lock_guard lock(g_mutex);
+  g_peak_allocated_bytes = g_allocated_bytes;
+}
+
 std::vector<std::string> kernels_launched() {
   std::vector<const void*> kernels;
   {
@@ -807,6 +823,7 @@ cudaError_t cudaMalloc(void** ptr, size_t size) {
     Allocation& a = g_allocations[reinterpret_cast<std::uintptr_t>(start)];
     a = {size, mapping, total, true, rec, canary, 0};
     g_allocated_bytes += size;
+    g_peak_allocated_bytes = std::max(g_peak_allocated_bytes, g_allocated_bytes);
     // Host code may not touch it, unless a kernel is running (which may, once it learns the pointer).
     if (g_launches_running == 0 && protect_device_memory()) set_access(a, false);
   }

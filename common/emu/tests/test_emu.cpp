@@ -4,6 +4,7 @@
 #include "kernel_error.hpp"
 
 #include <rooflab/buffer.hpp>
+#include <rooflab/device_memory.hpp>
 #include <rooflab/random.hpp>
 
 #include <gtest/gtest.h>
@@ -472,6 +473,18 @@ TEST(EmuRuntime, DeviceQueriesAreCoherent) {
   }
   EXPECT_EQ(free_before - free_after, std::size_t{4} << 20);
   EXPECT_STREQ(cudaGetErrorName(cudaErrorInvalidValue), "cudaErrorInvalidValue");
+}
+
+// The peak of live device memory counts an allocation freed before anyone looks (Lab 05's memory test: a
+// kernel that allocates an L x L scratch and frees it must not pass as O(L)).
+TEST(EmuRuntime, DeviceMemoryWatchSeesAnAllocationFreedBeforeTheEnd) {
+  DeviceBuffer<float> held(1 << 10);
+  rooflab::DeviceMemoryWatch watch;
+  { DeviceBuffer<float> scratch(1 << 20); }
+  { DeviceBuffer<float> smaller(1 << 18); }
+  EXPECT_EQ(watch.peak_extra_bytes(), std::size_t{4} << 20);
+  rooflab::DeviceMemoryWatch after;
+  EXPECT_EQ(after.peak_extra_bytes(), 0u) << "a new watch starts from what is live now";
 }
 
 // ---- kernels that only the CPU backend can compile (device code cannot throw) ----

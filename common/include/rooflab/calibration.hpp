@@ -52,7 +52,8 @@ struct Ceilings {
       case Ceiling::bf16_tensor_peak: return bf16_tensor_flops;
       case Ceiling::cublas_sgemm_same_run:
       case Ceiling::cublas_hgemm_same_run:
-      case Ceiling::fp16_gemv_same_run: break;
+      case Ceiling::fp16_gemv_same_run:
+      case Ceiling::naive_attention_same_run: break;
     }
     throw std::invalid_argument("the ceiling " + std::string(to_string(c)) +
                                 " is measured by the test in its own run, not by rooflab calibrate");

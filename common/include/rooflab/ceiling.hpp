@@ -4,7 +4,8 @@
 //   copy_bandwidth ... bf16_tensor_peak   measured once per GPU by `rooflab calibrate` (rooflab::Ceilings)
 //   cublas_sgemm_same_run, ...            measured by the test itself, in the same run, at the same shape
 //                                         (a GEMM rung against cuBLAS, a quantized GEMV against rooflab's FP16
-//                                         GEMV): the test hands the value to award()
+//                                         GEMV, a flash kernel against the naive attention path): the test
+//                                         hands the value to award()
 //
 // The grader writes the ceilings a test used into results.json (CeilingInForce), as data.
 #pragma once
@@ -29,6 +30,8 @@ enum class Ceiling {
   // B/s: the weight bytes per second of rooflab's FP16 GEMV (rooflab/gemv_fp16.hpp) timed by the test at its
   // own shape. A quantized GEMV's weight bytes per second over it is its speedup x its bytes / FP16's bytes.
   fp16_gemv_same_run,
+  naive_attention_same_run,  // FLOP/s: the naive attention path (cuBLAS QK^T, softmax, cuBLAS PV) timed by the
+                             // test at its own shape (Lab 05's flash kernel against it)
 };
 
 // Every ceiling, in declaration order (for messages and tests).
@@ -39,6 +42,12 @@ std::string_view si_unit(Ceiling c);                        // "B/s" or "FLOP/s"
 // True for the ceilings a test measures in the same run (award() takes their value from the test);
 // false for those `rooflab calibrate` measures once per GPU (award() reads them itself).
 bool measured_in_the_test(Ceiling c);
+// True for a ceiling no honest result exceeds (a roof, cuBLAS at the same shape); false for a baseline the
+// result is meant to beat (naive_attention_same_run: Lab 05's Flash kernel against the naive path;
+// fp16_gemv_same_run: Lab 08's quantized GEMVs may stream their fewer bytes faster than rooflab's FP16 GEMV
+// streams its own). A baseline's threshold may set full_at above 1, and award() applies no implausible-above
+// check to it: its test checks the result against a roof instead.
+bool caps_the_result(Ceiling c);
 
 // A ceiling as one perf test used it: results.json carries these (per test, and the set at the top).
 struct CeilingInForce {

@@ -1,5 +1,5 @@
-// What warp-per-row kernels need (Labs 06 and 07, and any lab that reads FP16 rows): a warp-wide sum and
-// FP16 loads as wide as the data allows. For .cu files (nvcc or the CPU backend).
+// What warp-per-row kernels need (Labs 05, 06 and 07, and any lab that reads FP16 rows): a warp-wide sum
+// and maximum, and FP16 loads as wide as the data allows. For .cu files (nvcc or the CPU backend).
 #pragma once
 
 #include <rooflab/cuda.hpp>
@@ -15,6 +15,12 @@ namespace rooflab {
 // The sum of v over the (full) warp, in every lane: a butterfly of five shuffles, no shared memory.
 __device__ inline float warp_sum(float v) {
   for (int offset = 16; offset > 0; offset /= 2) v += __shfl_xor_sync(0xffffffffu, v, offset);
+  return v;
+}
+
+// The maximum of v over the (full) warp, in every lane (a row's max for a stable softmax).
+__device__ inline float warp_max(float v) {
+  for (int offset = 16; offset > 0; offset /= 2) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, offset));
   return v;
 }
 

@@ -59,6 +59,12 @@ struct Activity {
 // resolved by the pointers; pinned cudaMallocHost memory is host memory); symbol copies count as copies to
 // or from the device; host-to-host copies are not counted.
 Activity activity();
+// Device memory (cudaMalloc) live now, and the most that was live at once since the last reset (the
+// process start, or reset_peak_device_bytes_allocated(), which sets it to what is live now): exact, as every
+// allocation goes through the backend. rooflab/device_memory.hpp reads them.
+std::size_t device_bytes_allocated();
+std::size_t peak_device_bytes_allocated();
+void reset_peak_device_bytes_allocated();
 // Demangled names of every kernel launched so far, in order of first launch, each once.
 std::vector<std::string> kernels_launched();
 

@@ -1,0 +1,138 @@
+// Lab 05: naive vs Flash attention - the softmax the naive path needs, and Flash attention twice.
+//
+//   softmax_rows_kernel   the naive path's middle step: one warp per row of scores, FP16 in and out
+//   flash_fp32_kernel     v1: FP32 on the CUDA cores; K and V tiles in shared memory, the online softmax
+//   flash_wmma_kernel     v2: FP16 tiles, Q K^T and P V on the tensor cores (WMMA), FP32 accumulation
+//
+// The naive path (naive.hpp: cuBLAS, this softmax, cuBLAS) writes an L x L score matrix per head and reads
+// it back twice: its bytes grow with L^2, and so does its memory. Flash attention never writes the scores:
+// each block keeps a tile of queries, streams K and V through shared memory, and folds each tile of scores
+// into its output with the online softmax (a running max and sum, and the output rescaled whenever the max
+// grows). Its bytes are Q, K, V and O once (plus K and V once per query tile, from L2), its memory O(L).
+// Handout: README.md, sections "The naive path" to "Tensor cores win it back".
+#include "kernels.hpp"
+
+#include <rooflab/launch.hpp>
+#include <rooflab/stub.hpp>
+#include <rooflab/warp.hpp>
+
+#include <mma.h>
+
+#include <cmath>
+#include <cstring>
+#include <stdexcept>
+#include <string>
+
+namespace lab05 {
+
+// ---- PROVIDED: do not modify ----
+
+using rooflab::load_halves;  // 8 halves as floats in one 16-byte load (rooflab/warp.hpp)
+using rooflab::warp_max;     // the max over the warp, in every lane
+using rooflab::warp_sum;     // the sum over the warp, in every lane
+
+inline constexpr unsigned kFullMask = 0xffffffffu;
+
+__host__ __device__ constexpr int ceil_div(int a, int b) { return (a + b - 1) / b; }
+
+// exp(x - m) for a score x that may be masked (-inf): 0 then, even when m is -inf too (nothing seen yet).
+__device__ inline float exp_or_zero(float x, float m) { return x == -INFINITY ? 0.0f : __expf(x - m); }
+
+// The factor that rescales what was accumulated against the old running max when the max grows to m_new:
+// exp(m_old - m_new), 0 on the first tile (m_old = -inf), 1 while nothing has been seen at all.
+__device__ inline float rescale_factor(float m_old, float m_new) {
+  return m_new == -INFINITY ? 1.0f : __expf(m_old - m_new);
+}
+
+// ---- the naive path's softmax ----
+
+__global__ void __launch_bounds__(kSoftmaxBlock)
+    softmax_rows_kernel(const __half* s, __half* p, int rows, int len, float scale, bool causal) {
+  // STUDENT BEGIN (lab05.softmax)
+  // TODO(lab05.softmax): one warp per row: row = blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32 (leave if
+  //   row >= rows, the whole warp at once). Query r % len sees keys 0 .. r % len when causal, all len otherwise.
+  //   Pass 1: each lane folds its scores (times scale) into a running max m and a sum l of exp(x - m),
+  //   rescaling l whenever m grows; then warp_max gives the row max and warp_sum the lanes' sums rescaled to
+  //   it. Pass 2: p = exp(scale s - max) / sum, 0 for masked keys. Never exp() a score without the max
+  //   subtracted: scores of 1000 overflow FP32. 16-byte loads (load_halves<8>) when len % 8 == 0 for speed.
+  //   About 35 lines. Handout: "A numerically stable softmax".
+  rooflab::unused(s, p, rows, len, scale, causal);  // delete this line when the kernel is written
+  // STUDENT END
+}
+
+// ---- v1: FP32 Flash attention on the CUDA cores ----
+//
+// Block (query tile, head) = (blockIdx.x, blockIdx.y): 8 warps, warp w owns query row blockIdx.x * 8 + w.
+// Per tile of 32 keys: lane j scores key j, the warp updates its running max and sum, and every lane
+// accumulates its D / 32 output columns (lane + 32 c) from the tile's 32 rows of V.
+template <int D>
+__global__ void __launch_bounds__(kFlash1Block)
+    flash_fp32_kernel(const float* __restrict__ q, const float* __restrict__ k, const float* __restrict__ v,
+                      float* __restrict__ o, float* __restrict__ lse, int len, float scale, bool causal) {
+  // STUDENT BEGIN (lab05.flash1)
+  // TODO(lab05.flash1): 8 warps, warp w owns query row blockIdx.x * 8 + w of head blockIdx.y (a warp past
+  //   len still takes part in every barrier). Per tile of 32 keys: all threads stage K and V rows [32][D] in
+  //   __shared__ arrays (zeros past len; pad K's rows to D + 1 floats), __syncthreads(); lane j scores key
+  //   t0 + j against the warp's (scaled) query, -inf if masked or past len; then the online softmax:
+  //   m_new = max(m, warp_max(x)), alpha = exp(m - m_new), p = exp(x - m_new), l = alpha l + warp_sum(p),
+  //   acc *= alpha (lane owns columns lane + 32 c), acc += p_j V[j] over the tile's keys; __syncthreads()
+  //   before the next tile. Write o = acc / l and lse = m + log(l). exp_or_zero and rescale_factor above
+  //   handle the -inf cases. About 45 lines. Handout: "The online softmax".
+  rooflab::unused(q, k, v, o, lse, len, scale, causal);  // delete this line when the kernel is written
+  // STUDENT END
+}
+
+// ---- v2: FP16 Flash attention on the tensor cores ----
+//
+// Block (query tile, head): 4 warps, warp w owns 16 query rows. Per tile of BC keys: S (16 x BC) = Q K^T
+// with WMMA into FP32, the online softmax on S in shared memory (two lanes per row), P in FP16, and
+// O (16 x D, FP32 accumulator fragments) rescaled and += P V with WMMA. Shared memory rows are padded by
+// 8 halves / 4 floats (16 bytes): rows that start at different banks, and WMMA's 32-byte alignment kept.
+template <int D, int BC>
+__global__ void __launch_bounds__(kFlash2Block)
+    flash_wmma_kernel(const __half* __restrict__ q, const __half* __restrict__ k, const __half* __restrict__ v,
+                      __half* __restrict__ o, float* __restrict__ lse, int len, float scale, bool causal) {
+  // STUDENT BEGIN (lab05.flash2)
+  // TODO(lab05.flash2): 4 warps, warp w owns 16 query rows of the block's 64. Stage the block's Q tile in
+  //   shared memory (zeros past len), load the warp's rows as D / 16 matrix_a fragments and keep them. Per
+  //   tile of BC keys: stage K and V [BC][D] in FP16 (rows padded by 8 halves), barrier; S (16 x BC) =
+  //   Q K^T with mma_sync (K row-major is K^T col_major), stored to a per-warp float tile; the online
+  //   softmax on it (two lanes per row, __shfl_xor_sync(.., 1) to combine; -inf for masked keys); P as
+  //   FP16 in a per-warp tile; rescale the D / 16 accumulator fragments by each row's exp(m - m_new) (a
+  //   fragment's rows are not yours to know: go through shared memory) and acc += P V with mma_sync;
+  //   barrier. At the end o = acc / l in FP16, lse = m + log(l). Skip tiles no query of the block sees when
+  //   causal. About 110 lines. Handout: "Tensor cores win it back".
+  rooflab::unused(q, k, v, o, lse, len, scale, causal);  // delete this line when the kernel is written
+  // STUDENT END
+}
+
+// ---- launchers ----
+
+void softmax_rows(const __half* s, __half* p, int rows, int len, float scale, bool causal, cudaStream_t stream) {
+  // STUDENT BEGIN (lab05.softmax.launch)
+  // TODO(lab05.softmax.launch): kSoftmaxBlock threads (4 rows) a block, enough blocks for every row. Two lines,
+  //   then ROOFLAB_LAUNCH_CHECK().
+  ROOFLAB_TODO("lab05.softmax.launch", s, p, rows, len, scale, causal, stream);
+  // STUDENT END
+}
+
+void flash_attention_fp32(const float* q, const float* k, const float* v, float* o, float* lse, int batch_heads,
+                          int len, int head_dim, float scale, bool causal, cudaStream_t stream) {
+  // STUDENT BEGIN (lab05.flash1.launch)
+  // TODO(lab05.flash1.launch): grid (query tiles of 8 rows, batch_heads); flash_fp32_kernel<64> or <128> by
+  //   head_dim, std::invalid_argument for any other. About 8 lines, then ROOFLAB_LAUNCH_CHECK().
+  ROOFLAB_TODO("lab05.flash1.launch", q, k, v, o, lse, batch_heads, len, head_dim, scale, causal, stream);
+  // STUDENT END
+}
+
+void flash_attention_fp16(const __half* q, const __half* k, const __half* v, __half* o, float* lse, int batch_heads,
+                          int len, int head_dim, float scale, bool causal, cudaStream_t stream) {
+  // STUDENT BEGIN (lab05.flash2.launch)
+  // TODO(lab05.flash2.launch): grid (query tiles of 64 rows, batch_heads); flash_wmma_kernel<64, 64> or
+  //   <128, 32> by head_dim (both keep shared memory under 48 KB), std::invalid_argument for any other.
+  //   About 8 lines, then ROOFLAB_LAUNCH_CHECK().
+  ROOFLAB_TODO("lab05.flash2.launch", q, k, v, o, lse, batch_heads, len, head_dim, scale, causal, stream);
+  // STUDENT END
+}
+
+}  // namespace lab05

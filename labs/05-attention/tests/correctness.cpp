@@ -1,0 +1,294 @@
+// Lab 05 graders: the softmax, the naive path and both Flash kernels against a double-precision reference,
+// on the GPU ("gpu") or the CPU backend ("emu", under three thread schedules). Lengths 1, 7, 64, 100 and
+// 257 everywhere (not multiples of any tile), 1024 on the GPU; head dims 64 and 128; causal on and off;
+// several heads per launch. Scores of magnitude 1000 must give no inf or NaN. The memory test runs the
+// tensor-core kernel at a length whose score matrix does not fit (GPU) or would show (CPU backend) and
+// checks that its extra device memory is O(L).
+#include "kernels.hpp"
+#include "naive.hpp"
+
+#include <rooflab/buffer.hpp>
+#include <rooflab/device.hpp>
+#include <rooflab/device_memory.hpp>
+#include <rooflab/grading.hpp>
+#include <rooflab/kernel_watch.hpp>
+#include <rooflab/random.hpp>
+
+#include <cuda_fp16.h>
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <cstddef>
+#include <string>
+#include <vector>
+
+namespace {
+
+using rooflab::grading::all_close;
+
+std::vector<__half> to_half(const std::vector<float>& v) {
+  std::vector<__half> out(v.size());
+  for (std::size_t i = 0; i < v.size(); ++i) out[i] = __float2half(v[i]);
+  return out;
+}
+std::vector<float> to_float(const std::vector<__half>& v) {
+  std::vector<float> out(v.size());
+  for (std::size_t i = 0; i < v.size(); ++i) out[i] = __half2float(v[i]);
+  return out;
+}
+
+struct Case {
+  int heads, len, head_dim;
+  bool causal;
+};
+std::string describe(const Case& c, float scale) {
+  return fmt::format("{} heads, L = {}, head dim {}, {}, scale {:.4g}; Q, K, V and O are [head][L][head dim]", c.heads,
+                     c.len, c.head_dim, c.causal ? "causal" : "not causal", scale);
+}
+
+// The shapes every kernel test covers: every length at both head dims, the mask on and off, more than one
+// head. The CPU backend runs the small lengths (a CUDA thread costs about a microsecond there), the GPU all.
+std::vector<Case> cases() {
+  std::vector<Case> out;
+#if defined(ROOFLAB_EMU)
+  out = {{2, 1, 64, false}, {3, 7, 128, true}, {2, 64, 64, true}, {2, 100, 128, false}, {2, 257, 64, true},
+         {1, 257, 128, false}, {2, 100, 64, false}, {1, 64, 128, true}};
+#else
+  for (const int len : {1, 7, 64, 100, 257, 1024}) {
+    for (const int d : {64, 128}) {
+      for (const bool causal : {false, true}) out.push_back({3, len, d, causal});
+    }
+  }
+#endif
+  return out;
+}
+
+// Random Q, K and V (FP16-representable, so both versions see the same numbers) and the reference output
+// and log-sum-exp, in double, head by head.
+struct Problem {
+  Problem(const Case& c, float s, std::uint64_t seed) : shape(c), scale(s) {
+    const std::size_t n = static_cast<std::size_t>(c.heads) * c.len * c.head_dim;
+    q = to_float(to_half(rooflab::random_floats(n, seed)));
+    k = to_float(to_half(rooflab::random_floats(n, seed + 1)));
+    v = to_float(to_half(rooflab::random_floats(n, seed + 2)));
+    o.resize(n);
+    lse.resize(static_cast<std::size_t>(c.heads) * c.len);
+    std::vector<double> ho(static_cast<std::size_t>(c.len) * c.head_dim), hl(static_cast<std::size_t>(c.len));
+    for (int h = 0; h < c.heads; ++h) {
+      const std::size_t at = static_cast<std::size_t>(h) * c.len * c.head_dim;
+      lab05::attention_ref(q.data() + at, k.data() + at, v.data() + at, c.len, c.head_dim, scale, c.causal, ho.data(),
+                           hl.data());
+      for (std::size_t i = 0; i < ho.size(); ++i) o[at + i] = static_cast<float>(ho[i]);
+      for (int i = 0; i < c.len; ++i) lse[static_cast<std::size_t>(h) * c.len + i] = static_cast<float>(hl[i]);
+    }
+  }
+  Case shape;
+  float scale;
+  std::vector<float> q, k, v, o, lse;
+};
+
+// How close a flash kernel must come to the reference: output, log-sum-exp.
+struct Tolerances {
+  rooflab::Tolerance o, lse;
+};
+// Scores of magnitude 1000 carry FP32 rounding of about 1e-4 x 1000 into the exponent: the output is
+// that much less well conditioned, whatever the kernel (the test is about inf and NaN, and the right row).
+constexpr Tolerances kLargeLogits{{5e-3, 1e-2}, {1e-2, 1e-5}};
+
+// Flash v1 (FP32) on one case: O and the log-sum-exp. FP32 sums of up to 1024 terms, exp() of the
+// hardware's accuracy.
+::testing::AssertionResult check_fp32(const Problem& p, Tolerances tol = {{2e-5, 2e-4}, {1e-4, 1e-5}}) {
+  const Case& c = p.shape;
+  rooflab::DeviceBuffer<float> q{std::span<const float>(p.q)}, k{std::span<const float>(p.k)},
+      v{std::span<const float>(p.v)}, o(p.o.size()), lse(p.lse.size());
+  o.poison();
+  lse.poison();
+  const rooflab::KernelWatch watch;
+  lab05::flash_attention_fp32(q.data(), k.data(), v.data(), o.data(), lse.data(), c.heads, c.len, c.head_dim, p.scale,
+                              c.causal, nullptr);
+  ROOFLAB_CUDA_CHECK(cudaDeviceSynchronize());
+  if (auto ran = watch.kernels_did_the_work("flash_attention_fp32"); !ran) return ran;
+  auto r = all_close<float, float>(o.download(), p.o, tol.o);
+  if (!r) return r << " (flash v1 output, " << describe(c, p.scale) << ")";
+  r = all_close<float, float>(lse.download(), p.lse, tol.lse);
+  if (!r) r << " (flash v1 log-sum-exp, [head][L], " << describe(c, p.scale) << ")";
+  return r;
+}
+
+// Flash v2 (FP16 in and out, FP32 accumulation) on one case: FP16 output (11 significant bits) of P rounded
+// to FP16 times V, accumulated in FP32.
+::testing::AssertionResult check_fp16(const Problem& p, Tolerances tol = {{2e-3, 1e-2}, {1e-3, 1e-4}}) {
+  const Case& c = p.shape;
+  const auto hq = to_half(p.q), hk = to_half(p.k), hv = to_half(p.v);
+  rooflab::DeviceBuffer<__half> q{std::span<const __half>(hq)}, k{std::span<const __half>(hk)},
+      v{std::span<const __half>(hv)}, o(p.o.size());
+  rooflab::DeviceBuffer<float> lse(p.lse.size());
+  o.poison();
+  lse.poison();
+  const rooflab::KernelWatch watch;
+  lab05::flash_attention_fp16(q.data(), k.data(), v.data(), o.data(), lse.data(), c.heads, c.len, c.head_dim, p.scale,
+                              c.causal, nullptr);
+  ROOFLAB_CUDA_CHECK(cudaDeviceSynchronize());
+  if (auto ran = watch.kernels_did_the_work("flash_attention_fp16"); !ran) return ran;
+  auto r = all_close<float, float>(to_float(o.download()), p.o, tol.o);
+  if (!r) return r << " (flash v2 output, " << describe(c, p.scale) << ")";
+  r = all_close<float, float>(lse.download(), p.lse, tol.lse);
+  if (!r) r << " (flash v2 log-sum-exp, [head][L], " << describe(c, p.scale) << ")";
+  return r;
+}
+
+float default_scale(int head_dim) { return 1.0f / std::sqrt(static_cast<float>(head_dim)); }
+
+// Scores of magnitude about 1000: exp() of one without the running max subtracted is inf in FP32.
+float large_logit_scale(int head_dim) { return 1000.0f / std::sqrt(static_cast<float>(head_dim)); }
+
+}  // namespace
+
+ROOFLAB_TEST(Lab05Kernels, StableSoftmax) {
+  ROOFLAB_REQUIRE_GPU();
+  // Rows of scores: short and ragged rows (scalar path), multiples of 8 (16-byte path), the mask on and off,
+  // and rows whose scores reach +-1000 (scale 1: exp(1000) overflows FP32, so the max must be subtracted).
+  struct Rows {
+    int heads, len;
+    bool causal;
+    float scale, magnitude;
+  };
+  const std::vector<Rows> all{{3, 1, false, 0.125f, 8}, {2, 7, true, 0.125f, 8},  {2, 100, false, 0.3f, 8},
+                              {2, 64, true, 0.25f, 8},  {1, 257, true, 1.0f, 4},  {2, 1024, false, 0.125f, 30},
+                              {2, 200, false, 1.0f, 1000}, {1, 128, true, 1.0f, 1000}};
+  for (const auto& r : all) {
+    const std::size_t n = static_cast<std::size_t>(r.heads) * r.len * r.len;
+    const auto s = to_half(rooflab::random_floats(n, rooflab::test_seed() + static_cast<std::uint64_t>(r.len), -r.magnitude,
+                                                  r.magnitude));
+    std::vector<float> want(n);
+    for (std::size_t row = 0; row < n / r.len; ++row) {
+      const std::size_t seen = r.causal ? row % r.len + 1 : static_cast<std::size_t>(r.len);
+      double m = -INFINITY, sum = 0;
+      for (std::size_t j = 0; j < seen; ++j) m = std::max(m, static_cast<double>(r.scale) * __half2float(s[row * r.len + j]));
+      for (std::size_t j = 0; j < seen; ++j) sum += std::exp(static_cast<double>(r.scale) * __half2float(s[row * r.len + j]) - m);
+      for (std::size_t j = 0; j < static_cast<std::size_t>(r.len); ++j) {
+        want[row * r.len + j] =
+            j < seen ? static_cast<float>(std::exp(static_cast<double>(r.scale) * __half2float(s[row * r.len + j]) - m) / sum) : 0.0f;
+      }
+    }
+    // In place for the ragged rows (naive.hpp's use), into a separate buffer for the others.
+    const bool in_place = r.len % 8 != 0;
+    rooflab::DeviceBuffer<__half> ds{std::span<const __half>(s)}, dp(n);
+    dp.poison();
+    __half* out = in_place ? ds.data() : dp.data();
+    const rooflab::KernelWatch watch;
+    lab05::softmax_rows(ds.data(), out, r.heads * r.len, r.len, r.scale, r.causal, nullptr);
+    ROOFLAB_CUDA_CHECK(cudaDeviceSynchronize());
+    EXPECT_TRUE(watch.kernels_did_the_work("softmax_rows"));
+    const auto got = to_float((in_place ? ds : dp).download());
+    EXPECT_TRUE((all_close<float, float>(got, want, rooflab::kFp16Tolerance)))
+        << "softmax of " << r.heads * r.len << " rows of " << r.len << (r.causal ? ", causal" : "") << ", scale "
+        << r.scale << ", scores up to " << r.magnitude << (in_place ? ", in place" : "") << " (row r is query r % len)";
+  }
+}
+
+ROOFLAB_TEST(Lab05Kernels, NaivePathMatchesTheReference) {
+  ROOFLAB_REQUIRE_GPU();
+  // The whole naive path (naive.hpp: cuBLAS, your softmax in place over the scores, cuBLAS) at FP16.
+  const rooflab::CublasHandle handle;
+  for (const Case& c : std::vector<Case>{{2, 7, 64, true}, {2, 100, 128, false}, {1, 257, 64, true}}) {
+    const Problem p(c, default_scale(c.head_dim), rooflab::test_seed() + 40 + static_cast<std::uint64_t>(c.len));
+    const auto hq = to_half(p.q), hk = to_half(p.k), hv = to_half(p.v);
+    rooflab::DeviceBuffer<__half> q{std::span<const __half>(hq)}, k{std::span<const __half>(hk)},
+        v{std::span<const __half>(hv)}, o(p.o.size()), scores(lab05::naive_scores_bytes(c.heads, c.len) / sizeof(__half));
+    o.poison();
+    const rooflab::KernelWatch watch;
+    lab05::naive_attention(handle.get(), q.data(), k.data(), v.data(), scores.data(), o.data(), c.heads, c.len,
+                           c.head_dim, p.scale, c.causal, nullptr);
+    ROOFLAB_CUDA_CHECK(cudaDeviceSynchronize());
+    EXPECT_TRUE(watch.kernels_did_the_work("the naive path's softmax"));
+    // S and P are rounded to FP16 on the way: a little looser than flash v2.
+    EXPECT_TRUE((all_close<float, float>(to_float(o.download()), p.o, {4e-3, 2e-2}))) << "naive path, " << describe(c, p.scale);
+  }
+}
+
+ROOFLAB_TEST(Lab05Kernels, FlashFp32) {
+  ROOFLAB_REQUIRE_GPU();
+  for (const Case& c : cases()) {
+    EXPECT_TRUE(check_fp32(Problem(c, default_scale(c.head_dim), rooflab::test_seed() + static_cast<std::uint64_t>(c.len))));
+  }
+}
+
+ROOFLAB_TEST(Lab05Kernels, FlashWmmaFp16) {
+  ROOFLAB_REQUIRE_GPU();
+  for (const Case& c : cases()) {
+    EXPECT_TRUE(check_fp16(Problem(c, default_scale(c.head_dim), rooflab::test_seed() + 7 + static_cast<std::uint64_t>(c.len))));
+  }
+}
+
+ROOFLAB_TEST(Lab05Kernels, LargeLogitsStayFinite) {
+  ROOFLAB_REQUIRE_GPU();
+  // all_close fails on any inf or NaN, and on any output that is not the reference's.
+  for (const Case& c : std::vector<Case>{{2, 100, 64, false}, {1, 70, 128, true}}) {
+    const Problem p(c, large_logit_scale(c.head_dim), rooflab::test_seed() + 90 + static_cast<std::uint64_t>(c.len));
+    EXPECT_TRUE(check_fp32(p, kLargeLogits)) << "scores reach about 1000: subtract the running max before exp()";
+    EXPECT_TRUE(check_fp16(p, kLargeLogits)) << "scores reach about 1000: subtract the running max before exp()";
+  }
+}
+
+ROOFLAB_TEST(Lab05Kernels, FlashMemoryIsLinearInLength) {
+  ROOFLAB_REQUIRE_GPU();
+  // One head, head dim 64, causal. On a GPU: the smallest power of two from 131072 up whose FP16 score
+  // matrix (L x L x 2 bytes) is larger than the GPU's memory, so a kernel that keeps the scores cannot run
+  // at all. On the CPU backend: L = 2048, where an L x L FP16 matrix (8 MiB) is well above the allowance.
+  // The allowance is O(L): 1 MiB plus 8 x the bytes of Q, K, V and O together (DeviceMemoryWatch measures
+  // the peak of what the launcher allocates; rooflab/device_memory.hpp says how).
+  constexpr int kHeadDim = 64;
+#if defined(ROOFLAB_EMU)
+  const int len = 2048;
+#else
+  std::size_t free_bytes = 0, total = 0;
+  ROOFLAB_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total));
+  int len = 131072;
+  while (static_cast<double>(len) * len * 2 <= static_cast<double>(total)) len *= 2;
+#endif
+  const std::size_t n = static_cast<std::size_t>(len) * kHeadDim;
+  const auto hq = to_half(rooflab::random_floats(n, rooflab::test_seed() + 100));
+  const auto hk = to_half(rooflab::random_floats(n, rooflab::test_seed() + 101));
+  const auto hv = to_half(rooflab::random_floats(n, rooflab::test_seed() + 102));
+  rooflab::DeviceBuffer<__half> q{std::span<const __half>(hq)}, k{std::span<const __half>(hk)},
+      v{std::span<const __half>(hv)}, o(n);
+  rooflab::DeviceBuffer<float> lse(static_cast<std::size_t>(len));
+  o.poison();
+  const float scale = default_scale(kHeadDim);
+  const double allowance = 1024.0 * 1024.0 + 8.0 * 4.0 * static_cast<double>(n) * sizeof(__half);
+  const double scores = static_cast<double>(len) * len * sizeof(__half);
+  std::size_t extra = 0;
+  {
+    rooflab::DeviceMemoryWatch watch;
+    lab05::flash_attention_fp16(q.data(), k.data(), v.data(), o.data(), lse.data(), 1, len, kHeadDim, scale, true, nullptr);
+    ROOFLAB_CUDA_CHECK(cudaDeviceSynchronize());
+    extra = watch.peak_extra_bytes();
+  }
+  rooflab::grading::note(fmt::format("flash v2 at L = {}: {:.2f} MiB of extra device memory (allowance {:.2f} MiB; "
+                                     "an L x L FP16 score matrix is {:.1f} MiB)",
+                                     len, static_cast<double>(extra) / (1 << 20), allowance / (1 << 20), scores / (1 << 20)));
+  EXPECT_LE(static_cast<double>(extra), allowance)
+      << "flash v2 at L = " << len << " took " << extra << " bytes of device memory beyond its inputs and outputs: "
+      << "the scores must stay in shared memory and registers (an L x L FP16 matrix is " << scores << " bytes)";
+  // The output is right: a few rows, first, middle and last (the reference costs L x 64 per row).
+  const auto got_o = to_float(o.download());
+  const auto got_lse = lse.download();
+  const auto qf = to_float(hq), kf = to_float(hk), vf = to_float(hv);
+  std::vector<float> want_o, want_lse, sel_o, sel_lse;
+  for (const std::size_t row : {std::size_t{0}, std::size_t{1}, static_cast<std::size_t>(len) / 2 + 3,
+                                static_cast<std::size_t>(len) - 1}) {
+    std::vector<double> ro(kHeadDim), rl(1);
+    lab05::attention_ref(qf.data(), kf.data(), vf.data(), static_cast<std::size_t>(len), kHeadDim, scale, true, ro.data(),
+                         rl.data(), row, 1);
+    for (int d = 0; d < kHeadDim; ++d) {
+      want_o.push_back(static_cast<float>(ro[static_cast<std::size_t>(d)]));
+      sel_o.push_back(got_o[row * kHeadDim + static_cast<std::size_t>(d)]);
+    }
+    want_lse.push_back(static_cast<float>(rl[0]));
+    sel_lse.push_back(got_lse[row]);
+  }
+  EXPECT_TRUE((all_close<float, float>(sel_o, want_o, {2e-3, 1e-2}))) << "flash v2 at L = " << len << ": rows 0, 1, L/2 + 3, L - 1";
+  EXPECT_TRUE((all_close<float, float>(sel_lse, want_lse, {1e-3, 1e-4}))) << "flash v2 at L = " << len << ": log-sum-exp";
+}

@@ -1,0 +1,211 @@
+// Lab 05 graders on the GPU: the tensor-core flash kernel against the naive path (cuBLAS, your softmax,
+// cuBLAS) timed in the same run at 16 heads of 64, L = 4096, FP16; the softmax against the copy ceiling on
+// the bytes it must move; and the plot of time and extra memory against L, measured beside the roofline's
+// predictions, with the GPU's memory as a line.
+//
+// The same file runs as a dry run on the CPU backend (sizes scaled by rooflab::perf_scale(), timings
+// meaningless): tests/dryrun.cpp and docs/cpu-mode.md say what that proves.
+#include "kernels.hpp"
+#include "naive.hpp"
+#include "perf_work.hpp"
+
+#include <rooflab/buffer.hpp>
+#include <rooflab/calibration.hpp>
+#include <rooflab/cublas.hpp>
+#include <rooflab/device.hpp>
+#include <rooflab/device_info.hpp>
+#include <rooflab/device_memory.hpp>
+#include <rooflab/grading.hpp>
+#include <rooflab/plot.hpp>
+#include <rooflab/specs.hpp>
+#include <rooflab/timing.hpp>
+
+#include <cuda_fp16.h>
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace {
+
+constexpr rooflab::BenchOptions kOptions{.warmup = 2, .min_samples = 5, .max_seconds = 1.0, .flush_l2 = false};
+
+// Inputs whose output is known exactly: Q = K = 1/16 everywhere, so every score of a row is equal and the
+// softmax is uniform over the keys a query sees; V's row j is j / L (rounded to FP16). Every output row is
+// then the mean of V's rows, checked after timing: a kernel that skips keys or rows earns no speed points.
+struct Inputs {
+  explicit Inputs(const lab05::Shape& s)
+      : shape(s), n(lab05::elements(s)), q(n), k(n), v(n), o(n), lse(s.batch_heads * s.len) {
+    const std::vector<__half> sixteenth(n, __float2half(0.0625f));
+    q.upload(sixteenth);
+    k.upload(sixteenth);
+    std::vector<__half> hv(n);
+    double sum = 0;
+    for (std::size_t j = 0; j < s.len; ++j) {
+      const __half x = __float2half(static_cast<float>(j) / static_cast<float>(s.len));
+      sum += __half2float(x);
+      for (std::size_t d = 0; d < s.head_dim; ++d) {
+        for (std::size_t h = 0; h < s.batch_heads; ++h) hv[(h * s.len + j) * s.head_dim + d] = x;
+      }
+    }
+    v.upload(hv);
+    mean = sum / static_cast<double>(s.len);
+  }
+  ::testing::AssertionResult output_is_right(const std::string& what) const {
+    const auto got = o.download();
+    std::vector<std::size_t> at;  // every 997th element and the last
+    for (std::size_t i = 0; i < got.size(); i += 997) at.push_back(i);
+    at.push_back(got.size() - 1);
+    for (const std::size_t i : at) {
+      if (!(std::abs(__half2float(got[i]) - mean) <= 2e-3 + 1e-2 * mean)) {
+        return ::testing::AssertionFailure() << what << ": wrong output " << __half2float(got[i]) << " at " << i
+                                             << " after timing (want " << mean << "): a timed kernel must do all the work";
+      }
+    }
+    return ::testing::AssertionSuccess();
+  }
+  float scale() const { return 1.0f / std::sqrt(static_cast<float>(shape.head_dim)); }
+
+  lab05::Shape shape;
+  std::size_t n;
+  rooflab::DeviceBuffer<__half> q, k, v, o;
+  rooflab::DeviceBuffer<float> lse;
+  double mean = 0;
+};
+
+int as_int(std::size_t x) { return static_cast<int>(x); }
+
+// The naive path and flash v2 at one shape, timed back to back: FLOP/s of each (medians) and the extra
+// device memory each needed (the scores for the naive path; whatever the flash launcher allocates).
+struct Pair {
+  double naive_flops = 0, flash_flops = 0, naive_s = 0, flash_s = 0;
+  std::size_t naive_bytes_held = 0, flash_bytes_held = 0;
+};
+Pair time_both(const lab05::Shape& s, const rooflab::CublasHandle& handle) {
+  Inputs in(s);
+  Pair p;
+  {
+    rooflab::DeviceBuffer<__half> scores(lab05::naive_scores_bytes(as_int(s.batch_heads), as_int(s.len)) / sizeof(__half));
+    p.naive_bytes_held = scores.bytes();
+    const auto naive = rooflab::benchmark(
+        [&](cudaStream_t st) {
+          lab05::naive_attention(handle.get(), in.q.data(), in.k.data(), in.v.data(), scores.data(), in.o.data(),
+                                 as_int(s.batch_heads), as_int(s.len), as_int(s.head_dim), in.scale(), s.causal, st);
+        },
+        lab05::perf::naive_work(s), kOptions);
+    p.naive_flops = naive.flops_per_s();
+    p.naive_s = naive.median_s;
+    EXPECT_TRUE(in.output_is_right("the naive path"));
+  }
+  in.o.poison();
+  rooflab::DeviceMemoryWatch watch;
+  const auto flash = rooflab::benchmark(
+      [&](cudaStream_t st) {
+        lab05::flash_attention_fp16(in.q.data(), in.k.data(), in.v.data(), in.o.data(), in.lse.data(), as_int(s.batch_heads),
+                                    as_int(s.len), as_int(s.head_dim), in.scale(), s.causal, st);
+      },
+      lab05::perf::flash_work(s), kOptions);
+  p.flash_bytes_held = watch.peak_extra_bytes();
+  p.flash_flops = flash.flops_per_s();
+  p.flash_s = flash.median_s;
+  EXPECT_TRUE(in.output_is_right("flash v2"));
+  return p;
+}
+
+}  // namespace
+
+ROOFLAB_TEST(Lab05Perf, FlashAgainstNaiveSameRun) {
+  ROOFLAB_REQUIRE_GPU();
+  const auto s = lab05::perf::shape();
+  const rooflab::CublasHandle handle;
+  const Pair p = time_both(s, handle);
+  if (HasFailure()) return;
+  rooflab::grading::note(fmt::format("{} heads of {}, L = {}, FP16: naive path {:.1f} TFLOP/s ({:.3f} ms), flash v2 "
+                                     "{:.1f} TFLOP/s ({:.3f} ms): {:.2f}x",
+                                     s.batch_heads, s.head_dim, s.len, p.naive_flops / 1e12, p.naive_s * 1e3,
+                                     p.flash_flops / 1e12, p.flash_s * 1e3, p.flash_flops / p.naive_flops));
+  rooflab::grading::award("05", "flash_vs_naive", p.flash_flops, p.naive_flops);
+}
+
+ROOFLAB_TEST(Lab05Perf, SoftmaxOnTheCopyRoof) {
+  ROOFLAB_REQUIRE_GPU();
+  // The naive path's softmax alone, out of place, on the graded shape's 16 x 4096 rows of 4096 scores: it
+  // must read S and write P once each. Scores all 1: every p is 1 / L, checked after timing.
+  const auto s = lab05::perf::shape();
+  const std::size_t elems = s.batch_heads * s.len * s.len;
+  rooflab::DeviceBuffer<__half> scores(elems), probs(elems);
+  scores.upload(std::vector<__half>(elems, __float2half(1.0f)));
+  probs.poison();
+  const auto m = rooflab::benchmark(
+      [&](cudaStream_t st) {
+        lab05::softmax_rows(scores.data(), probs.data(), as_int(s.batch_heads * s.len), as_int(s.len), 0.125f, false, st);
+      },
+      lab05::perf::softmax_work(s), kOptions);
+  const auto got = probs.download();
+  const float want = 1.0f / static_cast<float>(s.len);
+  for (std::size_t i = 0; i < got.size(); i += 4099) {
+    ASSERT_NEAR(__half2float(got[i]), want, 1e-2 * want) << "softmax: wrong p[" << i << "] after timing";
+  }
+  rooflab::grading::note(fmt::format("softmax over {} rows of {}: {:.0f} GB/s", s.batch_heads * s.len, s.len, m.best_gbps()));
+  rooflab::grading::award("05", "softmax", m.work.bytes() / m.min_s);
+}
+
+// Both paths from L = 512 up, doubling, while the naive path's scores fit in half the free memory (a dry
+// run: two small lengths): measured time beside each path's roofline time (the datasheet's bandwidth and
+// FP16 tensor peak, or the calibrated ones), and the extra memory each held, with the GPU's memory as a line.
+ROOFLAB_TEST(Lab05Perf, TimeAndMemoryAgainstLength) {
+  ROOFLAB_REQUIRE_GPU();
+  const auto info = rooflab::query_device();
+  std::size_t free_bytes = 0, total = 0;
+  ROOFLAB_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total));
+  const auto& ceilings = rooflab::ceilings();
+  const double bw = ceilings.copy_gbps * 1e9;
+  const double peak = ceilings.fp16_tensor_flops > 0 ? ceilings.fp16_tensor_flops : ceilings.fp32_fma_flops;
+  const auto floor_s = [&](const rooflab::Work& w) { return std::max(w.bytes() / bw, w.flops / peak); };
+  rooflab::Series naive_t{"naive path (measured)", {}, "linespoints"}, flash_t{"flash v2 (measured)", {}, "linespoints"};
+  rooflab::Series naive_p{"naive path (roofline)", {}, "lines dt 2"}, flash_p{"flash (roofline)", {}, "lines dt 2"};
+  rooflab::Series naive_m{"naive path: the scores", {}, "linespoints"}, flash_m{"flash v2: what it allocated", {}, "linespoints"};
+  const rooflab::CublasHandle handle;
+  std::string table;
+  const std::size_t first = rooflab::kDryRun ? 64 : 512, last = rooflab::kDryRun ? 128 : 65536;
+  for (std::size_t len = first; len <= last; len *= 2) {
+    const auto s = lab05::perf::shape(true, len);
+    if (static_cast<double>(lab05::naive_scores_bytes(as_int(s.batch_heads), as_int(len))) > 0.5 * static_cast<double>(free_bytes)) break;
+    const Pair p = time_both(s, handle);
+    if (HasFailure()) return;
+    const double l = static_cast<double>(len);
+    naive_t.points.emplace_back(l, p.naive_s);
+    flash_t.points.emplace_back(l, p.flash_s);
+    naive_p.points.emplace_back(l, floor_s(lab05::perf::naive_work(s)));
+    flash_p.points.emplace_back(l, floor_s(lab05::perf::flash_work(s)));
+    naive_m.points.emplace_back(l, static_cast<double>(p.naive_bytes_held));
+    // Log axes: a kernel that allocates nothing is drawn at 1 byte.
+    flash_m.points.emplace_back(l, std::max(1.0, static_cast<double>(p.flash_bytes_held)));
+    table += fmt::format("  L = {:>6}: naive {:>9.3f} ms, flash {:>9.3f} ms ({:.2f}x); scores {:.1f} MiB, flash {:.2f} MiB\n", len,
+                         p.naive_s * 1e3, p.flash_s * 1e3, p.naive_s / p.flash_s, static_cast<double>(p.naive_bytes_held) / (1 << 20),
+                         static_cast<double>(p.flash_bytes_held) / (1 << 20));
+  }
+  rooflab::grading::note("16 heads of 64, FP16, against L:\n" + table);
+  rooflab::Plot time{.title = "Attention time against L on " + info.name + ", 16 heads of 64, FP16",
+                     .xlabel = "sequence length L",
+                     .ylabel = "time (s)",
+                     .logx = true,
+                     .logy = true,
+                     .series = {naive_t, naive_p, flash_t, flash_p},
+                     .note = "roofline: calibrated copy bandwidth and FP16 tensor peak"};
+  rooflab::Plot memory{.title = "Extra device memory against L on " + info.name + ", 16 heads of 64, FP16",
+                       .xlabel = "sequence length L",
+                       .ylabel = "bytes",
+                       .logx = true,
+                       .logy = true,
+                       .series = {naive_m, flash_m},
+                       .hlines = {{static_cast<double>(total), "this GPU's memory"}}};
+  for (const auto& [plot, stem] : {std::pair{&time, "lab05-measured-time-vs-length"}, std::pair{&memory, "lab05-measured-memory-vs-length"}}) {
+    const auto files = rooflab::write_plot(*plot, rooflab::report_dir() / stem);
+    EXPECT_TRUE(std::filesystem::exists(files.data)) << files.data;
+  }
+}
