@@ -54,6 +54,14 @@ std::vector<float> to_float(const std::vector<__half>& v) {
   ROOFLAB_CUDA_CHECK(cudaDeviceSynchronize());
   const char* what = batch == 0 ? "gemv" : "batched_gemv";
   if (auto ran = watch.kernels_did_the_work(what); !ran) return ran;
+  // Two launches at most, whatever the batch (a split and its reduction, say): a launcher that runs the GEMV
+  // once per batch row reads every weight once per row, which batching exists to avoid.
+  if (batch > 0) {
+    if (auto once = watch.launched_at_most(what, 2, "a batch shares one pass over the weights, not a GEMV per row");
+        !once) {
+      return once << " (batch " << batch << ")";
+    }
+  }
   const auto wf = to_float(w), xf = to_float(x);
   std::vector<double> ref(static_cast<std::size_t>(rows) * s.n);
   lab07::linear_ref(wf.data(), xf.data(), ref.data(), s.n, s.k, rows);
