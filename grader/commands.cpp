@@ -278,7 +278,7 @@ int cmd_grade(const GradeArgs& a) {
     student_dir = tree.build_dir / "student-files";
     fs::remove_all(student_dir);
     auto assembled = assemble_submission(labs, fs::absolute(*a.submission), student_dir);
-    notes = std::move(assembled.notes);
+    notes.insert(notes.end(), assembled.notes.begin(), assembled.notes.end());
     refused = std::move(assembled.refused);
   } else {
     refused = check_student_files(labs, student_dir);
