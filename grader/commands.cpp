@@ -78,7 +78,9 @@ void require_numeric_seed(const std::optional<std::string>& seed) {
 std::string hidden_tests_note(const fs::path& dir, const std::string& lab_id) {
   if (!fs::is_directory(dir)) throw std::invalid_argument(fmt::format("--hidden-tests {}: not a folder", dir.string()));
   const fs::path rubric = dir / lab_id / "rubric.json";
-  if (!fs::exists(rubric)) return fmt::format("lab {}: no hidden tests (no {}/rubric.json in the hidden tests' folder)", lab_id, lab_id);
+  if (!fs::exists(rubric)) {
+    return fmt::format("lab {}: no hidden tests (no {}/rubric.json in the hidden tests' folder)", lab_id, lab_id);
+  }
   // The same shape as a lab's rubric.json (rubric::load throws, naming the file, on what is wrong with it).
   std::size_t tests = 0;
   try {

@@ -33,7 +33,8 @@ std::string gradescope_autograder_json(const std::vector<LabResults>& labs, cons
       tests.push_back({{"name", fmt::format("lab{} {}: {}", lr.lab->id, kind, id)},
                        {"score", 0},
                        {"max_score", 0},
-                       {"output", fmt::format("{} Worth {:g} points there.{}", kLater, points, why.empty() ? "" : "\n" + why)},
+                       {"output", fmt::format("{} Worth {:g} points there.{}", kLater, points,
+                                              why.empty() ? "" : "\n" + why)},
                        {"tags", {"lab" + lr.lab->id, kind}},
                        {"visibility", "visible"}});
     };
@@ -124,6 +125,10 @@ echo "rooflab: the autograder is ready"
 
 std::string run_autograder_script(const std::vector<std::string>& lab_ids, bool hidden_tests,
                                   const std::optional<std::string>& seed) {
+  std::vector<std::string> extra;  // a seed is an unsigned integer (require_numeric_seed): no quoting needed
+  if (hidden_tests) extra.push_back("--hidden-tests \"$source/hidden-tests\"");
+  if (seed) extra.push_back("--seed " + *seed);
+  const std::string options = words(extra);
   return fmt::format(R"sh(#!/usr/bin/env bash
 # rooflab's Gradescope autograder, run for every submission in a fresh container of setup.sh's image. The
 # upload is in $root/submission: a student's files laid out like labs/ (or one lab's files at its top), maybe
@@ -168,13 +173,13 @@ cp -R -P "$upload/." "$work/submission/"
   ${{ROOFLAB_AUTOGRADER_ARGS:-}}
 rc=$?
 if [[ ! -s "$results" ]]; then
-  printf '{{"score": 0, "output": "The autograder could not grade this submission (the grader exited with code %s). Your course staff can read its log.", "tests": []}}\n' "$rc" >"$results"
+  why="The autograder could not grade this submission (the grader exited with code $rc). Your course staff"
+  printf '{{"score": 0, "output": "%s can read its log.", "tests": []}}\n' "$why" >"$results"
 fi
 exit 0
 )sh",
                      fmt::arg("labs", words(lab_ids)),
-                     fmt::arg("options", fmt::format("{}{}", hidden_tests ? "--hidden-tests \"$source/hidden-tests\"" : "",
-                                                     seed ? fmt::format("{}--seed {}", hidden_tests ? " " : "", *seed) : "")));
+                     fmt::arg("options", options));
 }
 
 // ---- the package ----
