@@ -16,6 +16,10 @@ set(ROOFLAB_STUDENT_DIR "${PROJECT_SOURCE_DIR}/labs" CACHE PATH
 option(ROOFLAB_SELFTEST "Also build the stub and known-bad variants of every lab and test the grader on them" OFF)
 option(ROOFLAB_WERROR "Treat warnings as errors (CI)" OFF)
 option(ROOFLAB_SYNC_LAUNCH_CHECK "Synchronize after every kernel launch to report errors at their launch" OFF)
+# Instructors' hidden tests (grade --hidden-tests DIR): DIR/<NN>/rubric.json lists them with kind and points,
+# DIR/<NN>/<kind>*.cpp hold them (kind: analytic, correctness, perf, static or race, as the lab's tests/ files
+# are named); they are built into lab NN's binaries beside the public tests and graded like them.
+set(ROOFLAB_HIDDEN_TESTS "" CACHE PATH "Hidden tests: DIR/<lab id>/rubric.json and DIR/<lab id>/<kind>*.cpp")
 set(ROOFLAB_STATIC_ARCHS "80;90" CACHE STRING
     "Architectures whose PTX and resource report are captured for the static tests")
 

@@ -267,6 +267,18 @@ namespace {
 
 // ---- what a grade depends on besides the student's files ----
 
+// Every file of a hidden-tests folder, by name and content.
+std::string hidden_tests_hash(const fs::path& dir) {
+  InputHash h;
+  std::vector<fs::path> files;
+  for (const auto& e : fs::recursive_directory_iterator(dir)) {
+    if (e.is_regular_file()) files.push_back(e.path());
+  }
+  std::sort(files.begin(), files.end());
+  for (const auto& f : files) h.add_file_named(f.lexically_relative(dir).string(), read_all(f));
+  return h.hex();
+}
+
 // The grader itself and every file of the tree a grade reads: the CLI, common/, cmake/, data/, the top-level
 // build files and the graded labs' files other than the student files, handouts and selftest cases.
 std::string grader_hash(const std::vector<const Lab*>& labs) {
@@ -318,6 +330,7 @@ class ClassGrader {
   ClassGrader(const ClassArgs& a, std::vector<const Lab*> labs)
       : a_(a), labs_(std::move(labs)), build_(fs::absolute(a.build_dir.value_or(a.out / "build"))) {
     grader_ = grader_hash(labs_);
+    if (a.hidden_tests) hidden_ = hidden_tests_hash(*a.hidden_tests);
   }
 
   Outcome grade(const Submission& s) {
@@ -341,6 +354,7 @@ class ClassGrader {
     h.add(a_.seed.value_or(env_seed != nullptr ? env_seed : "(default seed)"));
     for (const auto& k : a_.kinds) h.add(k);
     h.add(fmt::format("timeout {} verify {}", a_.timeout_s, a_.verify));
+    h.add(hidden_);  // the hidden tests are part of the grader: editing one regrades the class
     const bool archive = !fs::is_directory(fs::symlink_status(s.source));
     fs::path root = s.source;
     if (archive) {
@@ -387,6 +401,7 @@ class ClassGrader {
                              fs::absolute(dir / "report").string(), "--no-color", "--timeout",
                              fmt::format("{}", a_.timeout_s), a_.verify ? "--verify" : "--no-verify"});
     if (a_.seed) argv.insert(argv.end(), {"--seed", *a_.seed});
+    if (a_.hidden_tests) argv.insert(argv.end(), {"--hidden-tests", fs::absolute(*a_.hidden_tests).string()});
     for (const auto& k : a_.kinds) argv.insert(argv.end(), {"--kind", k});
     fs::remove(dir / "results.json");
     fs::remove_all(dir / "report");
@@ -426,6 +441,7 @@ class ClassGrader {
   std::vector<const Lab*> labs_;
   fs::path build_;
   std::string grader_;
+  std::string hidden_;  // hash of the hidden tests' files, "" without
 };
 
 bool gpu_here(std::string& why) {

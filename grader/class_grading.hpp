@@ -30,6 +30,7 @@ struct ClassArgs {
   int chunk = 1;
   bool collect_only = false;  // grade nothing: merge the students' results into the class files
   bool require_gpu = false;   // a task on a node without a GPU grades nothing and fails (perf was asked)
+  std::optional<std::filesystem::path> hidden_tests;  // grade --hidden-tests of each student
 };
 
 int cmd_grade_class(const ClassArgs& args);

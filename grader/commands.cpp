@@ -1,6 +1,7 @@
 #include "commands.hpp"
 
 #include "build.hpp"
+#include "gradescope.hpp"
 #include "manifest.hpp"
 #include "process.hpp"
 #include "report.hpp"
@@ -72,6 +73,22 @@ void require_numeric_seed(const std::optional<std::string>& seed) {
     throw std::invalid_argument(fmt::format("{} \"{}\" is not a seed: give an unsigned integer (such as 918273)",
                                             seed ? "--seed" : "ROOFLAB_SEED", text));
   }
+}
+
+std::string hidden_tests_note(const fs::path& dir, const std::string& lab_id) {
+  if (!fs::is_directory(dir)) throw std::invalid_argument(fmt::format("--hidden-tests {}: not a folder", dir.string()));
+  const fs::path rubric = dir / lab_id / "rubric.json";
+  if (!fs::exists(rubric)) {
+    return fmt::format("lab {}: no hidden tests (no {}/rubric.json in the hidden tests' folder)", lab_id, lab_id);
+  }
+  // The same shape as a lab's rubric.json (rubric::load throws, naming the file, on what is wrong with it).
+  std::size_t tests = 0;
+  try {
+    tests = rooflab::rubric::load(rubric).tests.size();
+  } catch (const std::runtime_error& e) {
+    throw std::invalid_argument(e.what());  // the instructor's input: a usage error, not the harness's
+  }
+  return fmt::format("lab {}: {} hidden test{} graded with the public ones", lab_id, tests, tests == 1 ? "" : "s");
 }
 
 namespace {
@@ -188,12 +205,15 @@ std::vector<TestResult> run_variant(const Lab& lab, const Variant& v, const RunO
 
 // The reference solutions' test binaries of `lab`, by kind, built in build/solutions: what a run is verified
 // against (rooflab/report.hpp). Empty (with the reason in *why) when they cannot be built.
-std::map<std::string, fs::path> reference_binaries(const Lab& lab, bool verbose, std::string* why) {
+std::map<std::string, fs::path> reference_binaries(const Lab& lab, bool verbose, const std::string& hidden_tests,
+                                                   std::string* why) {
   // Our own code from our own tree: built outside the student's sandbox (which may not read build/solutions).
   const SandboxScope unconfined(std::nullopt);
   static std::optional<Manifest> solutions;
   static std::string configure_error;
-  const BuildTree tree{source_dir(), source_dir() / "build" / "solutions", "solutions", {}};
+  // With the same hidden tests as the graded tree, so that they are verified too.
+  const BuildTree tree{source_dir(), source_dir() / "build" / "solutions", "solutions",
+                       {{"ROOFLAB_HIDDEN_TESTS", hidden_tests}}};
   // Graders at once (a class's Slurm tasks) share build/solutions: one configures and builds at a time.
   const TreeLock lock(tree.build_dir);
   if (!solutions && configure_error.empty()) {
@@ -236,6 +256,12 @@ int cmd_grade(const GradeArgs& a) {
   const GpuState gpu = detect_gpu();
   BuildTree tree{src, own_build_dir(), "default", {}};
   std::vector<std::string> notes;
+  // Always given, "" for none: a tree configured with hidden tests must not keep them for the next grade.
+  const std::string hidden_tests = a.hidden_tests ? fs::absolute(*a.hidden_tests).lexically_normal().string() : "";
+  tree.defs["ROOFLAB_HIDDEN_TESTS"] = hidden_tests;
+  if (a.hidden_tests) {
+    for (const Lab* lab : labs) notes.push_back(hidden_tests_note(hidden_tests, lab->id));
+  }
   if (a.solutions) {
     tree.build_dir = src / "build" / "solutions";
     tree.preset = "solutions";
@@ -254,7 +280,7 @@ int cmd_grade(const GradeArgs& a) {
     student_dir = tree.build_dir / "student-files";
     fs::remove_all(student_dir);
     auto assembled = assemble_submission(labs, fs::absolute(*a.submission), student_dir);
-    notes = std::move(assembled.notes);
+    notes.insert(notes.end(), assembled.notes.begin(), assembled.notes.end());
     refused = std::move(assembled.refused);
   } else {
     refused = check_student_files(labs, student_dir);
@@ -272,7 +298,9 @@ int cmd_grade(const GradeArgs& a) {
   const ScratchRoot scratch;
   GradingTree sandboxed{src, tree.build_dir, student_dir, {}, scratch.path()};
   std::optional<Sandbox> build_box;
-  if (!a.no_sandbox) build_box = build_sandbox(sandboxed);
+  GradingTree for_build = sandboxed;  // the hidden tests are compiled; no test process may read them
+  if (a.hidden_tests) for_build.readable.push_back(hidden_tests);
+  if (!a.no_sandbox) build_box = build_sandbox(for_build);
 
   fmt::print("rooflab: configuring {} ...\n", tree.build_dir.string());
   const ProcessResult conf = configure(tree, a.verbose, build_box);
@@ -334,7 +362,8 @@ int cmd_grade(const GradeArgs& a) {
   for (const auto& n : notes) header += "\n" + n;
   fmt::print("{}\n", header);
 
-  const bool focused = !a.kinds.empty() || !a.test.empty();
+  // Gradescope's run grades the kinds that earn points without a GPU by design: that is its grade.
+  const bool focused = (!a.kinds.empty() && !a.gradescope) || !a.test.empty();
   if (focused) {
     header += fmt::format("\nFocused run ({}{}{}): only some tests ran; this is not a grade.",
                           a.kinds.empty() ? "" : "--kind " + fmt::format("{}", fmt::join(a.kinds, ",")),
@@ -359,7 +388,7 @@ int cmd_grade(const GradeArgs& a) {
                  lab.id);
       std::fflush(stdout);
       std::string why;
-      lab_options.trusted = reference_binaries(lab, a.verbose, &why);
+      lab_options.trusted = reference_binaries(lab, a.verbose, hidden_tests, &why);
       if (lab_options.trusted.empty()) {
         fmt::print("rooflab: lab {}: results NOT verified against the reference solutions: {}\n", lab.id, why);
       }
@@ -400,7 +429,8 @@ int cmd_grade(const GradeArgs& a) {
   }
 
   const fs::path json_path = a.json.value_or(report_dir / "results.json");
-  write_text(json_path, gradescope_json(all, header + gpu_detail) + "\n");
+  write_text(json_path, (a.gradescope ? gradescope_autograder_json(all, header + gpu_detail)
+                                      : gradescope_json(all, header + gpu_detail)) + "\n");
   write_text(report_dir / "report.md", markdown_report(all, header + gpu_detail));
   // What this machine could grade, and what waits for a GPU (or the CUDA toolkit).
   double score = 0, gradable = 0, owed = 0;

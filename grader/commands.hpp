@@ -36,6 +36,10 @@ struct GradeArgs {
   std::string test;
   bool watch = false;
   bool all_kinds = false;  // also build the kinds this machine cannot run (GPU binaries without a GPU)
+  // Instructors' hidden tests: DIR/<NN>/rubric.json and DIR/<NN>/<kind>*.cpp, built into lab NN's binaries
+  // (and the reference solutions' ones they are verified against) and graded like the public tests.
+  std::optional<std::filesystem::path> hidden_tests;
+  bool gradescope = false;  // write results.json for Gradescope's autograder (gradescope.hpp)
 };
 
 struct SelftestArgs {
@@ -63,6 +67,10 @@ int cmd_selftest(const SelftestArgs& args);
 // Throws std::invalid_argument (a usage error) when the seed given, or else ROOFLAB_SEED, is not an unsigned
 // integer (rooflab::parse_seed): a mistyped secret seed must not grade a class with seed 0.
 void require_numeric_seed(const std::optional<std::string>& seed);
+
+// What a hidden-tests folder holds for `lab_id`: "lab 01: 2 hidden tests (DIR/01)", or why none. Throws
+// std::invalid_argument when DIR is not a folder.
+std::string hidden_tests_note(const std::filesystem::path& dir, const std::string& lab_id);
 
 // The time now in UTC ("2026-11-23 18:45 UTC", with seconds when asked), for headers and logs.
 std::string utc_now(bool seconds = false);

@@ -4,6 +4,7 @@
 // `./rooflab test` is the launcher's own (a CMake workflow). See README.md.
 #include "class_grading.hpp"
 #include "commands.hpp"
+#include "gradescope.hpp"
 #include "slurm.hpp"
 
 #include <CLI/CLI.hpp>
@@ -29,6 +30,8 @@ void add_class_options(CLI::App& gc, rooflab::grader::ClassArgs& k) {
   gc.add_option("--chunk", k.chunk, "(Slurm) students per task")->capture_default_str();
   gc.add_flag("--collect", k.collect_only, "Grade nothing: merge the students' results into the class files");
   gc.add_flag("--require-gpu", k.require_gpu, "Grade nothing on a node without a GPU (perf is graded)");
+  gc.add_option("--hidden-tests", k.hidden_tests, "Instructors' hidden tests (see grade --hidden-tests)")
+      ->check(CLI::ExistingDirectory);
 }
 
 void add_slurm_options(CLI::App& app, rooflab::grader::SlurmArgs& s) {
@@ -80,6 +83,13 @@ int main(int argc, char** argv) {
       ->excludes("--submission");
   g->add_flag("--all-kinds", grade.all_kinds,
               "Also build the test binaries this machine cannot run (the GPU ones without a GPU)");
+  g->add_option("--hidden-tests", grade.hidden_tests,
+                "Instructors' hidden tests, built and graded with the public ones: DIR/NN/rubric.json lists lab NN's "
+                "(kind, points), DIR/NN/<kind>*.cpp hold them (docs/instructor-guide.md)")
+      ->check(CLI::ExistingDirectory);
+  g->add_flag("--gradescope", grade.gradescope,
+              "Write results.json for Gradescope's autograder: tests that need a GPU count 0 of 0 here, and the "
+              "output says the GPU cluster grades them (what run_autograder passes)");
   g->add_flag("--no-sandbox", grade.no_sandbox,
               "Run the build of student files and the tests without the sandbox (debugging the grader only; "
               "see docs/instructor-guide.md)");
@@ -96,6 +106,16 @@ int main(int argc, char** argv) {
   add_class_options(*ss, script.grading);
   add_slurm_options(*ss, script);
   ss->add_flag("--submit", script.submit, "Submit them with sbatch");
+
+  GradescopeArgs package;
+  auto* gs = app.add_subcommand("gradescope-package", "Write the Gradescope autograder zip (setup.sh, run_autograder, "
+                                                      "the project): analytic and CPU-backend points on Gradescope, "
+                                                      "perf points left to the GPU cluster");
+  gs->add_option("labs", package.labs, "Labs the assignment grades (default: all)");
+  gs->add_option("--out", package.out, "The zip to write")->capture_default_str();
+  gs->add_option("--hidden-tests", package.hidden_tests, "Hidden tests to pack and grade with (see grade --hidden-tests)")
+      ->check(CLI::ExistingDirectory);
+  gs->add_option("--seed", package.seed, "A secret seed of the test data, written into run_autograder");
 
   InspectArgs inspect;
   auto* in = app.add_subcommand("inspect", "What the compiler says about a lab's kernels, without a GPU: registers, "
@@ -138,6 +158,7 @@ int main(int argc, char** argv) {
     }
     if (*gc) return klass.submit ? cmd_slurm_script(klass) : cmd_grade_class(klass.grading);
     if (*ss) return cmd_slurm_script(script);
+    if (*gs) return cmd_gradescope_package(package);
     if (*l) return cmd_list(list_json);
     if (*in) return cmd_inspect(inspect);
     if (*c) return cmd_calibrate(remeasure);

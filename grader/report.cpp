@@ -99,6 +99,14 @@ std::string terminal_table(const LabResults& lr, bool color) {
   return out;
 }
 
+std::string results_output(const TestResult& r) {
+  if (r.status == Status::needs_gpu) return "needs a GPU: not graded on this machine.\n" + r.output;
+  if (r.status == Status::crashed || r.status == Status::timed_out || r.status == Status::build_failed) {
+    return std::string(to_string(r.status)) + ": " + r.output;
+  }
+  return r.output;
+}
+
 std::string gradescope_json(const std::vector<LabResults>& labs, const std::string& header) {
   nlohmann::json tests = nlohmann::json::array();
   double score = 0;
@@ -108,11 +116,7 @@ std::string gradescope_json(const std::vector<LabResults>& labs, const std::stri
     int number = 1;
     for (const auto& r : lr.tests) {
       score += r.score;
-      std::string output = r.output;
-      if (r.status == Status::needs_gpu) output = "needs a GPU: not graded on this machine.\n" + output;
-      if (r.status == Status::crashed || r.status == Status::timed_out || r.status == Status::build_failed) {
-        output = std::string(to_string(r.status)) + ": " + output;
-      }
+      const std::string output = results_output(r);
       tests.push_back({{"name", fmt::format("lab{} {}: {}", r.lab, r.kind, r.id)},
                        {"number", fmt::format("{}.{}", r.lab, number++)},
                        {"score", r.score},

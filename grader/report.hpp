@@ -31,6 +31,8 @@ std::vector<KindTotals> totals_by_kind(const std::vector<TestResult>& tests);
 
 std::string terminal_table(const LabResults& lab, bool color);
 std::string gradescope_json(const std::vector<LabResults>& labs, const std::string& header);
+// A test's output as results.json shows it: what went wrong first (crashed, timed out, needs a GPU, ...).
+std::string results_output(const TestResult& r);
 std::string markdown_report(const std::vector<LabResults>& labs, const std::string& header);
 
 }  // namespace rooflab::grader

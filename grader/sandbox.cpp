@@ -167,6 +167,8 @@ std::vector<fs::path> system_dirs() {
 #if defined(ROOFLAB_CUDA_DIR)
   out.emplace_back(ROOFLAB_CUDA_DIR);  // where this build found the toolkit (it may live outside /usr and /opt)
 #endif
+  // The packages `./rooflab deps` unpacked for a user without root: the compiler and the tests load them.
+  if (const char* deps = std::getenv("ROOFLAB_DEPS_PREFIX"); deps != nullptr && *deps == '/') out.emplace_back(deps);
   return out;
 }
 

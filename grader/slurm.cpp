@@ -73,6 +73,8 @@ std::string slurm_array_script(const SlurmArgs& a, int tasks, const fs::path& cl
   if (a.grading.seed) cmd += fmt::format(" --seed {}", sh_quote(*a.grading.seed));
   for (const auto& k : a.grading.kinds) cmd += fmt::format(" --kind {}", sh_quote(k));
   if (!a.grading.verify) cmd += " --no-verify";
+  // On shared storage, as the submissions are: every task reads the same hidden tests.
+  if (a.grading.hidden_tests) cmd += fmt::format(" --hidden-tests {}", sh_quote(fs::absolute(*a.grading.hidden_tests).string()));
   if (a.grading.force) cmd += " --force";
   if (!a.cpu_only) cmd += " --require-gpu";
   s += cmd + "\n";

@@ -3,9 +3,11 @@
 #include "build.hpp"
 #include "class_grading.hpp"
 #include "commands.hpp"
+#include "gradescope.hpp"
 #include "manifest.hpp"
 #include "process.hpp"
 #include "report.hpp"
+#include "slurm.hpp"
 #include "runner.hpp"
 #include "symbols.hpp"
 
@@ -486,6 +488,65 @@ TEST(Labs, SolutionsDifferFromStubsOnlyInsideFences) {
 }
 
 // Without the CUDA toolkit a binary cannot be built: its tests are still listed, owed, with the reason.
+TEST(Gradescope, PerfIsLeftToTheClusterAtZeroOfZero) {
+  Lab lab;
+  lab.id = "01";
+  Variant main;
+  main.name = "main";
+  Binary gpu;
+  gpu.kind = "gpu";
+  gpu.declared = {{"Lab01Kernels", "Copy", "gpu", 4}, {"Lab01Perf", "Copy", "perf", 6}, {"Lab01Perf", "Add", "perf", 8},
+                  {"Lab01Plots", "Draw", "perf", 0}};
+  main.binaries = {gpu};
+  lab.variants = {main};
+  TestResult emu{"01", "Lab01Kernels.Copy", "emu", "CPU backend", 4, 4, Status::passed, "", 0};
+  TestResult twin{"01", "Lab01Kernels.Copy", "gpu", "GPU", 0, 0, Status::not_counted, "", 0};
+  TestResult owed{"01", "Lab01Perf.Add", "perf", "GPU", 8, 0, Status::needs_gpu, "no GPU", 0};
+  const LabResults lr{&lab, "dir", {emu, twin, owed}, ""};
+  const auto j = nlohmann::json::parse(gradescope_autograder_json({lr}, "header"));
+  EXPECT_DOUBLE_EQ(j["score"].get<double>(), 4.0);
+  std::map<std::string, nlohmann::json> by_name;
+  for (const auto& t : j["tests"]) {
+    by_name[t["name"].get<std::string>()] = t;
+    for (const auto& [key, value] : t.items()) {
+      EXPECT_TRUE(std::set<std::string>({"name", "score", "max_score", "status", "output", "tags", "visibility"}).count(key))
+          << key;
+    }
+  }
+  // The emu test as graded; the GPU twin (0 points) left out; both graded perf tests at 0 of 0, the one this
+  // run left out included; the 0-point plot not listed.
+  ASSERT_EQ(by_name.size(), 3u) << j.dump(2);
+  EXPECT_DOUBLE_EQ(by_name.at("lab01 emu: Lab01Kernels.Copy")["max_score"].get<double>(), 4.0);
+  for (const char* perf : {"lab01 perf: Lab01Perf.Add", "lab01 perf: Lab01Perf.Copy"}) {
+    EXPECT_DOUBLE_EQ(by_name.at(perf)["max_score"].get<double>(), 0.0);
+    EXPECT_NE(by_name.at(perf)["output"].get<std::string>().find("GPU cluster"), std::string::npos);
+  }
+  EXPECT_NE(j["output"].get<std::string>().find("The 14 performance points (lab 01: 14)"), std::string::npos);
+  EXPECT_NE(j["output"].get<std::string>().find("header"), std::string::npos);
+}
+
+TEST(Gradescope, ScriptsCarryTheLabsTheHiddenTestsAndTheSeed) {
+  const std::string run = run_autograder_script({"01", "03"}, true, "4242");
+  EXPECT_NE(run.find("labs=(01 03)"), std::string::npos);
+  EXPECT_NE(run.find(R"(options=(--hidden-tests "$source/hidden-tests" --seed 4242))"), std::string::npos);
+  EXPECT_NE(run_autograder_script({}, false, std::nullopt).find("options=()"), std::string::npos);
+  EXPECT_NE(autograder_setup_script({"01"}, true).find("--hidden-tests hidden-tests"), std::string::npos);
+  for (const std::string& script : {run, autograder_setup_script({"01"}, true)}) {
+    const ProcessResult parsed = run_process({"bash", "-n", "-c", script});
+    EXPECT_TRUE(parsed.ok()) << parsed.output;
+  }
+}
+
+TEST(Slurm, EveryTaskGradesWithTheHiddenTests) {
+  SlurmArgs a;
+  a.grading.submissions = "/shared/subs";
+  a.grading.out = "/shared/out";
+  a.grading.hidden_tests = "/shared/hidden";
+  EXPECT_NE(slurm_array_script(a, 3, "/opt/rooflab-cli").find("--hidden-tests '/shared/hidden'"), std::string::npos);
+  a.grading.hidden_tests.reset();
+  EXPECT_EQ(slurm_array_script(a, 3, "/opt/rooflab-cli").find("--hidden-tests"), std::string::npos);
+}
+
 TEST(Runner, UnavailableBinariesKeepTheirPointsOwed) {
   Lab lab;
   lab.id = "09";

@@ -1,0 +1,294 @@
+#include "gradescope.hpp"
+
+#include "class_grading.hpp"
+#include "commands.hpp"
+#include "process.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <nlohmann/json.hpp>
+
+#include <cstdlib>
+#include <iostream>
+#include <set>
+#include <unistd.h>
+
+namespace rooflab::grader {
+
+namespace fs = std::filesystem;
+
+// ---- results.json for Gradescope ----
+
+std::string gradescope_autograder_json(const std::vector<LabResults>& labs, const std::string& header) {
+  static const std::string kLater =
+      "Graded later on the course's GPU cluster: Gradescope's machines have no GPU. Not in this score.";
+  nlohmann::json tests = nlohmann::json::array();
+  double score = 0, owed_total = 0;
+  std::vector<std::string> owed_by_lab;
+  for (const auto& lr : labs) {
+    double owed = 0;
+    std::set<std::string> listed;
+    const auto later = [&](const std::string& kind, const std::string& id, double points, const std::string& why) {
+      owed += points;
+      tests.push_back({{"name", fmt::format("lab{} {}: {}", lr.lab->id, kind, id)},
+                       {"score", 0},
+                       {"max_score", 0},
+                       {"output", fmt::format("{} Worth {:g} points there.{}", kLater, points,
+                                              why.empty() ? "" : "\n" + why)},
+                       {"tags", {"lab" + lr.lab->id, kind}},
+                       {"visibility", "visible"}});
+    };
+    for (const auto& r : lr.tests) {
+      if (r.status == Status::not_counted) continue;  // graded by the other backend; 0 points here
+      listed.insert(r.id);
+      if (r.status == Status::needs_gpu || r.status == Status::unavailable) {
+        later(r.kind, r.id, r.max_score, r.output);
+        continue;
+      }
+      score += r.score;
+      tests.push_back({{"name", fmt::format("lab{} {}: {}", r.lab, r.kind, r.id)},
+                       {"score", r.score},
+                       {"max_score", r.max_score},
+                       {"status", r.status == Status::passed && r.score >= r.max_score ? "passed" : "failed"},
+                       {"output", results_output(r)},
+                       {"tags", {"lab" + r.lab, r.kind, r.backend}},
+                       {"visibility", "visible"}});
+    }
+    // The run left the GPU binary out (no GPU here): its perf tests are still the student's to earn.
+    for (const auto& b : lr.lab->variant("main").binaries) {
+      for (const auto& t : b.tests()) {
+        if (t.kind == "perf" && t.points > 0 && listed.insert(t.id()).second) later(t.kind, t.id(), t.points, "");
+      }
+    }
+    if (owed > 0) owed_by_lab.push_back(fmt::format("lab {}: {:g}", lr.lab->id, owed));
+    owed_total += owed;
+  }
+  std::string output;
+  if (owed_total > 0) {
+    output = fmt::format("This score counts the points gradable without a GPU (analytic answers, correctness on the "
+                         "CPU backend). The {:g} performance points ({}) are graded later on the course's GPU "
+                         "cluster and are not in this score.\n\n", owed_total, fmt::join(owed_by_lab, ", "));
+  }
+  output += header;
+  const nlohmann::json j = {{"score", score},
+                            {"output", output},
+                            {"visibility", "visible"},
+                            {"stdout_visibility", "hidden"},  // the grader's log names the image's paths
+                            {"tests", tests}};
+  return j.dump(2);
+}
+
+// ---- the scripts ----
+
+namespace {
+
+std::string words(const std::vector<std::string>& ids) { return fmt::format("{}", fmt::join(ids, " ")); }
+
+}  // namespace
+
+std::string autograder_setup_script(const std::vector<std::string>& lab_ids, bool hidden_tests) {
+  return fmt::format(R"sh(#!/usr/bin/env bash
+# rooflab's Gradescope autograder, set up once: Gradescope runs this as root in /autograder/source (the
+# unpacked package) when it builds the assignment's image. It installs the CUDA toolkit (the CPU backend
+# compiles the students' .cu files with its headers; no GPU is needed) and the Debian packages rooflab builds
+# with, builds the grader, then the harness, once: every lab's tests with the stub files as a submission, and
+# the reference solutions' tests that each submission is verified against. A submission then rebuilds its own
+# files only. Written by `rooflab gradescope-package`.
+set -euo pipefail
+cd "$(dirname "${{BASH_SOURCE[0]}}")"
+export DEBIAN_FRONTEND=noninteractive
+
+# ---- the CUDA toolkit: NVIDIA's apt repository (12.4 or later; not a Debian package) ----
+if ! command -v nvcc >/dev/null 2>&1 && ! compgen -G "/usr/local/cuda*/bin/nvcc" >/dev/null; then
+  . /etc/os-release
+  repo="${{ID}}${{VERSION_ID//./}}"  # ubuntu2204, ubuntu2404, debian12
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends ca-certificates wget >/dev/null
+  wget -q "https://developer.download.nvidia.com/compute/cuda/repos/$repo/x86_64/cuda-keyring_1.1-1_all.deb"
+  dpkg -i cuda-keyring_1.1-1_all.deb
+  rm cuda-keyring_1.1-1_all.deb
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends ${{ROOFLAB_CUDA_PACKAGES:-cuda-toolkit-12-6}} >/dev/null
+fi
+
+# ---- the Debian packages and the grader (the launcher installs what is missing, then builds rooflab-cli) ----
+./rooflab list
+
+# ---- the harness, built once; the stubs fail their tests, as they should ----
+build/default/grader/rooflab-cli grade {labs} --submission labs --build-dir build/submission \
+  --kind analytic --kind emu --no-color{hidden} >setup-grade.log 2>&1 || true
+echo "rooflab: the autograder is ready"
+)sh",
+                     fmt::arg("labs", words(lab_ids)),
+                     fmt::arg("hidden", hidden_tests ? " --hidden-tests hidden-tests" : ""));
+}
+
+std::string run_autograder_script(const std::vector<std::string>& lab_ids, bool hidden_tests,
+                                  const std::optional<std::string>& seed) {
+  std::vector<std::string> extra;  // a seed is an unsigned integer (require_numeric_seed): no quoting needed
+  if (hidden_tests) extra.push_back("--hidden-tests \"$source/hidden-tests\"");
+  if (seed) extra.push_back("--seed " + *seed);
+  const std::string options = words(extra);
+  return fmt::format(R"sh(#!/usr/bin/env bash
+# rooflab's Gradescope autograder, run for every submission in a fresh container of setup.sh's image. The
+# upload is in $root/submission: a student's files laid out like labs/ (or one lab's files at its top), maybe
+# inside one folder. The results go to $root/results/results.json. Gradescope has no GPU: the analytic and
+# CPU-backend points are graded here; the perf tests are listed at 0 of 0 points, for the GPU cluster.
+# Outside Gradescope (the grader's own test): ROOFLAB_AUTOGRADER_ROOT (default /autograder), ROOFLAB_CLI (the
+# grader), ROOFLAB_AUTOGRADER_BUILD (its build tree), ROOFLAB_AUTOGRADER_ARGS (more grade options, split on
+# blanks). Written by `rooflab gradescope-package`.
+set -uo pipefail
+root="${{ROOFLAB_AUTOGRADER_ROOT:-/autograder}}"
+source="$root/source"
+cli="${{ROOFLAB_CLI:-$source/build/default/grader/rooflab-cli}}"
+build="${{ROOFLAB_AUTOGRADER_BUILD:-$source/build/submission}}"
+labs=({labs})
+options=({options})
+results="$root/results/results.json"
+mkdir -p "$root/results"
+rm -f "$results"
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+
+# ---- the submission, copied into place (links stay links: the grader refuses them) ----
+upload="$root/submission"
+shopt -s nullglob dotglob
+entries=()
+for e in "$upload"/*; do
+  name="$(basename "$e")"
+  [[ "$name" == .* || "$name" == __MACOSX ]] || entries+=("$e")  # macOS's zip adds both
+done
+# One folder that is not a lab's (a zipped folder of the work): grade what is inside it.
+if [[ ${{#entries[@]}} -eq 1 && -d "${{entries[0]}}" && ! -L "${{entries[0]}}" &&
+      ! "$(basename "${{entries[0]}}")" =~ ^[0-9][0-9]- ]]; then
+  upload="${{entries[0]}}"
+fi
+mkdir -p "$work/submission"
+cp -R -P "$upload/." "$work/submission/"
+
+# ---- grade: analytic and CPU-backend points ----
+# shellcheck disable=SC2086
+"$cli" grade "${{labs[@]}}" --submission "$work/submission" --build-dir "$build" --gradescope \
+  --kind analytic --kind emu --json "$results" --report-dir "$work/report" --no-color "${{options[@]}}" \
+  ${{ROOFLAB_AUTOGRADER_ARGS:-}}
+rc=$?
+if [[ ! -s "$results" ]]; then
+  why="The autograder could not grade this submission (the grader exited with code $rc). Your course staff"
+  printf '{{"score": 0, "output": "%s can read its log.", "tests": []}}\n' "$why" >"$results"
+fi
+exit 0
+)sh",
+                     fmt::arg("labs", words(lab_ids)),
+                     fmt::arg("options", options));
+}
+
+// ---- the package ----
+
+namespace {
+
+// The project's files to pack, relative to `src`.
+std::vector<fs::path> project_files(const fs::path& src) {
+  std::vector<fs::path> out;
+  if (fs::exists(src / ".git")) {
+    const ProcessResult r = run_process({"git", "-C", src.string(), "ls-files", "-z", "--cached", "--others",
+                                         "--exclude-standard"});
+    if (r.ok()) {
+      for (std::size_t at = 0; at < r.output.size();) {
+        const std::size_t end = r.output.find('\0', at);
+        const std::string rel = r.output.substr(at, end == std::string::npos ? std::string::npos : end - at);
+        // ls-files lists a tracked file deleted from the working tree too; a link is packed as what it is not
+        if (!rel.empty() && fs::is_regular_file(fs::symlink_status(src / rel))) out.emplace_back(rel);
+        if (end == std::string::npos) break;
+        at = end + 1;
+      }
+      return out;
+    }
+  }
+  for (auto it = fs::recursive_directory_iterator(src); it != fs::recursive_directory_iterator(); ++it) {
+    const fs::path rel = it->path().lexically_relative(src);
+    const std::string top = rel.begin()->string();
+    if (it->is_directory() && (top == ".git" || top.rfind("build", 0) == 0 || top == "rooflab-report")) {
+      it.disable_recursion_pending();
+      continue;
+    }
+    if (fs::is_regular_file(it->symlink_status())) out.push_back(rel);
+  }
+  return out;
+}
+
+void write_executable(const fs::path& path, const std::string& text) {
+  write_text(path, text);
+  fs::permissions(path, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
+                            fs::perms::others_read | fs::perms::others_exec);
+}
+
+}  // namespace
+
+int cmd_gradescope_package(const GradescopeArgs& a) {
+  require_numeric_seed(a.seed);
+  const Manifest m = load_manifest(own_build_dir());
+  const std::vector<const Lab*> labs = resolve_labs(m, a.labs);  // an unknown lab: a usage error
+  std::vector<std::string> ids;  // empty: every lab of the image's checkout
+  std::vector<std::string> notes;
+  for (const Lab* lab : labs) {
+    if (!a.labs.empty()) ids.push_back(lab->id);
+    if (a.hidden_tests) notes.push_back(hidden_tests_note(*a.hidden_tests, lab->id));
+  }
+
+  const fs::path src = source_dir();
+  std::string pattern = (fs::temp_directory_path() / "rooflab-gradescope-XXXXXX").string();
+  if (mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("cannot make a folder in " + pattern);
+  const fs::path stage = pattern;
+  struct Cleanup {
+    fs::path dir;
+    ~Cleanup() {
+      std::error_code ec;
+      fs::remove_all(dir, ec);
+    }
+  } cleanup{stage};
+
+  const auto files = project_files(src);
+  for (const auto& rel : files) {
+    fs::create_directories((stage / rel).parent_path());
+    fs::copy_file(src / rel, stage / rel);  // with its permissions: ./rooflab stays executable
+  }
+  for (const char* name : {"setup.sh", "run_autograder"}) {
+    if (fs::exists(stage / name)) throw std::runtime_error(fmt::format("the project has a {} of its own", name));
+  }
+  write_executable(stage / "setup.sh", autograder_setup_script(ids, a.hidden_tests.has_value()));
+  write_executable(stage / "run_autograder", run_autograder_script(ids, a.hidden_tests.has_value(), a.seed));
+  std::size_t hidden_files = 0;
+  if (a.hidden_tests) {
+    for (const auto& e : fs::recursive_directory_iterator(*a.hidden_tests)) {
+      if (!fs::is_regular_file(e.symlink_status())) continue;
+      const fs::path to = stage / "hidden-tests" / e.path().lexically_relative(*a.hidden_tests);
+      fs::create_directories(to.parent_path());
+      fs::copy_file(e.path(), to);
+      ++hidden_files;
+    }
+  }
+
+  const fs::path out = fs::absolute(a.out);
+  if (out.has_parent_path()) fs::create_directories(out.parent_path());
+  fs::remove(out);  // zip would add to an archive already there
+  const ProcessResult z = run_process({"zip", "-q", "-r", "-X", out.string(), "."}, {.timeout_s = 600, .cwd = stage});
+  if (z.failed_to_start) {
+    std::cerr << "rooflab gradescope-package: needs the zip program (Debian: apt-get install zip)\n";
+    return kExitHarness;
+  }
+  if (!z.ok()) {
+    std::cerr << z.output << "\nrooflab gradescope-package: zip failed (" << z.describe() << ")\n";
+    return kExitHarness;
+  }
+  fmt::print("rooflab: wrote {} ({:.1f} MB): the project's {} files, setup.sh and run_autograder{}\n", out.string(),
+             static_cast<double>(fs::file_size(out)) / 1e6, files.size(),
+             a.hidden_tests ? fmt::format(", {} hidden-test files", hidden_files) : "");
+  for (const auto& n : notes) fmt::print("  {}\n", n);
+  fmt::print("  labs graded: {}; on Gradescope: analytic and CPU-backend points; the perf tests are listed at 0 of 0\n"
+             "  points, for the GPU cluster (grade-class). Upload it as the autograder of a programming assignment\n"
+             "  (base image Ubuntu 22.04 or 24.04; setup.sh installs the CUDA toolkit and builds the harness once).\n",
+             ids.empty() ? "all" : words(ids));
+  return kExitOk;
+}
+
+}  // namespace rooflab::grader
