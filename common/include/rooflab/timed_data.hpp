@@ -10,6 +10,7 @@
 
 #include <rooflab/buffer.hpp>
 #include <rooflab/compare.hpp>
+#include <rooflab/half.hpp>
 #include <rooflab/random.hpp>
 
 #include <cuda_fp16.h>
@@ -24,9 +25,6 @@
 #include <vector>
 
 namespace rooflab {
-
-inline float as_float(float v) { return v; }
-inline float as_float(__half v) { return __half2float(v); }
 
 // n random values in [lo, hi) (never within 1/64 of zero), on the device, and as the host reads them back
 // (`host(i)` is exactly the device's element i, rounded to T). The values repeat with a period of

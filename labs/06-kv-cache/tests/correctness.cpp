@@ -7,6 +7,7 @@
 #include <rooflab/buffer.hpp>
 #include <rooflab/device.hpp>
 #include <rooflab/grading.hpp>
+#include <rooflab/half.hpp>
 #include <rooflab/kernel_watch.hpp>
 #include <rooflab/random.hpp>
 
@@ -25,16 +26,8 @@ namespace {
 
 using rooflab::grading::all_close;
 
-std::vector<__half> to_half(const std::vector<float>& v) {
-  std::vector<__half> out(v.size());
-  for (std::size_t i = 0; i < v.size(); ++i) out[i] = __float2half(v[i]);
-  return out;
-}
-std::vector<float> to_float(const std::vector<__half>& v) {
-  std::vector<float> out(v.size());
-  for (std::size_t i = 0; i < v.size(); ++i) out[i] = __half2float(v[i]);
-  return out;
-}
+using rooflab::to_float;
+using rooflab::to_half;
 
 std::string describe(const std::vector<int>& lengths) { return fmt::format("lengths {}", fmt::join(lengths, " ")); }
 

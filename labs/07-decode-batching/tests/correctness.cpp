@@ -6,6 +6,7 @@
 #include <rooflab/buffer.hpp>
 #include <rooflab/device.hpp>
 #include <rooflab/grading.hpp>
+#include <rooflab/half.hpp>
 #include <rooflab/kernel_watch.hpp>
 #include <rooflab/random.hpp>
 
@@ -26,16 +27,9 @@ struct Shape {
 constexpr Shape kShapes[] = {{1, 1}, {7, 1}, {13, 13}, {1, 1000}, {33, 64}, {257, 1000}, {65, 4104}};
 
 std::vector<__half> random_halves(std::size_t n, std::uint64_t seed) {
-  const auto f = rooflab::random_floats(n, seed);
-  std::vector<__half> out(n);
-  for (std::size_t i = 0; i < n; ++i) out[i] = __float2half(f[i]);
-  return out;
+  return rooflab::to_half(rooflab::random_floats(n, seed));
 }
-std::vector<float> to_float(const std::vector<__half>& v) {
-  std::vector<float> out(v.size());
-  for (std::size_t i = 0; i < v.size(); ++i) out[i] = __half2float(v[i]);
-  return out;
-}
+using rooflab::to_float;
 
 // batch 0: the GEMV; otherwise the batched kernel.
 ::testing::AssertionResult check(Shape s, int batch) {

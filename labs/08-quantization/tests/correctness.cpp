@@ -12,6 +12,7 @@
 #include <rooflab/buffer.hpp>
 #include <rooflab/device.hpp>
 #include <rooflab/grading.hpp>
+#include <rooflab/half.hpp>
 #include <rooflab/kernel_watch.hpp>
 #include <rooflab/random.hpp>
 
@@ -26,21 +27,13 @@ namespace {
 
 using rooflab::grading::all_close;
 using rooflab::grading::same;
+using rooflab::to_float;
+using rooflab::to_half;
 
 struct Shape {
   int n, k;
 };
 
-std::vector<float> as_float(const std::vector<__half>& v) {
-  std::vector<float> out(v.size());
-  for (std::size_t i = 0; i < v.size(); ++i) out[i] = __half2float(v[i]);
-  return out;
-}
-std::vector<__half> as_half(const std::vector<float>& v) {
-  std::vector<__half> out(v.size());
-  for (std::size_t i = 0; i < v.size(); ++i) out[i] = __float2half(v[i]);
-  return out;
-}
 
 // Random FP16 weights in [-1, 1] with the groups that break quantizers: group 0 all zeros, group 1 at the
 // ends of FP16's range (+-65504), group 2 all negative (its absmax is a negative weight: a scale taken from
@@ -99,7 +92,7 @@ double violations(const std::vector<float>& w, const std::vector<int>& q, const 
   const int qmax = bits == 8 ? lab08::kInt8Max : lab08::kInt4Max;
   const auto w = test_weights(s, group, rooflab::test_seed() + static_cast<std::uint64_t>(s.n * 31 + s.k + group));
   const std::size_t count = w.size(), groups = count / static_cast<std::size_t>(group);
-  rooflab::DeviceBuffer<__half> dw{std::span<const __half>(as_half(w))}, dscales(groups);
+  rooflab::DeviceBuffer<__half> dw{std::span<const __half>(to_half(w))}, dscales(groups);
   rooflab::DeviceBuffer<std::uint8_t> dq(bits == 8 ? count : count / 2);
   dq.poison();
   dscales.poison();
@@ -117,7 +110,7 @@ double violations(const std::vector<float>& w, const std::vector<int>& q, const 
   std::vector<int> want_q;
   std::vector<float> want_scales;
   lab08::quantize_ref(w, group, qmax, want_q, want_scales);
-  const auto got_scales = as_float(dscales.download());
+  const auto got_scales = to_float(dscales.download());
   // One FP16 step of the scale either way (absmax / qmax computed another way can round to its neighbour).
   if (auto r = all_close<float, float>(got_scales, want_scales, {0.0, 1e-3}); !r) return r << " scales" << at;
   const auto bytes = dq.download();
@@ -153,7 +146,7 @@ double violations(const std::vector<float>& w, const std::vector<int>& q, const 
     bytes = lab08::pack_int4_ref(q);
   }
   rooflab::DeviceBuffer<std::uint8_t> dq{std::span<const std::uint8_t>(bytes)};
-  rooflab::DeviceBuffer<__half> dscales{std::span<const __half>(as_half(scales))}, dw(w.size());
+  rooflab::DeviceBuffer<__half> dscales{std::span<const __half>(to_half(scales))}, dw(w.size());
   dw.poison();
   const std::string what = bits == 8 ? "dequantize_int8" : "dequantize_int4";
   const rooflab::KernelWatch watch;
@@ -170,7 +163,7 @@ double violations(const std::vector<float>& w, const std::vector<int>& q, const 
     const float v = scales[i / static_cast<std::size_t>(group)] * static_cast<float>(q[i]);
     want[i] = lab08::fp16_round(std::fmax(std::fmin(v, 65504.0f), -65504.0f));
   }
-  auto r = all_close<float, float>(as_float(dw.download()), want, {0.0, 1e-3});
+  auto r = all_close<float, float>(to_float(dw.download()), want, {0.0, 1e-3});
   if (!r) r << " (" << what << ", n = " << s.n << ", k = " << s.k << ", group " << group << ")";
   return r;
 }
@@ -194,8 +187,8 @@ double violations(const std::vector<float>& w, const std::vector<int>& q, const 
     bytes = lab08::pack_int4_ref(q);
   }
   rooflab::DeviceBuffer<std::uint8_t> dq{std::span<const std::uint8_t>(bytes)};
-  rooflab::DeviceBuffer<__half> dscales{std::span<const __half>(as_half(scales))},
-      dx{std::span<const __half>(as_half(x))};
+  rooflab::DeviceBuffer<__half> dscales{std::span<const __half>(to_half(scales))},
+      dx{std::span<const __half>(to_half(x))};
   rooflab::DeviceBuffer<__half> dy(static_cast<std::size_t>(s.n));
   dy.poison();
   const std::string what = bits == 8 ? "gemv_int8" : "gemv_int4";
@@ -212,7 +205,7 @@ double violations(const std::vector<float>& w, const std::vector<int>& q, const 
   lab08::gemv_ref(q, scales, x, ref.data(), s.n, s.k, group);
   // FP32 sums of k products (|w|, |x| <= 1) rounded to FP16: the error grows like sqrt(k).
   const rooflab::Tolerance tol{2e-3 * std::sqrt(static_cast<double>(s.k)), 2e-3};
-  auto r = all_close<float, float>(as_float(dy.download()), std::vector<float>(ref.begin(), ref.end()), tol);
+  auto r = all_close<float, float>(to_float(dy.download()), std::vector<float>(ref.begin(), ref.end()), tol);
   if (!r) r << " (" << what << ", n = " << s.n << ", k = " << s.k << ", group " << group << ")";
   return r;
 }

@@ -18,6 +18,7 @@
 #include <rooflab/device_info.hpp>
 #include <rooflab/gemv_fp16.hpp>
 #include <rooflab/grading.hpp>
+#include <rooflab/half.hpp>
 #include <rooflab/plot.hpp>
 #include <rooflab/random.hpp>
 #include <rooflab/timing.hpp>
@@ -33,12 +34,6 @@
 
 namespace {
 
-std::vector<__half> as_half(const std::vector<float>& v) {
-  std::vector<__half> out(v.size());
-  for (std::size_t i = 0; i < v.size(); ++i) out[i] = __float2half(v[i]);
-  return out;
-}
-
 // One n x k layer: random FP16 weights and activations on the device, and the output y.
 struct Layer {
   explicit Layer(int side)
@@ -50,7 +45,7 @@ struct Layer {
         dy(static_cast<std::size_t>(side)) {
     for (auto& v : w) v = lab08::fp16_round(v);
     for (auto& v : x) v = lab08::fp16_round(v);
-    dx.upload(as_half(x));
+    dx.upload(rooflab::to_half(x));
   }
   int n, k;
   std::vector<float> w, x;
@@ -62,7 +57,7 @@ struct Packed {
   Packed(const Layer& l, int bits_, int group_) : bits(bits_), group(group_) {
     if (bits == 16) {
       fp16 = rooflab::DeviceBuffer<__half>(l.w.size());
-      fp16.upload(as_half(l.w));
+      fp16.upload(rooflab::to_half(l.w));
       weight_bytes = lab08::perf::fp16_weight_bytes(l.n, l.k);
       return;
     }
@@ -79,7 +74,7 @@ struct Packed {
     packed = rooflab::DeviceBuffer<std::uint8_t>(bytes.size());
     packed.upload(bytes);
     dscales = rooflab::DeviceBuffer<__half>(scales.size());
-    dscales.upload(as_half(scales));
+    dscales.upload(rooflab::to_half(scales));
   }
   std::string name() const { return bits == 16 ? "FP16" : fmt::format("int{} (group {})", bits, group); }
   void launch(Layer& l, cudaStream_t s) const {
