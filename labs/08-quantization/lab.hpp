@@ -149,6 +149,13 @@ inline std::vector<std::uint8_t> pack_int4_ref(std::span<const int> q) {
   }
   return out;
 }
+// The bytes a GEMV of `bits` (8 or 4) reads for q: one two's-complement byte per int8 weight, or int4 pairs.
+inline std::vector<std::uint8_t> pack_ref(std::span<const int> q, int bits) {
+  if (bits == 4) return pack_int4_ref(q);
+  std::vector<std::uint8_t> out(q.size());
+  for (std::size_t i = 0; i < q.size(); ++i) out[i] = static_cast<std::uint8_t>(static_cast<std::int8_t>(q[i]));
+  return out;
+}
 inline std::vector<int> unpack_int4_ref(std::span<const std::uint8_t> bytes) {
   std::vector<int> q(bytes.size() * 2);
   for (std::size_t b = 0; b < bytes.size(); ++b) {

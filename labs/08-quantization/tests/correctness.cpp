@@ -139,12 +139,7 @@ double violations(const std::vector<float>& w, const std::vector<int>& q, const 
   std::vector<int> q;
   std::vector<float> scales;
   lab08::quantize_ref(w, group, qmax, q, scales);
-  std::vector<std::uint8_t> bytes;
-  if (bits == 8) {
-    for (const int v : q) bytes.push_back(static_cast<std::uint8_t>(static_cast<std::int8_t>(v)));
-  } else {
-    bytes = lab08::pack_int4_ref(q);
-  }
+  const auto bytes = lab08::pack_ref(q, bits);
   rooflab::DeviceBuffer<std::uint8_t> dq{std::span<const std::uint8_t>(bytes)};
   rooflab::DeviceBuffer<__half> dscales{std::span<const __half>(to_half(scales))}, dw(w.size());
   dw.poison();
@@ -180,12 +175,7 @@ double violations(const std::vector<float>& w, const std::vector<int>& q, const 
   std::vector<int> q;
   std::vector<float> scales;
   lab08::quantize_ref(w, group, qmax, q, scales);
-  std::vector<std::uint8_t> bytes;
-  if (bits == 8) {
-    for (const int v : q) bytes.push_back(static_cast<std::uint8_t>(static_cast<std::int8_t>(v)));
-  } else {
-    bytes = lab08::pack_int4_ref(q);
-  }
+  const auto bytes = lab08::pack_ref(q, bits);
   rooflab::DeviceBuffer<std::uint8_t> dq{std::span<const std::uint8_t>(bytes)};
   rooflab::DeviceBuffer<__half> dscales{std::span<const __half>(to_half(scales))},
       dx{std::span<const __half>(to_half(x))};

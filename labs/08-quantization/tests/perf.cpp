@@ -62,15 +62,8 @@ struct Packed {
       return;
     }
     lab08::quantize_ref(l.w, group, bits == 8 ? lab08::kInt8Max : lab08::kInt4Max, q, scales);
-    std::vector<std::uint8_t> bytes;
-    if (bits == 8) {
-      bytes.resize(q.size());
-      for (std::size_t i = 0; i < q.size(); ++i) bytes[i] = static_cast<std::uint8_t>(static_cast<std::int8_t>(q[i]));
-      weight_bytes = lab08::perf::int8_weight_bytes(l.n, l.k);
-    } else {
-      bytes = lab08::pack_int4_ref(q);
-      weight_bytes = lab08::int4_bytes(l.n, l.k, group);
-    }
+    const auto bytes = lab08::pack_ref(q, bits);
+    weight_bytes = bits == 8 ? lab08::perf::int8_weight_bytes(l.n, l.k) : lab08::int4_bytes(l.n, l.k, group);
     packed = rooflab::DeviceBuffer<std::uint8_t>(bytes.size());
     packed.upload(bytes);
     dscales = rooflab::DeviceBuffer<__half>(scales.size());
