@@ -336,14 +336,20 @@ function(_rooflab_add_variant json_out)
   set(${json_out} "${v}" PARENT_SCOPE)
 endfunction()
 
-# rooflab_add_lab(ID 01 NAME memory-bandwidth TITLE "..." STUDENT_FILES kernels.cu answers.cpp
-#                 TESTS_ANALYTIC ... TESTS_CORRECTNESS ... TESTS_PERF ... TESTS_STATIC ...)
+# rooflab_add_lab(ID 01 NAME memory-bandwidth TITLE "..." STUDENT_FILES kernels.cu answers.cpp)
+# A lab's tests are found by name: tests/analytic.cpp, correctness.cpp, perf.cpp, static.cpp, race.cpp and
+# dryrun.cpp, each kind built when its file exists. TESTS_<KIND> files replace that default for a lab whose
+# tests of a kind are split over several files.
 function(rooflab_add_lab)
   cmake_parse_arguments(L "" "ID;NAME;TITLE" "STUDENT_FILES;TESTS_ANALYTIC;TESTS_CORRECTNESS;TESTS_PERF;TESTS_STATIC;TESTS_RACE;TESTS_DRYRUN" ${ARGN})
   set(dir_name "${L_ID}-${L_NAME}")
   set(lab_dir "${PROJECT_SOURCE_DIR}/labs/${dir_name}")
   set(solution_dir "${PROJECT_SOURCE_DIR}/solutions/${dir_name}")
   foreach(kind ANALYTIC CORRECTNESS PERF STATIC RACE DRYRUN)
+    string(TOLOWER "${kind}" file)
+    if(NOT L_TESTS_${kind} AND EXISTS "${lab_dir}/tests/${file}.cpp")
+      set(L_TESTS_${kind} "tests/${file}.cpp")
+    endif()
     list(TRANSFORM L_TESTS_${kind} PREPEND "${lab_dir}/")
   endforeach()
   if(NOT EXISTS "${lab_dir}/rubric.json")
