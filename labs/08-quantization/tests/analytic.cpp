@@ -49,6 +49,15 @@ ROOFLAB_TEST(Lab08Analytic, FormatsBytesAndDecodeFloors) {
   for (const auto& f : lab08::kFormats) {
     ROOFLAB_EXPECT(near(lab08::bits_per_weight(f), bits_from_layout(f), kRel)) << f.name << ": bits per weight";
   }
+  // Layouts no table lists, drawn from the run's seed: the answer must come from the fields, not the name.
+  rooflab::Rng rng(rooflab::test_seed() + 8);
+  for (int i = 0; i < 8; ++i) {
+    const lab08::BlockFormat f{"a random layout", 16 << rng.below(5), 2 + static_cast<int>(rng.below(7)),
+                               8 << rng.below(3), 8 * static_cast<int>(rng.below(3))};
+    ROOFLAB_EXPECT(near(lab08::bits_per_weight(f), bits_from_layout(f), kRel))
+        << fmt::format("group {}, {}-bit weights, {}-bit scale, {}-bit zero point: bits per weight", f.group,
+                       f.weight_bits, f.scale_bits, f.zero_bits);
+  }
   // The lab's own layouts (lab.hpp) hold exactly these bits: llama.cpp's Q8_0 block is 34 bytes per 32
   // weights and Q4_0's 18, the group-128 int4 layout 66 bytes per 128.
   for (const auto& [f, bytes] :
