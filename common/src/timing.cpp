@@ -14,6 +14,7 @@
 #include <numeric>
 
 #if defined(ROOFLAB_EMU)
+#include <rooflab/emu/launch.hpp>
 #include <rooflab/emu/pretend_gpu.hpp>
 #endif
 
@@ -98,8 +99,41 @@ int scaled_gemm_n(int n) {
   return std::max(m, 64);
 }
 
+void launch_reading_inputs(const std::function<void(cudaStream_t)>& launch, cudaStream_t stream,
+                           std::initializer_list<TimedRead> inputs) {
+#if defined(ROOFLAB_EMU)
+  if (inputs.size() > 0) {
+    std::vector<emu::WatchedRange> ranges;
+    for (const TimedRead& in : inputs) ranges.push_back({in.data, in.bytes});
+    emu::begin_read_watch(ranges);
+    std::vector<std::size_t> touched;
+    try {
+      launch(stream);
+      ROOFLAB_CUDA_CHECK(cudaStreamSynchronize(stream));
+    } catch (...) {
+      emu::end_read_watch();
+      throw;
+    }
+    touched = emu::end_read_watch();
+    std::size_t i = 0;
+    for (const TimedRead& in : inputs) {
+      const double read = static_cast<double>(touched[i++]), need = in.min_fraction * static_cast<double>(in.bytes);
+      if (read >= need) continue;
+      throw TimedReadError(fmt::format(
+          "a timed launch touched {} of the {} bytes of its {} ({:.0f}%, at least {:.0f}% expected): each timed "
+          "launch must compute its output from its inputs; a launcher that writes back an answer kept from an "
+          "earlier call reads none of them",
+          touched[i - 1], in.bytes, in.name, 100 * read / static_cast<double>(in.bytes), 100 * in.min_fraction));
+    }
+    return;
+  }
+#endif
+  (void)inputs;
+  launch(stream);
+}
+
 Measurement benchmark(const std::function<void(cudaStream_t)>& launch, Work work, BenchOptions options,
-                      std::initializer_list<TimedOutput> outputs) {
+                      std::initializer_list<TimedOutput> outputs, std::initializer_list<TimedRead> inputs) {
   if (kDryRun) {
     // The real loop, briefly: a dry run proves the loop and its arithmetic, not the figures.
     options.warmup = std::min(options.warmup, 1);
@@ -133,7 +167,7 @@ Measurement benchmark(const std::function<void(cudaStream_t)>& launch, Work work
     poison();  // first, so that the flush also evicts the poisoned lines
     if (options.flush_l2) flusher.flush(stream.get());
     start.record(stream.get());
-    launch(stream.get());
+    launch_reading_inputs(launch, stream.get(), inputs);  // on a dry run, also counts the inputs' bytes read
     stop.record(stream.get());
     stop.synchronize();
     samples.push_back(stop.elapsed_ms_since(start) * 1e-3);

@@ -176,6 +176,60 @@ void set_access(const Allocation& a, bool open) {
            open ? PROT_READ | PROT_WRITE : PROT_NONE);
 }
 
+// ---- read watch (timed runs): which pages of the watched ranges were touched ----
+// A watched allocation's data pages stay closed while kernels run; the fault handler opens a page at its
+// first touch and counts the page's bytes inside the range. The handler reads this table without locks: a
+// slot is filled in before g_watch_count publishes it, and cleared only when no kernel runs.
+struct ReadWatchSlot {
+  std::uintptr_t lo = 0, hi = 0;        // the watched bytes
+  std::uintptr_t first_page = 0;        // the allocation's data pages (all of them close, so all must reopen)
+  std::size_t pages = 0;
+  std::atomic<unsigned char>* touched = nullptr;  // one flag per data page
+  std::atomic<std::size_t> bytes{0};
+  const Allocation* allocation = nullptr;
+};
+constexpr int kWatchSlots = 8;
+ReadWatchSlot g_watch[kWatchSlots];
+std::atomic<int> g_watch_count{0};
+
+bool is_watched(const Allocation& a) {
+  const int n = g_watch_count.load(std::memory_order_acquire);
+  for (int i = 0; i < n; ++i) {
+    if (g_watch[i].allocation == &a) return true;
+  }
+  return false;
+}
+
+// Marks the data pages of [from, to) touched in every watched slot holding them and counts their watched
+// bytes once; returns whether a watched allocation holds `from`. Async-signal-safe (atomics only).
+bool touch_watched(std::uintptr_t from, std::uintptr_t to) {
+  const std::size_t page = page_size();
+  bool any = false;
+  const int n = g_watch_count.load(std::memory_order_acquire);
+  for (int i = 0; i < n; ++i) {
+    ReadWatchSlot& w = g_watch[i];
+    const std::uintptr_t end = w.first_page + w.pages * page;
+    if (from < w.first_page || from >= end) continue;
+    any = true;
+    for (std::size_t p = (from - w.first_page) / page; p < w.pages && w.first_page + p * page < to; ++p) {
+      if (w.touched[p].exchange(1) != 0) continue;
+      const std::uintptr_t at = w.first_page + p * page;
+      const std::uintptr_t a = std::max(at, w.lo), b = std::min(at + page, w.hi);
+      if (a < b) w.bytes += b - a;
+    }
+  }
+  return any;
+}
+
+// The fault handler's part: a touch of a closed watched page is counted and the page opened (the access
+// repeats and succeeds). Whoever touches it counts: a kernel, or an emulated library computing from it.
+bool watched_page_fault(std::uintptr_t addr) {
+  if (g_watch_count.load(std::memory_order_acquire) == 0 || !touch_watched(addr, addr + 1)) return false;
+  const std::uintptr_t page = addr / page_size() * page_size();
+  mprotect(reinterpret_cast<void*>(page), page_size(), PROT_READ | PROT_WRITE);
+  return true;
+}
+
 // While one lives, the runtime's own host code may touch the given device allocations (g_mutex held when
 // opening, since the allocations were just looked up).
 class RuntimeAccess {
@@ -397,6 +451,7 @@ const GuardRecord* device_data_record(std::uintptr_t addr) {
 
 void on_fault(int sig, siginfo_t* info, void* context) {
   const auto addr = reinterpret_cast<std::uintptr_t>(info->si_addr);
+  if (sig == SIGSEGV && info->si_code == SEGV_ACCERR && watched_page_fault(addr)) return;  // a read watch's count
   char msg[2048];
   const char* kernel = current_kernel_for_report();
   uint3 block{}, thread{};
@@ -643,7 +698,8 @@ bool find_allocation(const void* p, const void** start, std::size_t* size, bool*
 std::string check_padding_canaries() {
   std::lock_guard lock(g_mutex);
   for (auto& [start, a] : g_allocations) {
-    if (!a.device) continue;
+    // A watched input's closed pages are left alone: reading its canaries would count as the launch's reads.
+    if (!a.device || is_watched(a)) continue;
     const std::size_t rounded = (a.size + kAlign - 1) / kAlign * kAlign;
     auto* p = reinterpret_cast<unsigned char*>(start);
     auto* front = static_cast<unsigned char*>(a.mapping) + page_size();  // first data page
@@ -694,7 +750,7 @@ DeviceMemoryOpen::DeviceMemoryOpen() {
   std::lock_guard lock(g_mutex);
   if (g_launches_running++ > 0 || !protect_device_memory()) return;
   for (const auto& [start, a] : g_allocations) {
-    if (a.device && a.opened == 0) set_access(a, true);
+    if (a.device && a.opened == 0 && !is_watched(a)) set_access(a, true);  // watched: opened page by page
   }
 }
 
@@ -772,6 +828,47 @@ std::size_t peak_device_bytes_allocated() {
 void reset_peak_device_bytes_allocated() {
   std::lock_guard lock(g_mutex);
   g_peak_allocated_bytes = g_allocated_bytes;
+}
+
+void begin_read_watch(const std::vector<WatchedRange>& ranges) {
+  std::lock_guard lock(g_mutex);
+  if (g_watch_count.load() != 0) throw std::logic_error("rooflab emu: begin_read_watch while a watch is on");
+  if (ranges.size() > static_cast<std::size_t>(kWatchSlots)) throw std::invalid_argument("rooflab emu: more than 8 watched ranges");
+  int n = 0;
+  for (const WatchedRange& r : ranges) {
+    const Allocation* a = find(r.data, r.bytes);
+    if (a == nullptr || !a->device) {
+      throw std::invalid_argument("rooflab emu: a watched range is not inside one cudaMalloc allocation");
+    }
+    ReadWatchSlot& w = g_watch[n++];
+    w.lo = reinterpret_cast<std::uintptr_t>(r.data);
+    w.hi = w.lo + r.bytes;
+    w.first_page = reinterpret_cast<std::uintptr_t>(a->mapping) + page_size();
+    w.pages = a->mapping_bytes / page_size() - 2;
+    w.touched = new std::atomic<unsigned char>[w.pages]();
+    w.bytes = 0;
+    w.allocation = a;
+  }
+  g_watch_count.store(n, std::memory_order_release);
+  for (int i = 0; i < n; ++i) set_access(*g_watch[i].allocation, false);  // closed even where memory is open
+}
+
+std::vector<std::size_t> end_read_watch() {
+  std::lock_guard lock(g_mutex);
+  const int n = g_watch_count.load();
+  g_watch_count.store(0, std::memory_order_release);
+  std::vector<std::size_t> touched;
+  for (int i = 0; i < n; ++i) {
+    ReadWatchSlot& w = g_watch[i];
+    touched.push_back(w.bytes.load());
+    // Back to the state the rest of the backend expects: open only while kernels or copies use it.
+    const bool open = !protect_device_memory() || g_launches_running > 0 || w.allocation->opened > 0;
+    set_access(*w.allocation, open);
+    delete[] w.touched;
+    w.touched = nullptr;
+    w.allocation = nullptr;
+  }
+  return touched;
 }
 
 std::vector<std::string> kernels_launched() {
@@ -925,7 +1022,11 @@ cudaError_t check_copy(void* dst, const void* src, size_t count, cudaMemcpyKind 
                : src_dev          ? Direction::to_host
                                   : Direction::host_to_host;
   if (dst_dev) access.open_locked(d);
-  if (src_dev) access.open_locked(s);
+  if (src_dev) {
+    const auto from = reinterpret_cast<std::uintptr_t>(src);
+    touch_watched(from, from + count);  // a copy out of a watched input reads it
+    access.open_locked(s);
+  }
   return cudaSuccess;
 }
 

@@ -18,6 +18,7 @@
 #include <cstddef>
 #include <functional>
 #include <initializer_list>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -83,8 +84,32 @@ TimedOutput timed_output(Buffer& b) {
   return {static_cast<void*>(b.data()), b.bytes()};
 }
 
+// Device memory a timed launch must read: its inputs. A launcher that remembers its previous answer and
+// writes it back (a copy kernel from a buffer of its own) passes the poisoning above and reads no input. On a
+// dry run, benchmark() counts the bytes of each input that every timed launch touched (the CPU backend's
+// read watch, page by page) and throws TimedReadError when a launch touched less than `min_fraction` of an
+// input. On a GPU nothing is counted: the speed a replay claims is left to the plausibility rules.
+struct TimedRead {
+  const void* data = nullptr;
+  std::size_t bytes = 0;
+  double min_fraction = 0.5;  // of `bytes`: "almost none" fails; a kernel that reads every element passes
+  const char* name = "input";
+};
+template <typename Buffer>
+TimedRead timed_input(const Buffer& b, const char* name = "input", double min_fraction = 0.5) {
+  return {static_cast<const void*>(b.data()), b.bytes(), min_fraction, name};
+}
+class TimedReadError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+// The dry run's check of one launch (what benchmark() runs around each timed launch; exposed for tests):
+// runs `launch`, then throws TimedReadError if it read too little of an input. Runs `launch` alone on a GPU.
+void launch_reading_inputs(const std::function<void(cudaStream_t)>& launch, cudaStream_t stream,
+                           std::initializer_list<TimedRead> inputs);
+
 Measurement benchmark(const std::function<void(cudaStream_t)>& launch, Work work, BenchOptions options = {},
-                      std::initializer_list<TimedOutput> outputs = {});
+                      std::initializer_list<TimedOutput> outputs = {}, std::initializer_list<TimedRead> inputs = {});
 
 // ---- problem sizes: the one knob between a GPU run and a dry run ----
 //

@@ -67,6 +67,28 @@ std::size_t peak_device_bytes_allocated();
 void reset_peak_device_bytes_allocated();
 // Demangled names of every kernel launched so far, in order of first launch, each once.
 std::vector<std::string> kernels_launched();
+// Code no test ran (src/kernels.cpp): every kernel instance compiled into this process (the function
+// symbols named as a __global__ function of a .cu file the rewriter saw), sorted; the kernels launched after
+// the first `launches` launches of the process (kernel_launch_count() before a call, for the kernels that
+// call started), in order of first launch; and the instances defined but never launched.
+std::vector<std::string> kernels_defined();
+unsigned long long kernel_launch_count();
+std::vector<std::string> kernels_launched_since(unsigned long long launches);
+std::vector<std::string> kernels_never_launched();
+
+// Read accounting for timed runs (the dry run of the perf tests): while a watch is on, the data pages of the
+// watched ranges' allocations stay closed during launches, and the first touch of a page by a kernel (or a
+// runtime copy out of it) opens that page and counts its bytes inside the range. So a launcher that replays
+// an answer it kept from an earlier call touches none of its inputs, whatever its kernels write. Page
+// granularity: a kernel that reads one element per page counts as reading the page. One watch at a time, at
+// most 8 ranges, each inside one cudaMalloc allocation.
+struct WatchedRange {
+  const void* data = nullptr;
+  std::size_t bytes = 0;
+};
+void begin_read_watch(const std::vector<WatchedRange>& ranges);
+// Ends the watch: the bytes of each range (in order) that were touched since it began.
+std::vector<std::size_t> end_read_watch();
 
 // Race mode (the ThreadSanitizer build, rooflab::emu_race): data races reported so far in this process and
 // the last report's summary line ("data race kernels.cu:35 in my_kernel(...)"). Always 0 in the normal build.
@@ -106,6 +128,12 @@ struct PointerParameter {
   const char* element_type = "";
 };
 void begin_launch_arguments();
+// src/kernels.cpp: each generated wrapper registers the __global__ names of its .cu file ("a,b,c"); the
+// scheduler notes each launch by the name reports use; "k" of "void ns::k<8>(float*)", "" for a symbol that
+// is not a function itself (a lambda inside it, a clone).
+int register_kernels(const char* file, const char* names);
+void note_kernel_launch(const std::string& name);
+std::string kernel_base_name(const std::string& demangled);
 bool device_pointer_argument(const void* p, const PointerParameter& parameter);
 const char* element_type_name(const std::type_info& type);  // demangled, valid for the program's lifetime
 

@@ -1,0 +1,83 @@
+// The dry run's read accounting (rooflab::launch_reading_inputs, the CPU backend's read watch): a timed
+// launch that computes from its inputs passes, one that replays a kept answer through a copy kernel, or
+// reads a sliver of its input, throws TimedReadError; a copy out of the input counts as reading it.
+#include "timed_reads_kernels.hpp"
+
+#include <rooflab/buffer.hpp>
+#include <rooflab/emu/launch.hpp>
+#include <rooflab/timing.hpp>
+
+#include <gtest/gtest.h>
+
+#include <vector>
+
+namespace {
+
+constexpr int kN = 16 * 1024 + 3;  // 16 pages of floats and a ragged tail
+
+struct Buffers {
+  Buffers() : in(std::vector<float>(kN, 0.5f)), out(kN), kept(kN) {}
+  rooflab::DeviceBuffer<float> in, out, kept;
+};
+
+}  // namespace
+
+TEST(TimedReads, TheWatchCountsEveryByteOfTheRangeThatAKernelRead) {
+  Buffers b;
+  rooflab::emu::begin_read_watch({{b.in.data(), b.in.bytes()}, {b.in.data() + 1024, 4096}});
+  timedtest::scale(b.in.data(), b.out.data(), kN, nullptr);
+  const auto touched = rooflab::emu::end_read_watch();
+  ASSERT_EQ(touched.size(), 2u);
+  EXPECT_EQ(touched[0], b.in.bytes());
+  EXPECT_EQ(touched[1], 4096u);
+  EXPECT_EQ(b.out.download()[kN - 1], 2.0f) << "the kernel's reads of the watched input must see its values";
+  EXPECT_EQ(b.in.download()[kN - 1], 0.5f) << "after the watch, the runtime's copies still reach the input";
+}
+
+TEST(TimedReads, AnHonestLaunchPasses) {
+  Buffers b;
+  EXPECT_NO_THROW(rooflab::launch_reading_inputs([&](cudaStream_t s) { timedtest::scale(b.in.data(), b.out.data(), kN, s); },
+                                                 nullptr, {rooflab::timed_input(b.in)}));
+}
+
+TEST(TimedReads, AReplayThroughACopyKernelFails) {
+  Buffers b;
+  timedtest::scale(b.in.data(), b.kept.data(), kN, nullptr);  // the first call computes and keeps its answer
+  EXPECT_THROW(rooflab::launch_reading_inputs([&](cudaStream_t s) { timedtest::copy(b.kept.data(), b.out.data(), kN, s); },
+                                              nullptr, {rooflab::timed_input(b.in)}),
+               rooflab::TimedReadError);
+  EXPECT_EQ(b.out.download()[7], 2.0f) << "the replay itself ran (its output is right): only its reads give it away";
+}
+
+TEST(TimedReads, ASliverOfTheInputFailsAndTheFractionIsTheCallers) {
+  Buffers b;
+  const auto sliver = [&](cudaStream_t s) { timedtest::sliver(b.in.data(), b.out.data(), kN, 1024, s); };
+  EXPECT_THROW(rooflab::launch_reading_inputs(sliver, nullptr, {rooflab::timed_input(b.in)}), rooflab::TimedReadError);
+  EXPECT_NO_THROW(rooflab::launch_reading_inputs(sliver, nullptr, {rooflab::timed_input(b.in, "input", 0.05)}));
+}
+
+TEST(TimedReads, ACopyOutOfTheInputCountsAsReadingIt) {
+  Buffers b;
+  EXPECT_NO_THROW(rooflab::launch_reading_inputs(
+      [&](cudaStream_t s) { ROOFLAB_CUDA_CHECK(cudaMemcpyAsync(b.out.data(), b.in.data(), b.in.bytes(), cudaMemcpyDeviceToDevice, s)); },
+      nullptr, {rooflab::timed_input(b.in)}));
+}
+
+TEST(TimedReads, BenchmarkChecksEveryTimedLaunch) {
+  Buffers b;
+  int calls = 0;
+  // A launcher that computes on its first call and replays from then on (warm-ups included).
+  const auto remembers = [&](cudaStream_t s) {
+    if (calls++ == 0) {
+      timedtest::scale(b.in.data(), b.kept.data(), kN, s);
+    }
+    timedtest::copy(b.kept.data(), b.out.data(), kN, s);
+  };
+  EXPECT_THROW(rooflab::benchmark(remembers, {.bytes_read = 4.0 * kN}, {}, {rooflab::timed_output(b.out)}, {rooflab::timed_input(b.in)}),
+               rooflab::TimedReadError);
+  EXPECT_NO_THROW(rooflab::benchmark([&](cudaStream_t s) { timedtest::scale(b.in.data(), b.out.data(), kN, s); },
+                                     {.bytes_read = 4.0 * kN}, {}, {rooflab::timed_output(b.out)}, {rooflab::timed_input(b.in)}));
+  // A watch ends with its launch: later launches run with device memory as before.
+  timedtest::copy(b.kept.data(), b.out.data(), kN, nullptr);
+  EXPECT_EQ(b.out.download()[0], 2.0f);
+}
