@@ -238,6 +238,13 @@ class Rewriter {
  public:
   Rewriter(std::string_view src, std::vector<Token> tokens) : src_(src), t_(std::move(tokens)) {}
 
+  // The names of the __global__ functions the file declares, "a,b,c" (after run()).
+  std::string kernel_names() const {
+    std::string out;
+    for (const auto& name : kernel_names_) out += (out.empty() ? "" : ",") + name;
+    return out;
+  }
+
   std::string run() {
     find_kernels();
     enum class Scope { other, function };
@@ -350,6 +357,7 @@ class Rewriter {
         }
         if (is(k, "(") && t_[k - 1].kind == Kind::identifier) {
           const std::string name(t_[k - 1].text);
+          kernel_names_.insert(name);
           if (is(start, "template")) kernel_templates_.insert(name);
           note_parameters(name, parameter_names(k, matching(k)));
           break;
@@ -636,6 +644,7 @@ class Rewriter {
   std::vector<Token> t_;
   std::vector<Edit> edits_;
   std::set<std::string> kernel_templates_;
+  std::set<std::string> kernel_names_;  // every __global__ function declared, for the backend's kernels_defined()
   std::map<std::string, std::string> kernel_parameters_;  // kernel name -> "a,b,n" (see parameter_names)
   std::set<std::string> conflicting_;                      // kernels whose overloads name parameters differently
 };
@@ -666,8 +675,11 @@ int main(int argc, char** argv) {
   buffer << in.rdbuf();
   const std::string src = buffer.str();
   std::string body;
+  std::string kernels;
   try {
-    body = Rewriter(src, Lexer(src).run()).run();
+    Rewriter rewriter(src, Lexer(src).run());
+    body = rewriter.run();
+    kernels = rewriter.kernel_names();
   } catch (const ParseError& e) {
     std::fprintf(stderr, "%s:%d: error: %s [rooflab_emu_rewrite, CPU backend]\n", in_path.c_str(), e.line, e.what());
     return 1;
@@ -679,6 +691,12 @@ int main(int argc, char** argv) {
       << "#line 1 " << quoted_path(in_path) << "\n"
       << body;
   if (!body.empty() && body.back() != '\n') out << '\n';
+  // After the last line (line numbers stay those of the .cu): the file's kernel names, so that the backend can
+  // tell which compiled functions are kernels (rooflab::emu::kernels_defined()).
+  if (!kernels.empty()) {
+    out << "[[maybe_unused]] static const int rooflab_emu_kernels_registered_ =\n"
+        << "    ::rooflab::emu::detail::register_kernels(" << quoted_path(in_path) << ", \"" << kernels << "\");\n";
+  }
   // Write only when the text changed: an unchanged wrapper does not recompile.
   const std::string text = out.str();
   {

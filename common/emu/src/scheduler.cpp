@@ -862,6 +862,7 @@ cudaError_t run_grid(const void* kernel, dim3 grid, dim3 block, std::size_t dyna
   }
   const unsigned long long blocks = static_cast<unsigned long long>(grid.x) * grid.y * grid.z;
   count_launch(kernel, blocks * threads);
+  note_kernel_launch(kernel_text);
   const DeviceMemoryOpen device_memory_open;  // the kernel may touch device memory; host code may not
   Launch launch;
   launch.kernel = kernel;
