@@ -2,15 +2,24 @@
 
 #include <fmt/format.h>
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <fstream>
+#include <iterator>
 #include <memory>
+#include <mutex>
+#include <set>
+#include <thread>
 
 extern char** environ;
 
@@ -20,6 +29,129 @@ namespace {
 std::optional<Sandbox> g_scope_sandbox;  // the innermost SandboxScope's
 constexpr int kPassedFd = 3;             // where ProcessOptions::pass_fd lands in the child
 }  // namespace
+
+// ---- what a child leaves running ----
+// The grader is a child subreaper, so a process whose parent dies is re-parented to it (not to init), however it
+// detached itself (setsid, a double fork, daemon()). Whatever still descends from the grader when a child has
+// ended, apart from the children of other run_process calls, was started by that child. A PID namespace would
+// also do (its init's exit kills the rest), but the kernel kills them before anyone can count them, and a test
+// process that is PID 1 ignores signals it has no handler for (abort() and death tests would change meaning).
+
+namespace {
+
+std::mutex g_children_mutex;
+std::set<pid_t> g_children;  // the children of run_process calls under way, and their descendants
+
+struct ProcInfo {
+  pid_t ppid = 0;
+  char state = '?';  // Z: a zombie (only reaped, never counted)
+};
+
+// Every process's parent and state, from /proc/<pid>/stat (the fields after the last ')', which ends the name).
+std::map<pid_t, ProcInfo> process_table() {
+  std::map<pid_t, ProcInfo> out;
+  DIR* dir = opendir("/proc");
+  if (dir == nullptr) return out;
+  while (const dirent* e = readdir(dir)) {
+    char* end = nullptr;
+    const long pid = std::strtol(e->d_name, &end, 10);
+    if (pid <= 0 || *end != '\0') continue;
+    std::ifstream in(std::string("/proc/") + e->d_name + "/stat");
+    std::string stat;
+    std::getline(in, stat);
+    const std::size_t paren = stat.rfind(')');
+    ProcInfo info;
+    if (paren == std::string::npos || std::sscanf(stat.c_str() + paren + 1, " %c %d", &info.state, &info.ppid) != 2) continue;
+    out[static_cast<pid_t>(pid)] = info;
+  }
+  closedir(dir);
+  return out;
+}
+
+// The processes descending from the grader that no run_process call under way started (zombies too if asked).
+std::vector<pid_t> leftovers(const std::map<pid_t, ProcInfo>& table, bool zombies) {
+  std::map<pid_t, std::vector<pid_t>> children;
+  for (const auto& [pid, info] : table) children[info.ppid].push_back(pid);
+  std::vector<pid_t> out, todo;
+  {
+    const std::lock_guard lock(g_children_mutex);
+    for (const pid_t c : children[getpid()]) {
+      if (g_children.count(c) == 0) todo.push_back(c);
+    }
+  }
+  while (!todo.empty()) {
+    const pid_t p = todo.back();
+    todo.pop_back();
+    if (zombies || table.at(p).state != 'Z') out.push_back(p);
+    for (const pid_t c : children[p]) todo.push_back(c);
+  }
+  return out;
+}
+
+// "pid 123: sleep 600", from its command line (its name when it has none).
+std::string describe_process(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/cmdline", std::ios::binary);
+  std::string cmd((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  while (!cmd.empty() && cmd.back() == '\0') cmd.pop_back();
+  for (char& c : cmd) {
+    if (c == '\0' || c == '\n') c = ' ';
+  }
+  if (cmd.empty()) {
+    std::ifstream comm("/proc/" + std::to_string(pid) + "/comm");
+    std::getline(comm, cmd);
+    cmd = "[" + cmd + "]";
+  }
+  if (cmd.size() > 100) cmd = cmd.substr(0, 97) + "...";
+  return fmt::format("pid {}: {}", pid, cmd);
+}
+
+// Stops, lists, kills and reaps what the child that just ended left running. Stopped first, scan after scan
+// until a scan finds nothing new, so that a process forking as fast as it can is caught whole.
+std::vector<std::string> end_leftovers() {
+  if (!leftovers_tracked()) return {};
+  // A helper that is about to end by itself (a sanitizer's symbolizer reading the end of its pipe) is given a
+  // moment; a daemon is not going to end.
+  for (int i = 0; i < 50 && !leftovers(process_table(), false).empty(); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  std::map<pid_t, std::string> stopped;
+  for (int round = 0, quiet = 0; round < 200 && quiet < 2; ++round) {
+    bool found = false;
+    for (const pid_t p : leftovers(process_table(), false)) {
+      if (stopped.count(p) != 0) continue;
+      kill(p, SIGSTOP);
+      stopped[p] = describe_process(p);
+      found = true;
+    }
+    quiet = found ? 0 : quiet + 1;
+  }
+  for (const auto& [p, what] : stopped) kill(p, SIGKILL);
+  // Reaped as they become the grader's children (a killed process's children are re-parented to it).
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  for (;;) {
+    const auto table = process_table();
+    const auto rest = leftovers(table, true);
+    if (rest.empty() || std::chrono::steady_clock::now() > deadline) break;
+    for (const pid_t p : rest) {
+      if (table.at(p).state != 'Z' && stopped.count(p) == 0) {
+        stopped[p] = describe_process(p);
+        kill(p, SIGKILL);
+      }
+      if (table.at(p).ppid == getpid()) waitpid(p, nullptr, WNOHANG);
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  std::vector<std::string> out;
+  for (const auto& [p, what] : stopped) out.push_back(what);
+  return out;
+}
+
+}  // namespace
+
+bool leftovers_tracked() {
+  static const bool subreaper = prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0;
+  return subreaper;
+}
 
 SandboxScope::SandboxScope(std::optional<Sandbox> sandbox) : previous_(std::move(g_scope_sandbox)) {
   g_scope_sandbox = std::move(sandbox);
@@ -84,7 +216,11 @@ ProcessResult run_process(const std::vector<std::string>& argv, const ProcessOpt
   for (auto& s : argv_copy) args.push_back(s.data());
   args.push_back(nullptr);
 
+  (void)leftovers_tracked();  // the subreaper is in place before the first child can leave anything
+  std::unique_lock children_lock(g_children_mutex);  // a concurrent scan must not take the new child for a leftover
   const pid_t pid = fork();
+  if (pid > 0) g_children.insert(pid);
+  children_lock.unlock();
   if (pid < 0) {
     r.failed_to_start = true;
     r.output = std::strerror(errno);
@@ -171,7 +307,12 @@ ProcessResult run_process(const std::vector<std::string>& argv, const ProcessOpt
   if (r.timed_out) kill(-pid, SIGKILL);
   while (!reaped && waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
-  // Whatever the child left running in its group goes with it.
+  {
+    const std::lock_guard lock(g_children_mutex);
+    g_children.erase(pid);
+  }
+  // Whatever the child left running goes with it: listed (a test that leaves any fails), then killed.
+  r.left_running = end_leftovers();
   kill(-pid, SIGKILL);
   if (r.output.size() > options.max_output_bytes) {
     r.output = "[... output cut ...]\n" + r.output.substr(r.output.size() - options.max_output_bytes);

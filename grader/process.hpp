@@ -21,6 +21,9 @@ struct ProcessResult {
   bool failed_to_start = false;
   double seconds = 0;
   std::string output;     // stdout and stderr interleaved; the tail if it was very long
+  // Processes it started that were still running when it ended (daemons, setsid or double-forked children),
+  // one "pid 123: sleep 600" each: all of them were killed. A test that leaves any fails (runner.cpp).
+  std::vector<std::string> left_running{};
   bool ok() const { return !signaled && !timed_out && !failed_to_start && exit_code == 0; }
   std::string describe() const;  // "exit code 1", "killed by SIGSEGV (segmentation fault)", "timed out after 60 s"
 };
@@ -40,7 +43,16 @@ struct ProcessOptions {
   std::function<void(const std::string&)> on_line{};
 };
 
+// The child runs in its own process group. The grader makes itself a child subreaper (PR_SET_CHILD_SUBREAPER)
+// before the first one starts, so that whatever the child leaves behind, even in a session of its own or after a
+// double fork, is re-parented to the grader rather than to init: when the child has ended, every process still
+// descending from the grader other than the children of other run_process calls is stopped, listed in
+// ProcessResult::left_running, killed and reaped.
 ProcessResult run_process(const std::vector<std::string>& argv, const ProcessOptions& options = {});
+
+// Whether leftovers outside the child's process group can be found (the subreaper could be set; Linux 3.4+).
+// Without it, only the process group is killed when the child ends, and nothing is reported.
+bool leftovers_tracked();
 
 // While one lives, every run_process call whose options name no sandbox runs in this one: how the grade
 // command reaches processes started by code that builds its own ProcessOptions (the test runner).

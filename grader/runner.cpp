@@ -5,6 +5,7 @@
 #include <rooflab/report.hpp>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
 #include <cstdio>
@@ -235,6 +236,15 @@ TestResult run_one(const Lab& lab, const Binary& binary, const DeclaredTest& tes
                    "solution (a process with no student code): " + v.message + ".\n" + r.output;
       }
     }
+  }
+  // A test ends everything it starts: what it left running (a daemon, a setsid or double-forked child) was
+  // killed by the grader (process.hpp), and the test is lost for it whatever it reported.
+  if (!p.left_running.empty()) {
+    if (r.status == Status::passed) r.status = Status::failed;
+    r.output = fmt::format("left {} process{} running after it ended (the grader killed {}; a test must wait for "
+                           "every process it starts): {}\n{}",
+                           p.left_running.size(), p.left_running.size() == 1 ? "" : "es",
+                           p.left_running.size() == 1 ? "it" : "them", fmt::join(p.left_running, "; "), r.output);
   }
   if (binary.kind == "dryrun") {
     r.output = "DRY RUN: the GPU code path on the CPU backend at scaled-down sizes; every figure here is a CPU "

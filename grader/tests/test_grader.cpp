@@ -14,6 +14,8 @@
 #include <rooflab/random.hpp>
 #include <rooflab/rubric.hpp>
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -357,6 +359,73 @@ TEST(Process, CapturesExitCodesSignalsAndHangs) {
   EXPECT_FALSE(r.ok());
   r = run_process({"sh", "-c", "echo $ROOFLAB_X"}, {.env = {{"ROOFLAB_X", "42"}}});
   EXPECT_EQ(r.output, "42\n");
+}
+
+namespace {
+// Whether a process whose command line contains `text` is running (a zombie is not).
+bool running(const std::string& text) {
+  for (const auto& e : fs::directory_iterator("/proc")) {
+    const std::string name = e.path().filename().string();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::string cmd = read(e.path() / "cmdline"), stat = read(e.path() / "stat");
+    std::replace(cmd.begin(), cmd.end(), '\0', ' ');
+    const auto paren = stat.rfind(')');
+    if (cmd.find(text) != std::string::npos && paren != std::string::npos && stat.substr(paren + 2, 1) != "Z") return true;
+  }
+  return false;
+}
+}  // namespace
+
+// What a process leaves running when it ends, in a session of its own (setsid) or after a double fork (out of
+// its process group's reach either way): listed, and killed.
+TEST(Process, ListsAndKillsWhatAChildLeavesRunning) {
+  ASSERT_TRUE(leftovers_tracked()) << "PR_SET_CHILD_SUBREAPER is not available here";
+  auto r = run_process({"sh", "-c", "setsid sleep 3171 & (setsid sleep 3172 &); echo started"}, {.timeout_s = 30});
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_EQ(r.output, "started\n");
+  ASSERT_EQ(r.left_running.size(), 2u) << fmt::format("{}", fmt::join(r.left_running, "; "));
+  const std::string listed = r.left_running[0] + "; " + r.left_running[1];
+  EXPECT_NE(listed.find("sleep 3171"), std::string::npos) << listed;
+  EXPECT_NE(listed.find("sleep 3172"), std::string::npos) << listed;
+  EXPECT_FALSE(running("sleep 3171"));
+  EXPECT_FALSE(running("sleep 3172"));
+  // A process that waits for its children leaves nothing; one that ended by itself is not a leftover.
+  r = run_process({"sh", "-c", "sleep 0.2 & (true &); wait"}, {.timeout_s = 30});
+  EXPECT_TRUE(r.ok());
+  EXPECT_TRUE(r.left_running.empty()) << fmt::format("{}", fmt::join(r.left_running, "; "));
+  // A timed-out process's detached children go too.
+  r = run_process({"sh", "-c", "setsid sleep 3173 & sleep 30"}, {.timeout_s = 0.5});
+  EXPECT_TRUE(r.timed_out);
+  EXPECT_EQ(r.left_running.size(), 1u);
+  EXPECT_FALSE(running("sleep 3173"));
+}
+
+// A test binary that leaves a daemon behind loses the test, saying what it left.
+TEST(Runner, ATestThatLeavesAProcessRunningFails) {
+  const fs::path dir = fs::temp_directory_path() / fmt::format("rooflab-leftover-{}", getpid());
+  fs::create_directories(dir);
+  const fs::path fake = dir / "fake_test";
+  {
+    std::ofstream out(fake);
+    out << "#!/bin/sh\nsetsid sleep 3174 </dev/null >/dev/null 2>&1 &\nexit 0\n";
+  }
+  fs::permissions(fake, fs::perms::owner_all);
+  Lab lab;
+  lab.id = "09";
+  Binary b;
+  b.kind = "analytic";
+  b.path = fake;
+  b.declared = {{"Lab09Analytic", "Leaves", "analytic", 2}};
+  RunOptions options;
+  options.timeout_s = 30;
+  const auto results = run_binary(lab, b, options);
+  ASSERT_EQ(results.size(), 1u);
+  EXPECT_EQ(results[0].status, Status::failed);
+  EXPECT_EQ(results[0].score, 0);
+  EXPECT_NE(results[0].output.find("left 1 process running after it ended"), std::string::npos) << results[0].output;
+  EXPECT_NE(results[0].output.find("sleep 3174"), std::string::npos) << results[0].output;
+  EXPECT_FALSE(running("sleep 3174"));
+  fs::remove_all(dir);
 }
 
 TEST(Runner, CorrectnessIsCountedOnce) {
