@@ -82,32 +82,78 @@ std::optional<std::vector<std::string>> symbols_of(const fs::path& object) {
   return out;
 }
 
+std::string shortened(const std::string& s) { return s.size() > 120 ? s.substr(0, 117) + "..." : s; }
+
+bool names_loader_symbol(const std::string& symbol, std::string_view name) {
+  return symbol == name || (symbol.starts_with(name) && symbol.size() > name.size() && symbol[name.size()] == '@');
+}
+
 }  // namespace
+
+const std::vector<LoaderSymbol>& loader_symbols() {
+  static constexpr std::string_view load = "loads a shared library by name at run time";
+  static constexpr std::string_view find = "looks a function up by name at run time";
+  static constexpr std::string_view walk = "walks the objects loaded in the process, to a library's symbol table";
+  static const std::vector<LoaderSymbol> symbols = {
+      {"dlopen", load},
+      {"dlmopen", load},
+      {"__libc_dlopen_mode", load},
+      {"dlsym", find},
+      {"dlvsym", find},
+      {"__libc_dlsym", find},
+      {"__libc_dlvsym", find},
+      {"_dl_sym", find},
+      {"_dl_vsym", find},
+      {"dl_iterate_phdr", walk},
+      {"dlinfo", walk},
+      {"dladdr", walk},
+      {"dladdr1", walk},
+      {"_dl_find_object", walk},
+      {"_r_debug", walk},
+      {"_DYNAMIC", walk},
+      {"__ehdr_start", walk},
+      {"getauxval", walk},
+      {"syscall", "makes system calls past the C library (openat and mmap of a library's file)"},
+  };
+  return symbols;
+}
+
+std::vector<std::string> forbidden_findings(const std::vector<ForbiddenLibrary>& libraries, const std::string& file,
+                                            const std::vector<std::string>& symbols) {
+  std::vector<std::string> out;
+  if (libraries.empty()) return out;
+  std::vector<std::regex> patterns;
+  for (const auto& l : libraries) patterns.emplace_back(l.pattern);
+  for (const auto& s : symbols) {
+    for (std::size_t i = 0; i < patterns.size(); ++i) {
+      if (std::regex_search(s, patterns[i])) out.push_back(fmt::format("{} uses {} ({})", file, shortened(s), libraries[i].library));
+    }
+    for (const auto& l : loader_symbols()) {
+      if (names_loader_symbol(s, l.name)) {
+        out.push_back(fmt::format("{} uses {} (the dynamic loader: it {}, so no name in the compiled code says which "
+                                  "library it reaches; refused wherever a library is)", file, s, l.why));
+      }
+    }
+  }
+  return out;
+}
 
 std::string forbidden_symbols_in(const fs::path& build_dir, const Lab& lab, const Binary& binary) {
   const auto libraries = forbidden_libraries(lab);
   if (libraries.empty()) return "";
-  std::vector<std::regex> patterns;
-  for (const auto& l : libraries) patterns.emplace_back(l.pattern);
   std::set<std::string> findings;  // sorted, each once
   for (const auto& file : lab.student_files) {
     for (const auto& object : student_objects(build_dir, lab, binary, file)) {
       const auto symbols = symbols_of(object);
       if (!symbols) continue;
-      for (const auto& s : *symbols) {
-        for (std::size_t i = 0; i < patterns.size(); ++i) {
-          if (std::regex_search(s, patterns[i])) {
-            findings.insert(fmt::format("{} uses {} ({})", file, s.size() > 120 ? s.substr(0, 117) + "..." : s,
-                                        libraries[i].library));
-          }
-        }
-      }
+      for (auto& f : forbidden_findings(libraries, file, *symbols)) findings.insert(std::move(f));
     }
   }
   if (findings.empty()) return "";
   std::string libs;
   for (const auto& l : libraries) libs += (libs.empty() ? "" : ", ") + l.library;
-  std::string out = fmt::format("refused: lab {} forbids {}; the student's compiled code uses them:\n", lab.id, libs);
+  std::string out = fmt::format("refused: lab {} forbids {}; the student's compiled code uses them, or the dynamic "
+                                "loader that reaches a library by name:\n", lab.id, libs);
   int shown = 0;
   for (const auto& f : findings) {
     if (++shown > 10) {

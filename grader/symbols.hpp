@@ -10,7 +10,15 @@
 // student's object defines or needs (so `cublasSgemm_v2`, and `void thrust::sort<...>(...)` instantiated in
 // it). A binary built from such an object is refused: every test in it loses its points with the symbol and
 // the file named, and the lab gets one test, LabNNStatic.NoForbiddenLibraries (a 0-point check), that says
-// what was found. What it does not see: a library reached through dlopen/dlsym, or its code pasted in.
+// what was found.
+//
+// A library can also be reached by name while the program runs (dlopen("libcublas.so"), dlvsym(RTLD_DEFAULT,
+// "cublasSgemm_v2", ...)), and then no name in the object says which. So every lab that forbids a library
+// also refuses the dynamic loader in the student's objects: its entry points, its walks over the loaded
+// objects and raw system calls (loader_symbols()), each named with why. Behind this rule stand two run-time
+// ones: the CPU backend's cuBLAS is linked with hidden visibility (no lookup by name finds it), and each
+// test binary fails a test during which a forbidden library was loaded (rooflab/loaded_libraries.hpp).
+// What none of these sees: a library's code pasted into the student's files.
 #pragma once
 
 #include "manifest.hpp"
@@ -27,6 +35,19 @@ struct ForbiddenLibrary {
   std::string library;  // "cuBLAS"
   std::string pattern;  // "^cublas"
 };
+
+// The dynamic loader's entry points and the loader's view of the process, refused in the student's objects
+// of every lab that forbids a library: a name matches itself or a versioned reference to it ("dlsym@GLIBC_2.2.5").
+struct LoaderSymbol {
+  std::string_view name;  // "dlvsym"
+  std::string_view why;   // what it gives code that a forbidden library needs
+};
+const std::vector<LoaderSymbol>& loader_symbols();
+
+// What one student file's symbols (demangled) use that `libraries` forbid, plus the loader's symbols when
+// `libraries` is not empty: one line each, "kernels.cu uses dlvsym (the dynamic loader: ...)".
+std::vector<std::string> forbidden_findings(const std::vector<ForbiddenLibrary>& libraries, const std::string& file,
+                                            const std::vector<std::string>& symbols);
 
 // The lab's list (its rubric.json's "forbidden_symbols"); empty when it forbids nothing. Throws
 // std::runtime_error naming the file for a malformed list or pattern.

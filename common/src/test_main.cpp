@@ -10,7 +10,12 @@
 // Under the grader every test's outcome goes to the report channel the grader opened (rooflab/report.hpp),
 // not to a file named on the command line. Exit code 77 when every test that ran was skipped (no GPU):
 // CTest reports it as skipped, never passed.
+//
+// At the end of every test, the shared objects loaded in the process are checked against the libraries the
+// lab's rubric forbids (rooflab/loaded_libraries.hpp): a test during which libcublas or libcudnn was loaded
+// at run time fails, naming it.
 #include <rooflab/grading.hpp>
+#include <rooflab/loaded_libraries.hpp>
 #include <rooflab/report.hpp>
 #include <rooflab/rubric.hpp>
 
@@ -95,6 +100,11 @@ int main(int argc, char** argv) {
   }
   if (rooflab::report::channel() >= 0) {
     ::testing::UnitTest::GetInstance()->listeners().Append(new ReportListener);
+  }
+  // Appended last, so it hears each OnTestEnd first and its failure reaches every other listener.
+  if (*rooflab::grading::binary_rubric() != '\0') {
+    ::testing::UnitTest::GetInstance()->listeners().Append(new rooflab::loaded_libraries::LoadedLibraryCheck(
+        rooflab::loaded_libraries::forbidden_in_rubric(rooflab::grading::binary_rubric())));
   }
   const int rc = RUN_ALL_TESTS();
   const auto* unit = ::testing::UnitTest::GetInstance();

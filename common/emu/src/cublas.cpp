@@ -1,6 +1,9 @@
 // The cuBLAS subset the labs use, on the CPU backend (rooflab::emu_cublas): GEMMs computed on the host,
 // defined against the toolkit's own declarations (cublas_v2.h / cublas_api.h). The real libcublas is never
-// linked into a CPU-backend binary, so a cuBLAS function not defined here is a link error.
+// linked into a CPU-backend binary, so a cuBLAS function not defined here is a link error. The library is
+// compiled with hidden visibility (CMakeLists.txt): code that calls it by name links, but nothing finds it
+// at run time (dlsym, dlvsym, a walk of the dynamic symbol tables), so a lab that forbids cuBLAS and refuses
+// its names in the student's objects cannot be worked around through the exported symbols of a test binary.
 //
 //   handles    cublasCreate, cublasDestroy, cublasSetStream, cublasGetStream, cublasSetMathMode,
 //              cublasGetMathMode, cublasGetStatusName, cublasGetStatusString

@@ -1,0 +1,90 @@
+// The symbol check's rule for a library reached at run time (symbols.hpp): in every lab that forbids a
+// library, the dynamic loader is refused in the student's objects too, each symbol named with why.
+#include "manifest.hpp"
+#include "symbols.hpp"
+
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <string>
+#include <vector>
+
+namespace fs = std::filesystem;
+using namespace rooflab::grader;
+
+namespace {
+
+const std::vector<ForbiddenLibrary> kCublas = {{"cuBLAS", "^cublas"}};
+
+bool mentions(const std::vector<std::string>& findings, const std::string& text) {
+  return std::ranges::any_of(findings, [&](const std::string& f) { return f.find(text) != std::string::npos; });
+}
+
+TEST(LoaderSymbols, EveryEntryPointIsRefusedWithWhy) {
+  for (const char* name : {"dlopen", "dlmopen", "dlsym", "dlvsym", "dl_iterate_phdr", "syscall"}) {
+    const auto findings = forbidden_findings(kCublas, "kernels.cu", {"main", name});
+    ASSERT_EQ(findings.size(), 1u) << name;
+    EXPECT_EQ(findings[0].rfind(std::string("kernels.cu uses ") + name + " (the dynamic loader: it ", 0), 0u) << findings[0];
+    EXPECT_NE(findings[0].find("so no name in the compiled code says which library it reaches"), std::string::npos);
+  }
+  // A versioned reference (.symver) is the same function.
+  EXPECT_TRUE(mentions(forbidden_findings(kCublas, "answers.cpp", {"dlsym@GLIBC_2.2.5"}), "uses dlsym@GLIBC_2.2.5"));
+}
+
+TEST(LoaderSymbols, OnlyTheLoadersOwnNames) {
+  // The student's own functions that merely contain the words, and a lab that forbids nothing, pass.
+  EXPECT_TRUE(forbidden_findings(kCublas, "kernels.cu", {"my_dlopen", "dlsym_cache", "lab04::dlopen(int)",
+                                                          "syscalls_per_launch", "dladdr_x"}).empty());
+  EXPECT_TRUE(forbidden_findings({}, "kernels.cu", {"dlopen", "dlvsym", "cublasSgemm_v2"}).empty());
+  // The lab's own patterns still apply beside the loader's.
+  const auto both = forbidden_findings(kCublas, "kernels.cu", {"cublasSgemm_v2", "dlopen"});
+  EXPECT_EQ(both.size(), 2u);
+  EXPECT_TRUE(mentions(both, "kernels.cu uses cublasSgemm_v2 (cuBLAS)"));
+}
+
+// Every lab forbids some library, so every lab gets the rule; and none lists a loader symbol by hand (the
+// rule is the one place: a second pattern would report the same symbol twice).
+TEST(LoaderSymbols, EveryLabThatForbidsALibraryGetsTheRuleFromOnePlace) {
+  const Manifest m = load_manifest(ROOFLAB_BUILD_DIR);
+  ASSERT_FALSE(m.labs.empty());
+  for (const auto& lab : m.labs) {
+    const auto libraries = forbidden_libraries(lab);
+    if (libraries.empty()) continue;
+    EXPECT_TRUE(mentions(forbidden_findings(libraries, "kernels.cu", {"dlvsym"}), "uses dlvsym")) << lab.id;
+    for (const auto& l : libraries) {
+      for (const auto& s : loader_symbols()) {
+        EXPECT_FALSE(std::regex_search(std::string(s.name), std::regex(l.pattern)))
+            << "lab " << lab.id << " lists " << s.name << " in its rubric (" << l.library << ")";
+      }
+    }
+  }
+}
+
+// End to end on a compiled object (dl_fixture.cpp: dlvsym of cublasCreate_v2, no cuBLAS symbol), placed where
+// CMake puts a lab's answers.cpp.o: the binary built from it is refused, naming dlvsym.
+TEST(LoaderSymbols, ACompiledObjectThatLooksCublasUpIsRefused) {
+  const fs::path build = fs::temp_directory_path() / ("rooflab-dl-" + std::to_string(::getpid()));
+  Lab lab;
+  lab.id = "09";
+  lab.name = "dl";
+  lab.student_files = {"answers.cpp"};
+  lab.rubric = build / "rubric.json";
+  const Binary binary{"analytic", "lab09_analytic", build / "lab09_analytic", "", {}};
+  const fs::path dir = build / "labs" / lab.dir_name() / "CMakeFiles" / "lab09_analytic.dir";
+  fs::create_directories(dir);
+  fs::copy_file(ROOFLAB_DL_FIXTURE_OBJECT, dir / "answers.cpp.o");
+  std::ofstream(lab.rubric) << R"({"lab": "09", "tests": []})";
+  EXPECT_EQ(forbidden_symbols_in(build, lab, binary), "") << "a lab that forbids nothing";
+  std::ofstream(lab.rubric) << R"({"lab": "09", "forbidden_symbols": [{"library": "cuBLAS", "pattern": "^cublas"}]})";
+  const std::string found = forbidden_symbols_in(build, lab, binary);
+  EXPECT_NE(found.find("refused: lab 09 forbids cuBLAS"), std::string::npos) << found;
+  EXPECT_NE(found.find("answers.cpp uses dlvsym (the dynamic loader"), std::string::npos) << found;
+  fs::remove_all(build);
+}
+
+}  // namespace
