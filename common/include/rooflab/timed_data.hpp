@@ -12,6 +12,7 @@
 #include <rooflab/compare.hpp>
 #include <rooflab/half.hpp>
 #include <rooflab/random.hpp>
+#include <rooflab/timing.hpp>
 
 #include <cuda_fp16.h>
 #include <gtest/gtest.h>
@@ -67,6 +68,15 @@ class TimedInput {
  private:
   std::vector<float> pattern_;
 };
+
+// A timed input as benchmark() watches it on a dry run (rooflab/timing.hpp): every timed launch must read at
+// least `min_fraction` of its `count` elements from `first` on (all of them when count is 0).
+template <typename T>
+TimedRead timed_input(const TimedInput<T>& in, const char* name = "input", std::size_t first = 0, std::size_t count = 0,
+                      double min_fraction = 0.5) {
+  const std::size_t n = count > 0 ? count : in.device.size() - first;
+  return {static_cast<const void*>(in.device.data() + first), n * sizeof(T), min_fraction, name};
+}
 
 // `count` indices spread at random over [0, n), plus 0 and n - 1, sorted, without repeats.
 inline std::vector<std::size_t> sampled_indices(std::size_t n, std::size_t count, std::uint64_t salt) {

@@ -48,6 +48,11 @@ struct Linear {
     if (!r) r << " (n = " << n << ", k = " << k << ", batch " << batch << ")";
     return r;
   }
+  // What a timed launch at this batch must read (the dry run counts it): the weights and the batch's inputs.
+  rooflab::TimedRead weights() const { return rooflab::timed_input(w, "weights W"); }
+  rooflab::TimedRead inputs(int batch) const {
+    return rooflab::timed_input(x, "inputs x", 0, static_cast<std::size_t>(batch) * k);
+  }
   int n, k;
   rooflab::TimedInput<__half> w, x;
   rooflab::DeviceBuffer<__half> y;
@@ -58,7 +63,8 @@ int side() { return lab07::perf::gemv_side(rooflab::query_device().l2_bytes); }
 rooflab::Measurement time_batched(Linear& l, int batch, double max_seconds = 3.0) {
   return rooflab::benchmark(
       [&](cudaStream_t s) { lab07::batched_gemv(l.w.device.data(), l.x.device.data(), l.y.data(), l.n, l.k, batch, s); },
-      lab07::perf::linear_work(l.n, l.k, batch), {.max_seconds = max_seconds}, {rooflab::timed_output(l.y)});
+      lab07::perf::linear_work(l.n, l.k, batch), {.max_seconds = max_seconds}, {rooflab::timed_output(l.y)},
+      {l.weights(), l.inputs(batch)});
 }
 
 }  // namespace
@@ -69,7 +75,8 @@ ROOFLAB_TEST(Lab07Perf, GemvOnTheMemoryRoof) {
   Linear l(s, s, 1, 1);
   l.y.poison();
   const auto m = rooflab::benchmark([&](cudaStream_t st) { lab07::gemv(l.w.device.data(), l.x.device.data(), l.y.data(), s, s, st); },
-                                    lab07::perf::linear_work(s, s, 1), {}, {rooflab::timed_output(l.y)});
+                                    lab07::perf::linear_work(s, s, 1), {}, {rooflab::timed_output(l.y)},
+                                    {l.weights(), l.inputs(1)});
   ASSERT_TRUE(l.check(1, "gemv"));
   rooflab::grading::note(fmt::format("GEMV {} x {} (FP16): {:.1f} MB of weights in {:.1f} us, {:.0f} GB/s", s, s,
                                      m.work.bytes() / 1e6, m.min_s * 1e6, m.best_gbps()));
