@@ -493,9 +493,33 @@ function(rooflab_add_lab)
     endif()
   endforeach()
 
+  if(ROOFLAB_SELFTEST AND L_TESTS_ANALYTIC)
+    _rooflab_seed_audit(${L_ID} "${lab_dir}" "${solution_dir}" "${L_TESTS_ANALYTIC}")
+  endif()
+
   set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS "${lab_dir}/rubric.json")
   set(entry "${lab_json}")
   set_property(GLOBAL APPEND PROPERTY ROOFLAB_LAB_JSON "${entry}")
+endfunction()
+
+# lab<NN>.analytic.seeded: every analytic question is asked of inputs drawn from the seed, not only of
+# published ones a table could hold (common/src/seed_audit.cpp). The reference answers are compiled with
+# -finstrument-functions (the headers' inline functions excluded), so the audit binary knows which answer
+# function each check was about; the tests run as they are.
+function(_rooflab_seed_audit lab lab_dir solution_dir tests)
+  set(answers lab${lab}_seed_audit_answers)
+  add_library(${answers} OBJECT "${solution_dir}/answers.cpp")
+  target_include_directories(${answers} PRIVATE "${lab_dir}")
+  target_link_libraries(${answers} PRIVATE rooflab::common)
+  target_compile_options(${answers} PRIVATE -finstrument-functions -finstrument-functions-exclude-file-list=.h,/usr/)
+  rooflab_warnings(${answers})
+  _rooflab_lab_binary(lab${lab}_seed_audit analytic ${lab} "${lab_dir}" TESTS ${tests}
+    SOURCES $<TARGET_OBJECTS:${answers}> $<TARGET_OBJECTS:rooflab_seed_audit_hooks> LIBS rooflab::common)
+  set_target_properties(lab${lab}_seed_audit PROPERTIES ENABLE_EXPORTS ON)  # dladdr names the questions
+  add_test(NAME lab${lab}.analytic.seeded
+           COMMAND rooflab-seed-audit --lab ${lab} --binary $<TARGET_FILE:lab${lab}_seed_audit>
+                   --object $<TARGET_OBJECTS:${answers}>)
+  set_tests_properties(lab${lab}.analytic.seeded PROPERTIES LABELS "lab${lab};analytic;audit" TIMEOUT 300)
 endfunction()
 
 # CTest entries for the main variant: labels carry the lab and the kind. The CPU-backend tests run under
@@ -513,6 +537,9 @@ function(_rooflab_register_ctests lab prefix)
       set_tests_properties(lab${lab}.emu.${sname} PROPERTIES LABELS "lab${lab};emu" TIMEOUT 600
         ENVIRONMENT "ROOFLAB_EMU_SCHEDULE=${schedule};ROOFLAB_EMU_QUIET=1")
     endforeach()
+    # The forward run also fails when a kernel instance the binary holds was launched by no test (a launcher's
+    # branch no test takes; common/src/test_main.cpp): the tests must cover every value a launcher accepts.
+    set_property(TEST lab${lab}.emu.forward APPEND PROPERTY ENVIRONMENT "ROOFLAB_EMU_COVERAGE=1")
   endif()
   if(TARGET ${prefix}_race)
     add_test(NAME lab${lab}.race COMMAND ${prefix}_race)

@@ -12,9 +12,17 @@
 #include <filesystem>
 #include <stdexcept>
 
+// The seed audit (src/seed_audit_hooks.cpp, linked only into the audit binaries): told the answer every
+// check expects, it files it under the answer function that returned last. Absent everywhere else.
+extern "C" __attribute__((weak)) void rooflab_seed_audit_check(double want);
+
 namespace rooflab::grading {
 
 namespace {
+void seed_audit(double want) {
+  if (rooflab_seed_audit_check != nullptr) rooflab_seed_audit_check(want);
+}
+
 struct Identity {
   const char* rubric = "";
   const char* kind = "";
@@ -62,6 +70,7 @@ int run_extra_main(int argc, char** argv, bool* handled) {
 ::testing::AssertionResult near(double got, double want, Tolerance tol) {
   const double g[1] = {got};
   const double w[1] = {want};
+  seed_audit(want);
   detail::record_comparison("near", std::span<const double>(g), std::span<const double>(w), tol);
   if (std::abs(got - want) <= tol.atol + tol.rtol * std::abs(want)) return ::testing::AssertionSuccess();
   return ::testing::AssertionFailure() << "your answer " << fmt::format("{:.9g}", got) << " is wrong"
@@ -107,6 +116,7 @@ std::string diagnose(double got, double want) {
 
 void record_answer(std::string_view label, double value, Tolerance tol) {
   const double v[1] = {value};
+  seed_audit(value);  // in the audit only the solution runs: its value is the answer
   detail::record_comparison(label, std::span<const double>(v), std::span<const double>(v), tol);
 }
 

@@ -7,6 +7,7 @@
 #include <rooflab/plot.hpp>
 #include <rooflab/random.hpp>
 #include <rooflab/specs.hpp>
+#include <rooflab/synthetic.hpp>
 
 #include <fmt/format.h>
 
@@ -84,7 +85,7 @@ ROOFLAB_TEST(Lab05Analytic, FlopsBytesIntensity) {
 }
 
 ROOFLAB_TEST(Lab05Analytic, BoundAndFloorOnEveryGpu) {
-  for (const auto& g : rooflab::gpus()) {
+  for (const auto& g : rooflab::graded_gpus()) {
     for (const auto& s : shapes(2)) {
       for (const double e : kElemBytes) {
         if (e == 2 && !has_fp16(g)) continue;
@@ -111,7 +112,7 @@ ROOFLAB_TEST(Lab05Analytic, MemoryOfTheNaivePath) {
     }
   }
   rooflab::Rng rng(rooflab::test_seed() + 4);
-  for (const auto& g : rooflab::gpus()) {
+  for (const auto& g : rooflab::graded_gpus()) {
     for (int i = 0; i < 6; ++i) {
       const std::size_t bh = i == 0 ? 1 : 1 + rng.below(512);
       const double e = kElemBytes[rng.below(2)], memory = g.memory_gb * 1e9;
@@ -145,7 +146,7 @@ ROOFLAB_TEST(Lab05Analytic, FlashHbmAccesses) {
 }
 
 ROOFLAB_TEST(Lab05Analytic, PredictedSpeedup) {
-  for (const auto& g : rooflab::gpus()) {
+  for (const auto& g : rooflab::graded_gpus()) {
     if (!has_fp16(g)) continue;
     for (const auto& s : shapes(6)) {
       ROOFLAB_EXPECT(near(lab05::predicted_speedup(s, 2, g), want_floor(s, Path::naive, 2, g) / want_floor(s, Path::flash, 2, g), kRel))

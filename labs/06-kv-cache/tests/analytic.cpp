@@ -6,6 +6,7 @@
 #include <rooflab/plot.hpp>
 #include <rooflab/random.hpp>
 #include <rooflab/specs.hpp>
+#include <rooflab/synthetic.hpp>
 
 #include <fmt/format.h>
 
@@ -46,7 +47,7 @@ std::vector<Case> cases() {
 }  // namespace
 
 ROOFLAB_TEST(Lab06Analytic, BytesPerTokenSequenceAndBatch) {
-  for (const auto& m : rooflab::models()) {
+  for (const auto& m : rooflab::graded_models()) {
     for (const double e : kElemBytes) {
       ROOFLAB_EXPECT(near(lab06::kv_bytes_per_token(m, e), per_token(m, e), kRel)) << m.id << ", " << e << "-byte elements: bytes per token";
       for (const auto& c : cases()) {
@@ -62,7 +63,7 @@ ROOFLAB_TEST(Lab06Analytic, BytesPerTokenSequenceAndBatch) {
 }
 
 ROOFLAB_TEST(Lab06Analytic, GroupedQueryAttentionAndWindows) {
-  for (const auto& m : rooflab::models()) {
+  for (const auto& m : rooflab::graded_models()) {
     ROOFLAB_EXPECT(near(lab06::gqa_saving(m), static_cast<double>(m.heads) / m.kv_heads, kRel)) << m.id << ": GQA saving";
     for (const auto& c : cases()) {
       ROOFLAB_EXPECT(same(static_cast<double>(lab06::tokens_cached(m, c.context)), cached(m, c.context)))
@@ -73,8 +74,8 @@ ROOFLAB_TEST(Lab06Analytic, GroupedQueryAttentionAndWindows) {
 
 ROOFLAB_TEST(Lab06Analytic, WhatFitsOnEveryGpu) {
   rooflab::Rng rng(rooflab::test_seed() + 6);
-  for (const auto& g : rooflab::gpus()) {
-    for (const auto& m : rooflab::models()) {
+  for (const auto& g : rooflab::graded_gpus()) {
+    for (const auto& m : rooflab::graded_models()) {
       for (const auto& c : cases()) {
         const double weight_bytes = rng.below(2) == 0 ? 2.0 : 1.0, e = kElemBytes[rng.below(2)];
         const double reserve = rng.uniform(0.0, 4.0);
@@ -104,7 +105,7 @@ ROOFLAB_TEST(Lab06Analytic, WhatFitsOnEveryGpu) {
 
 ROOFLAB_TEST(Lab06Analytic, BlocksAndFragmentation) {
   rooflab::Rng rng(rooflab::test_seed() + 9);
-  for (const auto& m : rooflab::models()) {
+  for (const auto& m : rooflab::graded_models()) {
     for (int i = 0; i < 8; ++i) {
       const double budget = rng.uniform(0.5, 60.0), e = kElemBytes[i % 2];
       const std::size_t block = std::size_t{8} << rng.below(3);  // 8, 16 or 32 tokens

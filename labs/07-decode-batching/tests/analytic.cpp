@@ -6,6 +6,7 @@
 #include <rooflab/plot.hpp>
 #include <rooflab/random.hpp>
 #include <rooflab/specs.hpp>
+#include <rooflab/synthetic.hpp>
 
 #include <fmt/format.h>
 
@@ -39,9 +40,9 @@ double first_batch(double i, double o, double e, double need) {
 
 ROOFLAB_TEST(Lab07Analytic, DecodeFloorsOnEveryGpu) {
   rooflab::Rng rng(rooflab::test_seed());
-  for (const auto& g : rooflab::gpus()) {
+  for (const auto& g : rooflab::graded_gpus()) {
     if (!g.fp16_tflops) continue;  // the compute roof here is FP16 tensor; every listed GPU has one
-    for (const auto& m : rooflab::models()) {
+    for (const auto& m : rooflab::graded_models()) {
       const double wb = rng.below(2) == 0 ? 2.0 : 1.0, kvb = rng.below(2) == 0 ? 2.0 : 1.0;
       const std::size_t batch = 1 + rng.below(256), context = rng.below(32768);
       const std::string at = fmt::format("{} on {}, batch {}, context {}, {}-byte weights, {}-byte cache", m.id, g.id,
@@ -74,7 +75,7 @@ ROOFLAB_TEST(Lab07Analytic, LinearLayerIntensityAndCrossover) {
                         intensity(static_cast<double>(n_in), static_cast<double>(n_out), static_cast<double>(b), e), kRel))
         << n_in << " -> " << n_out << " at batch " << b << ", " << e << "-byte elements";
   }
-  for (const auto& g : rooflab::gpus()) {
+  for (const auto& g : rooflab::graded_gpus()) {
     for (const DType type : {DType::fp16, DType::int8, DType::fp32}) {
       const auto peak = rooflab::peak_flops(g, type);
       if (!peak) continue;

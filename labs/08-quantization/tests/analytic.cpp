@@ -7,6 +7,7 @@
 #include <rooflab/plot.hpp>
 #include <rooflab/random.hpp>
 #include <rooflab/specs.hpp>
+#include <rooflab/synthetic.hpp>
 
 #include <fmt/format.h>
 
@@ -65,9 +66,15 @@ ROOFLAB_TEST(Lab08Analytic, FormatsBytesAndDecodeFloors) {
         std::pair{lab08::kInt4G128, lab08::int4_bytes(1, 128, 128)}}) {
     ROOFLAB_EXPECT(near(lab08::bits_per_weight(f) * f.group / 8, bytes, kRel)) << f.name << ": bytes of one group";
   }
-  for (const auto& g : rooflab::gpus()) {
-    for (const auto& m : rooflab::models()) {
-      for (const auto& f : lab08::kFormats) {
+  // The published layouts and two drawn from the seed: a speedup typed in per format name answers nothing.
+  std::vector<lab08::BlockFormat> formats(std::begin(lab08::kFormats), std::end(lab08::kFormats));
+  for (int i = 0; i < 2; ++i) {
+    formats.push_back({"a random layout", 16 << rng.below(5), 2 + static_cast<int>(rng.below(7)), 8 << rng.below(3),
+                       8 * static_cast<int>(rng.below(3))});
+  }
+  for (const auto& g : rooflab::graded_gpus()) {
+    for (const auto& m : rooflab::graded_models()) {
+      for (const auto& f : formats) {
         const std::string at = fmt::format("{} in {} on {}", m.id, f.name, g.id);
         const double bytes = m.params_b * 1e9 * bits_from_layout(f) / 8;
         ROOFLAB_EXPECT(near(lab08::model_bytes(m, f), bytes, kRel)) << at << ": model bytes";
@@ -103,9 +110,18 @@ ROOFLAB_TEST(Lab08Analytic, QuantizationErrorAndFp8) {
   const std::vector<float> zeros(32, 0.0f);
   ROOFLAB_EXPECT(same(lab08::group_max_error(zeros, 7), 0.0)) << "a group of zeros";
 
-  for (const auto& f : {lab08::kE4M3, lab08::kE5M2}) {
+  // FP8's two formats, and 8-bit-or-narrower formats drawn from the seed (with and without IEEE specials):
+  // 448 and 57344 typed in answer only the first two.
+  std::vector<lab08::Fp8Format> fp8_formats{lab08::kE4M3, lab08::kE5M2};
+  for (int i = 0; i < 4; ++i) {
+    const int e = 2 + static_cast<int>(rng.below(5)), m = 1 + static_cast<int>(rng.below(7 - e));
+    fp8_formats.push_back({"a random format", e, m, rng.below(2) == 0});
+  }
+  for (const auto& f : fp8_formats) {
     const auto values = fp8_values(f);
-    ROOFLAB_EXPECT(same(lab08::fp8_max(f), values.back())) << f.name << ": largest finite value";
+    ROOFLAB_EXPECT(same(lab08::fp8_max(f), values.back()))
+        << f.name << fmt::format(" (E{}M{}, {}IEEE specials)", f.exponent_bits, f.mantissa_bits, f.ieee_specials ? "" : "no ")
+        << ": largest finite value";
     for (int t = 0; t < 30; ++t) {
       // A magnitude anywhere from the subnormals to the largest value, on a log scale.
       const double x = std::exp(rng.uniform(std::log(values[1]), std::log(values.back())));
