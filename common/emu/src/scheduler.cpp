@@ -962,6 +962,11 @@ void warp_call(unsigned mask, void (*fn)(void* const*, int), void* arg, const ch
   warp_collective(kWarpCall, mask, packed, sizeof packed, 0, 32, nullptr, file, line);
 }
 
+unsigned lane_id() {
+  if (tl_thread == nullptr) throw KernelError("a warp-level operation called outside a kernel");
+  return static_cast<unsigned>(tl_thread->linear % 32);
+}
+
 unsigned active_mask() {
   CudaThread* t = tl_thread;
   if (t == nullptr || tl_block == nullptr) return 0;

@@ -3,13 +3,16 @@
 // checks the reports (tests/CMakeLists.txt): these tests only run the kernels.
 #include "conformance.hpp"
 #include "kernels.hpp"
+#include "wmma_race.hpp"
 
 #include <rooflab/buffer.hpp>
 #include <rooflab/random.hpp>
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdio>
+#include <vector>
 
 using rooflab::DeviceBuffer;
 
@@ -31,6 +34,49 @@ TEST(RacePlanted, BlocksWriteEachOthersElements) {
   conform::block_stride(out.data(), 128, 3);
   const auto got = out.download();
   EXPECT_EQ(got[127], 254.0f);
+}
+
+// WMMA staging through shared memory: race mode stores a fragment lane by lane, unordered (wmma.hpp), so a
+// missing __syncwarp on either side of the store is reported with the kernel's line.
+namespace {
+void staged_transpose(emutest::WmmaStaging staging, std::vector<float>* got = nullptr,
+                      std::vector<float>* want = nullptr) {
+  const auto a = rooflab::random_floats(256, 11), b = rooflab::random_floats(256, 12);
+  std::vector<__half> ha(256), hb(256);
+  for (int i = 0; i < 256; ++i) {
+    ha[i] = __float2half(a[i]);
+    hb[i] = __float2half(b[i]);
+  }
+  DeviceBuffer<__half> da{std::span<const __half>(ha)}, db{std::span<const __half>(hb)};
+  DeviceBuffer<float> out(512);
+  emutest::wmma_staged_transpose(da.data(), db.data(), out.data(), staging);
+  if (got == nullptr) return;
+  *got = out.download();
+  want->assign(512, 0.0f);
+  for (int r = 0; r < 16; ++r) {
+    for (int c = 0; c < 16; ++c) {
+      float sum = 0.0f;
+      for (int k = 0; k < 16; ++k) sum += __half2float(ha[r * 16 + k]) * __half2float(hb[k * 16 + c]);
+      (*want)[c * 16 + r] = sum;
+      (*want)[256 + c * 16 + r] = 2.0f * sum;
+    }
+  }
+}
+}  // namespace
+
+TEST(RacePlanted, WmmaStagingReadWithoutSyncwarp) { staged_transpose(emutest::WmmaStaging::no_sync_after_store); }
+
+TEST(RacePlanted, WmmaStagingOverwrittenWithoutSyncwarp) {
+  staged_transpose(emutest::WmmaStaging::no_sync_before_next_store);
+}
+
+// Every lane's share together is the whole tile (the per-lane store misses no element), and the same kernel
+// with both __syncwarp reports nothing.
+TEST(RaceClean, WmmaStagingWithBothSyncwarps) {
+  std::vector<float> got, want;
+  staged_transpose(emutest::WmmaStaging::synced, &got, &want);
+  for (int i = 0; i < 512; ++i) EXPECT_NEAR(got[i], want[i], 1e-4f * (1.0f + std::fabs(want[i]))) << i;
+  EXPECT_EQ(rooflab::emu::races_reported(), 0);
 }
 
 TEST(RaceClean, CorrectKernelsReportNothing) {

@@ -5,6 +5,14 @@
 // `frag.x[0 .. num_elements)` stays correct (it touches every element of the tile in every lane).
 // load and fill work lane by lane; mma_sync and store_matrix_sync are warp collectives done once per warp
 // from lane 0's fragments (the product is handed to every lane; computing it in all 32 would cost 32x).
+//
+// Race mode (ROOFLAB_EMU_TSAN) differs where a collective would hide a bug: a GPU's store_matrix_sync is each
+// lane storing its own share of the tile, with no ordering between lanes, so a lane that reads what another
+// lane stored (a staging tile in shared memory) needs a __syncwarp in between, and so does a store over a tile
+// other lanes are still reading. There each lane stores its share (the sm_80 accumulator layout) with no
+// synchronization, and ThreadSanitizer reports the missing __syncwarp. load_matrix_sync is already per lane
+// (each lane reads the whole tile, a superset of its share: what another lane wrote must be ordered before it).
+// mma_sync stays a collective (it orders the lanes, which a GPU's does not: a race across one is not seen).
 #pragma once
 
 #include <cuda_bf16.h>
@@ -16,6 +24,8 @@
 namespace rooflab::emu::detail {
 // Runs `fn(args of all participating lanes, lane count)` once per warp when every lane of `mask` arrived.
 void warp_call(unsigned mask, void (*fn)(void* const* lane_args, int lanes), void* arg, const char* file, unsigned line);
+// The calling CUDA thread's lane in its warp.
+unsigned lane_id();
 }  // namespace rooflab::emu::detail
 
 namespace nvcuda::wmma {
@@ -108,6 +118,21 @@ void store_once(void* const* lane_args, int /*lanes*/) {
 }
 }  // namespace detail
 
+#if defined(ROOFLAB_EMU_TSAN)
+// Race mode: this lane's share only, and no collective (see the top of the file). Lane 4g + t of the warp
+// holds rows g and g + 8, columns 2t, 2t + 1, 2t + 8 and 2t + 9, as sm_80's m16n16k16 float accumulator does;
+// any fixed partition would do, since code that is right on a GPU cannot depend on it.
+template <int M, int N, int K, typename T>
+void store_matrix_sync(T* p, const fragment<accumulator, M, N, K, T>& f, unsigned ldm, layout_t layout,
+                       const char* = __builtin_FILE(), unsigned = __builtin_LINE()) {
+  const int lane = static_cast<int>(rooflab::emu::detail::lane_id()), g = lane / 4, t = lane % 4;
+  for (const int r : {g, g + 8}) {
+    for (const int c : {2 * t, 2 * t + 1, 2 * t + 8, 2 * t + 9}) {
+      (layout == mem_col_major ? p[c * ldm + r] : p[r * ldm + c]) = f.x[r * N + c];
+    }
+  }
+}
+#else
 template <int M, int N, int K, typename T>
 void store_matrix_sync(T* p, const fragment<accumulator, M, N, K, T>& f, unsigned ldm, layout_t layout,
                        const char* file = __builtin_FILE(), unsigned line = __builtin_LINE()) {
@@ -115,6 +140,7 @@ void store_matrix_sync(T* p, const fragment<accumulator, M, N, K, T>& f, unsigne
   detail::StoreArgs<F, T> args{p, &f, ldm, layout};
   rooflab::emu::detail::warp_call(0xffffffffu, &detail::store_once<F, T>, &args, file, line);
 }
+#endif
 
 namespace detail {
 template <typename A, typename B, typename C, typename D>
