@@ -5,8 +5,9 @@ against the CUDA 12.4 headers (the oldest toolkit rooflab supports) instead of t
     check_cuda12.py --build-dir B --cuda-include DIR [--jobs N]
 
 Every C++ translation unit in B/compile_commands.json that includes the toolkit (-I DIR) is compiled again
-with -fsyntax-only and the 12.4 headers in DIR's place (the known-bad selftest variants and the race builds
-are skipped: the same sources as the main variant; of the stubs only their kernels are compiled). An API
+with -fsyntax-only and the 12.4 headers in DIR's place (the known-bad selftest variants, the race builds, the
+dry runs' copies of the perf tests and of the rewritten kernels are skipped: the same sources as the main variant
+or the GPU build; of the stubs only their kernels are compiled). An API
 newer than 12.4 used without a CUDART_VERSION guard is then an error here. Students' rented images often still have CUDA 12 toolkits
 (drivers 535-570 run no CUDA 13 binary); nvcc 12 itself cannot be installed here, so the .cu files' device
 code is not compiled against 12.4, only their host compilation on the CPU backend.
@@ -99,7 +100,11 @@ def main():
         entries = json.load(f)
     # The known-bad variants and race builds compile the main variant's sources again; of the stubs (labs/),
     # only their kernels on the CPU backend differ from the solutions' build.
-    skipped_targets = ("_st_", "_race.dir", "emu_race")
+    # The dry runs compile the same rewritten kernels as the emu builds (the same file name: the hash of its
+    # source) and the perf tests that the GPU build compiles too; the emu benchmark repeats the emu tests'
+    # kernels.
+    skipped_targets = ("_st_", "_race.dir", "emu_race", "_dryrun_tests.dir/tests/perf.cpp", "rooflab_emu_bench.dir")
+    seen_kernels = set()
     jobs = []
     for e in entries:
         args = e["arguments"] if "arguments" in e else shlex.split(e["command"])
@@ -112,6 +117,10 @@ def main():
             continue
         if "_stubs_" in where and not e["file"].endswith(".emu.cpp"):
             continue
+        if e["file"].endswith(".emu.cpp"):
+            if os.path.basename(e["file"]) in seen_kernels:
+                continue
+            seen_kernels.add(os.path.basename(e["file"]))
         jobs.append((e["file"], e["directory"], retarget(args, a.cuda_include, cuda12)))
     print(f"compiling {len(jobs)} translation units against the CUDA 12.4 headers ...", flush=True)
     failures = []
