@@ -10,7 +10,7 @@ cli="$1" build="$2" src="$3"
 fail() { echo "FAIL: $*"; exit 1; }
 [[ "$(id -u)" == 0 ]] || fail "starting slurmctld and slurmd needs root (CI runs as root); run this test as root"
 for tool in munged slurmctld slurmd sbatch squeue sinfo; do
-  command -v "$tool" >/dev/null || fail "$tool is missing: apt-get install slurm-wlm munge (.ci/run installs them)"
+  command -v "$tool" >/dev/null || fail "$tool is missing: apt-get install slurm-wlm munge (./rooflab test installs them)"
 done
 
 work="$build/e2e-slurm"
