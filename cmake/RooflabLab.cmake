@@ -540,6 +540,9 @@ function(_rooflab_register_ctests lab prefix)
     # The forward run also fails when a kernel instance the binary holds was launched by no test (a launcher's
     # branch no test takes; common/src/test_main.cpp): the tests must cover every value a launcher accepts.
     set_property(TEST lab${lab}.emu.forward APPEND PROPERTY ENVIRONMENT "ROOFLAB_EMU_COVERAGE=1")
+    # The forward run also fails when a kernel instance the binary holds was launched by no test (a launcher's
+    # branch no test takes; common/src/test_main.cpp): the tests must cover every value a launcher accepts.
+    set_property(TEST lab${lab}.emu.forward APPEND PROPERTY ENVIRONMENT "ROOFLAB_EMU_COVERAGE=1")
   endif()
   if(TARGET ${prefix}_race)
     add_test(NAME lab${lab}.race COMMAND ${prefix}_race)

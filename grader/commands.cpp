@@ -422,6 +422,7 @@ int cmd_grade(const GradeArgs& a) {
     }
     settle_correctness(lr.tests, gpu.present);
     if (auto check = forbidden_symbols_check(tree.build_dir, lab, v.binaries)) lr.tests.push_back(*check);
+    if (auto hint = untested_kernels_check(lab, lr.tests); hint && a.test.empty()) lr.tests.push_back(*hint);
     lr.note = gpu.present ? "graded on " + gpu.description
                           : "no GPU here: correctness graded on the CPU backend, performance needs a GPU";
     std::fputs(terminal_table(lr, color).c_str(), stdout);
@@ -590,6 +591,7 @@ int cmd_selftest(const SelftestArgs& a) {
   const SandboxScope in_sandbox(test_sandbox({m.source_dir, m.build_dir, v.student_dir, {}, scratch.path()}));
   auto results = run_variant(lab, v, options, build_errors);
   if (auto check = forbidden_symbols_check(m.build_dir, lab, v.binaries)) results.push_back(*check);
+  if (auto hint = untested_kernels_check(lab, results)) results.push_back(*hint);
   LabResults lr{&lab, v.student_dir.string(), results, "variant " + v.name};
   std::fputs(terminal_table(lr, false).c_str(), stdout);
   // Every test's status and points, as grade writes them (bench/compare-results diffs two runs of these).

@@ -17,6 +17,7 @@
 
 #include <cmath>
 #include <optional>
+#include <set>
 
 namespace rooflab::grader {
 
@@ -186,6 +187,22 @@ std::string leaked_answer(const std::string& output, const std::vector<double>& 
 
 namespace {
 
+// The kernels a CPU-backend test process says it holds and launched (for a hint only: a process can claim
+// anything, and no points depend on it).
+void read_kernels(const nlohmann::json& result, TestResult* r) {
+  const auto kernels = result.find("kernels");
+  if (kernels == result.end() || !kernels->is_object()) return;
+  const auto names = [&](const char* key) {
+    std::vector<std::string> out;
+    for (const auto& k : kernels->value(key, nlohmann::json::array())) {
+      if (k.is_string()) out.push_back(k.get<std::string>());
+    }
+    return out;
+  };
+  r->kernels_defined = names("defined");
+  r->kernels_launched = names("launched");
+}
+
 TestResult run_one(const Lab& lab, const Binary& binary, const DeclaredTest& test, const RunOptions& options,
                    const Schedule* schedule) {
   const auto trusted_it = options.trusted.find(binary.kind);
@@ -256,6 +273,7 @@ TestResult run_one(const Lab& lab, const Binary& binary, const DeclaredTest& tes
   r.backend = backend_of(binary.kind);
   r.max_score = test.points;
   r.seconds = p.seconds;
+  if (binary.kind == "emu" && run.report.results.size() == 1) read_kernels(run.report.results[0], &r);
   if (r.status != Status::passed) r.score = 0;
   return r;
 }
@@ -408,6 +426,33 @@ std::vector<TestResult> run_binary(const Lab& lab, const Binary& binary, const R
     out.push_back(std::move(first));
   }
   return out;
+}
+
+std::optional<TestResult> untested_kernels_check(const Lab& lab, const std::vector<TestResult>& results) {
+  std::set<std::string> defined, launched;
+  for (const auto& r : results) {
+    defined.insert(r.kernels_defined.begin(), r.kernels_defined.end());
+    launched.insert(r.kernels_launched.begin(), r.kernels_launched.end());
+  }
+  if (defined.empty()) return std::nullopt;
+  TestResult hint;
+  hint.lab = lab.id;
+  hint.id = fmt::format("Lab{}Coverage.EveryKernelTested", lab.id);
+  hint.kind = "static";
+  hint.backend = "CPU backend";
+  hint.status = Status::passed;
+  for (const auto& k : defined) {
+    if (launched.count(k) == 0) hint.output += "code no grade checked: " + k + "\n";
+  }
+  if (hint.output.empty()) {
+    hint.output = fmt::format("every one of the {} kernel instances compiled was launched by a test", defined.size());
+    return hint;
+  }
+  hint.status = Status::failed;
+  hint.output = "hint, no points lost: no test launched these kernel instances, so no grade checked them (a branch "
+                "of a launcher that no test's values take; test it yourself, or remove code that never runs):\n" +
+                hint.output;
+  return hint;
 }
 
 void settle_correctness(std::vector<TestResult>& results, bool gpu_present) {

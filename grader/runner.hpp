@@ -12,6 +12,7 @@
 #include <filesystem>
 
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -40,6 +41,9 @@ struct TestResult {
   std::string output;   // why it failed, notes, measured figures
   double seconds = 0;
   std::vector<CeilingInForce> ceilings = {};  // perf: the ceilings it was judged against (results.json carries them)
+  // CPU backend: the kernel instances the test binary holds and those its process launched (test_main.cpp).
+  std::vector<std::string> kernels_defined = {};
+  std::vector<std::string> kernels_launched = {};
 };
 
 struct RunOptions {
@@ -64,6 +68,12 @@ std::vector<TestResult> run_binary(const Lab& lab, const Binary& binary, const R
 // Correctness is graded once: on the GPU when the grader found one, else on the CPU backend. The other
 // backend's tests are kept in the report with max_score 0.
 void settle_correctness(std::vector<TestResult>& lab_results, bool gpu_present);
+
+// Code no grade checked: a kernel instance the student's CPU-backend test binary holds that none of its tests
+// launched (a launcher's branch no test takes, for a value no test passes). A hint worth no points
+// (LabNNCoverage.EveryKernelTested), failed when there is such an instance; nullopt when no CPU-backend test
+// reported its kernels.
+std::optional<TestResult> untested_kernels_check(const Lab& lab, const std::vector<TestResult>& lab_results);
 
 // The values the reference solution's run of `test` expects (what the grader verifies against; cached).
 // Empty when that run did not pass.

@@ -21,12 +21,55 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <iostream>
 #include <string>
 #include <vector>
 
+// The CPU backend's kernel bookkeeping (common/emu/src/kernels.cpp), where it is linked in: newline-separated
+// kernel names. Weak, so that binaries without the backend (analytic, static) link without it.
+extern "C" const char* rooflab_emu_kernels_defined() __attribute__((weak));
+extern "C" const char* rooflab_emu_kernels_launched() __attribute__((weak));
+
 namespace {
+
+std::vector<std::string> lines_of(const char* text) {
+  std::vector<std::string> out;
+  std::string line;
+  for (const char* p = text; p != nullptr && *p != '\0'; ++p) {
+    if (*p != '\n') {
+      line += *p;
+    } else if (!line.empty()) {
+      out.push_back(std::move(line));
+      line.clear();
+    }
+  }
+  return out;
+}
+
+// On the CPU backend, every kernel instance the process holds and those launched so far: the grader reports
+// instances that no test launched (code no grade checked). Null elsewhere.
+nlohmann::json kernel_bookkeeping() {
+  if (rooflab_emu_kernels_defined == nullptr || rooflab_emu_kernels_launched == nullptr) return nullptr;
+  return {{"defined", lines_of(rooflab_emu_kernels_defined())}, {"launched", lines_of(rooflab_emu_kernels_launched())}};
+}
+
+// ROOFLAB_EMU_COVERAGE set (the labs' CTest of the reference solutions): after a run of every test, each kernel
+// instance compiled into the binary must have been launched by one of them. Returns the exit code to add.
+int check_kernel_coverage() {
+  if (std::getenv("ROOFLAB_EMU_COVERAGE") == nullptr || rooflab_emu_kernels_defined == nullptr) return 0;
+  const auto launched = lines_of(rooflab_emu_kernels_launched());
+  std::string missing;
+  for (const auto& k : lines_of(rooflab_emu_kernels_defined())) {
+    if (std::find(launched.begin(), launched.end(), k) == launched.end()) missing += "\n  " + k;
+  }
+  if (missing.empty()) return 0;
+  std::cerr << "rooflab: kernel instances this binary defines that no test launched (a branch of a launcher no "
+               "test takes: test every value the launcher accepts):" << missing << "\n";
+  return 1;
+}
 
 // Writes each test's start and outcome as frames on the report channel.
 class ReportListener : public ::testing::EmptyTestEventListener {
@@ -59,7 +102,8 @@ class ReportListener : public ::testing::EmptyTestEventListener {
                                                 {"result", result},
                                                 {"failures", failures},
                                                 {"skip", skip},
-                                                {"properties", properties}}
+                                                {"properties", properties},
+                                                {"kernels", kernel_bookkeeping()}}
                                      .dump());
   }
 };
@@ -109,5 +153,6 @@ int main(int argc, char** argv) {
   const int rc = RUN_ALL_TESTS();
   const auto* unit = ::testing::UnitTest::GetInstance();
   if (rc == 0 && unit->successful_test_count() == 0 && unit->skipped_test_count() > 0) return 77;
+  if (rc == 0) return check_kernel_coverage();
   return rc;
 }

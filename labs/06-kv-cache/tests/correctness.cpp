@@ -173,15 +173,21 @@ ROOFLAB_TEST(Lab06Kernels, AppendThroughTheBlockTable) {
 
 ROOFLAB_TEST(Lab06Kernels, DecodeAttentionOneKvHeadPerQueryHead) {
   ROOFLAB_REQUIRE_GPU();
-  for (const auto& lengths : decode_batches()) EXPECT_TRUE(check_decode(lengths, 3, 1, 128));
+  // Both head dims the launcher accepts: each is its own kernel instance.
+  for (const auto& lengths : decode_batches()) {
+    for (const int head_dim : {64, 128}) EXPECT_TRUE(check_decode(lengths, 3, 1, head_dim));
+  }
   EXPECT_TRUE(check_decode({17, 1, 300}, 3, 1, 128, true));
 }
 
 ROOFLAB_TEST(Lab06Kernels, DecodeAttentionGroupedQueries) {
   ROOFLAB_REQUIRE_GPU();
+  // Every group size and head dim the launcher accepts: each pair is its own kernel instance, and an
+  // instance no test launches is code no grade checks.
   for (const auto& lengths : decode_batches()) {
-    EXPECT_TRUE(check_decode(lengths, 2, 4, 128));
-    EXPECT_TRUE(check_decode(lengths, 1, 8, 64));
+    for (const int group : {2, 4, 8}) {
+      for (const int head_dim : {64, 128}) EXPECT_TRUE(check_decode(lengths, group == 8 ? 1 : 2, group, head_dim));
+    }
   }
   EXPECT_TRUE(check_decode({17, 1, 300}, 2, 4, 128, true));
 }

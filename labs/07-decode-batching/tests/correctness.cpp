@@ -94,7 +94,9 @@ ROOFLAB_TEST(Lab07Kernels, GemvShapes) {
 
 ROOFLAB_TEST(Lab07Kernels, BatchedSmallBatches) {
   ROOFLAB_REQUIRE_GPU();
-  for (const int batch : {1, 2, 7}) {
+  // Every batch up to 8: the launcher may dispatch each to its own kernel instance, and an instance no test
+  // launches is code no grade checks.
+  for (const int batch : {1, 2, 3, 4, 5, 6, 7, 8}) {
     for (const Shape s : kShapes) EXPECT_TRUE(check(s, batch));
     EXPECT_TRUE(check(kSameSigned, batch, Inputs::same_signed));
   }
