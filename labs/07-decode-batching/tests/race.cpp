@@ -1,4 +1,5 @@
-// Lab 07 race check: both kernels on a few blocks under the CPU backend's race mode (hints).
+// Lab 07 race check: the GEMV and both batched kernels (CUDA cores, tensor cores) on a few blocks under the
+// CPU backend's race mode (hints).
 #include "kernels.hpp"
 
 #include <rooflab/buffer.hpp>
@@ -20,5 +21,13 @@ ROOFLAB_TEST(Lab07Races, NoDataRaces) {
   lab07::gemv(w.data(), x.data(), y.data(), n, k, nullptr);
   lab07::batched_gemv(w.data(), x.data(), y.data(), n, k, batch, nullptr);
   lab07::gemv(w.data(), x.data(), y.data(), n, 13, nullptr);
+  // Past batch 8 the tensor-core kernel, whose WMMA tiles go through shared memory: a __syncwarp missing there
+  // is a race between lanes (race mode stores a fragment lane by lane). 17 rows of X: two batch tiles.
+  const int wide = 17;
+  const auto fx = rooflab::random_floats(static_cast<std::size_t>(wide) * k, 5);
+  std::vector<__half> hx(fx.size());
+  for (std::size_t i = 0; i < fx.size(); ++i) hx[i] = __float2half(fx[i]);
+  rooflab::DeviceBuffer<__half> xw{std::span<const __half>(hx)}, yw(static_cast<std::size_t>(wide) * n);
+  lab07::batched_gemv(w.data(), xw.data(), yw.data(), n, k, wide, nullptr);
   EXPECT_EQ(rooflab::emu::races_reported(), before) << rooflab::emu::last_race_summary();
 }
