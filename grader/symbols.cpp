@@ -131,7 +131,7 @@ std::vector<std::string> forbidden_findings(const std::vector<ForbiddenLibrary>&
     for (const auto& l : loader_symbols()) {
       if (names_loader_symbol(s, l.name)) {
         out.push_back(fmt::format("{} uses {} (the dynamic loader: it {}, so no name in the compiled code says which "
-                                  "library it reaches; refused wherever a library is)", file, s, l.why));
+                                  "library it reaches)", file, s, l.why));
       }
     }
   }
@@ -153,7 +153,7 @@ std::string forbidden_symbols_in(const fs::path& build_dir, const Lab& lab, cons
   std::string libs;
   for (const auto& l : libraries) libs += (libs.empty() ? "" : ", ") + l.library;
   std::string out = fmt::format("refused: lab {} forbids {}; the student's compiled code uses them, or the dynamic "
-                                "loader that reaches a library by name:\n", lab.id, libs);
+                                "loader, refused in every lab that forbids a library:\n", lab.id, libs);
   int shown = 0;
   for (const auto& f : findings) {
     if (++shown > 10) {

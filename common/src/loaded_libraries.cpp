@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <filesystem>
 #include <fstream>
 #include <string>
 
@@ -62,6 +63,27 @@ std::vector<DynamicInfo> every_object() {
   return out;
 }
 
+std::string canonical(const std::string& path) {
+  std::error_code ec;
+  const auto c = std::filesystem::canonical(path, ec);
+  return ec ? path : c.string();
+}
+
+// The files mapped into the process, as the kernel names them (resolved paths), each once.
+std::vector<std::string> mapped_files() {
+  std::ifstream maps("/proc/self/maps");
+  std::vector<std::string> out;
+  std::set<std::string> seen;
+  // "start-end perms offset dev inode   path": the path is the rest of the line after the fifth field.
+  for (std::string line; std::getline(maps, line);) {
+    const auto slash = line.find('/');
+    if (slash == std::string::npos) continue;  // anonymous, [heap], [stack], [vdso]
+    std::string path = line.substr(slash);
+    if (seen.insert(path).second) out.push_back(std::move(path));
+  }
+  return out;
+}
+
 bool in(const std::set<std::string>& names, const DynamicInfo& o) {
   return names.count(basename_of(o.path)) > 0 || (!o.soname.empty() && names.count(o.soname) > 0);
 }
@@ -104,7 +126,14 @@ std::vector<LoadedObject> loaded_objects() {
     }
   }
   std::vector<LoadedObject> out;
-  for (std::size_t i = 0; i < objects.size(); ++i) out.push_back({objects[i].path, i == 0 || in(closure, objects[i])});
+  std::set<std::string> known;  // canonical paths of the loader's list
+  for (std::size_t i = 0; i < objects.size(); ++i) {
+    out.push_back({objects[i].path, i == 0 || in(closure, objects[i]), objects[i].soname});
+    known.insert(canonical(i == 0 ? "/proc/self/exe" : objects[i].path));
+  }
+  for (const auto& path : mapped_files()) {
+    if (known.insert(path).second) out.push_back({path, false, ""});
+  }
   return out;
 }
 
@@ -116,7 +145,11 @@ std::vector<std::string> forbidden_loaded(const std::vector<LoadedObject>& loade
     const std::string name = basename_of(o.path);
     for (const auto& library : forbidden) {
       for (const auto& prefix : shared_object_prefixes(library)) {
-        if (name.starts_with(prefix)) out.push_back(name + " (" + library + ", " + o.path + ")");
+        if (name.starts_with(prefix)) {
+          out.push_back(name + " (" + library + ", " + o.path + ")");
+        } else if (o.soname.starts_with(prefix)) {
+          out.push_back(o.soname + " (" + library + ", a copy named " + o.path + ")");
+        }
       }
     }
   }

@@ -30,12 +30,12 @@ TEST(LoadedLibraries, SharedObjectsOfEachForbiddenLibrary) {
 }
 
 TEST(LoadedLibraries, OnlyForbiddenLibrariesLoadedAtRunTimeAreReported) {
-  const std::vector<LoadedObject> loaded = {{"", true},
-                                            {"/usr/lib/libstdc++.so.6", true},
-                                            {"/opt/cuda/lib64/libcublas.so.13", true},  // linked: the harness's
-                                            {"/opt/cuda/lib64/libcublasLt.so.13", false},
-                                            {"/opt/cuda/lib64/libcudnn_ops.so.9", false},
-                                            {"/home/s/libmine.so", false}};
+  const std::vector<LoadedObject> loaded = {{"", true, ""},
+                                            {"/usr/lib/libstdc++.so.6", true, "libstdc++.so.6"},
+                                            {"/opt/cuda/lib64/libcublas.so.13", true, ""},  // linked: the harness's
+                                            {"/opt/cuda/lib64/libcublasLt.so.13", false, ""},
+                                            {"/opt/cuda/lib64/libcudnn_ops.so.9", false, ""},
+                                            {"/home/s/libmine.so", false, "libmine.so"}};
   const auto cublas = forbidden_loaded(loaded, {"cuBLAS", "CUTLASS"});
   ASSERT_EQ(cublas.size(), 1u);
   EXPECT_EQ(cublas[0], "libcublasLt.so.13 (cuBLAS, /opt/cuda/lib64/libcublasLt.so.13)");
@@ -44,6 +44,10 @@ TEST(LoadedLibraries, OnlyForbiddenLibrariesLoadedAtRunTimeAreReported) {
   ASSERT_EQ(cudnn.size(), 1u);
   EXPECT_NE(cudnn[0].find("libcudnn_ops.so.9 (cuDNN"), std::string::npos);
   EXPECT_TRUE(forbidden_loaded(loaded, {}).empty());
+  // A copy under another name still carries its SONAME.
+  const auto renamed = forbidden_loaded({{"/tmp/x/fast_math.so", false, "libcublas.so.13"}}, {"cuBLAS"});
+  ASSERT_EQ(renamed.size(), 1u);
+  EXPECT_EQ(renamed[0], "libcublas.so.13 (cuBLAS, a copy named /tmp/x/fast_math.so)");
 }
 
 TEST(LoadedLibraries, LinkedLibrariesAreNotTheStudentsDoing) {
@@ -73,6 +77,18 @@ TEST(LoadedLibraries, TheTestThatLoadedAForbiddenLibraryFails) {
   check.OnTestEnd(*self);  // reported once: the next test does not fail for it again
   static LoadedLibraryCheck lab02({"cuDNN", "CUTLASS", "Thrust"});  // cuBLAS allowed
   lab02.OnTestEnd(*self);
+  dlclose(handle);
+}
+
+// dlmopen puts the library in a link-map namespace of its own, which this namespace's dl_iterate_phdr does
+// not list: the mapped files still show it.
+TEST(LoadedLibraries, ALibraryInAnotherLinkMapNamespaceIsSeen) {
+  ASSERT_TRUE(forbidden_loaded(loaded_objects(), {"cuBLAS"}).empty());
+  void* handle = dlmopen(LM_ID_NEWLM, ROOFLAB_FAKE_OPENED, RTLD_NOW);
+  ASSERT_NE(handle, nullptr) << dlerror();
+  const auto found = forbidden_loaded(loaded_objects(), {"cuBLAS"});
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_EQ(found[0].rfind("libcublas.so (cuBLAS, ", 0), 0u) << found[0];
   dlclose(handle);
 }
 

@@ -32,13 +32,16 @@ std::vector<std::string> forbidden_in_rubric(const std::string& rubric_path);
 struct LoadedObject {
   std::string path;     // as the loader names it (the executable: "")
   bool linked = false;  // in the executable's DT_NEEDED closure, so loaded before any code ran
+  std::string soname;   // its DT_SONAME: a renamed copy of libcublas still says libcublas.so.13
 };
 
-// Every object loaded in this process now (dl_iterate_phdr), in load order.
+// Every object loaded in this process now: the loader's list (dl_iterate_phdr, in load order), then every
+// other file mapped into the process (/proc/self/maps): what dlmopen put in a link-map namespace of its own,
+// which the loader's list of this namespace does not show, or a library's file mapped by hand.
 std::vector<LoadedObject> loaded_objects();
 
-// One line per object in `loaded` that carries a library in `forbidden` and that the executable was not
-// linked against: "libcublas.so.13 (cuBLAS, /usr/local/cuda/lib64/libcublas.so.13)".
+// One line per object in `loaded` that carries a library in `forbidden` (by file name or SONAME) and that the
+// executable was not linked against: "libcublas.so.13 (cuBLAS, /usr/local/cuda/lib64/libcublas.so.13)".
 std::vector<std::string> forbidden_loaded(const std::vector<LoadedObject>& loaded,
                                           const std::vector<std::string>& forbidden);
 
