@@ -392,6 +392,39 @@ std::vector<RefusedFile> check_student_files(const std::vector<const Lab*>& labs
   return refused;
 }
 
+bool looks_like_stub(const std::string& text) {
+  static const std::regex comment(R"(//[^\n]*|/\*[\s\S]*?\*/)");
+  static const std::regex allowed(R"((ROOFLAB_TODO|rooflab::unused)\s*\([^;]*\)\s*;)");
+  static const std::regex fence(R"(STUDENT BEGIN[^\n]*\n([\s\S]*?)//\s*STUDENT END)");
+  for (auto it = std::sregex_iterator(text.begin(), text.end(), fence); it != std::sregex_iterator(); ++it) {
+    std::string body = std::regex_replace((*it)[1].str(), comment, "");
+    body = std::regex_replace(body, allowed, "");
+    if (body.find_first_not_of(" \t\r\n") != std::string::npos) return false;
+  }
+  return true;
+}
+
+Stub committed_stub(const Lab& lab, const std::string& file) {
+  Stub stub;
+  const std::string shown = fmt::format("labs/{}/{}", lab.dir_name(), file);
+  const ProcessResult git = run_process({"git", "-C", lab.dir.string(), "show", "HEAD:./" + file});
+  if (git.ok()) {
+    stub.text = git.output;
+    stub.from = "the committed stub";
+  } else {
+    std::ifstream in(lab.dir / file, std::ios::binary);
+    stub.text.assign(std::istreambuf_iterator<char>(in), {});
+    stub.from = "the stub in labs/ (no git history to take it from)";
+  }
+  if (!looks_like_stub(stub.text)) {
+    stub.why_not = fmt::format("{} is filled in ({}), so it is no stub: grading a missing file with it would give "
+                               "its answers away; restore the course's stub (git checkout {})",
+                               shown, git.ok() ? "committed so" : "in this checkout", shown);
+    stub.text.clear();
+  }
+  return stub;
+}
+
 AssembledSubmission assemble_submission(const std::vector<const Lab*>& labs, const fs::path& submission,
                                         const fs::path& dest) {
   AssembledSubmission out;
@@ -417,13 +450,15 @@ AssembledSubmission assemble_submission(const std::vector<const Lab*>& labs, con
           continue;
         }
         out.refused.push_back({lab->id, file, *why});
-        out.notes.push_back(fmt::format("lab {}: {} was refused ({}); graded as missing, with the stub from labs/",
-                                        lab->id, file, *why));
-      } else {
-        out.notes.push_back(
-            fmt::format("lab {}: {} is not in the submission; graded with the stub from labs/", lab->id, file));
       }
-      fs::copy_file(lab->dir / file, out_dir / file, fs::copy_options::overwrite_existing);
+      // Graded as the stub the course ships, never as what labs/ of this checkout holds.
+      const Stub stub = committed_stub(*lab, file);
+      const std::string as = stub.why_not ? "as a file that does not compile: " + *stub.why_not : "with " + stub.from;
+      out.notes.push_back(why ? fmt::format("lab {}: {} was refused ({}); graded as missing, {}", lab->id, file, *why, as)
+                              : fmt::format("lab {}: {} is not in the submission; graded {}", lab->id, file, as));
+      std::ofstream(out_dir / file, std::ios::binary)
+          << (stub.why_not ? "#error \"not in the submission, and no stub to grade it with (see the report)\"\n"
+                           : stub.text);
     }
   }
   return out;

@@ -70,10 +70,25 @@ struct AssembledSubmission {
   std::vector<RefusedFile> refused;  // each also in `notes`
 };
 
+// Whether `text` is still a stub: between every `STUDENT BEGIN` and `STUDENT END` fence only comments,
+// ROOFLAB_TODO(...) and rooflab::unused(...). A labs/ file an instructor has filled in is not.
+bool looks_like_stub(const std::string& text);
+
+// The stub of one of a lab's student files, as the course ships it: the committed version (git HEAD) when
+// the lab's folder is in a git checkout, else the file in labs/. `why_not` is set (and `text` empty) when
+// that text is not a stub (filled in, committed so, or no history to take the stub from).
+struct Stub {
+  std::string text;
+  std::string from;                    // "the committed stub" or "the stub in labs/"
+  std::optional<std::string> why_not;  // "labs/01-x/answers.cpp in this checkout is filled in ..."
+};
+Stub committed_stub(const Lab& lab, const std::string& file);
+
 // Copies the whitelisted student files of `labs` from a submission into `dest` laid out like labs/.
 // A submission may hold <lab dir>/<file> or, when one lab is graded, the files at its top level. A file
-// the submission lacks, or one that read_student_file or include_policy_violation refuses, is taken from
-// labs/ (the stub) and named in the notes.
+// the submission lacks, or one that read_student_file or include_policy_violation refuses, is graded as the
+// stub (committed_stub: never what an instructor wrote into labs/ of the grading checkout) and named in the
+// notes; where no stub can be had it is graded as a file that does not compile, saying why.
 AssembledSubmission assemble_submission(const std::vector<const Lab*>& labs, const std::filesystem::path& submission,
                                         const std::filesystem::path& dest);
 

@@ -1,5 +1,6 @@
 #include "gradescope.hpp"
 
+#include "build.hpp"
 #include "class_grading.hpp"
 #include "commands.hpp"
 #include "process.hpp"
@@ -9,6 +10,8 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdlib>
+#include <fstream>
+#include <iterator>
 #include <iostream>
 #include <set>
 #include <unistd.h>
@@ -236,6 +239,23 @@ int cmd_gradescope_package(const GradescopeArgs& a) {
   }
 
   const fs::path src = source_dir();
+  // The image grades a file a student did not upload as the stub in its labs/: a filled-in one would give
+  // every such student its answers.
+  for (const Lab* lab : labs) {
+    for (const auto& file : lab->student_files) {
+      const fs::path path = lab->dir / file;
+      std::ifstream in(path, std::ios::binary);
+      const std::string text(std::istreambuf_iterator<char>(in), {});
+      const Stub stub = committed_stub(*lab, file);
+      if (stub.why_not || text != stub.text) {
+        throw std::runtime_error(fmt::format(
+            "labs/{}/{} is not the course's stub ({}): the autograder would grade every student who leaves it out "
+            "with what it holds. Restore it (git checkout labs/{}/{}) and package again",
+            lab->dir_name(), file, stub.why_not ? "it is filled in" : "it differs from the committed one",
+            lab->dir_name(), file));
+      }
+    }
+  }
   std::string pattern = (fs::temp_directory_path() / "rooflab-gradescope-XXXXXX").string();
   if (mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("cannot make a folder in " + pattern);
   const fs::path stage = pattern;
