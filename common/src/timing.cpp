@@ -100,7 +100,7 @@ int scaled_gemm_n(int n) {
 }
 
 void launch_reading_inputs(const std::function<void(cudaStream_t)>& launch, cudaStream_t stream,
-                           std::initializer_list<TimedRead> inputs) {
+                           const std::vector<TimedRead>& inputs) {
 #if defined(ROOFLAB_EMU)
   if (inputs.size() > 0) {
     std::vector<emu::WatchedRange> ranges;
@@ -133,7 +133,7 @@ void launch_reading_inputs(const std::function<void(cudaStream_t)>& launch, cuda
 }
 
 Measurement benchmark(const std::function<void(cudaStream_t)>& launch, Work work, BenchOptions options,
-                      std::initializer_list<TimedOutput> outputs, std::initializer_list<TimedRead> inputs) {
+                      std::initializer_list<TimedOutput> outputs, const std::vector<TimedRead>& inputs) {
   if (kDryRun) {
     // The real loop, briefly: a dry run proves the loop and its arithmetic, not the figures.
     options.warmup = std::min(options.warmup, 1);

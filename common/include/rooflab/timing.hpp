@@ -106,10 +106,10 @@ class TimedReadError : public std::runtime_error {
 // The dry run's check of one launch (what benchmark() runs around each timed launch; exposed for tests):
 // runs `launch`, then throws TimedReadError if it read too little of an input. Runs `launch` alone on a GPU.
 void launch_reading_inputs(const std::function<void(cudaStream_t)>& launch, cudaStream_t stream,
-                           std::initializer_list<TimedRead> inputs);
+                           const std::vector<TimedRead>& inputs);
 
 Measurement benchmark(const std::function<void(cudaStream_t)>& launch, Work work, BenchOptions options = {},
-                      std::initializer_list<TimedOutput> outputs = {}, std::initializer_list<TimedRead> inputs = {});
+                      std::initializer_list<TimedOutput> outputs = {}, const std::vector<TimedRead>& inputs = {});
 
 // ---- problem sizes: the one knob between a GPU run and a dry run ----
 //

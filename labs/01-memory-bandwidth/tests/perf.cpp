@@ -25,6 +25,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <vector>
 
 namespace {
 
@@ -47,6 +48,16 @@ struct Arrays {
       case StreamOp::triad: return a.device;
     }
     return a.device;
+  }
+  // What a timed launch of `op` must read (the dry run counts it): every array the kernel reads.
+  std::vector<rooflab::TimedRead> read_by(StreamOp op) const {
+    switch (op) {
+      case StreamOp::copy: return {rooflab::timed_input(a, "a")};
+      case StreamOp::scale: return {rooflab::timed_input(c, "c")};
+      case StreamOp::add: return {rooflab::timed_input(a, "a"), rooflab::timed_input(b, "b")};
+      case StreamOp::triad: return {rooflab::timed_input(b, "b"), rooflab::timed_input(c, "c")};
+    }
+    return {};
   }
   std::size_t n;
   rooflab::TimedInput<float> a, b, c;
@@ -74,7 +85,7 @@ void grade_kernel(std::string_view id) {
   const auto view = arr.view();
   const rooflab::Measurement m =
       rooflab::benchmark([&](cudaStream_t s) { v.run(view, s); }, lab01::perf::stream_work(v.op, arr.n), {},
-                         {rooflab::timed_output(arr.written_by(v.op))});
+                         {rooflab::timed_output(arr.written_by(v.op))}, arr.read_by(v.op));
   ASSERT_NO_FATAL_FAILURE(expect_output(v, arr));
   rooflab::grading::note(std::string(v.id()) + ": " + m.summary());
   // Best sample against the ceiling's best sample (calibration reports the best, as BabelStream does).
@@ -89,7 +100,7 @@ double strided_gbps(std::size_t stride) {
   rooflab::DeviceBuffer<float> out(n_out);
   const auto m = rooflab::benchmark(
       [&](cudaStream_t s) { lab01::strided_read(in.device.data(), out.data(), n_out, stride, s); },
-      lab01::perf::strided_work(n_out), {}, {rooflab::timed_output(out)});
+      lab01::perf::strided_work(n_out), {}, {rooflab::timed_output(out)}, {rooflab::timed_input(in, "in")});
   // Checked like the STREAM kernels: a kernel that ignores the stride reads the wrong elements.
   const auto want = [&](std::size_t i) { return in.host(i * stride); };
   EXPECT_TRUE(rooflab::timed_output_matches(fmt::format("strided_read at stride {}", stride), out.download(),
@@ -138,7 +149,7 @@ ROOFLAB_TEST(Lab01Plots, BandwidthVsSizeAndStride) {
     const auto view = arr.view();
     const auto m = rooflab::benchmark([&](cudaStream_t s) { lab01::triad(view.b, view.c, view.a, 0.5f, view.n, s); },
                                       {.bytes_read = 2.0 * bytes, .bytes_written = 1.0 * bytes},
-                                      {.max_seconds = 0.5, .flush_l2 = false});
+                                      {.max_seconds = 0.5, .flush_l2 = false}, {}, arr.read_by(StreamOp::triad));
     triad.points.emplace_back(static_cast<double>(bytes), m.gbps());
   }
   size_plot.series.push_back(triad);

@@ -117,7 +117,7 @@ ROOFLAB_TEST(Lab02Perf, TensorGemmAgainstDatasheet) {
     ROOFLAB_CUDA_CHECK(cudaMemset(b.data(), 0x3c, b.bytes()));
     const auto m = rooflab::benchmark([&](cudaStream_t s) { lab02::tensor_gemm(type, n, a.data(), b.data(), cc.data(), s); },
                                       {.flops = 2.0 * n * n * static_cast<double>(n)}, {.max_seconds = 5, .flush_l2 = false},
-                                      {rooflab::timed_output(cc)});
+                                      {rooflab::timed_output(cc)}, {rooflab::timed_input(a, "A"), rooflab::timed_input(b, "B")});
     const auto peak = spec != nullptr ? rooflab::peak_flops(*spec, type) : std::nullopt;
     rooflab::grading::note(fmt::format("{} tensor GEMM {}^3: {}{}", bf ? "BF16" : "FP16", n,
                                        rooflab::units::readable(m.flops_per_s(), "FLOP/s"),

@@ -60,6 +60,10 @@ struct Inputs {
 
   lab05::Shape shape;
   std::size_t n;
+  // What a timed launch must read (the dry run counts it): Q, K and V.
+  std::vector<rooflab::TimedRead> inputs() const {
+    return {rooflab::timed_input(q, "Q"), rooflab::timed_input(k, "K"), rooflab::timed_input(v, "V")};
+  }
   rooflab::TimedInput<__half> q, k, v;
   rooflab::DeviceBuffer<__half> o;
   rooflab::DeviceBuffer<float> lse;
@@ -84,7 +88,7 @@ Pair time_both(const lab05::Shape& s, const rooflab::CublasHandle& handle) {
           lab05::naive_attention(handle.get(), in.q.device.data(), in.k.device.data(), in.v.device.data(), scores.data(), in.o.data(),
                                  as_int(s.batch_heads), as_int(s.len), as_int(s.head_dim), in.scale(), s.causal, st);
         },
-        lab05::perf::naive_work(s), kOptions, {rooflab::timed_output(scores), rooflab::timed_output(in.o)});
+        lab05::perf::naive_work(s), kOptions, {rooflab::timed_output(scores), rooflab::timed_output(in.o)}, in.inputs());
     p.naive_flops = naive.flops_per_s();
     p.naive_s = naive.median_s;
     EXPECT_TRUE(in.output_is_right("the naive path"));
@@ -95,7 +99,7 @@ Pair time_both(const lab05::Shape& s, const rooflab::CublasHandle& handle) {
         lab05::flash_attention_fp16(in.q.device.data(), in.k.device.data(), in.v.device.data(), in.o.data(), in.lse.data(), as_int(s.batch_heads),
                                     as_int(s.len), as_int(s.head_dim), in.scale(), s.causal, st);
       },
-      lab05::perf::flash_work(s), kOptions, {rooflab::timed_output(in.o), rooflab::timed_output(in.lse)});
+      lab05::perf::flash_work(s), kOptions, {rooflab::timed_output(in.o), rooflab::timed_output(in.lse)}, in.inputs());
   p.flash_bytes_held = watch.peak_extra_bytes();
   p.flash_flops = flash.flops_per_s();
   p.flash_s = flash.median_s;
@@ -132,7 +136,7 @@ ROOFLAB_TEST(Lab05Perf, SoftmaxOnTheCopyRoof) {
         lab05::softmax_rows(scores.device.data(), probs.data(), as_int(s.batch_heads * s.len), as_int(cols), scale,
                             false, st);
       },
-      lab05::perf::softmax_work(s), kOptions, {rooflab::timed_output(probs)});
+      lab05::perf::softmax_work(s), kOptions, {rooflab::timed_output(probs)}, {rooflab::timed_input(scores, "scores")});
   const auto want = [&](std::size_t i) {
     const auto row = scores.host_range(i / cols * cols, cols);
     double top = -INFINITY, sum = 0;

@@ -93,6 +93,12 @@ struct Batch {
     return r;
   }
 
+  // What a timed launch must read (the dry run counts it): the queries, and the pools' blocks of the batch's
+  // tokens (a quarter of each pool at least: sequences shorter than the longest leave their tail blocks unused).
+  std::vector<rooflab::TimedRead> inputs() const {
+    return {rooflab::timed_input(*q, "queries"), rooflab::timed_input(*k, "K pool", 0, 0, 0.25),
+            rooflab::timed_input(*v, "V pool", 0, 0, 0.25)};
+  }
   int heads;
   std::vector<int> lengths, table;
   lab06::PagedCacheLayout layout;
@@ -113,7 +119,7 @@ ROOFLAB_TEST(Lab06Perf, DecodeAttentionOnTheMemoryRoof) {
   Batch batch(lens, lab06::perf::kKvHeads, 4, 1);
   batch.out.poison();
   const auto m = rooflab::benchmark([&](cudaStream_t s) { batch.run(s); }, lab06::perf::decode_work(lens), {},
-                                    {rooflab::timed_output(batch.out)});
+                                    {rooflab::timed_output(batch.out)}, batch.inputs());
   ASSERT_TRUE(batch.output_is_right());
   const double total = std::accumulate(lens.begin(), lens.end(), 0.0, [](double a, std::size_t b) { return a + static_cast<double>(b); });
   rooflab::grading::note(fmt::format("decode attention, 16 sequences of {:.0f} tokens on average (GQA 4, 8 KV heads of 128): "
@@ -129,9 +135,9 @@ ROOFLAB_TEST(Lab06Perf, TimeFollowsKvHeadsNotQueryHeads) {
   const auto lens = perf_lengths();
   Batch one(lens, lab06::perf::kKvHeads, 1, 2), eight(lens, lab06::perf::kKvHeads, 8, 3);
   const auto t1 = rooflab::benchmark([&](cudaStream_t s) { one.run(s); }, lab06::perf::decode_work(lens), {},
-                                     {rooflab::timed_output(one.out)});
+                                     {rooflab::timed_output(one.out)}, one.inputs());
   const auto t8 = rooflab::benchmark([&](cudaStream_t s) { eight.run(s); }, lab06::perf::decode_work(lens), {},
-                                     {rooflab::timed_output(eight.out)});
+                                     {rooflab::timed_output(eight.out)}, eight.inputs());
   ASSERT_TRUE(one.output_is_right());
   ASSERT_TRUE(eight.output_is_right());
   const double ratio = t8.min_s / t1.min_s;
@@ -154,7 +160,7 @@ ROOFLAB_TEST(Lab06Perf, BandwidthAgainstContext) {
     const std::vector<std::size_t> lens(16, rooflab::kDryRun ? 17 + (context >> 8) : context);
     Batch batch(lens, lab06::perf::kKvHeads, 4, 4 + context);
     const auto m = rooflab::benchmark([&](cudaStream_t s) { batch.run(s); }, lab06::perf::decode_work(lens), {.max_seconds = 0.5},
-                                      {rooflab::timed_output(batch.out)});
+                                      {rooflab::timed_output(batch.out)}, batch.inputs());
     ASSERT_TRUE(batch.output_is_right());
     measured.points.emplace_back(static_cast<double>(lens[0]), m.best_gbps());
     table += fmt::format("  context {:>6}: {:>7.0f} GB/s ({:.0f}% of the copy ceiling)\n", lens[0], m.best_gbps(),

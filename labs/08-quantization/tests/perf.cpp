@@ -100,6 +100,12 @@ struct Packed {
     }
     return ::testing::AssertionSuccess();
   }
+  // What a timed launch must read (the dry run counts it): the weights in this format, their scales, and x.
+  std::vector<rooflab::TimedRead> inputs(const Layer& l) const {
+    if (bits == 16) return {rooflab::timed_input(fp16, "FP16 weights"), rooflab::timed_input(l.dx, "x")};
+    return {rooflab::timed_input(packed, "packed weights"), rooflab::timed_input(dscales, "scales"),
+            rooflab::timed_input(l.dx, "x")};
+  }
   int bits, group;
   std::vector<int> q;
   std::vector<float> scales;
@@ -119,7 +125,7 @@ rooflab::Measurement time_gemv(Layer& l, const Packed& p, double max_seconds = 3
   l.dy.poison();
   const std::size_t free_before = free_device_bytes();
   auto m = rooflab::benchmark([&](cudaStream_t s) { p.launch(l, s); }, lab08::perf::gemv_work(l.n, l.k, p.weight_bytes),
-                              {.max_seconds = max_seconds}, {rooflab::timed_output(l.dy)});
+                              {.max_seconds = max_seconds}, {rooflab::timed_output(l.dy)}, p.inputs(l));
   EXPECT_TRUE(p.check(l));
   const std::size_t free_after = free_device_bytes();
   // An FP16 copy of the weights is 4x the int4 weights and 2x the int8 ones: a quarter of it cannot be noise.
