@@ -180,6 +180,44 @@ const Resources& find_resources(const std::vector<Resources>& all, std::string_v
   return find_by_name(all, needle, "ptxas entry");
 }
 
+namespace {
+// "void ns::(anonymous namespace)::k<64, 64>(__half const*, ...)" -> "ns::k<64, 64>": the instance's
+// qualified name, without what nvcc and the host compiler may spell differently.
+std::string instance_key(std::string_view demangled) {
+  std::string s(demangled);
+  for (std::size_t at; (at = s.find("(anonymous namespace)::")) != std::string::npos;) s.erase(at, 23);
+  int angles = 0;
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == '<') ++angles;
+    if (s[i] == '>') --angles;
+    if (s[i] == '(' && angles == 0) {
+      s.resize(i);
+      break;
+    }
+  }
+  if (s.rfind("void ", 0) == 0) s.erase(0, 5);
+  // nvcc's namespace for internal linkage: _INTERNAL_<hash>_<file>::
+  while (s.rfind("_INTERNAL", 0) == 0 && s.find("::") != std::string::npos) s.erase(0, s.find("::") + 2);
+  return s;
+}
+}  // namespace
+
+bool same_kernel(std::string_view ptx_name, std::string_view launched_name) {
+  return instance_key(ptx_name) == instance_key(launched_name);
+}
+
+const Kernel& find_launched_kernel(const std::vector<Kernel>& kernels, std::string_view needle, const Launched& launched) {
+  const Kernel& k = find_kernel(kernels, needle);
+  for (const auto& name : launched.kernels) {
+    if (same_kernel(k.name, name)) return k;
+  }
+  std::string ran;
+  for (const auto& name : launched.kernels) ran += "\n  " + name;
+  throw std::runtime_error(fmt::format("{} was compiled but never launched by {}: a hint about its code would be about "
+                                       "code that never runs. The kernels it launched:{}",
+                                       needle, launched.launcher, ran.empty() ? std::string(" none") : ran));
+}
+
 std::string read_file(const std::filesystem::path& path) {
   std::ifstream in(path);
   if (!in) throw std::runtime_error("cannot read " + path.string());

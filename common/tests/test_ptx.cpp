@@ -71,6 +71,26 @@ TEST(Ptx, AStubKernelIsNotImplementedYet) {
             &rooflab::ptx::find_kernel(written, "vec_kernel"));
 }
 
+// Facts count only for kernels the launcher started: a kernel compiled beside it but never launched by it is
+// named as such, whatever its code holds.
+TEST(Ptx, AHintLooksOnlyAtKernelsTheLauncherStarted) {
+  const auto kernels = rooflab::ptx::parse_ptx(rooflab::ptx::read_file(kDir + "/sample.sm_80.ptx"));
+  const rooflab::ptx::Launched ran_smem{"sample::launch", {"smem_kernel(float const*, float*)"}};
+  EXPECT_EQ(&rooflab::ptx::find_launched_kernel(kernels, "smem_kernel", ran_smem),
+            &rooflab::ptx::find_kernel(kernels, "smem_kernel"));
+  try {
+    rooflab::ptx::find_launched_kernel(kernels, "vec_kernel", ran_smem);
+    ADD_FAILURE() << "a kernel the launcher never started passed";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("vec_kernel was compiled but never launched by sample::launch"),
+              std::string::npos) << e.what();
+  }
+  // The same instance as nvcc and the host compiler spell it: return type, parameters, internal linkage.
+  EXPECT_TRUE(rooflab::ptx::same_kernel("void ns::k<64, 64>(__half const*, float*)", "void ns::k<64, 64>(__half const*, float*)"));
+  EXPECT_TRUE(rooflab::ptx::same_kernel("_INTERNAL_1a2b_kernels_cu::k(float*)", "(anonymous namespace)::k(float*)"));
+  EXPECT_FALSE(rooflab::ptx::same_kernel("void ns::k<64, 64>(__half const*)", "void ns::k<128, 32>(__half const*)"));
+}
+
 TEST(Ptx, ParsesThePtxasReport) {
   const auto res = rooflab::ptx::parse_ptxas_report(rooflab::ptx::read_file(kDir + "/sample.sm_80.ptxas.txt"));
   ASSERT_EQ(res.size(), 2u);

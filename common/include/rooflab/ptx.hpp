@@ -60,6 +60,21 @@ const Kernel& find_kernel(const std::vector<Kernel>& kernels, std::string_view n
 const Kernel& find_written_kernel(const std::vector<Kernel>& kernels, std::string_view needle);
 const Resources& find_resources(const std::vector<Resources>& all, std::string_view needle);
 
+// The kernels one call of a launcher started. A hint about compiled code (tensor-core instructions, 128-bit
+// loads) is about a kernel the launcher runs: a WMMA kernel compiled beside a launcher that runs a CUDA-core
+// one must not earn it. The static tests learn these by running the launcher on the CPU backend
+// (rooflab/static_capture.hpp, launched_by).
+struct Launched {
+  std::string launcher;              // what was called, as the hint names it: "lab05::flash_attention_fp16 at head dim 64"
+  std::vector<std::string> kernels;  // demangled, as the CPU backend names them
+};
+// Whether a PTX entry's demangled name and a CPU-backend kernel name are the same kernel instance (the
+// return type, the parameter list and internal-linkage prefixes aside).
+bool same_kernel(std::string_view ptx_name, std::string_view launched_name);
+// find_kernel, for a kernel the launcher started; throws "<needle> was compiled but never launched by
+// <launcher>" (with what it did launch) otherwise.
+const Kernel& find_launched_kernel(const std::vector<Kernel>& kernels, std::string_view needle, const Launched& launched);
+
 std::string read_file(const std::filesystem::path& path);  // throws with the path when missing
 
 }  // namespace rooflab::ptx

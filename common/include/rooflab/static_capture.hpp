@@ -1,8 +1,11 @@
 // For a lab's static test binary: where the build put the PTX and ptxas report of the lab's kernels.
-// rooflab_add_lab defines ROOFLAB_STATIC_DIR and ROOFLAB_STATIC_ARCHS ("80,90") for that binary only.
+// rooflab_add_lab defines ROOFLAB_STATIC_DIR and ROOFLAB_STATIC_ARCHS ("80,90") for that binary only, and links
+// the lab's kernels on the CPU backend into it, so that a test can learn which kernels a launcher starts.
 #pragma once
 
 #include <rooflab/ptx.hpp>
+
+#include <rooflab/emu/launch.hpp>
 
 #include <sstream>
 #include <string>
@@ -25,6 +28,19 @@ inline std::vector<std::string> captured_archs() {
 // The captured text of kernels.cu for one architecture: ext ".ptx" or ".ptxas.txt".
 inline std::string captured(const std::string& arch, const char* ext) {
   return read_file(std::string(ROOFLAB_STATIC_DIR) + "/kernels." + arch + ext);
+}
+
+// Runs `call` (a launcher on small inputs) on the CPU backend, which the static binaries link, and returns
+// the kernels it started: facts of the compiled code count only for kernels the launcher really runs
+// (find_launched_kernel). `launcher` names the call in hints.
+//
+//   const auto v2 = rooflab::ptx::launched_by("lab05::flash_attention_fp16 at head dim 64", [&] { ... });
+//   const auto& k = rooflab::ptx::find_launched_kernel(kernels, "lab05::flash_wmma_kernel<64, 64>", v2);
+template <typename Call>
+Launched launched_by(std::string launcher, Call&& call) {
+  const unsigned long long before = emu::kernel_launch_count();
+  call();
+  return {std::move(launcher), emu::kernels_launched_since(before)};
 }
 
 }  // namespace rooflab::ptx

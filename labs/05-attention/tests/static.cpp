@@ -1,12 +1,19 @@
 // Lab 05 static checks (hints; CI requires them of the solutions): no spills in any kernel on any captured
 // architecture (sm_80 and sm_90), shared memory within the 48 KB a block gets without opting in, and the
 // tensor-core instructions in flash v2's PTX. `rooflab inspect 05` shows the same facts with occupancy.
+#include "kernels.hpp"
 #include "lab.hpp"
 
+#include <rooflab/buffer.hpp>
 #include <rooflab/grading.hpp>
 #include <rooflab/inspect.hpp>
 #include <rooflab/ptx.hpp>
 #include <rooflab/static_capture.hpp>
+
+#include <span>
+#include <string>
+#include <utility>
+#include <vector>
 
 ROOFLAB_INSPECT_KERNELS(lab05::kKernels);
 
@@ -20,11 +27,31 @@ ROOFLAB_TEST(Lab05Static, NoSpillsAndSharedMemoryWithinLimits) {
   }
 }
 
+namespace {
+// The kernels flash v2's launcher starts at one head dim, on a small problem (run on the CPU backend).
+rooflab::ptx::Launched flash_v2_at(int head_dim) {
+  const int len = 16;
+  const std::vector<__half> zeros(static_cast<std::size_t>(len) * head_dim, __float2half(0.0f));
+  const rooflab::DeviceBuffer<__half> q{std::span<const __half>(zeros)}, k{std::span<const __half>(zeros)},
+      v{std::span<const __half>(zeros)};
+  rooflab::DeviceBuffer<__half> o(zeros.size());
+  rooflab::DeviceBuffer<float> lse(static_cast<std::size_t>(len));
+  return rooflab::ptx::launched_by("lab05::flash_attention_fp16 at head dim " + std::to_string(head_dim), [&] {
+    lab05::flash_attention_fp16(q.data(), k.data(), v.data(), o.data(), lse.data(), 1, len, head_dim, 0.125f, false,
+                                nullptr);
+  });
+}
+}  // namespace
+
+// The tensor-core instructions must be in the kernels flash v2's launcher runs, not only somewhere in the file.
 ROOFLAB_TEST(Lab05Static, FlashV2UsesTheTensorCores) {
-  for (const auto& arch : rooflab::ptx::captured_archs()) {
-    const auto kernels = rooflab::ptx::parse_ptx(rooflab::ptx::captured(arch, ".ptx"));
-    for (const char* name : {"lab05::flash_wmma_kernel<64, 64>", "lab05::flash_wmma_kernel<128, 32>"}) {
-      const auto f = rooflab::ptx::facts(rooflab::ptx::find_kernel(kernels, name));
+  const std::pair<int, const char*> instances[] = {{64, "lab05::flash_wmma_kernel<64, 64>"},
+                                                   {128, "lab05::flash_wmma_kernel<128, 32>"}};
+  for (const auto& [head_dim, name] : instances) {
+    const auto launched = flash_v2_at(head_dim);
+    for (const auto& arch : rooflab::ptx::captured_archs()) {
+      const auto kernels = rooflab::ptx::parse_ptx(rooflab::ptx::captured(arch, ".ptx"));
+      const auto f = rooflab::ptx::facts(rooflab::ptx::find_launched_kernel(kernels, name, launched));
       EXPECT_TRUE(f.uses_tensor_cores) << arch << ": no wmma.mma / mma.sync in " << name;
       EXPECT_GE(f.count("wmma.mma") + f.count("mma.sync"), 1) << arch << ": " << name;
     }
