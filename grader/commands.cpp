@@ -203,6 +203,28 @@ std::vector<TestResult> run_variant(const Lab& lab, const Variant& v, const RunO
   return results;
 }
 
+// A dry-run binary links the reference solution's answers.cpp (its dry-run test checks the perf tests' byte and
+// FLOP counts against the handout's analysis), which the sandboxed build may not read (solutions/ is closed to
+// student processes). Those objects are our own code: they are built here, outside the sandbox, so that the
+// sandboxed build of the binary finds them up to date. Returns the build's error, or "".
+std::string build_reference_objects(const fs::path& build_dir, const Lab& lab, bool verbose) {
+  const std::string solution_dir = (source_dir() / "solutions" / lab.dir_name()).string() + "/";
+  std::vector<std::string> argv = {"cmake", "--build", build_dir.string(), "--target"};
+  std::ifstream ninja(build_dir / "build.ninja");
+  for (std::string line; std::getline(ninja, line);) {
+    // "build <object>: <rule> <source> ...": an edge that compiles a file of the reference solution.
+    const std::size_t colon = line.find(": ");
+    if (line.rfind("build ", 0) == 0 && colon != std::string::npos &&
+        line.find(" " + solution_dir, colon) != std::string::npos) {
+      argv.push_back(line.substr(6, colon - 6));
+    }
+  }
+  if (argv.size() == 4) return "";
+  const SandboxScope unconfined(std::nullopt);
+  const ProcessResult built = run_process(argv, {.timeout_s = 1800, .echo = verbose});
+  return built.ok() ? "" : "the reference answers the dry run links did not build: " + compile_errors(built.output, 5);
+}
+
 // The reference solutions' test binaries of `lab`, by kind, built in build/solutions: what a run is verified
 // against (rooflab/report.hpp). Empty (with the reason in *why) when they cannot be built.
 std::map<std::string, fs::path> reference_binaries(const Lab& lab, bool verbose, const std::string& hidden_tests,
@@ -316,9 +338,11 @@ int cmd_grade(const GradeArgs& a) {
   options.verbose = a.verbose;
   options.gpu_present = gpu.present;
   const bool verify = a.verify.value_or(a.submission.has_value()) && !a.solutions;
-  // Dry runs (the perf tests on the CPU backend) are for developers: only when asked for.
+  // Dry runs (the perf tests on the CPU backend, no points) only when asked for: ROOFLAB_DRYRUN=1 adds them to a
+  // grade, --kind dryrun runs them on their own (what a student or an instructor looks at to see them run).
   const char* dry_env = std::getenv("ROOFLAB_DRYRUN");
-  const bool dry_run = dry_env != nullptr && std::string_view(dry_env) == "1";
+  const bool dry_run = (dry_env != nullptr && std::string_view(dry_env) == "1") ||
+                       std::find(a.kinds.begin(), a.kinds.end(), "dryrun") != a.kinds.end();
   options.env["ROOFLAB_REPORT_DIR"] = fs::absolute(report_dir).string();
   if (a.seed) options.env["ROOFLAB_SEED"] = *a.seed;
 
@@ -355,7 +379,7 @@ int cmd_grade(const GradeArgs& a) {
   const SandboxScope in_sandbox(test_box);  // the runner's processes
   if (const std::string w = sandbox_warning(a.no_sandbox); !w.empty()) header += "\n" + w;
   if (dry_run) {
-    header += "\nDRY RUN requested (ROOFLAB_DRYRUN=1): the perf tests also ran on the CPU backend at scaled-down "
+    header += "\nDRY RUN requested: the perf tests ran on the CPU backend at scaled-down "
               "sizes against a pretend GPU, to prove they run to the end. Their figures are CPU timings, not GPU "
               "measurements, and earn no points (kind \"dryrun\").";
   }
@@ -407,6 +431,9 @@ int cmd_grade(const GradeArgs& a) {
         continue;
       }
       std::string error = refusal_of(lab, b, refused);
+      if (b.kind == "dryrun" && b.unavailable.empty() && error.empty()) {
+        error = build_reference_objects(tree.build_dir, lab, a.verbose);
+      }
       if (b.unavailable.empty() && error.empty()) {
         fmt::print("rooflab: lab {}: building {}{} ...\n", lab.id, b.target, label);
         std::fflush(stdout);

@@ -76,7 +76,9 @@ int main(int argc, char** argv) {
                                   "Check every passing test's values in a process without student code (a run of "
                                   "the reference solutions' binaries; default: on with --submission)");
   g->add_flag("--no-verify", verify_off, "Do not (see --verify)")->excludes(verify_flag);
-  g->add_option("--kind", grade.kinds, "Only these kinds of test: analytic, emu, gpu, static, race (repeatable)")
+  g->add_option("--kind", grade.kinds,
+                "Only these kinds of test: analytic, emu, gpu, static, race, dryrun (the perf tests on the CPU "
+                "backend, worth no points) (repeatable)")
       ->check(CLI::IsMember({"analytic", "emu", "gpu", "static", "race", "dryrun"}));
   g->add_option("--test", grade.test, "Only the tests whose Suite.Name contains this text");
   g->add_flag("--watch", grade.watch, "Grade again every time a student file of the graded labs is saved")

@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# `grade --kind dryrun` end to end: it builds the dry-run binary and runs the perf tests on the CPU backend, so a
+# student or an instructor sees them (before, it built nothing and graded nothing). Lab 01 only, in the build
+# tree of grader.submission_verified (its harness is built once). The solution's dry-run tests must run, pass
+# and be worth 0 points, labelled as a dry run; a kernel that writes nothing (Lab 01's writes-nothing case)
+# must fail its dry run of Lab01Perf.Copy (outputs are poisoned before each timed launch), which proves the
+# tests ran rather than being listed.
+#   dryrun_e2e.sh CLI BUILD_DIR SOURCE_DIR
+set -euo pipefail
+cli="$1" build="$2" src="$3"
+work="$build/e2e-dryrun"
+tree="$build/e2e-submission/tree"
+lab=01-memory-bandwidth
+rm -rf "$work"
+mkdir -p "$work/solved/$lab" "$work/empty/$lab"
+fail() { echo "FAIL: $*"; exit 1; }
+
+cp "$src/solutions/$lab/kernels.cu" "$src/solutions/$lab/answers.cpp" "$work/solved/$lab/"
+cp "$build/selftest/$lab/writes-nothing/kernels.cu" "$work/empty/$lab/"
+cp "$src/solutions/$lab/answers.cpp" "$work/empty/$lab/"
+
+for who in solved empty; do
+  "$cli" grade 01 --submission "$work/$who" --build-dir "$tree" --kind dryrun --no-verify --timeout 300 \
+    --no-color --json "$work/$who.json" --report-dir "$work/$who-report" > "$work/$who.log" 2>&1 ||
+    { cat "$work/$who.log"; fail "grade $who exited $?"; }
+done
+grep -q "running dryrun tests" "$work/solved.log" || { cat "$work/solved.log"; fail "no dry-run tests ran"; }
+
+# tests, passed, points of the dry-run tests; whether every one says it is a dry run; Lab01Perf.Copy's status.
+summary() {
+  python3 - "$1" <<'PY'
+import json, sys
+tests = [t for t in json.load(open(sys.argv[1]))["tests"] if "dryrun" in t.get("tags", [])]
+passed = sum(t["status"] == "passed" for t in tests)
+points = sum(t["max_score"] for t in tests)
+labelled = all("DRY RUN" in t.get("output", "") for t in tests)
+copy = [t["status"] for t in tests if t["name"].endswith(": Lab01Perf.Copy")]
+print(len(tests), passed, f"{points:g}", "labelled" if labelled else "unlabelled", copy[0] if copy else "absent")
+PY
+}
+read -r n passed points labelled copy < <(summary "$work/solved.json")
+[[ "$n" -gt 0 ]] || fail "the solution's results hold no dry-run test"
+[[ "$passed" == "$n" ]] || { cat "$work/solved.log"; fail "the solution passed $passed of $n dry-run tests"; }
+[[ "$points" == "0" ]] || fail "dry-run tests are worth $points points (a dry run earns nothing)"
+[[ "$labelled" == "labelled" ]] || fail "a dry-run test's output does not say it is a dry run"
+read -r _ _ _ _ empty_copy < <(summary "$work/empty.json")
+[[ "$empty_copy" == "failed" ]] || { cat "$work/empty.log"; fail "a copy that writes nothing: its dry run is $empty_copy"; }
+echo "dry run of Lab 01: the solution passes $passed of $n tests (0 points); a copy that writes nothing fails"
