@@ -23,23 +23,17 @@ namespace fs = std::filesystem;
 // ---- results.json for Gradescope ----
 
 std::string gradescope_autograder_json(const std::vector<LabResults>& labs, const std::string& header) {
-  static const std::string kLater =
-      "Graded later on the course's GPU cluster: Gradescope's machines have no GPU. Not in this score.";
+  // Tests that need a GPU are not in `tests`: Gradescope shows an entry without a status as passed, and one
+  // marked failed as lost. The top-level output lists them, with their points, as graded later.
   nlohmann::json tests = nlohmann::json::array();
   double score = 0, owed_total = 0;
-  std::vector<std::string> owed_by_lab;
+  std::vector<std::string> owed_by_lab, owed_tests;
   for (const auto& lr : labs) {
     double owed = 0;
     std::set<std::string> listed;
-    const auto later = [&](const std::string& kind, const std::string& id, double points, const std::string& why) {
+    const auto later = [&](const std::string& kind, const std::string& id, double points, const std::string&) {
       owed += points;
-      tests.push_back({{"name", fmt::format("lab{} {}: {}", lr.lab->id, kind, id)},
-                       {"score", 0},
-                       {"max_score", 0},
-                       {"output", fmt::format("{} Worth {:g} points there.{}", kLater, points,
-                                              why.empty() ? "" : "\n" + why)},
-                       {"tags", {"lab" + lr.lab->id, kind}},
-                       {"visibility", "visible"}});
+      owed_tests.push_back(fmt::format("  lab{} {}: {} ({:g} points)", lr.lab->id, kind, id, points));
     };
     for (const auto& r : lr.tests) {
       if (r.status == Status::not_counted) continue;  // graded by the other backend; 0 points here
@@ -70,7 +64,8 @@ std::string gradescope_autograder_json(const std::vector<LabResults>& labs, cons
   if (owed_total > 0) {
     output = fmt::format("This score counts the points gradable without a GPU (analytic answers, correctness on the "
                          "CPU backend). The {:g} performance points ({}) are graded later on the course's GPU "
-                         "cluster and are not in this score.\n\n", owed_total, fmt::join(owed_by_lab, ", "));
+                         "cluster (Gradescope's machines have no GPU) and are not in this score:\n{}\n\n",
+                         owed_total, fmt::join(owed_by_lab, ", "), fmt::join(owed_tests, "\n"));
   }
   output += header;
   const nlohmann::json j = {{"score", score},
@@ -114,12 +109,33 @@ if ! command -v nvcc >/dev/null 2>&1 && ! compgen -G "/usr/local/cuda*/bin/nvcc"
   apt-get install -y -qq --no-install-recommends ${{ROOFLAB_CUDA_PACKAGES:-cuda-toolkit-12-6}} >/dev/null
 fi
 
+# ---- a compiler and CMake new enough: Ubuntu 22.04 ships g++ 11 and CMake 3.22 (rooflab needs 12 and 3.25) ----
+at_least() {{ [[ "$(printf '%s\n%s\n' "$2" "$1" | sort -V | head -n1)" == "$2" ]]; }}
+if ! at_least "$(g++ -dumpfullversion 2>/dev/null || echo 0)" 12; then
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends g++-12 >/dev/null
+  echo "export CXX=g++-12 CC=gcc-12" >>rooflab-env.sh  # run_autograder's builds use it too
+fi
+if ! at_least "$(cmake --version 2>/dev/null | grep -oE '[0-9]+\.[0-9]+(\.[0-9]+)?' | head -n1 || echo 0)" 3.25; then
+  apt-get install -y -qq --no-install-recommends python3-pip >/dev/null
+  python3 -m pip install -q 'cmake>=3.25' || python3 -m pip install -q --break-system-packages 'cmake>=3.25'
+  hash -r
+fi
+touch rooflab-env.sh
+. ./rooflab-env.sh
+
 # ---- the Debian packages and the grader (the launcher installs what is missing, then builds rooflab-cli) ----
 ./rooflab list
 
-# ---- the harness, built once; the stubs fail their tests, as they should ----
-build/default/grader/rooflab-cli grade {labs} --submission labs --build-dir build/submission \
-  --kind analytic --kind emu --no-color{hidden} >setup-grade.log 2>&1 || true
+# ---- the harness, built once. The stubs fail their tests, as they should; a grader that cannot build or
+# run them (exit code 2 or more) fails the image build, here, where the instructor sees it, rather than
+# every student's submission later ----
+if ! build/default/grader/rooflab-cli grade {labs} --submission labs --build-dir build/submission \
+    --kind analytic --kind emu --no-color{hidden} >setup-grade.log 2>&1; then
+  echo "rooflab: building the autograder's harness failed; the end of setup-grade.log:" >&2
+  tail -n 40 setup-grade.log >&2
+  exit 1
+fi
 echo "rooflab: the autograder is ready"
 )sh",
                      fmt::arg("labs", words(lab_ids)),
@@ -136,7 +152,7 @@ std::string run_autograder_script(const std::vector<std::string>& lab_ids, bool 
 # rooflab's Gradescope autograder, run for every submission in a fresh container of setup.sh's image. The
 # upload is in $root/submission: a student's files laid out like labs/ (or one lab's files at its top), maybe
 # inside one folder. The results go to $root/results/results.json. Gradescope has no GPU: the analytic and
-# CPU-backend points are graded here; the perf tests are listed at 0 of 0 points, for the GPU cluster.
+# CPU-backend points are graded here; the perf tests are named in the output, graded on the GPU cluster.
 # Outside Gradescope (the grader's own test): ROOFLAB_AUTOGRADER_ROOT (default /autograder), ROOFLAB_CLI (the
 # grader), ROOFLAB_AUTOGRADER_BUILD (its build tree), ROOFLAB_AUTOGRADER_ARGS (more grade options, split on
 # blanks). Written by `rooflab gradescope-package`.
@@ -148,6 +164,8 @@ build="${{ROOFLAB_AUTOGRADER_BUILD:-$source/build/submission}}"
 labs=({labs})
 options=({options})
 results="$root/results/results.json"
+# The compiler setup.sh chose (g++-12 on Ubuntu 22.04), for the builds of this submission's files.
+[[ -f "$source/rooflab-env.sh" ]] && . "$source/rooflab-env.sh"
 mkdir -p "$root/results"
 rm -f "$results"
 work="$(mktemp -d)"
@@ -304,9 +322,10 @@ int cmd_gradescope_package(const GradescopeArgs& a) {
              static_cast<double>(fs::file_size(out)) / 1e6, files.size(),
              a.hidden_tests ? fmt::format(", {} hidden-test files", hidden_files) : "");
   for (const auto& n : notes) fmt::print("  {}\n", n);
-  fmt::print("  labs graded: {}; on Gradescope: analytic and CPU-backend points; the perf tests are listed at 0 of 0\n"
-             "  points, for the GPU cluster (grade-class). Upload it as the autograder of a programming assignment\n"
-             "  (base image Ubuntu 22.04 or 24.04; setup.sh installs the CUDA toolkit and builds the harness once).\n",
+  fmt::print("  labs graded: {}; on Gradescope: analytic and CPU-backend points; the perf tests are named in the\n"
+             "  output, graded on the GPU cluster (grade-class). Upload it as the autograder of a programming\n"
+             "  assignment (base image Ubuntu 24.04, or 22.04, where setup.sh adds g++-12 and CMake from PyPI).\n"
+             "  setup.sh installs the CUDA toolkit and builds the harness once; the image build fails if it does not.\n",
              ids.empty() ? "all" : words(ids));
   return kExitOk;
 }

@@ -3,8 +3,8 @@
 # laid out like Gradescope's (source/, submission/, results/), grades Lab 01's solution (uploaded as one zipped
 # folder, with macOS's __MACOSX beside it) and its stub (the two files at the top). Checks the zip's contents,
 # that each results.json holds only what Gradescope reads, that its scores are those `grade --submission` gives
-# the same files with the same seed, and that the perf tests are listed at 0 of 0 points, left to the GPU
-# cluster. setup.sh is only syntax-checked (it installs packages as root); run_autograder is pointed at this
+# the same files with the same seed, that every test has a status, and that the perf tests are not tests
+# but listed in the output, graded later on the GPU cluster. setup.sh is only syntax-checked (it installs packages as root); run_autograder is pointed at this
 # build's grader and at the build tree of grader.submission_verified instead of the ones setup.sh builds.
 #   gradescope_e2e.sh CLI BUILD_DIR SOURCE_DIR
 set -euo pipefail
@@ -58,13 +58,13 @@ for t in gs["tests"]:
     if not (isinstance(t.get("name"), str) and isinstance(t.get("output"), str)
             and isinstance(t.get("score"), (int, float)) and isinstance(t.get("max_score"), (int, float))):
         problems.append(f"malformed test {t}")
-    if t.get("status", "passed") not in ("passed", "failed"): problems.append(f"{t['name']}: status {t['status']}")
+    if t.get("status") not in ("passed", "failed"):  # no status: Gradescope shows the test as passed
+        problems.append(f"{t['name']}: status {t.get('status')}")
 if abs(sum(t["score"] for t in gs["tests"]) - gs["score"]) > 1e-9: problems.append("score is not the tests' sum")
-perf = [t for t in gs["tests"] if t["name"].startswith("lab01 perf:")]
-if len(perf) < 6: problems.append(f"{len(perf)} perf tests listed, want Lab 01's six graded ones")
-for t in perf:
-    if t["max_score"] != 0 or t["score"] != 0 or "GPU cluster" not in t["output"]:
-        problems.append(f"{t['name']}: {t['score']}/{t['max_score']} '{t['output'][:80]}' is not left to the GPU cluster")
+perf = [t for t in gs["tests"] if " perf:" in t["name"]]
+if perf: problems.append(f"{len(perf)} perf tests listed as tests; they belong in the output, graded later")
+owed = [l for l in gs["output"].splitlines() if l.startswith("  lab01 perf: ")]
+if len(owed) < 6: problems.append(f"the output lists {len(owed)} perf tests as graded later, want Lab 01's six graded ones")
 if "40 performance points" not in gs["output"] or "GPU cluster" not in gs["output"]:
     problems.append("the output does not say the 40 perf points are graded on the GPU cluster:\n" + gs["output"][:300])
 mine = {t["name"]: t for t in gs["tests"]}
