@@ -1,6 +1,7 @@
 #include "build.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <fcntl.h>
 #include <sys/file.h>
@@ -13,6 +14,7 @@
 #include <fstream>
 #include <regex>
 #include <cstdio>
+#include <set>
 #include <sstream>
 #include <thread>
 
@@ -428,6 +430,20 @@ Stub committed_stub(const Lab& lab, const std::string& file) {
 AssembledSubmission assemble_submission(const std::vector<const Lab*>& labs, const fs::path& submission,
                                         const fs::path& dest) {
   AssembledSubmission out;
+  // Files at the top of a submission graded for several labs belong to none: say where they must go.
+  if (labs.size() > 1) {
+    std::set<std::string> names;
+    for (const Lab* lab : labs) names.insert(lab->student_files.begin(), lab->student_files.end());
+    for (const auto& name : names) {
+      std::error_code ec;
+      if (fs::symlink_status(submission / name, ec).type() == fs::file_type::not_found) continue;
+      std::vector<std::string> where;
+      for (const Lab* lab : labs) where.push_back((fs::path(lab->dir_name()) / name).string());
+      out.notes.push_back(fmt::format("{} is at the top of the submission, which grades {} labs: it was not graded. "
+                                      "Put each lab's files in the lab's folder ({})",
+                                      name, labs.size(), fmt::format("{}", fmt::join(where, ", "))));
+    }
+  }
   for (const Lab* lab : labs) {
     const fs::path out_dir = dest / lab->dir_name();
     fs::create_directories(out_dir);

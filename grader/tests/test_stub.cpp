@@ -109,3 +109,21 @@ TEST(Stub, EveryShippedStubLooksLikeOne) {
     EXPECT_FALSE(looks_like_stub(solution)) << "the solution of " << e.path() << " passes for a stub";
   }
 }
+
+// A flat upload (kernels.cu at the top) to an assignment that grades two labs belongs to neither: the notes
+// say where the files must go instead of grading both labs as the stub in silence.
+TEST(Stub, AFlatUploadToATwoLabAssignmentSaysWhereTheFilesGo) {
+  const Checkout c(false);
+  Lab second = c.lab;
+  second.id = "02";
+  second.name = "y";
+  fs::create_directories(c.root / "labs" / "02-y");
+  std::ofstream(c.root / "labs" / "02-y" / "answers.cpp") << kStub;
+  second.dir = c.root / "labs" / "02-y";
+  std::ofstream(c.root / "sub" / "answers.cpp") << kFilledIn;
+  const auto a = assemble_submission({&c.lab, &second}, c.root / "sub", c.root / "out");
+  ASSERT_FALSE(a.notes.empty());
+  EXPECT_NE(a.notes[0].find("answers.cpp is at the top of the submission, which grades 2 labs"), std::string::npos)
+      << a.notes[0];
+  EXPECT_NE(a.notes[0].find("01-x/answers.cpp, 02-y/answers.cpp"), std::string::npos) << a.notes[0];
+}
