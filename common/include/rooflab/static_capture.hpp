@@ -3,10 +3,12 @@
 // the lab's kernels on the CPU backend into it, so that a test can learn which kernels a launcher starts.
 #pragma once
 
+#include <rooflab/buffer.hpp>
 #include <rooflab/ptx.hpp>
 
 #include <rooflab/emu/launch.hpp>
 
+#include <span>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -41,6 +43,13 @@ Launched launched_by(std::string launcher, Call&& call) {
   const unsigned long long before = emu::kernel_launch_count();
   call();
   return {std::move(launcher), emu::kernels_launched_since(before)};
+}
+
+// A device array of `count` zeros, the inputs of such a call.
+template <typename T>
+DeviceBuffer<T> device_zeros(std::size_t count) {
+  const std::vector<T> zeros(count);
+  return DeviceBuffer<T>(std::span<const T>(zeros));
 }
 
 }  // namespace rooflab::ptx

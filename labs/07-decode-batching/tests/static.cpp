@@ -1,6 +1,7 @@
 // Lab 07 static checks (hints; CI requires them of the solutions): no spills, and both kernels read W in
 // 128-bit loads (a GEMV that walks W a column at a time, or a half at a time, shows up here first); the
 // kernel for batches past 8 runs on the tensor cores.
+#include "kernels.hpp"
 #include "lab.hpp"
 
 #include <rooflab/grading.hpp>
@@ -8,19 +9,43 @@
 #include <rooflab/ptx.hpp>
 #include <rooflab/static_capture.hpp>
 
+#include <algorithm>
+#include <string>
+#include <utility>
+
 ROOFLAB_INSPECT_KERNELS(lab07::kKernels);
 
+namespace {
+constexpr int kN = 32, kK = 64;  // a small problem whose rows take the 128-bit path (k a multiple of 8)
+
+// The kernels lab07::batched_gemv starts at `batch` (0: lab07::gemv), run on the CPU backend.
+rooflab::ptx::Launched launched_at(int batch) {
+  const int rows = std::max(batch, 1);
+  const auto w = rooflab::ptx::device_zeros<__half>(static_cast<std::size_t>(kN) * kK);
+  const auto x = rooflab::ptx::device_zeros<__half>(static_cast<std::size_t>(rows) * kK);
+  rooflab::DeviceBuffer<__half> y(static_cast<std::size_t>(rows) * kN);
+  if (batch == 0) return rooflab::ptx::launched_by("lab07::gemv", [&] { lab07::gemv(w.data(), x.data(), y.data(), kN, kK, nullptr); });
+  return rooflab::ptx::launched_by("lab07::batched_gemv at batch " + std::to_string(batch), [&] {
+    lab07::batched_gemv(w.data(), x.data(), y.data(), kN, kK, batch, nullptr);
+  });
+}
+}  // namespace
+
 ROOFLAB_TEST(Lab07Static, NoSpillsAndWideLoads) {
+  const auto by_gemv = launched_at(0), by_batch8 = launched_at(8), by_batch16 = launched_at(16);
   for (const auto& arch : rooflab::ptx::captured_archs()) {
     for (const auto& r : rooflab::ptx::parse_ptxas_report(rooflab::ptx::captured(arch, ".ptxas.txt"))) {
       EXPECT_EQ(r.spill_store_bytes + r.spill_load_bytes, 0) << arch << ": " << r.name << " spills";
     }
     const auto kernels = rooflab::ptx::parse_ptx(rooflab::ptx::captured(arch, ".ptx"));
-    for (const char* name : {"lab07::gemv_kernel", "lab07::batched_kernel<8>"}) {
-      const auto f = rooflab::ptx::facts(rooflab::ptx::find_kernel(kernels, name));
+    // Each fact is asked of the kernel its launcher starts at that batch, not of any kernel in the file.
+    const std::pair<const char*, const rooflab::ptx::Launched*> wide[] = {{"lab07::gemv_kernel", &by_gemv},
+                                                                          {"lab07::batched_kernel<8>", &by_batch8}};
+    for (const auto& [name, launched] : wide) {
+      const auto f = rooflab::ptx::facts(rooflab::ptx::find_launched_kernel(kernels, name, *launched));
       EXPECT_EQ(f.widest_global_load_bits, 128) << arch << ": " << name << " should read W 16 bytes at a time";
     }
-    const auto tc = rooflab::ptx::facts(rooflab::ptx::find_kernel(kernels, "lab07::batched_tc_kernel"));
+    const auto tc = rooflab::ptx::facts(rooflab::ptx::find_launched_kernel(kernels, "lab07::batched_tc_kernel", by_batch16));
     EXPECT_TRUE(tc.uses_tensor_cores) << arch << ": the batched kernel for batches past 8 should use the tensor cores";
     EXPECT_EQ(tc.widest_global_load_bits, 128) << arch << ": the tensor-core kernel should stage W 16 bytes at a time";
   }
