@@ -3,11 +3,15 @@
 #include <nlohmann/json.hpp>
 
 #include <link.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 
 #include <algorithm>
 #include <cctype>
 #include <filesystem>
 #include <fstream>
+#include <optional>
+#include <sstream>
 #include <string>
 
 namespace rooflab::loaded_libraries {
@@ -69,17 +73,39 @@ std::string canonical(const std::string& path) {
   return ec ? path : c.string();
 }
 
-// The files mapped into the process, as the kernel names them (resolved paths), each once.
-std::vector<std::string> mapped_files() {
+// A file as the kernel knows it, whatever path reached it.
+using FileId = std::pair<unsigned long long, unsigned long long>;  // device, inode
+
+std::optional<FileId> file_id(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return std::nullopt;
+  return FileId{st.st_dev, st.st_ino};
+}
+
+struct MappedFile {
+  std::string path;
+  FileId id;
+};
+
+// The files mapped into the process, each once, with the path and device:inode the kernel gives them.
+std::vector<MappedFile> mapped_files() {
   std::ifstream maps("/proc/self/maps");
-  std::vector<std::string> out;
+  std::vector<MappedFile> out;
   std::set<std::string> seen;
-  // "start-end perms offset dev inode   path": the path is the rest of the line after the fifth field.
+  // "start-end perms offset major:minor inode   path" (path absent for anonymous memory, [heap], [vdso])
   for (std::string line; std::getline(maps, line);) {
-    const auto slash = line.find('/');
-    if (slash == std::string::npos) continue;  // anonymous, [heap], [stack], [vdso]
-    std::string path = line.substr(slash);
-    if (seen.insert(path).second) out.push_back(std::move(path));
+    std::istringstream fields(line);
+    std::string range, perms, offset, dev, path;
+    unsigned long long inode = 0;
+    if (!(fields >> range >> perms >> offset >> dev >> inode) || inode == 0) continue;
+    std::getline(fields >> std::ws, path);
+    if (path.ends_with(" (deleted)")) path.resize(path.size() - 10);  // replaced on disk since it was mapped
+    if (path.empty() || path.front() != '/' || !seen.insert(path).second) continue;
+    const auto colon = dev.find(':');
+    if (colon == std::string::npos) continue;
+    const unsigned major = std::stoul(dev.substr(0, colon), nullptr, 16);
+    const unsigned minor = std::stoul(dev.substr(colon + 1), nullptr, 16);
+    out.push_back({std::move(path), FileId{makedev(major, minor), inode}});
   }
   return out;
 }
@@ -126,13 +152,20 @@ std::vector<LoadedObject> loaded_objects() {
     }
   }
   std::vector<LoadedObject> out;
-  std::set<std::string> known;  // canonical paths of the loader's list
+  // The loader's list by path and by device:inode (an overlay filesystem may show either differently).
+  std::set<std::string> known;
+  std::set<FileId> known_ids;
   for (std::size_t i = 0; i < objects.size(); ++i) {
     out.push_back({objects[i].path, i == 0 || in(closure, objects[i]), objects[i].soname});
-    known.insert(canonical(i == 0 ? "/proc/self/exe" : objects[i].path));
+    const std::string path = canonical(i == 0 ? "/proc/self/exe" : objects[i].path);
+    known.insert(path);
+    if (const auto id = file_id(path)) known_ids.insert(*id);
   }
-  for (const auto& path : mapped_files()) {
-    if (known.insert(path).second) out.push_back({path, false, ""});
+  for (const auto& m : mapped_files()) {
+    if (known.count(m.path) == 0 && known_ids.count(m.id) == 0) {
+      known.insert(m.path);
+      out.push_back({m.path, false, ""});
+    }
   }
   return out;
 }

@@ -7,6 +7,9 @@
 #include <gtest/gtest.h>
 
 #include <dlfcn.h>
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <string>
@@ -90,6 +93,19 @@ TEST(LoadedLibraries, ALibraryInAnotherLinkMapNamespaceIsSeen) {
   ASSERT_EQ(found.size(), 1u);
   EXPECT_EQ(found[0].rfind("libcublas.so (cuBLAS, ", 0), 0u) << found[0];
   dlclose(handle);
+}
+
+// A library's file mapped by hand (openat and mmap, the raw way round the loader) shows in the mapped files.
+TEST(LoadedLibraries, ALibraryFileMappedByHandIsSeen) {
+  ASSERT_TRUE(forbidden_loaded(loaded_objects(), {"cuBLAS"}).empty());
+  const int fd = open(ROOFLAB_FAKE_OPENED, O_RDONLY);
+  ASSERT_GE(fd, 0);
+  void* mapped = mmap(nullptr, 4096, PROT_READ, MAP_PRIVATE, fd, 0);
+  close(fd);
+  ASSERT_NE(mapped, MAP_FAILED);
+  EXPECT_EQ(forbidden_loaded(loaded_objects(), {"cuBLAS"}).size(), 1u);
+  munmap(mapped, 4096);
+  EXPECT_TRUE(forbidden_loaded(loaded_objects(), {"cuBLAS"}).empty());
 }
 
 }  // namespace
