@@ -1,12 +1,16 @@
 // Lab 04 static checks (hints; CI requires them of the solutions): no spills and shared memory within the
 // 48 KB a block gets without opting in; the 128-bit global and shared loads of rungs 5 and 6; the tensor-core
-// instructions of rung 7. `rooflab inspect 04` shows the same facts per rung, with occupancy.
+// instructions of rung 7, each asked of the kernel its rung's launcher starts. `rooflab inspect 04` shows the
+// same facts per rung, with occupancy.
+#include "kernels.hpp"
 #include "lab.hpp"
 
 #include <rooflab/grading.hpp>
 #include <rooflab/inspect.hpp>
 #include <rooflab/ptx.hpp>
 #include <rooflab/static_capture.hpp>
+
+#include <utility>
 
 ROOFLAB_INSPECT_KERNELS(lab04::kKernels);
 
@@ -24,11 +28,31 @@ ROOFLAB_TEST(Lab04Static, NoSpillsAndSharedMemoryWithinLimits) {
   }
 }
 
+namespace {
+constexpr int kSide = 64;  // a small square problem on the vectorized paths (multiples of 8, aligned arrays)
+
+// The kernels one rung's launcher starts on it, run on the CPU backend.
+template <typename T>
+rooflab::ptx::Launched launched_by_rung(const char* launcher, void (*rung)(int, int, int, float, const T*, const T*,
+                                                                              float, float*, cudaStream_t)) {
+  const std::size_t elems = static_cast<std::size_t>(kSide) * kSide;
+  const auto a = rooflab::ptx::device_zeros<T>(elems), b = rooflab::ptx::device_zeros<T>(elems);
+  auto c = rooflab::ptx::device_zeros<float>(elems);
+  return rooflab::ptx::launched_by(launcher, [&] {
+    rung(kSide, kSide, kSide, 1.0f, a.data(), b.data(), 0.0f, c.data(), nullptr);
+  });
+}
+}  // namespace
+
+// Hints about a rung's code are asked of the kernel its launcher starts, not of any kernel in the file.
 ROOFLAB_TEST(Lab04Static, VectorizedRungsLoad128Bits) {
+  const std::pair<const char*, rooflab::ptx::Launched> rungs[] = {
+      {"lab04::sgemm_vectorized_kernel", launched_by_rung("lab04::sgemm_vectorized", lab04::sgemm_vectorized)},
+      {"lab04::sgemm_warptile_kernel", launched_by_rung("lab04::sgemm_warptile", lab04::sgemm_warptile)}};
   for (const auto& arch : rooflab::ptx::captured_archs()) {
     const auto kernels = rooflab::ptx::parse_ptx(rooflab::ptx::captured(arch, ".ptx"));
-    for (const char* name : {"lab04::sgemm_vectorized_kernel", "lab04::sgemm_warptile_kernel"}) {
-      const auto f = rooflab::ptx::facts(rooflab::ptx::find_kernel(kernels, name));
+    for (const auto& [name, launched] : rungs) {
+      const auto f = rooflab::ptx::facts(rooflab::ptx::find_launched_kernel(kernels, name, launched));
       EXPECT_EQ(f.widest_global_load_bits, 128) << arch << ": " << name << " has no 128-bit global load";
       EXPECT_GE(f.count("ld.shared.v4"), 1) << arch << ": " << name << " has no 128-bit shared load";
     }
@@ -36,9 +60,10 @@ ROOFLAB_TEST(Lab04Static, VectorizedRungsLoad128Bits) {
 }
 
 ROOFLAB_TEST(Lab04Static, WmmaUsesTheTensorCores) {
+  const auto launched = launched_by_rung("lab04::hgemm_wmma", lab04::hgemm_wmma);
   for (const auto& arch : rooflab::ptx::captured_archs()) {
     const auto kernels = rooflab::ptx::parse_ptx(rooflab::ptx::captured(arch, ".ptx"));
-    const auto f = rooflab::ptx::facts(rooflab::ptx::find_kernel(kernels, "lab04::hgemm_wmma_kernel"));
+    const auto f = rooflab::ptx::facts(rooflab::ptx::find_launched_kernel(kernels, "lab04::hgemm_wmma_kernel", launched));
     EXPECT_TRUE(f.uses_tensor_cores) << arch << ": no wmma.mma / mma.sync in the WMMA kernel";
     EXPECT_GE(f.count("wmma.mma") + f.count("mma.sync"), 1) << arch;
   }
