@@ -129,23 +129,26 @@ inline std::vector<double> accumulation_bounds(std::span<const double> abs_sums,
 }
 
 // The input shape where a cheaper accumulator loses visible bits: n positive values, the first `head` of
-// them in [big / 2, big) and the rest in [1/64, 1/16) (never zero), drawn from `seed`. A running sum that
+// them in [big / 2, big) and the rest in [small / 4, small) (never zero), drawn from `seed`. A running sum that
 // passes the head is large; each later term is then below half an FP16 ulp of it and an FP16 partial sum
 // drops it (BF16 drops it sooner), while FP32 keeps about 12 more bits. Any accumulation order that walks
 // the values forwards meets the head first.
 // A matrix of `rows` such rows (row-major, `cols` each) has the head at the start of every row.
-inline std::vector<float> decaying_positive(std::size_t n, std::uint64_t seed, std::size_t head, float big = 16.0f) {
-  std::vector<float> v = random_floats(n, seed, 1.0f / 64, 1.0f / 16);
+// A smaller `small` suits a kernel that adds many products into its running sum at once (an FP16 running sum
+// drops a whole step's increment only while the increment stays below half its ulp).
+inline std::vector<float> decaying_positive(std::size_t n, std::uint64_t seed, std::size_t head, float big = 16.0f,
+                                            float small = 1.0f / 16) {
+  std::vector<float> v = random_floats(n, seed, small / 4, small, small / 8);
   const std::vector<float> h = random_floats(std::min(head, n), seed ^ 0x6A09E667F3BCC908ull, big / 2, big);
   std::copy(h.begin(), h.end(), v.begin());
   return v;
 }
 inline std::vector<float> decaying_positive_rows(std::size_t rows, std::size_t cols, std::uint64_t seed, std::size_t head,
-                                                 float big = 16.0f) {
+                                                 float big = 16.0f, float small = 1.0f / 16) {
   std::vector<float> m;
   m.reserve(rows * cols);
   for (std::size_t r = 0; r < rows; ++r) {
-    const auto row = decaying_positive(cols, seed + r * 0x9E3779B97F4A7C15ull, head, big);
+    const auto row = decaying_positive(cols, seed + r * 0x9E3779B97F4A7C15ull, head, big, small);
     m.insert(m.end(), row.begin(), row.end());
   }
   return m;

@@ -9,6 +9,7 @@
 // weights cannot run on an FP16 copy of them.
 #include "kernels.hpp"
 
+#include <rooflab/accumulation.hpp>
 #include <rooflab/buffer.hpp>
 #include <rooflab/device.hpp>
 #include <rooflab/grading.hpp>
@@ -163,14 +164,24 @@ double violations(const std::vector<float>& w, const std::vector<int>& q, const 
   return r;
 }
 
+// Random signed weights and inputs, or the shape where an FP16 running sum drops whole steps
+// (rooflab/accumulation.hpp): positive weights whose first 32nd of each row (a lane's first step) is large
+// and the rest so small that a step adds less than half an FP16 ulp of the running sum, positive inputs.
+enum class Inputs { random, same_signed };
+// Long rows for the same-signed inputs: many steps per lane, each dropped by an FP16 running sum.
+constexpr Shape kSameSigned{24, 16384};
+
 // A GEMV on the reference's packed weights against the double-precision GEMV of the dequantized weights.
-::testing::AssertionResult check_gemv(Shape s, int group, int bits) {
+::testing::AssertionResult check_gemv(Shape s, int group, int bits, Inputs inputs = Inputs::random) {
   const int qmax = bits == 8 ? lab08::kInt8Max : lab08::kInt4Max;
   const std::uint64_t seed = rooflab::test_seed() + 101 + static_cast<std::uint64_t>(s.n * 7 + s.k + group);
-  auto w = rooflab::random_floats(static_cast<std::size_t>(s.n) * s.k, seed);
-  for (int i = 0; i < group && s.n * s.k > group; ++i) w[static_cast<std::size_t>(i)] = 0.0f;  // a group of zeros
+  const bool same = inputs == Inputs::same_signed;
+  auto w = same ? rooflab::decaying_positive_rows(s.n, s.k, seed, s.k / 32, 16.0f, 1.0f / 192)
+                : rooflab::random_floats(static_cast<std::size_t>(s.n) * s.k, seed);
+  for (int i = 0; i < group && s.n * s.k > group && !same; ++i) w[static_cast<std::size_t>(i)] = 0.0f;  // a group of zeros
   for (auto& v : w) v = lab08::fp16_round(v);
-  auto x = rooflab::random_floats(static_cast<std::size_t>(s.k), seed + 1);
+  auto x = same ? rooflab::random_floats(static_cast<std::size_t>(s.k), seed + 1, 0.5f, 1.0f)
+                : rooflab::random_floats(static_cast<std::size_t>(s.k), seed + 1);
   for (auto& v : x) v = lab08::fp16_round(v);
   std::vector<int> q;
   std::vector<float> scales;
@@ -193,10 +204,15 @@ double violations(const std::vector<float>& w, const std::vector<int>& q, const 
   if (auto r = one_kernel_nothing_kept(watch, what); !r) return r;
   std::vector<double> ref(static_cast<std::size_t>(s.n));
   lab08::gemv_ref(q, scales, x, ref.data(), s.n, s.k, group);
-  // FP32 sums of k products (|w|, |x| <= 1) rounded to FP16: the error grows like sqrt(k).
-  const rooflab::Tolerance tol{2e-3 * std::sqrt(static_cast<double>(s.k)), 2e-3};
-  auto r = all_close<float, float>(to_float(dy.download()), std::vector<float>(ref.begin(), ref.end()), tol);
-  if (!r) r << " (" << what << ", n = " << s.n << ", k = " << s.k << ", group " << group << ")";
+  // What FP32 accumulation allows per output (rooflab/accumulation.hpp): gamma of the roundings a term meets
+  // (its group's partial sum, one scaled add per step, the warp's sum: under k + 32) times the sum of
+  // |scale q x|, plus the FP16 output's rounding.
+  std::vector<float> wq(q.size());
+  for (std::size_t i = 0; i < q.size(); ++i) wq[i] = scales[i / static_cast<std::size_t>(group)] * static_cast<float>(q[i]);
+  const auto allowed = rooflab::accumulation_bounds(rooflab::gemv_abs_sums(wq, x, s.n, s.k, 1), ref, s.k + 32.0,
+                                                    rooflab::kFp32Accumulation, rooflab::kUnitFp16, 0x1p-25);
+  auto r = rooflab::all_within<float, float>(to_float(dy.download()), std::vector<float>(ref.begin(), ref.end()), allowed);
+  if (!r) r << " (" << what << ", n = " << s.n << ", k = " << s.k << ", group " << group << (same ? ", positive inputs" : "") << ")";
   return r;
 }
 
@@ -229,10 +245,12 @@ ROOFLAB_TEST(Lab08Kernels, QuantizeInt4) {
 ROOFLAB_TEST(Lab08Kernels, GemvInt8) {
   ROOFLAB_REQUIRE_GPU();
   for (const Shape s : kInt8Shapes) EXPECT_TRUE(check_gemv(s, lab08::kInt8Group, 8));
+  EXPECT_TRUE(check_gemv(kSameSigned, lab08::kInt8Group, 8, Inputs::same_signed));
 }
 
 ROOFLAB_TEST(Lab08Kernels, GemvInt4) {
   ROOFLAB_REQUIRE_GPU();
   for (const Shape s : kInt4Shapes32) EXPECT_TRUE(check_gemv(s, 32, 4));
   for (const Shape s : kInt4Shapes128) EXPECT_TRUE(check_gemv(s, 128, 4));
+  for (const int group : {32, 128}) EXPECT_TRUE(check_gemv(kSameSigned, group, 4, Inputs::same_signed));
 }
