@@ -18,10 +18,17 @@
 ROOFLAB_INSPECT_KERNELS(lab01::kKernelDecls);
 
 // 128-bit accesses are the point of the vectorized triad: one ld.global.v4.f32 instead of four loads.
+// Asked of the kernel lab01::triad_vec4 starts on aligned arrays (run on the CPU backend), not of any kernel
+// in the file: a launcher that always falls back to the scalar triad does not earn it.
 ROOFLAB_TEST(Lab01Static, TriadVec4Uses128BitAccess) {
+  const std::size_t n = 1024;
+  const auto b = rooflab::ptx::device_zeros<float>(n), c = rooflab::ptx::device_zeros<float>(n);
+  auto a = rooflab::ptx::device_zeros<float>(n);
+  const auto launched = rooflab::ptx::launched_by(
+      "lab01::triad_vec4 on 16-byte aligned arrays", [&] { lab01::triad_vec4(b.data(), c.data(), a.data(), 2.0f, n, nullptr); });
   for (const auto& arch : rooflab::ptx::captured_archs()) {
     const auto kernels = rooflab::ptx::parse_ptx(rooflab::ptx::captured(arch, ".ptx"));
-    const auto f = rooflab::ptx::facts(rooflab::ptx::find_written_kernel(kernels, "triad_vec4_kernel"));
+    const auto f = rooflab::ptx::facts(rooflab::ptx::find_launched_kernel(kernels, "triad_vec4_kernel", launched));
     EXPECT_EQ(f.widest_global_load_bits, 128) << arch << ": triad_vec4_kernel should load float4 (ld.global.v4.f32)";
     EXPECT_EQ(f.widest_global_store_bits, 128) << arch << ": triad_vec4_kernel should store float4 (st.global.v4.f32)";
   }
