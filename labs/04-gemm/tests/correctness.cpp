@@ -5,6 +5,7 @@
 // every element is written and that C is not read.
 #include "kernels.hpp"
 
+#include <rooflab/accumulation.hpp>
 #include <rooflab/buffer.hpp>
 #include <rooflab/device.hpp>
 #include <rooflab/gemm_reference.hpp>
@@ -37,12 +38,19 @@ std::vector<In> convert(const std::vector<float>& v) {
   return out;
 }
 
+// The shape where an FP16 or BF16 accumulator loses visible bits (rooflab/accumulation.hpp): positive A
+// whose rows start with an eighth of large values, positive B, a long K.
+constexpr lab04::Shape kSameSigned{48, 40, 1024};
+
 template <typename In, typename Launch>
-::testing::AssertionResult check(const char* name, Launch launch, const lab04::Shape& s, bool beta_zero) {
+::testing::AssertionResult check(const char* name, Launch launch, const lab04::Shape& s, bool beta_zero,
+                                 bool same_signed = false) {
   const std::size_t m = s.m, n = s.n, k = s.k;
   const auto seed = rooflab::test_seed() + m * 7919 + n * 31 + k;
-  const auto a = convert<In>(rooflab::random_floats(m * k, seed));
-  const auto b = convert<In>(rooflab::random_floats(k * n, seed + 1));
+  const auto a = convert<In>(same_signed ? rooflab::decaying_positive_rows(m, k, seed, k / 8)
+                                         : rooflab::random_floats(m * k, seed));
+  const auto b = convert<In>(same_signed ? rooflab::random_floats(k * n, seed + 1, 0.5f, 1.0f)
+                                         : rooflab::random_floats(k * n, seed + 1));
   const auto c0 = rooflab::random_floats(m * n, seed + 2);
   rooflab::DeviceBuffer<In> da{std::span<const In>(a)}, db{std::span<const In>(b)};
   rooflab::DeviceBuffer<float> dc(m * n);
@@ -59,10 +67,22 @@ template <typename In, typename Launch>
   if (auto ran = watch.kernels_did_the_work(where); !ran) return ran;
   const auto want = rooflab::gemm_reference<float>(m, n, k, kAlpha, std::span<const In>(a), std::span<const In>(b),
                                                    beta, std::span<const float>(c0));
-  // Inputs and C lie in [-1, 1]: the bound of rooflab/gemm_reference.hpp (README: "How correctness is checked").
-  const double atol = rooflab::gemm_tolerance(k, kAlpha, beta);
-  auto r = all_close<float, float>(dc.download(), want, {atol, 0.0});
-  if (!r) r << " (" << where << ", tolerance " << atol << ")";
+  // FP32 accumulation's bound per element (rooflab/accumulation.hpp): gamma_(K+2) times the sum of the
+  // terms' magnitudes, |alpha| |A| |B| + |beta| |C|, which the reference computes as a GEMM of magnitudes.
+  const auto magnitude = [](const auto& v) {
+    std::vector<float> out(v.size());
+    for (std::size_t i = 0; i < v.size(); ++i) out[i] = std::abs(static_cast<float>(v[i]));
+    return out;
+  };
+  const auto abs_a = magnitude(a), abs_b = magnitude(b), abs_c = magnitude(c0);
+  const auto abs_sums = rooflab::gemm_reference<double>(m, n, k, std::abs(kAlpha), std::span<const float>(abs_a),
+                                                        std::span<const float>(abs_b), std::abs(beta),
+                                                        std::span<const float>(abs_c));
+  const std::vector<double> want_d(want.begin(), want.end());
+  const auto allowed = rooflab::accumulation_bounds(abs_sums, want_d, static_cast<double>(k + 2), rooflab::kFp32Accumulation,
+                                                    rooflab::kUnitFp32);
+  auto r = rooflab::all_within<float, float>(dc.download(), want, allowed);
+  if (!r) r << " (" << where << (same_signed ? ", positive inputs" : "") << ")";
   return r;
 }
 
@@ -71,6 +91,7 @@ void check_all(const char* name, Launch launch) {
   for (const auto& s : kShapes) {
     for (bool beta_zero : {false, true}) EXPECT_TRUE(check<In>(name, launch, s, beta_zero));
   }
+  EXPECT_TRUE(check<In>(name, launch, kSameSigned, true, true));
 }
 
 void check_rung(std::string_view id) {
