@@ -487,7 +487,7 @@ std::string xml_escape(const std::string& s) {
 // A test as results.json has it: its lab and kind from the tags.
 struct Test {
   std::string lab, kind, id, status;
-  double score = 0, max = 0;
+  double score = 0, max = 0, seconds = 0;
   std::string output;
 };
 
@@ -504,6 +504,7 @@ std::vector<Test> tests_of(const nlohmann::json& results) {
     x.status = t.value("rooflab_status", t.value("status", ""));
     x.score = t.value("score", 0.0);
     x.max = t.value("max_score", 0.0);
+    x.seconds = t.value("rooflab_seconds", 0.0);
     x.output = t.value("output", "");
     out.push_back(std::move(x));
   }
@@ -516,65 +517,145 @@ bool skipped_status(const std::string& s) {
 
 }  // namespace
 
-std::string junit_xml(const std::string& student, const std::string& results_json) {
-  const auto tests = tests_of(nlohmann::json::parse(results_json));
-  std::map<std::string, std::vector<const Test*>> by_lab;
-  int failures = 0, skipped = 0;
-  for (const auto& t : tests) {
-    by_lab[t.lab].push_back(&t);
-    if (skipped_status(t.status)) {
-      ++skipped;
-    } else if (t.status != "passed" || t.score < t.max) {
-      ++failures;
+namespace {
+
+// How a test reads in JUnit: a crash or time-out is an error (the code did not finish), lost points a
+// failure, a test not graded here or a hint (0 points) that did not pass skipped (neither turns a CI job red).
+enum class JunitOutcome { passed, failure, error, skipped };
+
+JunitOutcome junit_outcome(const Test& t) {
+  if (t.status == "not graded") return JunitOutcome::error;  // the grading failed: someone must look
+  if (skipped_status(t.status)) return JunitOutcome::skipped;
+  if (t.status == "passed" && t.score >= t.max) return JunitOutcome::passed;
+  if (t.max == 0) return JunitOutcome::skipped;  // a hint: no points at stake
+  if (t.status == "crashed" || t.status == "timed out") return JunitOutcome::error;
+  return JunitOutcome::failure;
+}
+
+struct JunitCounts {
+  int tests = 0, failures = 0, errors = 0, skipped = 0;
+  double seconds = 0;
+  void add(const Test& t) {
+    ++tests;
+    seconds += t.seconds;
+    switch (junit_outcome(t)) {
+      case JunitOutcome::failure: ++failures; break;
+      case JunitOutcome::error: ++errors; break;
+      case JunitOutcome::skipped: ++skipped; break;
+      case JunitOutcome::passed: break;
     }
   }
+  std::string attributes() const {
+    return fmt::format("tests=\"{}\" failures=\"{}\" errors=\"{}\" skipped=\"{}\" time=\"{:.3f}\"", tests, failures,
+                       errors, skipped, seconds);
+  }
+};
+
+std::string junit_testcase(const std::string& student, const Test& t) {
+  std::string x = fmt::format("    <testcase classname=\"{}.lab{}.{}\" name=\"{}\" time=\"{:.3f}\">\n",
+                              xml_escape(student), t.lab, xml_escape(t.kind), xml_escape(t.id), t.seconds);
+  switch (junit_outcome(t)) {
+    case JunitOutcome::skipped:
+      x += fmt::format("      <skipped message=\"{}\"/>\n",
+                       xml_escape(skipped_status(t.status) ? t.status : "hint (no points): " + t.status));
+      break;
+    case JunitOutcome::error:
+      x += fmt::format("      <error message=\"{}\" type=\"{}\">{}</error>\n", xml_escape(t.status),
+                       xml_escape(t.status), xml_escape(t.output));
+      break;
+    case JunitOutcome::failure:
+      x += fmt::format("      <failure message=\"{}: {:g} of {:g} points\" type=\"{}\">{}</failure>\n",
+                       xml_escape(t.status), t.score, t.max, xml_escape(t.status), xml_escape(t.output));
+      break;
+    case JunitOutcome::passed:
+      if (!t.output.empty()) x += fmt::format("      <system-out>{}</system-out>\n", xml_escape(t.output));
+      break;
+  }
+  return x + "    </testcase>\n";
+}
+
+std::string junit_document(const std::string& student, const std::vector<Test>& tests) {
+  std::map<std::string, std::vector<const Test*>> by_lab;
+  JunitCounts all;
+  for (const auto& t : tests) {
+    by_lab[t.lab].push_back(&t);
+    all.add(t);
+  }
   std::string x = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
-  x += fmt::format("<testsuites name=\"rooflab {}\" tests=\"{}\" failures=\"{}\" skipped=\"{}\">\n",
-                   xml_escape(student), tests.size(), failures, skipped);
+  x += fmt::format("<testsuites name=\"rooflab {}\" {}>\n", xml_escape(student), all.attributes());
   for (const auto& [lab, list] : by_lab) {
-    int f = 0, sk = 0;
+    JunitCounts c;
     double score = 0, max = 0;
     for (const Test* t : list) {
+      c.add(*t);
       score += t->score;
       max += t->max;
-      if (skipped_status(t->status)) {
-        ++sk;
-      } else if (t->status != "passed" || t->score < t->max) {
-        ++f;
-      }
     }
-    x += fmt::format("  <testsuite name=\"{}.lab{}\" tests=\"{}\" failures=\"{}\" skipped=\"{}\">\n",
-                     xml_escape(student), lab, list.size(), f, sk);
+    x += fmt::format("  <testsuite name=\"{}.lab{}\" {}>\n", xml_escape(student), lab, c.attributes());
     x += fmt::format("    <properties><property name=\"score\" value=\"{:g}\"/><property name=\"max_score\" "
                      "value=\"{:g}\"/></properties>\n", score, max);
-    for (const Test* t : list) {
-      x += fmt::format("    <testcase classname=\"lab{}.{}\" name=\"{}\">\n", t->lab, xml_escape(t->kind),
-                       xml_escape(t->id));
-      if (skipped_status(t->status)) {
-        x += fmt::format("      <skipped message=\"{}\"/>\n", xml_escape(t->status));
-      } else if (t->status != "passed" || t->score < t->max) {
-        x += fmt::format("      <failure message=\"{}: {:g} of {:g} points\">{}</failure>\n", xml_escape(t->status),
-                         t->score, t->max, xml_escape(t->output));
-      } else if (!t->output.empty()) {
-        x += fmt::format("      <system-out>{}</system-out>\n", xml_escape(t->output));
-      }
-      x += "    </testcase>\n";
-    }
+    for (const Test* t : list) x += junit_testcase(student, *t);
     x += "  </testsuite>\n";
   }
   return x + "</testsuites>\n";
 }
+
+}  // namespace
+
+std::string junit_xml(const std::string& student, const std::string& results_json) {
+  return junit_document(student, tests_of(nlohmann::json::parse(results_json)));
+}
+
+std::string junit_not_graded(const std::string& student, const std::vector<std::string>& labs, const std::string& why) {
+  std::vector<Test> tests;
+  for (const auto& lab : labs) tests.push_back({lab, "grade", "not graded", "not graded", 0, 0, 0, why});
+  return junit_document(student, tests);
+}
+
+namespace {
+
+// One student's points per lab, as the class files show them.
+struct Points {
+  double earned = 0, gradable = 0, gpu_owed = 0;  // gradable: the points of the tests graded on this machine
+};
+struct Row {
+  std::string student;
+  std::map<std::string, Points> lab;
+  std::string not_graded;
+  std::string status = "graded";  // or what went wrong, for the LMS file
+};
+
+// grades-lms.csv: one row per student, what a gradebook imports. Columns: student, then per lab its points,
+// the points gradable on this machine and those a GPU still owes, then the totals and a status. Plain RFC
+// 4180 CSV, one header row: Moodle's CSV grade import maps `student` to a user field and each labNN column
+// to a grade item; Canvas imports it into a gradebook export's columns (docs/instructor-guide.md).
+std::string lms_csv(const std::vector<std::string>& labs, const std::vector<Row>& rows) {
+  std::string csv = "student";
+  for (const auto& lab : labs) csv += fmt::format(",lab{0},lab{0}_gradable,lab{0}_gpu_owed", lab);
+  csv += ",total,total_gradable,total_gpu_owed,status\n";
+  for (const auto& r : rows) {
+    csv += csv_field(r.student);
+    Points total;
+    for (const auto& lab : labs) {
+      const auto it = r.lab.find(lab);
+      const Points p = it == r.lab.end() ? Points{} : it->second;
+      csv += fmt::format(",{:g},{:g},{:g}", p.earned, p.gradable, p.gpu_owed);
+      total.earned += p.earned;
+      total.gradable += p.gradable;
+      total.gpu_owed += p.gpu_owed;
+    }
+    csv += fmt::format(",{:g},{:g},{:g},{}\n", total.earned, total.gradable, total.gpu_owed, csv_field(r.status));
+  }
+  return csv;
+}
+
+}  // namespace
 
 std::string collect_class(const fs::path& out) {
   const nlohmann::json roster = read_json(out / "roster.json");
   if (!roster.is_object()) throw std::runtime_error(fmt::format("{} is missing: grade the class first", (out / "roster.json").string()));
   const auto labs = roster.at("labs").get<std::vector<std::string>>();
   std::string csv = "student,lab,kind,points,max\n";
-  struct Row {
-    std::string student;
-    std::map<std::string, std::pair<double, double>> lab;  // lab -> points, max
-    std::string not_graded;
-  };
   std::vector<Row> rows;
   std::map<std::string, std::vector<std::string>> problems;  // "crashed" -> "alice (lab01 Suite.Name)"
   fs::remove_all(out / "junit");
@@ -590,7 +671,10 @@ std::string collect_class(const fs::path& out) {
     }
     if (!row.not_graded.empty()) {
       for (const auto& lab : labs) csv += fmt::format("{},{},not graded,0,0\n", csv_field(student), lab);
-      problems["not graded"].push_back(fmt::format("{}: {}", student, row.not_graded.substr(0, row.not_graded.find('\n'))));
+      const std::string why = row.not_graded.substr(0, row.not_graded.find('\n'));
+      problems["not graded"].push_back(fmt::format("{}: {}", student, why));
+      row.status = "not graded: " + why;
+      write_text(out / "junit" / (student + ".xml"), junit_not_graded(student, labs, row.not_graded));
       rows.push_back(row);
       continue;
     }
@@ -604,8 +688,9 @@ std::string collect_class(const fs::path& out) {
       if (!sums.count(key)) order.push_back(key);
       sums[key].first += t.score;
       sums[key].second += t.max;
-      row.lab[t.lab].first += t.score;
-      row.lab[t.lab].second += t.max;
+      Points& p = row.lab[t.lab];
+      p.earned += t.score;
+      (skipped_status(t.status) ? p.gpu_owed : p.gradable) += t.max;
       if (t.status == "crashed" || t.status == "timed out") bad[t.status].insert(fmt::format("lab{} {}", t.lab, t.id));
       if (t.status == "build failed") {
         // A binary refused for a forbidden library (symbols.hpp) compiled: say what it was refused for.
@@ -617,15 +702,26 @@ std::string collect_class(const fs::path& out) {
       csv += fmt::format("{},{},{},{:g},{:g}\n", csv_field(student), key.first, key.second, sums[key].first,
                          sums[key].second);
     }
+    std::vector<std::string> troubles;
     for (const auto& [what, list] : bad) {
       std::string all;
       for (const auto& l : list) all += (all.empty() ? "" : ", ") + l;
       problems[what].push_back(fmt::format("{} ({})", student, all));
+      troubles.push_back(fmt::format("{} in {}", what, all));
     }
+    // Files the upload checks refused, as the report's header names them ("lab 01: kernels.cu was refused (...)").
+    const std::string header = nlohmann::json::parse(text).value("output", "");
+    for (std::size_t at = header.find(" was refused ("); at != std::string::npos; at = header.find(" was refused (", at + 1)) {
+      const std::size_t line = header.rfind('\n', at);
+      troubles.push_back("refused: " + header.substr(line == std::string::npos ? 0 : line + 1,
+                                                   header.find(';', at) - (line == std::string::npos ? 0 : line + 1)));
+    }
+    if (!troubles.empty()) row.status = fmt::format("{}", fmt::join(troubles, "; "));
     write_text(out / "junit" / (student + ".xml"), junit_xml(student, text));
     rows.push_back(row);
   }
   write_text(out / "grades.csv", csv);
+  write_text(out / "grades-lms.csv", lms_csv(labs, rows));
 
   // The summary: one line per student, then the distribution per lab, then who needs a look.
   std::string s = fmt::format("rooflab grade-class: {} students, labs {}\n\n", rows.size(), fmt::join(labs, " "));
@@ -635,6 +731,7 @@ std::string collect_class(const fs::path& out) {
   for (const auto& lab : labs) s += fmt::format("{:>14}", "lab" + lab);
   s += fmt::format("{:>14}\n", "total");
   std::map<std::string, std::vector<double>> fractions;
+  std::map<std::string, double> owed;  // per lab: the points that need a GPU (not in the table)
   for (const auto& r : rows) {
     s += fmt::format("{:<{}}", r.student, width + 2);
     double score = 0, max = 0;
@@ -643,15 +740,23 @@ std::string collect_class(const fs::path& out) {
         s += fmt::format("{:>14}", "-");
         continue;
       }
-      const auto [p, m] = r.lab.at(lab);
-      score += p;
-      max += m;
-      s += fmt::format("{:>14}", fmt::format("{:.1f}/{:g}", p, m));
-      fractions[lab].push_back(m > 0 ? p / m : 0);
+      const Points& p = r.lab.at(lab);
+      score += p.earned;
+      max += p.gradable;
+      s += fmt::format("{:>14}", fmt::format("{:.1f}/{:g}", p.earned, p.gradable));
+      fractions[lab].push_back(p.gradable > 0 ? p.earned / p.gradable : 0);
+      owed[lab] = std::max(owed[lab], p.gpu_owed);
     }
     s += r.not_graded.empty() ? fmt::format("{:>14}\n", fmt::format("{:.1f}/{:g}", score, max))
                               : fmt::format("{:>14}\n", "not graded");
   }
+  s += "\nPoints are those gradable on the grading machine";
+  std::vector<std::string> owed_text;
+  for (const auto& [lab, points] : owed) {
+    if (points > 0) owed_text.push_back(fmt::format("lab{} {:g}", lab, points));
+  }
+  s += owed_text.empty() ? ".\n" : fmt::format("; a GPU grades {} more per student (not in these figures).\n",
+                                                fmt::join(owed_text, ", "));
   s += "\nDistribution per lab (share of the points gradable on the grading machine):\n";
   for (const auto& lab : labs) {
     auto f = fractions[lab];
@@ -694,8 +799,9 @@ std::string collect_class(const fs::path& out) {
       for (const auto& p : problems[what]) s += "  " + p + "\n";
     }
   }
-  s += fmt::format("\nFiles: {} (student,lab,kind,points,max), {}/<student>.xml (JUnit), students/<student>/ "
-                   "(results.json, report/, log.txt)\n", (out / "grades.csv").string(), (out / "junit").string());
+  s += fmt::format("\nFiles: {} (one row per student, for an LMS), {} (student,lab,kind,points,max), "
+                   "{}/<student>.xml (JUnit), students/<student>/ (results.json, report/, log.txt)\n",
+                   (out / "grades-lms.csv").string(), (out / "grades.csv").string(), (out / "junit").string());
   write_text(out / "summary.txt", s);
   return s;
 }

@@ -80,8 +80,12 @@ struct InputHash {
 // OUT/summary.txt; returns the summary table.
 std::string collect_class(const std::filesystem::path& out);
 
-// A results.json as JUnit XML (one testsuite per lab, a testcase per test; lost points are failures,
-// tests not graded here are skipped).
+// A results.json as JUnit XML, the dialect Jenkins and GitLab read: one testsuite per lab, a testcase per
+// test with its time and a classname that starts with the student (jobs that merge junit/*.xml keep students
+// apart); lost points are failures, crashes and time-outs errors, tests not graded here and 0-point hints
+// that did not pass skipped (a hint never turns a CI job red).
 std::string junit_xml(const std::string& student, const std::string& results_json);
+// The JUnit file of a student who was not graded: one error per lab, with the reason.
+std::string junit_not_graded(const std::string& student, const std::vector<std::string>& labs, const std::string& why);
 
 }  // namespace rooflab::grader

@@ -77,6 +77,24 @@ for who in solved stub skips broken crashes cublas; do
   echo "$who: $alone points, as graded alone"
 done
 [[ "$(csv_total solved)" == 60 ]] || fail "the solution earned $(csv_total solved) of 60"
+# ---- grades-lms.csv: one row per student, its totals those of grades.csv, a status for each ----
+python3 - "$out/grades-lms.csv" "$out/grades.csv" <<'PY' || fail "grades-lms.csv does not agree with grades.csv"
+import csv, sys
+from collections import defaultdict
+wide = list(csv.DictReader(open(sys.argv[1])))
+long_total = defaultdict(float)
+for r in csv.DictReader(open(sys.argv[2])): long_total[r["student"]] += float(r["points"])
+names = [r["student"] for r in wide]
+assert len(names) == len(set(names)) == len(long_total), (names, sorted(long_total))
+for r in wide:
+    assert abs(float(r["total"]) - long_total[r["student"]]) < 1e-9, r
+    assert abs(float(r["total"]) - float(r["lab01"])) < 1e-9, r
+    assert r["status"], r
+by = {r["student"]: r for r in wide}
+assert by["solved"]["status"] == "graded" and by["solved"]["total"] == by["solved"]["total_gradable"] == "60", by["solved"]
+assert by["crashes"]["status"].startswith("crashed in lab01 "), by["crashes"]
+assert by["empty"]["status"].startswith("not graded: empty submission"), by["empty"]
+PY
 [[ "$(csv_total stub)" == 0 ]] || fail "the stub earned $(csv_total stub)"
 [[ "$(csv_total cublas)" == 30 ]] || fail "cuBLAS in kernels.cu earned $(csv_total cublas) (its kernel tests must all be lost)"
 for who in skips broken crashes; do
