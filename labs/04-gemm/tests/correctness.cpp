@@ -42,9 +42,24 @@ std::vector<In> convert(const std::vector<float>& v) {
 // whose rows start with an eighth of large values, positive B, a long K.
 constexpr lab04::Shape kSameSigned{48, 40, 1024};
 
+// Every pointer one element past a 16-byte boundary (`offset`): the float4 and 8-half paths must fall back,
+// as a GPU faults on a misaligned vector access (so does the CPU backend, whose aligned SSE moves fault).
+template <typename T>
+struct Offset {
+  rooflab::DeviceBuffer<T> buffer;
+  std::size_t at;
+  T* data() { return buffer.data() + at; }
+};
+template <typename T>
+Offset<T> place(const std::vector<T>& host, bool offset) {
+  std::vector<T> padded(offset ? 1 : 0);
+  padded.insert(padded.end(), host.begin(), host.end());
+  return {rooflab::DeviceBuffer<T>(std::span<const T>(padded)), offset ? std::size_t{1} : std::size_t{0}};
+}
+
 template <typename In, typename Launch>
 ::testing::AssertionResult check(const char* name, Launch launch, const lab04::Shape& s, bool beta_zero,
-                                 bool same_signed = false) {
+                                 bool same_signed = false, bool offset = false) {
   const std::size_t m = s.m, n = s.n, k = s.k;
   const auto seed = rooflab::test_seed() + m * 7919 + n * 31 + k;
   const auto a = convert<In>(same_signed ? rooflab::decaying_positive_rows(m, k, seed, k / 8)
@@ -52,18 +67,17 @@ template <typename In, typename Launch>
   const auto b = convert<In>(same_signed ? rooflab::random_floats(k * n, seed + 1, 0.5f, 1.0f)
                                          : rooflab::random_floats(k * n, seed + 1));
   const auto c0 = rooflab::random_floats(m * n, seed + 2);
-  rooflab::DeviceBuffer<In> da{std::span<const In>(a)}, db{std::span<const In>(b)};
-  rooflab::DeviceBuffer<float> dc(m * n);
+  auto da = place(a, offset), db = place(b, offset);
   const float beta = beta_zero ? 0.0f : kBeta;
+  auto dc = place(c0, offset);
   if (beta_zero) {
-    dc.poison();  // NaN: an element left unwritten, or C read although beta is 0, fails
-  } else {
-    dc.upload(c0);
+    dc.buffer.poison();  // NaN: an element left unwritten, or C read although beta is 0, fails
   }
   const rooflab::KernelWatch watch;
   launch(static_cast<int>(m), static_cast<int>(n), static_cast<int>(k), kAlpha, da.data(), db.data(), beta, dc.data());
   ROOFLAB_CUDA_CHECK(cudaDeviceSynchronize());
-  const std::string where = fmt::format("{} at {} x {} x {}, alpha {}, beta {}", name, m, n, k, kAlpha, beta);
+  const std::string where = fmt::format("{} at {} x {} x {}, alpha {}, beta {}{}", name, m, n, k, kAlpha, beta,
+                                        offset ? ", A, B and C each one element past a 16-byte boundary" : "");
   if (auto ran = watch.kernels_did_the_work(where); !ran) return ran;
   const auto want = rooflab::gemm_reference<float>(m, n, k, kAlpha, std::span<const In>(a), std::span<const In>(b),
                                                    beta, std::span<const float>(c0));
@@ -81,7 +95,9 @@ template <typename In, typename Launch>
   const std::vector<double> want_d(want.begin(), want.end());
   const auto allowed = rooflab::accumulation_bounds(abs_sums, want_d, static_cast<double>(k + 2), rooflab::kFp32Accumulation,
                                                     rooflab::kUnitFp32);
-  auto r = rooflab::all_within<float, float>(dc.download(), want, allowed);
+  auto got = dc.buffer.download();
+  got.erase(got.begin(), got.begin() + static_cast<std::ptrdiff_t>(dc.at));
+  auto r = rooflab::all_within<float, float>(got, want, allowed);
   if (!r) r << " (" << where << (same_signed ? ", positive inputs" : "") << ")";
   return r;
 }
@@ -92,6 +108,8 @@ void check_all(const char* name, Launch launch) {
     for (bool beta_zero : {false, true}) EXPECT_TRUE(check<In>(name, launch, s, beta_zero));
   }
   EXPECT_TRUE(check<In>(name, launch, kSameSigned, true, true));
+  // A shape whose N and K would take the vector paths, with every pointer offset by one element.
+  for (bool beta_zero : {false, true}) EXPECT_TRUE(check<In>(name, launch, {36, 132, 20}, beta_zero, false, true));
 }
 
 void check_rung(std::string_view id) {
