@@ -61,7 +61,8 @@ std::map<pid_t, ProcInfo> process_table() {
     std::getline(in, stat);
     const std::size_t paren = stat.rfind(')');
     ProcInfo info;
-    if (paren == std::string::npos || std::sscanf(stat.c_str() + paren + 1, " %c %d", &info.state, &info.ppid) != 2) continue;
+    if (paren == std::string::npos) continue;
+    if (std::sscanf(stat.c_str() + paren + 1, " %c %d", &info.state, &info.ppid) != 2) continue;
     out[static_cast<pid_t>(pid)] = info;
   }
   closedir(dir);

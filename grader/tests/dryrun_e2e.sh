@@ -44,5 +44,6 @@ read -r n passed points labelled copy < <(summary "$work/solved.json")
 [[ "$points" == "0" ]] || fail "dry-run tests are worth $points points (a dry run earns nothing)"
 [[ "$labelled" == "labelled" ]] || fail "a dry-run test's output does not say it is a dry run"
 read -r _ _ _ _ empty_copy < <(summary "$work/empty.json")
-[[ "$empty_copy" == "failed" ]] || { cat "$work/empty.log"; fail "a copy that writes nothing: its dry run is $empty_copy"; }
+[[ "$empty_copy" == "failed" ]] ||
+  { cat "$work/empty.log"; fail "a copy that writes nothing: its dry run is $empty_copy"; }
 echo "dry run of Lab 01: the solution passes $passed of $n tests (0 points); a copy that writes nothing fails"

@@ -370,7 +370,8 @@ bool running(const std::string& text) {
     std::string cmd = read(e.path() / "cmdline"), stat = read(e.path() / "stat");
     std::replace(cmd.begin(), cmd.end(), '\0', ' ');
     const auto paren = stat.rfind(')');
-    if (cmd.find(text) != std::string::npos && paren != std::string::npos && stat.substr(paren + 2, 1) != "Z") return true;
+    const bool zombie = paren == std::string::npos || stat.substr(paren + 2, 1) == "Z";
+    if (cmd.find(text) != std::string::npos && !zombie) return true;
   }
   return false;
 }
