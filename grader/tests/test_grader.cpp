@@ -455,6 +455,33 @@ TEST(Runner, CorrectnessIsCountedOnce) {
   EXPECT_DOUBLE_EQ(with_gpu[1].max_score, 4);
 }
 
+// Code no grade checked: an instance some test process holds and none launched is named in a hint worth no
+// points; the tests' own points are untouched.
+TEST(Runner, KernelInstancesNoTestLaunchedAreAHint) {
+  Lab lab;
+  lab.id = "07";
+  const auto ran = [](std::vector<std::string> launched) {
+    TestResult r;
+    r.kind = "emu";
+    r.status = Status::passed;
+    r.max_score = r.score = 5;
+    r.kernels_defined = {"void k<1>(float*)", "void k<2>(float*)", "void k<4>(float*)"};
+    r.kernels_launched = std::move(launched);
+    return r;
+  };
+  const std::vector<TestResult> some = {ran({"void k<1>(float*)"}), ran({"void k<2>(float*)"})};
+  const auto hint = untested_kernels_check(lab, some);
+  ASSERT_TRUE(hint.has_value());
+  EXPECT_EQ(hint->id, "Lab07Coverage.EveryKernelTested");
+  EXPECT_EQ(hint->status, Status::failed);
+  EXPECT_DOUBLE_EQ(hint->max_score, 0);
+  EXPECT_NE(hint->output.find("code no grade checked: void k<4>(float*)"), std::string::npos) << hint->output;
+  EXPECT_EQ(hint->output.find("k<1>"), std::string::npos) << hint->output;
+  const std::vector<TestResult> all = {ran({"void k<1>(float*)", "void k<4>(float*)"}), ran({"void k<2>(float*)"})};
+  EXPECT_EQ(untested_kernels_check(lab, all)->status, Status::passed);
+  EXPECT_FALSE(untested_kernels_check(lab, {TestResult{}}).has_value()) << "no CPU-backend report, no hint";
+}
+
 TEST(Report, GradescopeJsonNeverShowsASkipAsPassed) {
   Lab lab;
   lab.id = "01";
