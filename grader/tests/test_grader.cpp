@@ -394,6 +394,13 @@ TEST(Process, ListsAndKillsWhatAChildLeavesRunning) {
   r = run_process({"sh", "-c", "sleep 0.2 & (true &); wait"}, {.timeout_s = 30});
   EXPECT_TRUE(r.ok());
   EXPECT_TRUE(r.left_running.empty()) << fmt::format("{}", fmt::join(r.left_running, "; "));
+  // A leftover that writes without a pause does not keep the grader reading after its parent has ended.
+  r = run_process({"sh", "-c", "(setsid yes rooflab-3175 &); exit 0"}, {.timeout_s = 20, .max_output_bytes = 1u << 16});
+  EXPECT_FALSE(r.timed_out);
+  EXPECT_LT(r.seconds, 10);
+  ASSERT_EQ(r.left_running.size(), 1u);
+  EXPECT_NE(r.left_running[0].find("yes rooflab-3175"), std::string::npos) << r.left_running[0];
+  EXPECT_FALSE(running("yes rooflab-3175"));
   // A timed-out process's detached children go too.
   r = run_process({"sh", "-c", "setsid sleep 3173 & sleep 30"}, {.timeout_s = 0.5});
   EXPECT_TRUE(r.timed_out);
