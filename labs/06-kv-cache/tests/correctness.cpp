@@ -4,6 +4,7 @@
 // block where the physical one is meant, or stops at the last full block, cannot match it.
 #include "kernels.hpp"
 
+#include <rooflab/accumulation.hpp>
 #include <rooflab/buffer.hpp>
 #include <rooflab/device.hpp>
 #include <rooflab/grading.hpp>
@@ -34,7 +35,9 @@ std::string describe(const std::vector<int>& lengths) { return fmt::format("leng
 // A batch of sequences in a paged cache: block tables that hand out the pool's blocks in a shuffled order
 // (with spare blocks nobody owns), and random FP16 contents everywhere, owned or not.
 struct Cache {
-  Cache(const std::vector<int>& lens, int kv_heads, int head_dim, std::uint64_t seed) : lengths(lens) {
+  // `positive`: K and V in (0, 1), the same-signed shape where cheaper accumulation loses most.
+  Cache(const std::vector<int>& lens, int kv_heads, int head_dim, std::uint64_t seed, bool positive = false)
+      : lengths(lens) {
     layout.kv_heads = kv_heads;
     layout.head_dim = head_dim;
     for (const int len : lengths) layout.max_blocks = std::max(layout.max_blocks, (len + lab06::kBlockTokens - 1) / lab06::kBlockTokens);
@@ -47,8 +50,9 @@ struct Cache {
     table = order;
     table.resize(static_cast<std::size_t>(batch) * layout.max_blocks);
     const std::size_t elems = static_cast<std::size_t>(blocks) * lab06::kBlockTokens * kv_heads * head_dim;
-    k = to_half(rooflab::random_floats(elems, seed + 1));
-    v = to_half(rooflab::random_floats(elems, seed + 2));
+    const float lo = positive ? 0.0f : -1.0f;
+    k = to_half(rooflab::random_floats(elems, seed + 1, lo, 1.0f));
+    v = to_half(rooflab::random_floats(elems, seed + 2, lo, 1.0f));
   }
   int batch() const { return static_cast<int>(lengths.size()); }
   // Sequence b's token p, KV head h: where it lives in the pools.
@@ -64,17 +68,56 @@ struct Cache {
   std::vector<__half> k, v;
 };
 
+// ---- decode attention's error bound (rooflab/accumulation.hpp) ----
+// What FP32 allows in o_d = sum_p e_p v_pd / l, e_p = exp(s_p - m), for one query over `len` cached rows: each
+// weight's relative error (its score's dot product over head_dim terms and the scale: gamma times scale
+// sum |q k|; a fast exp, 2 + 1.2 |x| ulps; 3 ulps of its argument, up to 2 reach), counted twice (in e_p
+// and in l), the sum over len tokens (gamma_len) and its rescales as the running max grows (3 ulps each,
+// 1.2 ulps per unit the max rises), and the division; all of it times sum_p e_p |v_pd| / l, plus the FP16
+// output's rounding. `allowed` gets head_dim values.
+void decode_allowances(const std::vector<float>& q, const std::vector<float>& k, const std::vector<float>& v, int len,
+                       int head_dim, float scale, const std::vector<double>& o, double* allowed) {
+  const double ulp = rooflab::kFp32Accumulation;
+  std::vector<double> s(static_cast<std::size_t>(len));
+  double m = -INFINITY, reach = 0, dot_error = 0;
+  for (int p = 0; p < len; ++p) {
+    double dot = 0, magnitude = 0;
+    for (int d = 0; d < head_dim; ++d) {
+      const double t = static_cast<double>(q[d]) * k[static_cast<std::size_t>(p) * head_dim + d];
+      dot += t;
+      magnitude += std::abs(t);
+    }
+    s[p] = scale * dot;
+    m = std::max(m, s[p]);
+    reach = std::max(reach, std::abs(s[p]));
+    dot_error = std::max(dot_error, rooflab::gamma_k(head_dim + 2, ulp) * scale * magnitude);
+  }
+  double l = 0;
+  for (int p = 0; p < len; ++p) l += std::exp(s[p] - m);
+  const double n = len, per_weight = (2 + 2.4 * reach) * ulp + 6 * reach * ulp + dot_error;
+  const double rel = 2 * per_weight + rooflab::gamma_k(n, ulp) + (3 * n + 2.4 * reach) * ulp + 2 * rooflab::kUnitFp32;
+  for (int d = 0; d < head_dim; ++d) {
+    double weighted = 0;
+    for (int p = 0; p < len; ++p) weighted += std::exp(s[p] - m) * std::abs(v[static_cast<std::size_t>(p) * head_dim + d]);
+    allowed[d] = rooflab::accumulation_bound(0, 0, o[static_cast<std::size_t>(d)], 0, rooflab::kUnitFp16, 0x1p-25) +
+                 rel * weighted / l * (1 + rooflab::kUnitFp16);
+  }
+}
+
 // Decode attention over a batch against the reference from the contiguous rows the block tables point at.
 // `sharp` scores the softmax at scale 40: the largest scores are in the hundreds, so exp() of a score without
 // the running maximum subtracted overflows FP32.
+// `positive`: positive queries, keys and values (every score and every product of the output's sum the same sign).
 ::testing::AssertionResult check_decode(const std::vector<int>& lengths, int kv_heads, int group, int head_dim,
-                                        bool sharp = false) {
-  const Cache c(lengths, kv_heads, head_dim, rooflab::test_seed() + static_cast<std::uint64_t>(group * 131 + head_dim));
+                                        bool sharp = false, bool positive = false) {
+  const Cache c(lengths, kv_heads, head_dim, rooflab::test_seed() + static_cast<std::uint64_t>(group * 131 + head_dim),
+                positive);
   const int heads = kv_heads * group, batch = c.batch();
   const int max_len = *std::max_element(lengths.begin(), lengths.end());
   // A scale larger than 1/sqrt(d) makes the softmax peaky, so every wrongly read row shows in the output.
   const float scale = sharp ? 40.0f : 3.0f / std::sqrt(static_cast<float>(head_dim));
-  const auto q = to_half(rooflab::random_floats(static_cast<std::size_t>(batch) * heads * head_dim, rooflab::test_seed() + 5));
+  const auto q = to_half(rooflab::random_floats(static_cast<std::size_t>(batch) * heads * head_dim, rooflab::test_seed() + 5,
+                                                positive ? 0.0f : -1.0f, 1.0f));
   rooflab::DeviceBuffer<__half> dq{std::span<const __half>(q)}, dk{std::span<const __half>(c.k)},
       dv{std::span<const __half>(c.v)};
   rooflab::DeviceBuffer<int> dtable{std::span<const int>(c.table)}, dlens{std::span<const int>(lengths)};
@@ -89,6 +132,7 @@ struct Cache {
   if (auto ran = watch.kernels_did_the_work("paged_decode_attention"); !ran) return ran;
 
   std::vector<float> want(q.size());
+  std::vector<double> allowed(q.size());
   std::vector<float> qf(static_cast<std::size_t>(head_dim)), kc, vc;
   std::vector<double> o(static_cast<std::size_t>(head_dim));
   for (int b = 0; b < batch; ++b) {
@@ -106,13 +150,15 @@ struct Cache {
       for (int d = 0; d < head_dim; ++d) qf[d] = __half2float(q[row + d]);
       lab06::attention_ref(qf.data(), kc.data(), vc.data(), len, head_dim, scale, o.data());
       for (int d = 0; d < head_dim; ++d) want[row + d] = static_cast<float>(o[d]);
+      decode_allowances(qf, kc, vc, len, head_dim, scale, o, allowed.data() + row);
     }
   }
-  // FP16 output (11 significant bits) of an FP32 softmax over up to a thousand terms.
-  auto r = all_close<float, float>(to_float(out.download()), want, {2e-3, 1e-2});
+  // The error FP32 allows per output element, then its FP16 rounding (decode_allowances).
+  auto r = rooflab::all_within<float, float>(to_float(out.download()), want, allowed);
   if (!r) {
     r << " (decode attention, " << describe(lengths) << ", " << kv_heads << " KV heads x " << group
-      << " query heads each, head dim " << head_dim << (sharp ? ", scale 40" : "") << "; out is [batch][heads][head_dim])";
+      << " query heads each, head dim " << head_dim << (sharp ? ", scale 40" : "") << (positive ? ", positive q, K, V" : "")
+      << "; out is [batch][heads][head_dim])";
   }
   return r;
 }
@@ -178,6 +224,7 @@ ROOFLAB_TEST(Lab06Kernels, DecodeAttentionOneKvHeadPerQueryHead) {
     for (const int head_dim : {64, 128}) EXPECT_TRUE(check_decode(lengths, 3, 1, head_dim));
   }
   EXPECT_TRUE(check_decode({17, 1, 300}, 3, 1, 128, true));
+  EXPECT_TRUE(check_decode({17, 1, 300}, 3, 1, 128, false, true));
 }
 
 ROOFLAB_TEST(Lab06Kernels, DecodeAttentionGroupedQueries) {
