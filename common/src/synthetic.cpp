@@ -88,37 +88,38 @@ ModelSpec draw_model(Rng& rng, int k, std::uint64_t seed) {
   return m;
 }
 
-}  // namespace
-
-std::vector<GpuSpec> synthetic_gpus(std::uint64_t seed, int n) {
-  Rng rng(seed ^ 0x6770752d73706563ull);  // "gpu-spec": not the stream the tests' own data comes from
-  std::vector<GpuSpec> out;
-  for (int k = 1; k <= n; ++k) out.push_back(draw_gpu(rng, k, seed));
+// `n` entries drawn by `draw` from their own stream of `seed` (not the one the tests' own data comes from).
+template <typename Draw>
+auto draw_all(std::uint64_t seed, std::uint64_t stream, int n, Draw draw) {
+  Rng rng(seed ^ stream);
+  std::vector<decltype(draw(rng, 1, seed))> out;
+  for (int k = 1; k <= n; ++k) out.push_back(draw(rng, k, seed));
   return out;
 }
 
+// The published entries, then four drawn from test_seed().
+template <typename Spec>
+std::vector<Spec> with_synthetic(const std::vector<Spec>& published, std::vector<Spec> synthetic) {
+  std::vector<Spec> all = published;
+  for (auto& s : synthetic) all.push_back(std::move(s));
+  return all;
+}
+
+}  // namespace
+
+std::vector<GpuSpec> synthetic_gpus(std::uint64_t seed, int n) { return draw_all(seed, 0x6770752d73706563ull, n, draw_gpu); }
+
 std::vector<ModelSpec> synthetic_models(std::uint64_t seed, int n) {
-  Rng rng(seed ^ 0x6d6f64656c2d7370ull);  // "model-sp"
-  std::vector<ModelSpec> out;
-  for (int k = 1; k <= n; ++k) out.push_back(draw_model(rng, k, seed));
-  return out;
+  return draw_all(seed, 0x6d6f64656c2d7370ull, n, draw_model);
 }
 
 const std::vector<GpuSpec>& graded_gpus() {
-  static const std::vector<GpuSpec> all = [] {
-    std::vector<GpuSpec> v = gpus();
-    for (auto& g : synthetic_gpus(test_seed(), 4)) v.push_back(std::move(g));
-    return v;
-  }();
+  static const std::vector<GpuSpec> all = with_synthetic(gpus(), synthetic_gpus(test_seed(), 4));
   return all;
 }
 
 const std::vector<ModelSpec>& graded_models() {
-  static const std::vector<ModelSpec> all = [] {
-    std::vector<ModelSpec> v = models();
-    for (auto& m : synthetic_models(test_seed(), 4)) v.push_back(std::move(m));
-    return v;
-  }();
+  static const std::vector<ModelSpec> all = with_synthetic(models(), synthetic_models(test_seed(), 4));
   return all;
 }
 
