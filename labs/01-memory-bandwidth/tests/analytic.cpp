@@ -112,7 +112,8 @@ ROOFLAB_TEST(Lab01Analytic, GigabytesAndGibibytes) {
     ROOFLAB_EXPECT(near(lab01::gb_to_gib(x), x * 1e9 / 1073741824.0)) << x << " GB";
     ROOFLAB_EXPECT(near(lab01::gib_to_gb(x), x * 1073741824.0 / 1e9)) << x << " GiB";
   }
-  // The trap itself: an "80 GB" H100 shows about 74.5 GiB.
+  // The trap itself: 80 x 10^9 bytes (80 GB/s for one second, say) are 74.5 GiB. A card's capacity is not an
+  // example: an "80GB" A100 has 80 GiB; the decimal side is the bandwidth.
   ROOFLAB_EXPECT(rooflab::grading::near(lab01::gb_to_gib(80.0), 74.506, {1e-3, 0.0}));
 }
 
