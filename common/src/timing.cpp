@@ -6,6 +6,7 @@
 #include <rooflab/report.hpp>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <chrono>
@@ -132,6 +133,43 @@ void launch_reading_inputs(const std::function<void(cudaStream_t)>& launch, cuda
   launch(stream);
 }
 
+unsigned long long kernel_launches_so_far() {
+#if defined(ROOFLAB_EMU)
+  return emu::kernel_launch_count();
+#else
+  return 0;
+#endif
+}
+
+namespace {
+// "batched_kernel" of a registry's "lab07::batched_kernel<8>" (namespace and template arguments dropped).
+[[maybe_unused]] std::string registry_base(const std::string& name) {
+  std::string s = name.substr(0, name.find_first_of("<("));
+  const std::size_t colon = s.rfind("::");
+  return colon == std::string::npos ? s : s.substr(colon + 2);
+}
+}  // namespace
+
+void check_kernels_started(const std::vector<std::string>& expected, unsigned long long launches_before) {
+#if defined(ROOFLAB_EMU)
+  if (expected.empty()) return;
+  const std::vector<std::string> ran = emu::kernels_launched_since(launches_before);
+  for (const std::string& r : ran) {
+    const std::string base = emu::detail::kernel_base_name(r);
+    for (const std::string& e : expected) {
+      if (!base.empty() && base == registry_base(e)) return;
+    }
+  }
+  throw TimedReadError(fmt::format(
+      "a timed launch started {} where the lab's registry names {}: each timed launch must run the kernel it is "
+      "graded on, not hand back an earlier answer",
+      ran.empty() ? std::string("no kernel") : fmt::format("only {}", fmt::join(ran, ", ")), fmt::join(expected, " or ")));
+#else
+  (void)expected;
+  (void)launches_before;
+#endif
+}
+
 Measurement benchmark(const std::function<void(cudaStream_t)>& launch, Work work, BenchOptions options,
                       std::initializer_list<TimedOutput> outputs, const std::vector<TimedRead>& inputs) {
   if (kDryRun) {
@@ -167,7 +205,9 @@ Measurement benchmark(const std::function<void(cudaStream_t)>& launch, Work work
     poison();  // first, so that the flush also evicts the poisoned lines
     if (options.flush_l2) flusher.flush(stream.get());
     start.record(stream.get());
+    const unsigned long long launches_before = kernel_launches_so_far();
     launch_reading_inputs(launch, stream.get(), inputs);  // on a dry run, also counts the inputs' bytes read
+    check_kernels_started(options.kernels, launches_before);
     stop.record(stream.get());
     stop.synchronize();
     samples.push_back(stop.elapsed_ms_since(start) * 1e-3);

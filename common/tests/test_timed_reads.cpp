@@ -9,6 +9,7 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
 #include <vector>
 
 namespace {
@@ -80,4 +81,38 @@ TEST(TimedReads, BenchmarkChecksEveryTimedLaunch) {
   // A watch ends with its launch: later launches run with device memory as before.
   timedtest::copy(b.kept.data(), b.out.data(), kN, nullptr);
   EXPECT_EQ(b.out.download()[0], 2.0f);
+}
+
+TEST(TimedKernels, ALaunchMustStartAKernelTheRegistryNames) {
+  Buffers b;
+  // Registry-style names: namespace and template arguments are not part of the match.
+  const std::vector<std::string> registry{"timedtest::scale_kernel", "timedtest::sliver_kernel<4>"};
+  const auto before = rooflab::kernel_launches_so_far();
+  timedtest::scale(b.in.data(), b.out.data(), kN, nullptr);
+  EXPECT_NO_THROW(rooflab::check_kernels_started(registry, before));
+  const auto replay = rooflab::kernel_launches_so_far();
+  timedtest::copy(b.kept.data(), b.out.data(), kN, nullptr);
+  EXPECT_THROW(rooflab::check_kernels_started(registry, replay), rooflab::TimedReadError);
+  EXPECT_THROW(rooflab::check_kernels_started(registry, rooflab::kernel_launches_so_far()), rooflab::TimedReadError)
+      << "a launch that starts no kernel at all fails too";
+  EXPECT_NO_THROW(rooflab::check_kernels_started({}, replay)) << "no registry given: not checked";
+}
+
+TEST(TimedKernels, BenchmarkChecksTheKernelsOfEveryTimedLaunch) {
+  Buffers b;
+  int calls = 0;
+  // Computes on its first call and replays from then on: it reads its input (the copy reads `in` as if it
+  // were the kept answer), so only the kernel's name gives it away.
+  const auto remembers = [&](cudaStream_t s) {
+    if (calls++ == 0) {
+      timedtest::scale(b.in.data(), b.out.data(), kN, s);
+    } else {
+      timedtest::copy(b.in.data(), b.out.data(), kN, s);
+    }
+  };
+  const rooflab::BenchOptions options{.kernels = {"timedtest::scale_kernel"}};
+  EXPECT_THROW(rooflab::benchmark(remembers, {.bytes_read = 4.0 * kN}, options, {}, {rooflab::timed_input(b.in)}),
+               rooflab::TimedReadError);
+  EXPECT_NO_THROW(rooflab::benchmark([&](cudaStream_t s) { timedtest::scale(b.in.data(), b.out.data(), kN, s); },
+                                     {.bytes_read = 4.0 * kN}, options, {}, {rooflab::timed_input(b.in)}));
 }

@@ -38,7 +38,19 @@ struct BenchOptions {
   double target_rse = 0.01;   // stop when stddev / sqrt(n) / mean falls under this
   double max_seconds = 3.0;   // time budget for the sampling (not counting warm-up)
   bool flush_l2 = true;
+  // Dry run: each timed launch must start at least one of these kernels, named as the lab's registry names
+  // them ("lab07::gemv_kernel"; registry_kernels() below): a launcher that answers a timed call with only a
+  // copy kernel runs none of them. Empty: not checked (library baselines, calibration).
+  std::vector<std::string> kernels{};
 };
+
+// The kernel names of a lab's registry (lab.hpp's kKernels: anything with a `kernel` name), for BenchOptions::kernels.
+template <typename Registry>
+std::vector<std::string> registry_kernels(const Registry& registry) {
+  std::vector<std::string> names;
+  for (const auto& k : registry) names.emplace_back(k.kernel);
+  return names;
+}
 
 struct Measurement {
   Work work;
@@ -107,6 +119,11 @@ class TimedReadError : public std::runtime_error {
 // runs `launch`, then throws TimedReadError if it read too little of an input. Runs `launch` alone on a GPU.
 void launch_reading_inputs(const std::function<void(cudaStream_t)>& launch, cudaStream_t stream,
                            const std::vector<TimedRead>& inputs);
+// The dry run's other check of one timed launch: it started one of `expected` (BenchOptions::kernels) since
+// the backend had counted `launches_before` launches; throws TimedReadError otherwise. Nothing on a GPU.
+void check_kernels_started(const std::vector<std::string>& expected, unsigned long long launches_before);
+// The backend's launch count now (0 on a GPU), for check_kernels_started.
+unsigned long long kernel_launches_so_far();
 
 Measurement benchmark(const std::function<void(cudaStream_t)>& launch, Work work, BenchOptions options = {},
                       std::initializer_list<TimedOutput> outputs = {}, const std::vector<TimedRead>& inputs = {});

@@ -35,7 +35,7 @@ ROOFLAB_TEST(Lab02Perf, FmaFp32Peak) {
   const int iterations = lab02::perf::iterations();
   const auto m = rooflab::benchmark(
       [&](cudaStream_t s) { lab02::fma_fp32(1.000001f, 1e-7f, iterations, out.data(), threads, s); },
-      lab02::perf::fma_fp32_work(threads, iterations), {.flush_l2 = false},
+      lab02::perf::fma_fp32_work(threads, iterations), {.flush_l2 = false, .kernels = rooflab::registry_kernels(lab02::kKernels)},
       {rooflab::timed_output(out)});
   const auto got = out.download();
   ASSERT_EQ(got[5], lab02::reference_fma_fp32(5, 1.000001f, 1e-7f, iterations)) << "wrong result after timing";
@@ -66,7 +66,8 @@ ROOFLAB_TEST(Lab02Perf, FmaHalf2AgainstDatasheet) {
       [&](cudaStream_t s) {
         lab02::fma_half2(__float2half2_rn(0.999f), __float2half2_rn(0.0005f), iterations, out.data(), threads, s);
       },
-      lab02::perf::fma_half2_work(threads, iterations), {.flush_l2 = false}, {rooflab::timed_output(out)});
+      lab02::perf::fma_half2_work(threads, iterations), {.flush_l2 = false, .kernels = rooflab::registry_kernels(lab02::kKernels)},
+      {rooflab::timed_output(out)});
   const auto* spec = rooflab::find_gpu_by_cuda_name(info.name);
   std::string vs = "no datasheet FP16 CUDA-core figure for this GPU";
   if (const auto peak = spec != nullptr ? rooflab::peak_flops(*spec, rooflab::DType::fp16_nontensor) : std::nullopt) {

@@ -63,7 +63,8 @@ int side() { return lab07::perf::gemv_side(rooflab::query_device().l2_bytes); }
 rooflab::Measurement time_batched(Linear& l, int batch, double max_seconds = 3.0) {
   return rooflab::benchmark(
       [&](cudaStream_t s) { lab07::batched_gemv(l.w.device.data(), l.x.device.data(), l.y.data(), l.n, l.k, batch, s); },
-      lab07::perf::linear_work(l.n, l.k, batch), {.max_seconds = max_seconds}, {rooflab::timed_output(l.y)},
+      lab07::perf::linear_work(l.n, l.k, batch), {.max_seconds = max_seconds, .kernels = rooflab::registry_kernels(lab07::kKernels)},
+      {rooflab::timed_output(l.y)},
       {l.weights(), l.inputs(batch)});
 }
 
@@ -75,7 +76,8 @@ ROOFLAB_TEST(Lab07Perf, GemvOnTheMemoryRoof) {
   Linear l(s, s, 1, 1);
   l.y.poison();
   const auto m = rooflab::benchmark([&](cudaStream_t st) { lab07::gemv(l.w.device.data(), l.x.device.data(), l.y.data(), s, s, st); },
-                                    lab07::perf::linear_work(s, s, 1), {}, {rooflab::timed_output(l.y)},
+                                    lab07::perf::linear_work(s, s, 1), {.kernels = rooflab::registry_kernels(lab07::kKernels)},
+                                    {rooflab::timed_output(l.y)},
                                     {l.weights(), l.inputs(1)});
   ASSERT_TRUE(l.check(1, "gemv"));
   rooflab::grading::note(fmt::format("GEMV {} x {} (FP16): {:.1f} MB of weights in {:.1f} us, {:.0f} GB/s", s, s,
