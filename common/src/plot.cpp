@@ -8,6 +8,9 @@
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
+#include <string_view>
+#include <utility>
+#include <vector>
 
 namespace rooflab {
 namespace {
@@ -60,6 +63,70 @@ std::string wrapped(const std::string& text, std::size_t width) {
 
 // The middle of a segment as the axes see it (geometric on a log axis).
 double middle(double a, double b, bool log) { return log ? std::sqrt(a * b) : (a + b) / 2; }
+
+// Tick labels a reader takes in at a glance. gnuplot's default prints a log axis of seconds as 0.0000001;
+// an axis in seconds gets SI prefixes (100 ns, 1 ms), one in bytes too (1 GB), and any other log axis that
+// reaches past a thousandth or a million gets powers of ten (10^-4, 10^9). "" keeps gnuplot's default.
+std::string tick_format(const std::string& label, bool log, double lo, double hi) {
+  if (!log || !(lo > 0) || !(hi > 0)) return "";
+  const auto ends_with = [&](std::string_view tail) {
+    return label.size() >= tail.size() && label.compare(label.size() - tail.size(), tail.size(), tail) == 0;
+  };
+  if (ends_with("(s)")) return "%.0s %cs";
+  if (label.rfind("bytes", 0) == 0 || ends_with("(bytes)")) return "%.0s %cB";
+  if (lo < 1e-3 || hi > 1e6) return "10^{%T}";
+  return "";
+}
+
+// The y extent of the series and horizontal lines (positive values only on a log axis).
+std::pair<double, double> y_extent(const Plot& plot) {
+  double lo = 1e300, hi = -1e300;
+  const auto take = [&](double y) {
+    if (std::isfinite(y) && (!plot.logy || y > 0)) lo = std::min(lo, y), hi = std::max(hi, y);
+  };
+  for (const auto& s : plot.series) {
+    for (const auto& p : s.points) take(p.second);
+  }
+  for (const auto& h : plot.hlines) take(h.y);
+  return {lo, hi};
+}
+
+// Where the label of a vertical line at x goes, as a span of the picture's height (graph coordinates 0 to 1):
+// the longest stretch that no series or horizontal line crosses at x, so that the rotated text beside the
+// line lies under no curve. The y range is estimated as gnuplot's autoscale draws it: whole decades on a log
+// axis, the data plus the top offset on a linear one.
+std::pair<double, double> free_span_at(const Plot& plot, double x) {
+  auto [lo, hi] = y_extent(plot);
+  if (!(lo < hi)) return {0.04, 1.0};
+  if (plot.logy) lo = std::pow(10.0, std::floor(std::log10(lo))), hi = std::pow(10.0, std::ceil(std::log10(hi)));
+  else {
+    if (plot.y_from_zero) lo = std::min(lo, 0.0);
+    hi += 0.06 * (hi - lo);
+  }
+  const auto to_graph = [&](double y) {
+    return plot.logy ? std::log(y / lo) / std::log(hi / lo) : (y - lo) / (hi - lo);
+  };
+  std::vector<double> crossings = {0.0, 1.0};
+  for (const auto& s : plot.series) {
+    for (std::size_t k = 0; k + 1 < s.points.size(); ++k) {
+      const auto [x0, y0] = s.points[k];
+      const auto [x1, y1] = s.points[k + 1];
+      if (!(std::min(x0, x1) <= x && x <= std::max(x0, x1)) || x0 == x1) continue;
+      if (plot.logy && !(y0 > 0 && y1 > 0)) continue;
+      const double t = plot.logx ? std::log(x / x0) / std::log(x1 / x0) : (x - x0) / (x1 - x0);
+      const double y = plot.logy ? y0 * std::pow(y1 / y0, t) : y0 + (y1 - y0) * t;
+      crossings.push_back(std::clamp(to_graph(y), 0.0, 1.0));
+    }
+  }
+  for (const auto& h : plot.hlines) crossings.push_back(std::clamp(to_graph(h.y), 0.0, 1.0));
+  std::sort(crossings.begin(), crossings.end());
+  std::pair<double, double> best{0.0, 0.0};
+  for (std::size_t k = 0; k + 1 < crossings.size(); ++k) {
+    if (crossings[k + 1] - crossings[k] > best.second - best.first) best = {crossings[k], crossings[k + 1]};
+  }
+  // Clear of the curve below (or of the axis) by a little, as the text starts there.
+  return {best.first + (best.first > 0 ? 0.05 : 0.03), best.second};
+}
 
 }  // namespace
 
@@ -132,14 +199,18 @@ std::string gnuplot_script(const Plot& plot, const std::filesystem::path& png) {
   if (plot.y_from_zero && !plot.logy) gp << "set yrange [0:*]\n";
   if (!plot.logy) gp << "set offsets 0, 0, graph 0.06, 0\n";  // a ceiling at the top of the data stays off the frame
   gp << "set linetype 5 lc rgb '#c9a400'\n";  // gnuplot's default yellow is unreadable as label text
-  if (!plot.xformat.empty()) gp << "set format x " << gp_string(plot.xformat) << "\n";
+  const std::string xformat = !plot.xformat.empty() ? plot.xformat : tick_format(plot.xlabel, plot.logx, xmin, xmax);
+  if (!xformat.empty()) gp << "set format x " << gp_string(xformat) << "\n";
+  const auto [ymin, ymax] = y_extent(plot);
+  if (const std::string yformat = tick_format(plot.ylabel, plot.logy, ymin, ymax); !yformat.empty())
+    gp << "set format y " << gp_string(yformat) << "\n";
   if (ranged) gp << fmt::format("set xrange [{:g}:{:g}]\n", lo, hi);
   int label = 1;
   for (const auto& [x, text] : plot.vlines) {
     if (!inside(x)) continue;  // a mark off the picture would print its label over the axis
     gp << fmt::format("set arrow from {:g}, graph 0 to {:g}, graph 1 nohead dt 3 lc rgb '#888888'\n", x, x);
-    gp << fmt::format("set label {} {} at {:g}, graph 0.04 rotate by 90 offset -0.8,0 font ',9'\n", label++,
-                      gp_string(plain(text)), x);
+    gp << fmt::format("set label {} {} at {:g}, graph {:.3f} rotate by 90 offset -0.8,0 font ',9'\n", label++,
+                      gp_string(plain(text)), x, free_span_at(plot, x).first);
   }
   // Every roof's ridge point: a dot where the slope meets the flat part, in the roof's colour, with its
   // intensity written up and to the left of it, above the slope, where no point's label reaches (those are

@@ -65,3 +65,25 @@ TEST(Plot, ScriptLabelsRidgesPointsAndTitles) {
   EXPECT_NE(gp.find("\"2.33x less time\""), std::string::npos) << gp;
   EXPECT_EQ(gp.find("off the picture"), std::string::npos) << gp;
 }
+
+// Log axes read at a glance: seconds and bytes with SI prefixes, other axes past 10^-3 or 10^6 in powers of
+// ten, ordinary ranges as gnuplot prints them; a vertical line's label starts above the curves it crosses.
+TEST(Plot, LogAxesAndLineLabelsReadAtAGlance) {
+  rooflab::Plot p{.title = "t", .xlabel = "sequence length L", .ylabel = "time floor (s)", .logx = true, .logy = true};
+  p.series.push_back({"rising", {{256, 3e-7}, {262144, 2.5}}, "lines"});
+  p.vlines.emplace_back(1000, "here");
+  std::string gp = rooflab::gnuplot_script(p, "/tmp/x.png");
+  EXPECT_NE(gp.find("set format y \"%.0s %cs\""), std::string::npos) << gp;
+  EXPECT_EQ(gp.find("set format x"), std::string::npos) << gp;
+  // y range 1e-7 .. 10 (whole decades); the curve crosses x = 1000 at about 1.4e-6, graph 0.10: the label
+  // starts above it.
+  const auto at = gp.find("\"here\" at 1000, graph ");
+  ASSERT_NE(at, std::string::npos) << gp;
+  EXPECT_GT(std::stod(gp.substr(at + 22)), 0.12) << gp;
+  p.ylabel = "bytes beyond Q, K, V and O";
+  EXPECT_NE(rooflab::gnuplot_script(p, "/tmp/x.png").find("set format y \"%.0s %cB\""), std::string::npos);
+  p.ylabel = "ratio";
+  EXPECT_NE(rooflab::gnuplot_script(p, "/tmp/x.png").find("set format y \"10^{%T}\""), std::string::npos);
+  p.series[0].points = {{256, 3}, {262144, 2500}};
+  EXPECT_EQ(rooflab::gnuplot_script(p, "/tmp/x.png").find("set format y"), std::string::npos);
+}
