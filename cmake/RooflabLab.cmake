@@ -305,6 +305,9 @@ function(_rooflab_add_variant json_out)
       # The kernels on the CPU backend too: a static test runs a launcher to learn which kernels it starts, and
       # judges the compiled code of those only (rooflab/static_capture.hpp, launched_by).
       rooflab_emu_add_cu(${V_PREFIX}_static ${V_KERNELS})
+      # The kernels on the CPU backend too: a static test runs a launcher to learn which kernels it starts, and
+      # judges the compiled code of those only (rooflab/static_capture.hpp, launched_by).
+      rooflab_emu_add_cu(${V_PREFIX}_static ${V_KERNELS})
       string(REPLACE ";" "," archs "${ROOFLAB_STATIC_ARCHS}")
       target_compile_definitions(${V_PREFIX}_static PRIVATE
         ROOFLAB_STATIC_DIR="${static_dir}" ROOFLAB_STATIC_ARCHS="${archs}")
@@ -431,6 +434,12 @@ function(rooflab_add_lab)
         if(NOT no_build AND build_mode STREQUAL "fails")
           set(variant_exclude_st-${case} ON)
         endif()
+        # "coverage": "incomplete": a kernel instance the case defines is launched by no test, so the coverage
+        # check the labs' forward emu CTest makes of the solutions must fail on it (a test of that check).
+        string(JSON coverage ERROR_VARIABLE no_coverage GET "${case_json}" coverage)
+        if(NOT no_coverage AND coverage STREQUAL "incomplete")
+          set(variant_coverage_st-${case} ON)
+        endif()
       endif()
     endforeach()
   endif()
@@ -494,6 +503,12 @@ function(rooflab_add_lab)
         set_tests_properties(lab${L_ID}.selftest.${variant} PROPERTIES RUN_SERIAL ON)
       endif()
     endif()
+    if(variant_coverage_${variant} AND TARGET ${prefix}_emu)
+      add_test(NAME lab${L_ID}.selftest.${variant}.coverage COMMAND ${prefix}_emu)
+      set_tests_properties(lab${L_ID}.selftest.${variant}.coverage PROPERTIES LABELS "lab${L_ID};selftest" TIMEOUT 600
+        ENVIRONMENT "ROOFLAB_EMU_COVERAGE=1;ROOFLAB_EMU_QUIET=1"
+        PASS_REGULAR_EXPRESSION "kernel instances this binary defines that no test launched")
+    endif()
   endforeach()
 
   if(ROOFLAB_SELFTEST AND L_TESTS_ANALYTIC)
@@ -540,6 +555,9 @@ function(_rooflab_register_ctests lab prefix)
       set_tests_properties(lab${lab}.emu.${sname} PROPERTIES LABELS "lab${lab};emu" TIMEOUT 600
         ENVIRONMENT "ROOFLAB_EMU_SCHEDULE=${schedule};ROOFLAB_EMU_QUIET=1")
     endforeach()
+    # The forward run also fails when a kernel instance the binary holds was launched by no test (a launcher's
+    # branch no test takes; common/src/test_main.cpp): the tests must cover every value a launcher accepts.
+    set_property(TEST lab${lab}.emu.forward APPEND PROPERTY ENVIRONMENT "ROOFLAB_EMU_COVERAGE=1")
     # The forward run also fails when a kernel instance the binary holds was launched by no test (a launcher's
     # branch no test takes; common/src/test_main.cpp): the tests must cover every value a launcher accepts.
     set_property(TEST lab${lab}.emu.forward APPEND PROPERTY ENVIRONMENT "ROOFLAB_EMU_COVERAGE=1")
