@@ -25,6 +25,7 @@
 #include <regex>
 #include <set>
 #include <sstream>
+#include <thread>
 
 namespace rooflab::grader {
 
@@ -63,6 +64,15 @@ std::string format_duration(double s) {
   if (t >= 60) return fmt::format("{}m{:02}s", t / 60, t % 60);
   return fmt::format("{}s", t);
 }
+
+}  // namespace
+
+std::string class_eta(double grading_seconds, int graded, int to_grade_left) {
+  if (graded <= 0 || to_grade_left <= 0) return "";
+  return fmt::format(", ETA {}", format_duration(grading_seconds / graded * to_grade_left));
+}
+
+namespace {
 
 // The whitelisted paths a submission may hold its files at: <lab dir>/<file>, or <file> when one lab is
 // graded (assemble_submission's rule).
@@ -333,6 +343,14 @@ class ClassGrader {
     if (a.hidden_tests) hidden_ = hidden_tests_hash(*a.hidden_tests);
   }
 
+  // Whether grading `s` now runs a grade (the ETA counts only these): not refused before it is read, not
+  // graded before with the same inputs.
+  bool will_grade(const Submission& s) const {
+    std::string refusal;
+    const auto inputs = s.refused.empty() ? inputs_of(s, refusal) : std::nullopt;
+    return inputs && !graded_before(s, *inputs);
+  }
+
   Outcome grade(const Submission& s) {
     const fs::path dir = a_.out / "students" / s.student;
     fs::create_directories(dir);
@@ -345,45 +363,13 @@ class ClassGrader {
       return Outcome{Outcome::not_graded, why};
     };
     if (!s.refused.empty()) return refuse(s.refused);
-
-    // The inputs: the upload (an archive's bytes, or a folder's student files) and what grades it.
-    InputHash h;
-    h.add(grader_);
-    for (const Lab* lab : labs_) h.add(lab->id);
-    const char* env_seed = std::getenv("ROOFLAB_SEED");  // what each grade reads when --seed is not given
-    h.add(a_.seed.value_or(env_seed != nullptr ? env_seed : "(default seed)"));
-    for (const auto& k : a_.kinds) h.add(k);
-    h.add(fmt::format("timeout {} verify {}", a_.timeout_s, a_.verify));
-    h.add(hidden_);  // the hidden tests are part of the grader: editing one regrades the class
+    std::string refusal;
+    const auto hashed = inputs_of(s, refusal);
+    if (!hashed) return refuse(refusal);
+    const std::string inputs = *hashed;
+    if (graded_before(s, inputs)) return Outcome{Outcome::unchanged, "", 0, 0};
     const bool archive = !fs::is_directory(fs::symlink_status(s.source));
     fs::path root = s.source;
-    if (archive) {
-      std::error_code ec;
-      const auto size = fs::file_size(s.source, ec);
-      if (ec || size > kMaxArchiveBytes) {  // refused before a byte of it is read
-        return refuse(fmt::format("{} was refused: {}", s.source.filename().string(),
-                                  ec ? "cannot read it: " + ec.message() : too_big(size)));
-      }
-      h.add(read_all(s.source));
-    } else {
-      std::error_code ec;
-      fs::directory_iterator probe(s.source, ec);
-      if (ec) return refuse(fmt::format("the folder cannot be read: {}", ec.message()));
-      bool any = false;
-      for (const auto& rel : student_paths(labs_)) {
-        std::string text;
-        const auto why = read_student_file(s.source, rel, text);
-        h.add_file_named(rel.string(), why ? "refused: " + *why : text);
-        any = any || fs::symlink_status(s.source / rel, ec).type() != fs::file_type::not_found;
-      }
-      if (!any) return refuse(empty_message());
-    }
-    const std::string inputs = h.hex();
-    const nlohmann::json before = read_json(dir / "status.json");
-    if (!a_.force && before.is_object() && before.value("graded", false) && before.value("inputs", "") == inputs &&
-        fs::exists(dir / "results.json")) {
-      return Outcome{Outcome::unchanged, "", 0, 0};
-    }
     if (archive) {
       fs::remove_all(dir / "upload");
       if (auto why = unpack_archive(s.source, labs_, dir / "upload", root)) {
@@ -428,6 +414,52 @@ class ClassGrader {
   }
 
  private:
+  // What grading `s` reads, hashed: the upload (an archive's bytes, or a folder's student files) and what
+  // grades it. nullopt, with `refusal` set, for an upload refused before it is read.
+  std::optional<std::string> inputs_of(const Submission& s, std::string& refusal) const {
+    const auto refused = [](std::string& out, const std::string& why) -> std::optional<std::string> {
+      out = why;
+      return std::nullopt;
+    };
+    InputHash h;
+    h.add(grader_);
+    for (const Lab* lab : labs_) h.add(lab->id);
+    const char* env_seed = std::getenv("ROOFLAB_SEED");  // what each grade reads when --seed is not given
+    h.add(a_.seed.value_or(env_seed != nullptr ? env_seed : "(default seed)"));
+    for (const auto& k : a_.kinds) h.add(k);
+    h.add(fmt::format("timeout {} verify {}", a_.timeout_s, a_.verify));
+    h.add(hidden_);  // the hidden tests are part of the grader: editing one regrades the class
+    if (!fs::is_directory(fs::symlink_status(s.source))) {  // an archive
+      std::error_code ec;
+      const auto size = fs::file_size(s.source, ec);
+      if (ec || size > kMaxArchiveBytes) {  // refused before a byte of it is read
+        return refused(refusal, fmt::format("{} was refused: {}", s.source.filename().string(),
+                                            ec ? "cannot read it: " + ec.message() : too_big(size)));
+      }
+      h.add(read_all(s.source));
+    } else {
+      std::error_code ec;
+      fs::directory_iterator probe(s.source, ec);
+      if (ec) return refused(refusal, fmt::format("the folder cannot be read: {}", ec.message()));
+      bool any = false;
+      for (const auto& rel : student_paths(labs_)) {
+        std::string text;
+        const auto why = read_student_file(s.source, rel, text);
+        h.add_file_named(rel.string(), why ? "refused: " + *why : text);
+        any = any || fs::symlink_status(s.source / rel, ec).type() != fs::file_type::not_found;
+      }
+      if (!any) return refused(refusal, empty_message());
+    }
+    return h.hex();
+  }
+
+  bool graded_before(const Submission& s, const std::string& inputs) const {
+    const fs::path dir = a_.out / "students" / s.student;
+    const nlohmann::json before = read_json(dir / "status.json");
+    return !a_.force && before.is_object() && before.value("graded", false) && before.value("inputs", "") == inputs &&
+           fs::exists(dir / "results.json");
+  }
+
   std::string empty_message() const {
     std::string files;
     for (const Lab* lab : labs_) {
@@ -863,19 +895,42 @@ int cmd_grade_class(const ClassArgs& a) {
   // Slurm tasks given one shared tree take turns; every grade below runs in it.
   const TreeLock lock(fs::absolute(a.build_dir.value_or(out / "build")));
   ClassGrader grader(a, labs);
-  fmt::print("rooflab grade-class: {} of {} submissions to consider; build tree {}\n", mine.size(), subs.size(),
-             fs::absolute(a.build_dir.value_or(out / "build")).string());
+  const fs::path build_dir = fs::absolute(a.build_dir.value_or(out / "build"));
+  // Who will be graded: the others (unchanged since their last grade, refused) take no time and no ETA.
+  std::vector<bool> grading(mine.size());
+  int to_grade = 0;
+  for (std::size_t i = 0; i < mine.size(); ++i) {
+    grading[i] = grader.will_grade(*mine[i]);
+    if (grading[i]) ++to_grade;
+  }
+  fmt::print("rooflab grade-class: {} of {} submissions to consider, {} to grade (the others unchanged since their "
+             "last grade, or refused); build tree {}\n", mine.size(), subs.size(), to_grade, build_dir.string());
+  if (to_grade > 0 && first_build(build_dir)) {
+    fmt::print("rooflab grade-class: the first student's grade builds the harness and the labs' tests first: expect "
+               "{}; the students after it take seconds to minutes each.\n",
+               first_build_estimate(std::thread::hardware_concurrency()));
+  }
+  std::fflush(stdout);
   const auto t0 = std::chrono::steady_clock::now();
-  int done = 0, graded = 0, failed = 0;
-  for (const auto* s : mine) {
+  int done = 0, graded = 0, failed = 0, left = to_grade;
+  double grading_seconds = 0;
+  for (std::size_t i = 0; i < mine.size(); ++i) {
+    const Submission* s = mine[i];
+    if (grading[i]) {
+      fmt::print("[{}/{}] {}: grading ...\n", done + 1, mine.size(), s->student);
+      std::fflush(stdout);
+    }
+    const auto started = std::chrono::steady_clock::now();
     const Outcome o = grader.grade(*s);
     ++done;
-    const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    if (o.kind == Outcome::graded) ++graded;
+    const auto now = std::chrono::steady_clock::now();
+    const double elapsed = std::chrono::duration<double>(now - t0).count();
+    if (o.kind == Outcome::graded || o.kind == Outcome::grader_failed) {
+      ++graded;
+      grading_seconds += std::chrono::duration<double>(now - started).count();
+    }
     if (o.kind == Outcome::grader_failed) ++failed;
-    // The ETA counts the students graded so far: the unchanged ones cost nothing.
-    const int left = static_cast<int>(mine.size()) - done;
-    const std::string eta = graded > 0 && left > 0 ? fmt::format(", ETA {}", format_duration(elapsed / graded * left)) : "";
+    if (grading[i]) --left;
     std::string what;
     switch (o.kind) {
       case Outcome::graded: what = fmt::format("{:.1f} / {:g}", o.score, o.max); break;
@@ -883,7 +938,8 @@ int cmd_grade_class(const ClassArgs& a) {
       case Outcome::not_graded: what = "NOT GRADED: " + o.reason; break;
       case Outcome::grader_failed: what = "GRADER FAILED: " + o.reason; break;
     }
-    fmt::print("[{}/{}] {}: {} ({} elapsed{})\n", done, mine.size(), s->student, what, format_duration(elapsed), eta);
+    fmt::print("[{}/{}] {}: {} ({} elapsed{})\n", done, mine.size(), s->student, what, format_duration(elapsed),
+               class_eta(grading_seconds, graded, left));
     std::fflush(stdout);
   }
   // A task whose grader failed ends in failure, so that Slurm reports it and it can be resubmitted alone; the

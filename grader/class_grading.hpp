@@ -68,6 +68,10 @@ std::vector<Submission> find_submissions(const std::filesystem::path& dir, std::
 std::optional<std::string> unpack_archive(const std::filesystem::path& archive, const std::vector<const Lab*>& labs,
                                           const std::filesystem::path& dest, std::filesystem::path& root);
 
+// The ETA of a class's grading (", ETA 4m 10s", or ""): the seconds the students graded so far took, on
+// average, times the students left to grade (those unchanged since their last grade take none: not counted).
+std::string class_eta(double grading_seconds, int graded, int to_grade_left);
+
 // 64-bit FNV-1a: change detection of a class's inputs (not a defence: the instructor chooses the grader).
 struct InputHash {
   std::uint64_t h = 0xcbf29ce484222325ull;

@@ -32,6 +32,7 @@
 #include <ctime>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <cmath>
 #include <regex>
 #include <set>
@@ -54,6 +55,16 @@ std::string utc_now(bool seconds) {
   std::strftime(buf, sizeof buf, seconds ? "%Y-%m-%d %H:%M:%S UTC" : "%Y-%m-%d %H:%M UTC", std::gmtime(&t));
   return buf;
 }
+
+namespace {
+// The wall clock a student reads beside the terminal ("14:03:27"): when --watch saw a save.
+std::string local_clock() {
+  const std::time_t t = std::time(nullptr);
+  char buf[16];
+  std::strftime(buf, sizeof buf, "%H:%M:%S", std::localtime(&t));
+  return buf;
+}
+}  // namespace
 
 void write_text(const fs::path& path, const std::string& text) {
   if (path.has_parent_path()) fs::create_directories(path.parent_path());
@@ -239,7 +250,7 @@ std::map<std::string, fs::path> reference_binaries(const Lab& lab, bool verbose,
   // Graders at once (a class's Slurm tasks) share build/solutions: one configures and builds at a time.
   const TreeLock lock(tree.build_dir);
   if (!solutions && configure_error.empty()) {
-    const ProcessResult conf = configure(tree, verbose);
+    const ProcessResult conf = configure_if_needed(tree, verbose, std::nullopt);
     if (conf.ok()) {
       solutions = load_manifest(tree.build_dir);
     } else {
@@ -324,13 +335,22 @@ int cmd_grade(const GradeArgs& a) {
   if (a.hidden_tests) for_build.readable.push_back(hidden_tests);
   if (!a.no_sandbox) build_box = build_sandbox(for_build);
 
-  fmt::print("rooflab: configuring {} ...\n", tree.build_dir.string());
-  const ProcessResult conf = configure(tree, a.verbose, build_box);
+  if (const auto why = configure_needed(tree)) {
+    fmt::print("rooflab: configuring {} ({}) ...\n", tree.build_dir.string(), *why);
+    std::fflush(stdout);
+  }
+  const ProcessResult conf = configure_if_needed(tree, a.verbose, build_box);
   if (!conf.ok()) {
     std::cerr << conf.output << "\nrooflab: configuring the build failed (" << conf.describe() << ")\n";
     return kExitHarness;
   }
   const Manifest m = load_manifest(tree.build_dir);
+  if (first_build(tree.build_dir)) {
+    fmt::print("rooflab: the first build of {} compiles the harness and the labs' tests: expect {} (later grades "
+               "rebuild only what changed, in seconds).\n", tree.build_dir.string(),
+               first_build_estimate(std::thread::hardware_concurrency()));
+    std::fflush(stdout);
+  }
 
   const fs::path report_dir = a.report_dir.value_or(fs::current_path() / "rooflab-report");
   RunOptions options;
@@ -388,10 +408,17 @@ int cmd_grade(const GradeArgs& a) {
 
   // Gradescope's run grades the kinds that earn points without a GPU by design: that is its grade.
   const bool focused = (!a.kinds.empty() && !a.gradescope) || !a.test.empty();
+  // A focused run writes its own files: the last full grade's results.json and report.md stay as they were.
+  const fs::path json_path = a.json.value_or(report_dir / (focused ? "results-focused.json" : "results.json"));
+  const fs::path md_path = report_dir / (focused ? "report-focused.md" : "report.md");
   if (focused) {
-    header += fmt::format("\nFocused run ({}{}{}): only some tests ran; this is not a grade.",
-                          a.kinds.empty() ? "" : "--kind " + fmt::format("{}", fmt::join(a.kinds, ",")),
-                          !a.kinds.empty() && !a.test.empty() ? " " : "", a.test.empty() ? "" : "--test " + a.test);
+    const std::string what = fmt::format("{}{}{}", a.kinds.empty() ? "" : "--kind " + fmt::format("{}", fmt::join(a.kinds, ",")),
+                                         !a.kinds.empty() && !a.test.empty() ? " " : "",
+                                         a.test.empty() ? "" : "--test " + a.test);
+    header += fmt::format("\nFocused run ({}): only some tests ran; this is not a grade.", what);
+    fmt::print("rooflab: FOCUSED RUN ({}): only some tests run; this is NOT A GRADE. Its results go to {}; the "
+               "last full grade's {} is left as it was.\n", what, json_path.string(),
+               (report_dir / "results.json").string());
   }
   const bool color = !a.no_color && isatty(STDOUT_FILENO) != 0;
   const auto wanted_kind = [&](const std::string& kind) {
@@ -456,10 +483,9 @@ int cmd_grade(const GradeArgs& a) {
     all.push_back(std::move(lr));
   }
 
-  const fs::path json_path = a.json.value_or(report_dir / "results.json");
   write_text(json_path, (a.gradescope ? gradescope_autograder_json(all, header + gpu_detail)
                                       : gradescope_json(all, header + gpu_detail)) + "\n");
-  write_text(report_dir / "report.md", markdown_report(all, header + gpu_detail));
+  write_text(md_path, markdown_report(all, header + gpu_detail));
   // What this machine could grade, and what waits for a GPU (or the CUDA toolkit).
   double score = 0, gradable = 0, owed = 0;
   for (const auto& lr : all) {
@@ -472,9 +498,11 @@ int cmd_grade(const GradeArgs& a) {
       }
     }
   }
-  fmt::print("\nrooflab: {:.1f} / {:.1f} of the points gradable here{}. Results: {}; report: {}\n", score, gradable,
+  fmt::print("\nrooflab: {}{:.1f} / {:.1f} of the points {}{}. Results: {}; report: {}\n",
+             focused ? "FOCUSED RUN, NOT A GRADE: " : "", score, gradable,
+             focused ? "of the tests that ran" : "gradable here",
              owed > 0 ? fmt::format(" ({:.0f} in all with a GPU)", gradable + owed) : "", json_path.string(),
-             (report_dir / "report.md").string());
+             md_path.string());
   };
 
   grade_once();
@@ -486,37 +514,62 @@ int cmd_grade(const GradeArgs& a) {
     std::cerr << "rooflab: --watch needs inotify: " << std::strerror(errno) << "\n";
     return kExitUsage;
   }
+  // A submission is watched where it is (the grade copies it into the build tree), labs/ in place.
+  const fs::path watch_root = a.submission ? fs::absolute(*a.submission) : student_dir;
+  std::vector<fs::path> dirs;
+  for (const Lab* lab : labs) dirs.push_back(watch_root / lab->dir_name());
+  if (a.submission && labs.size() == 1) dirs.push_back(watch_root);  // one lab's files may sit at its top
   std::set<std::string> names;
-  for (const Lab* lab : labs) {
-    const fs::path dir = student_dir / lab->dir_name();
-    if (inotify_add_watch(fd, dir.c_str(), IN_CLOSE_WRITE | IN_MOVED_TO | IN_CREATE) < 0) {
+  for (const Lab* lab : labs) names.insert(lab->student_files.begin(), lab->student_files.end());
+  std::map<int, fs::path> watched;  // inotify's watch descriptor -> the folder, to say which file changed
+  for (const auto& dir : dirs) {
+    const int wd = inotify_add_watch(fd, dir.c_str(), IN_CLOSE_WRITE | IN_MOVED_TO | IN_CREATE);
+    if (wd < 0) {
       std::cerr << "rooflab: cannot watch " << dir << ": " << std::strerror(errno) << "\n";
+    } else {
+      watched[wd] = dir;
     }
-    for (const auto& f : lab->student_files) names.insert(f);
   }
+  // The student files a batch of inotify events names, by path.
+  const auto student_files_in = [&](const char* buf, ssize_t n, std::set<std::string>& out) {
+    for (ssize_t off = 0; off < n;) {
+      const auto* ev = reinterpret_cast<const inotify_event*>(buf + off);
+      if (ev->len > 0 && names.count(ev->name) != 0) {
+        const auto dir = watched.find(ev->wd);
+        out.insert(dir == watched.end() ? std::string(ev->name) : (dir->second / ev->name).string());
+      }
+      off += static_cast<ssize_t>(sizeof(inotify_event) + ev->len);
+    }
+  };
   for (;;) {
-    fmt::print("\nrooflab: watching the student files (save one to grade again; Ctrl-C to stop) ...\n");
+    fmt::print("\nrooflab: watching the student files in {} (save one to grade again; Ctrl-C to stop) ...\n",
+               watch_root.string());
     std::fflush(stdout);
-    bool changed = false;
-    while (!changed) {
+    std::set<std::string> changed_files;
+    while (changed_files.empty()) {
       alignas(inotify_event) char buf[4096];
       const ssize_t n = read(fd, buf, sizeof buf);
       if (n < 0 && errno == EINTR) continue;
       if (n <= 0) return kExitOk;
-      for (ssize_t off = 0; off < n;) {
-        const auto* ev = reinterpret_cast<const inotify_event*>(buf + off);
-        if (ev->len > 0 && names.count(ev->name) != 0) changed = true;
-        off += static_cast<ssize_t>(sizeof(inotify_event) + ev->len);
-      }
+      student_files_in(buf, n, changed_files);
     }
     // Editors write in bursts (a backup, a rename, the file): let the burst end, then drain it.
     std::this_thread::sleep_for(std::chrono::milliseconds(200));
     pollfd p{fd, POLLIN, 0};
     while (poll(&p, 1, 0) > 0) {
-      char drain[4096];
-      if (read(fd, drain, sizeof drain) <= 0) break;
+      alignas(inotify_event) char drain[4096];
+      const ssize_t n = read(fd, drain, sizeof drain);
+      if (n <= 0) break;
+      student_files_in(drain, n, changed_files);
     }
-    refused = check_student_files(labs, student_dir);  // a fixed file is no longer refused
+    fmt::print("\nrooflab: {} changed at {}; grading again ...\n", fmt::join(changed_files, ", "), local_clock());
+    std::fflush(stdout);
+    if (a.submission) {  // copied again, checked again
+      fs::remove_all(student_dir);
+      refused = assemble_submission(labs, watch_root, student_dir).refused;
+    } else {
+      refused = check_student_files(labs, student_dir);  // a fixed file is no longer refused
+    }
     grade_once();
   }
 }

@@ -10,6 +10,7 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include <cstdio>
 #include <iostream>
 
 namespace {
@@ -47,6 +48,8 @@ void add_slurm_options(CLI::App& app, rooflab::grader::SlurmArgs& s) {
 
 int main(int argc, char** argv) {
   using namespace rooflab::grader;
+  // Progress reaches a log file line by line, as it does a terminal (grade-class > log: not 12 minutes of nothing).
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);
   CLI::App app{"rooflab: GPU performance labs, graded against the roofline measured on your GPU"};
   app.require_subcommand(1);
   app.footer("\nThe launcher's `./rooflab test` builds the reference solutions and runs the whole test suite.\n"
@@ -81,8 +84,8 @@ int main(int argc, char** argv) {
                 "backend, worth no points) (repeatable)")
       ->check(CLI::IsMember({"analytic", "emu", "gpu", "static", "race", "dryrun"}));
   g->add_option("--test", grade.test, "Only the tests whose Suite.Name contains this text");
-  g->add_flag("--watch", grade.watch, "Grade again every time a student file of the graded labs is saved")
-      ->excludes("--submission");
+  g->add_flag("--watch", grade.watch, "Grade again every time a student file of the graded labs (or of the "
+                                      "--submission folder) is saved");
   g->add_flag("--all-kinds", grade.all_kinds,
               "Also build the test binaries this machine cannot run (the GPU ones without a GPU)");
   g->add_option("--hidden-tests", grade.hidden_tests,

@@ -4,7 +4,9 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <regex>
 #include <sstream>
+#include <string_view>
 
 namespace rooflab::grader {
 namespace {
@@ -30,7 +32,120 @@ std::string first_lines(const std::string& text, int n, const std::string& inden
   return out;
 }
 
+std::vector<std::string> split_lines(const std::string& text) {
+  std::istringstream in(text);
+  std::vector<std::string> lines;
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  return lines;
+}
+
+std::string trim(const std::string& s) {
+  const auto b = s.find_first_not_of(" \t\r\n");
+  if (b == std::string::npos) return "";
+  return s.substr(b, s.find_last_not_of(" \t\r\n") - b + 1);
+}
+
+bool starts_with(const std::string& s, std::string_view prefix) { return s.rfind(prefix, 0) == 0; }
+
+// A failure as GoogleTest wrote it, taken apart: what the test said (the AssertionResult's message and what
+// was streamed after the macro), and the values GoogleTest printed, as "x is 0, want 128".
+struct Unwrapped {
+  std::string message;
+  std::string values;
+};
+
+// The lines after "Value of: EXPR": "  Actual: false (why ...", more lines of why, then "Expected: true".
+// Returns the why (without the parentheses GoogleTest put round it) and moves `i` past "Expected: ...".
+std::string actual_message(const std::vector<std::string>& lines, std::size_t& i) {
+  if (i + 1 >= lines.size() || !starts_with(trim(lines[i + 1]), "Actual: ")) return "";
+  const std::string first = trim(lines[++i]).substr(8);  // "false (why" or "false"
+  const auto paren = first.find(" (");
+  std::string why = paren == std::string::npos ? "" : first.substr(paren + 2);
+  while (i + 1 < lines.size() && !starts_with(lines[i + 1], "Expected: ")) why += "\n" + lines[++i];
+  if (i + 1 < lines.size()) ++i;  // "Expected: true"
+  if (paren != std::string::npos && !why.empty() && why.back() == ')') why.pop_back();
+  return why;
+}
+
+Unwrapped unwrap_gtest(const std::string& failure) {
+  static const std::regex compared(R"re(^Expected: \((.*)\) (>=|<=|>|<|!=) \((.*)\), actual: (.*) vs (.*)$)re");
+  static const std::regex near(R"re(^The difference between (.*) and (.*) is (.*), which exceeds (.*), where$)re");
+  const auto lines = split_lines(failure);
+  Unwrapped u;
+  std::vector<std::string> kept;
+  for (std::size_t i = 0; i < lines.size(); ++i) {
+    const std::string& l = lines[i];
+    std::smatch m;
+    if (starts_with(l, "Value of: ")) {  // EXPECT_TRUE / EXPECT_FALSE: the expression is no news to a student
+      if (std::string why = actual_message(lines, i); !why.empty()) kept.push_back(why);
+    } else if (l == "Expected equality of these values:") {  // EXPECT_EQ: "  a", "    Which is: 0", "  b"
+      std::vector<std::pair<std::string, std::string>> sides;
+      for (; i + 1 < lines.size() && starts_with(lines[i + 1], "  "); ++i) {
+        const std::string side = trim(lines[i + 1]);
+        if (starts_with(side, "Which is: ")) {
+          if (!sides.empty()) sides.back().second = side.substr(10);
+        } else {
+          sides.emplace_back(side, "");
+        }
+      }
+      const auto value = [](const auto& s) { return s.second.empty() ? s.first : s.second; };
+      if (sides.size() == 2) u.values = fmt::format("{} is {}, want {}", sides[0].first, value(sides[0]), value(sides[1]));
+    } else if (std::regex_match(l, m, compared)) {  // EXPECT_GE and friends
+      u.values = fmt::format("{} is {}, want {} {}", m[1].str(), m[4].str(), m[2].str(), m[5].str());
+    } else if (std::regex_match(l, m, near)) {  // EXPECT_NEAR: "a evaluates to 1," lines follow
+      u.values = fmt::format("{} is off by {}, more than {}", m[1].str(), m[3].str(), m[4].str());
+      while (i + 1 < lines.size() && lines[i + 1].find(" evaluates to ") != std::string::npos) ++i;
+    } else if (l != "Expected: true" && l != "Expected: false") {
+      kept.push_back(l);
+    }
+  }
+  for (const auto& k : kept) u.message += k + "\n";
+  u.message = trim(u.message);
+  return u;
+}
+
+// The context a test appended at the end of its message ("(gemv, n = 7, k = 1)": the kernel and a shape, so
+// with an '='), or "".
+std::string trailing_context(const std::string& text) {
+  if (text.empty() || text.back() != ')') return "";
+  int depth = 0;
+  for (std::size_t i = text.size(); i-- > 0;) {
+    if (text[i] == ')') ++depth;
+    if (text[i] == '(' && --depth == 0) {
+      const std::string inner = text.substr(i + 1, text.size() - i - 2);
+      const bool shape = inner.find(" = ") != std::string::npos && inner.find('\n') == std::string::npos;
+      return shape && inner.size() <= 120 ? inner : "";
+    }
+  }
+  return "";
+}
+
 }  // namespace
+
+std::string what_to_fix(const std::string& failure) {
+  constexpr std::size_t kMaxChars = 320;
+  const Unwrapped u = unwrap_gtest(failure);
+  // Source lines by file name: the race hint's "kernels.cu:47", not a path into the build tree.
+  static const std::regex path(R"re((?:/[^\s:/()]+)+/([^\s:/()]+:[0-9]+))re");
+  std::string text = std::regex_replace(u.message, path, "$1");
+  for (const std::string noise : {"SUMMARY: ThreadSanitizer: "}) {
+    for (auto at = text.find(noise); at != std::string::npos; at = text.find(noise)) text.erase(at, noise.size());
+  }
+  const auto lines = split_lines(text);
+  std::string line = lines.empty() ? "" : trim(lines[0]);
+  // "...; first ones:" reads on into its first item.
+  if (!line.empty() && line.back() == ':' && lines.size() > 1) line += " " + trim(lines[1]);
+  if (const std::string context = trailing_context(text); !context.empty() && !starts_with(line, context)) {
+    const std::string tail = " (" + context + ")";
+    if (line.size() >= tail.size() && line.compare(line.size() - tail.size(), tail.size(), tail) == 0) {
+      line.erase(line.size() - tail.size());
+    }
+    line = context + ": " + line;
+  }
+  if (!u.values.empty()) line += (line.empty() ? "" : " ") + ("(" + u.values + ")");
+  if (line.size() > kMaxChars) line = line.substr(0, kMaxChars - 4) + " ...";
+  return line;
+}
 
 std::vector<KindTotals> totals_by_kind(const std::vector<TestResult>& tests) {
   std::vector<KindTotals> out;
@@ -49,6 +164,28 @@ std::vector<KindTotals> totals_by_kind(const std::vector<TestResult>& tests) {
   }
   return out;
 }
+
+namespace {
+// A test's lines under "what to fix": each distinct failure in one line (a few; report.md has them all), or
+// the start of what the grader said (a crash, a compile error).
+std::string fix_lines(const TestResult& r) {
+  constexpr std::size_t kShown = 3;
+  if (r.failures.empty()) {
+    return r.status == Status::build_failed ? first_lines(r.output, 4, "      ") : first_lines(what_to_fix(r.output), 1, "      ");
+  }
+  std::vector<std::string> distinct;
+  for (const auto& f : r.failures) {
+    std::string line = what_to_fix(f);
+    if (std::find(distinct.begin(), distinct.end(), line) == distinct.end()) distinct.push_back(std::move(line));
+  }
+  std::string out;
+  for (std::size_t i = 0; i < distinct.size() && i < kShown; ++i) out += "      " + distinct[i] + "\n";
+  if (r.failures.size() > kShown) {
+    out += fmt::format("      ({} failures in all: report.md has each in full)\n", r.failures.size());
+  }
+  return out;
+}
+}  // namespace
 
 std::string terminal_table(const LabResults& lr, bool color) {
   const auto paint = [&](const std::string& s, const char* code) {
@@ -93,8 +230,9 @@ std::string terminal_table(const LabResults& lr, bool color) {
     }
     out += fmt::format("  - {} [{}] {:.1f}/{:.1f} {}\n", r.id, r.kind, r.score, r.max_score,
                        paint(std::string(to_string(r.status)), r.status == Status::passed ? "33" : "31"));
-    out += r.output == previous ? "      (same as above)\n" : first_lines(r.output, 4, "      ");
-    previous = r.output;
+    const std::string fixes = fix_lines(r);
+    out += fixes == previous ? "      (same as above)\n" : fixes;
+    previous = fixes;
   }
   return out;
 }

@@ -30,6 +30,12 @@ struct KindTotals {
 std::vector<KindTotals> totals_by_kind(const std::vector<TestResult>& tests);
 
 std::string terminal_table(const LabResults& lab, bool color);
+// One failure as the terminal's "what to fix" shows it: one line that starts with the kernel and shape (a
+// context the test appended at the end, "(gemv, n = 7, k = 1)", is moved to the front) and says what was
+// wrong, without GoogleTest's wrapper ("Value of: check(s, 0)", "Actual: false", "Which is: 0": a value is kept
+// as "(f.bits is 0, want 128)"), with source paths cut to the file name (kernels.cu:47). report.md keeps
+// the failure whole.
+std::string what_to_fix(const std::string& failure);
 std::string gradescope_json(const std::vector<LabResults>& labs, const std::string& header);
 // A test's output as results.json shows it: what went wrong first (crashed, timed out, needs a GPU, ...).
 std::string results_output(const TestResult& r);

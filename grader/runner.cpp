@@ -334,6 +334,7 @@ TestResult interpret_report(const report::Report& rep, int exit_code, const Decl
       std::string text = std::regex_replace(f.get<std::string>(), thrown, "$1");
       if (text.rfind("Failed\n", 0) == 0) text.erase(0, 7);  // ADD_FAILURE's own heading
       r.output += text + "\n";
+      r.failures.push_back(std::move(text));
     }
     return r;
   }

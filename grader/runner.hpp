@@ -44,6 +44,7 @@ struct TestResult {
   // CPU backend: the kernel instances the test binary holds and those its process launched (test_main.cpp).
   std::vector<std::string> kernels_defined = {};
   std::vector<std::string> kernels_launched = {};
+  std::vector<std::string> failures = {};  // each failure the test reported, as GoogleTest worded it (terminal summary)
 };
 
 struct RunOptions {

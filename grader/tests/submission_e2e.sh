@@ -25,7 +25,8 @@ PY
 
 for who in honest forged; do
   "$cli" grade 02 --submission "$work/$who" --kind emu --no-color --build-dir "$work/tree" \
-    --report-dir "$work/$who-report" > "$work/$who.log" 2>&1 || { cat "$work/$who.log"; exit 1; }
+    --report-dir "$work/$who-report" --json "$work/$who-report/results.json" > "$work/$who.log" 2>&1 ||
+    { cat "$work/$who.log"; exit 1; }
 done
 read -r h_score h_max < <(score "$work/honest-report/results.json" | head -1)
 read -r f_score f_max < <(score "$work/forged-report/results.json" | head -1)

@@ -1,0 +1,74 @@
+// `grade` configures its build tree only when what a configure reads has changed (the stamp), and says what a
+// first build costs on this machine's cores.
+#include "build.hpp"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <unistd.h>
+
+namespace rooflab::grader {
+namespace {
+
+namespace fs = std::filesystem;
+
+// A build tree that looks configured (the files configure_needed looks for), in a folder of its own.
+struct FakeTree {
+  fs::path root = fs::temp_directory_path() / ("rooflab-stamp-" + std::to_string(getpid()));
+  BuildTree tree{"/src", root / "build", "default", {{"ROOFLAB_STUDENT_DIR", "/labs"}, {"ROOFLAB_HIDDEN_TESTS", ""}}};
+  FakeTree() {
+    fs::remove_all(root);
+    fs::create_directories(tree.build_dir);
+    for (const char* f : {"CMakeCache.txt", "build.ninja"}) std::ofstream(tree.build_dir / f) << "\n";
+  }
+  ~FakeTree() { fs::remove_all(root); }
+};
+
+TEST(ConfigureStamp, AGradeWithTheSameInputsDoesNotConfigureAgain) {
+  FakeTree t;
+  EXPECT_TRUE(configure_needed(t.tree).has_value()) << "never configured by the grader";
+  write_configure_stamp(t.tree);
+  EXPECT_FALSE(configure_needed(t.tree).has_value()) << "the same inputs: nothing to configure";
+}
+
+TEST(ConfigureStamp, ChangedOptionsConfigureAgain) {
+  FakeTree t;
+  write_configure_stamp(t.tree);
+  BuildTree other = t.tree;
+  other.defs["ROOFLAB_STUDENT_DIR"] = "/elsewhere";
+  EXPECT_TRUE(configure_needed(other).has_value()) << "another student folder";
+  other = t.tree;
+  other.defs["CMAKE_CUDA_ARCHITECTURES"] = "90";
+  EXPECT_TRUE(configure_needed(other).has_value()) << "an option added";
+  other = t.tree;
+  other.preset = "solutions";
+  EXPECT_TRUE(configure_needed(other).has_value()) << "another preset";
+  fs::remove(t.tree.build_dir / "build.ninja");
+  EXPECT_TRUE(configure_needed(t.tree).has_value()) << "a tree whose build files are gone";
+}
+
+TEST(ConfigureStamp, AHiddenTestAddedConfiguresAgain) {
+  FakeTree t;
+  const fs::path hidden = t.root / "hidden";
+  fs::create_directories(hidden / "01");
+  std::ofstream(hidden / "01" / "rubric.json") << "{}\n";
+  t.tree.defs["ROOFLAB_HIDDEN_TESTS"] = hidden.string();
+  write_configure_stamp(t.tree);
+  EXPECT_FALSE(configure_needed(t.tree).has_value());
+  std::ofstream(hidden / "01" / "emu_extra.cpp") << "// a hidden test\n";  // globbed at configure time
+  EXPECT_TRUE(configure_needed(t.tree).has_value());
+}
+
+TEST(FirstBuild, TheEstimateSaysMinutesForTheCoresThereAre) {
+  // Measured: 14 minutes on 2 loaded cores for the default preset's first build.
+  EXPECT_EQ(first_build_estimate(2), "10-20 minutes on 2 cores");
+  const std::string sixteen = first_build_estimate(16);
+  EXPECT_EQ(sixteen.rfind("1-", 0), 0u) << sixteen;
+  EXPECT_NE(sixteen.find("on 16 cores"), std::string::npos) << sixteen;
+  EXPECT_NE(first_build_estimate(1).find("on 1 core"), std::string::npos);
+  EXPECT_NE(first_build_estimate(0).find("on 1 core"), std::string::npos) << "hardware_concurrency() may say 0";
+}
+
+}  // namespace
+}  // namespace rooflab::grader
