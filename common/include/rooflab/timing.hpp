@@ -20,6 +20,7 @@
 #include <initializer_list>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace rooflab {
@@ -50,6 +51,11 @@ std::vector<std::string> registry_kernels(const Registry& registry) {
   std::vector<std::string> names;
   for (const auto& k : registry) names.emplace_back(k.kernel);
   return names;
+}
+// `options` with BenchOptions::kernels set (for a lab's shared options constant).
+inline BenchOptions expecting_kernels(BenchOptions options, std::vector<std::string> kernels) {
+  options.kernels = std::move(kernels);
+  return options;
 }
 
 struct Measurement {

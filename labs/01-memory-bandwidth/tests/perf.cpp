@@ -84,7 +84,8 @@ void grade_kernel(std::string_view id) {
   Arrays arr(perf_elements());
   const auto view = arr.view();
   const rooflab::Measurement m =
-      rooflab::benchmark([&](cudaStream_t s) { v.run(view, s); }, lab01::perf::stream_work(v.op, arr.n), {},
+      rooflab::benchmark([&](cudaStream_t s) { v.run(view, s); }, lab01::perf::stream_work(v.op, arr.n),
+                         {.kernels = rooflab::registry_kernels(lab01::kKernelDecls)},
                          {rooflab::timed_output(arr.written_by(v.op))}, arr.read_by(v.op));
   ASSERT_NO_FATAL_FAILURE(expect_output(v, arr));
   rooflab::grading::note(std::string(v.id()) + ": " + m.summary());
@@ -100,7 +101,8 @@ double strided_gbps(std::size_t stride) {
   rooflab::DeviceBuffer<float> out(n_out);
   const auto m = rooflab::benchmark(
       [&](cudaStream_t s) { lab01::strided_read(in.device.data(), out.data(), n_out, stride, s); },
-      lab01::perf::strided_work(n_out), {}, {rooflab::timed_output(out)}, {rooflab::timed_input(in, "in")});
+      lab01::perf::strided_work(n_out), {.kernels = rooflab::registry_kernels(lab01::kKernelDecls)},
+      {rooflab::timed_output(out)}, {rooflab::timed_input(in, "in")});
   // Checked like the STREAM kernels: a kernel that ignores the stride reads the wrong elements.
   const auto want = [&](std::size_t i) { return in.host(i * stride); };
   EXPECT_TRUE(rooflab::timed_output_matches(fmt::format("strided_read at stride {}", stride), out.download(),

@@ -26,6 +26,9 @@
 
 namespace {
 
+// Every timed launch must start a kernel of the lab's registry (the dry run checks it).
+const rooflab::BenchOptions kTimed{.kernels = rooflab::registry_kernels(lab03::kKernels)};
+
 std::pair<std::size_t, std::size_t> perf_shape() { return lab03::perf::shape(rooflab::query_device().l2_bytes); }
 
 // The chain's arrays, with random inputs (rooflab/timed_data.hpp) and the output checked after timing
@@ -60,14 +63,14 @@ ROOFLAB_TEST(Lab03Perf, UnfusedKernelsOnTheMemoryRoof) {
   Chain c(n, cols);
   const auto bias_add = rooflab::benchmark(
       [&](cudaStream_t s) { lab03::bias_add<float>(c.x.device.data(), c.bias.device.data(), c.t.data(), rows, cols, s); },
-      lab03::perf::bias_add_work(rows, cols), {}, {rooflab::timed_output(c.t)},
+      lab03::perf::bias_add_work(rows, cols), kTimed, {rooflab::timed_output(c.t)},
       {rooflab::timed_input(c.x, "x"), rooflab::timed_input(c.bias, "bias")});
   const auto gelu = rooflab::benchmark([&](cudaStream_t s) { lab03::gelu<float>(c.t.data(), c.u.data(), n, s); },
-                                       lab03::perf::gelu_work(n), {}, {rooflab::timed_output(c.u)},
+                                       lab03::perf::gelu_work(n), kTimed, {rooflab::timed_output(c.u)},
                                        {rooflab::timed_input(c.t, "t")});
   const auto residual = rooflab::benchmark(
       [&](cudaStream_t s) { lab03::residual_add<float>(c.u.data(), c.r.device.data(), c.y.data(), n, s); },
-      lab03::perf::residual_add_work(n), {}, {rooflab::timed_output(c.y)},
+      lab03::perf::residual_add_work(n), kTimed, {rooflab::timed_output(c.y)},
       {rooflab::timed_input(c.u, "u"), rooflab::timed_input(c.r, "r")});
   ASSERT_NO_FATAL_FAILURE(expect_chain_output(c, "bias add, GELU, residual add"));
   // The slowest of the three is graded: every kernel of a memory-bound chain must stream.
@@ -87,12 +90,12 @@ ROOFLAB_TEST(Lab03Perf, FusionSpeedupAsPredicted) {
         lab03::unfused_chain<float>(c.x.device.data(), c.bias.device.data(), c.r.device.data(), c.t.data(), c.u.data(), c.y.data(), rows,
                                     cols, s);
       },
-      lab03::perf::unfused_work(rows, cols), {}, {rooflab::timed_output(c.t), rooflab::timed_output(c.u), rooflab::timed_output(c.y)},
+      lab03::perf::unfused_work(rows, cols), kTimed, {rooflab::timed_output(c.t), rooflab::timed_output(c.u), rooflab::timed_output(c.y)},
       c.chain_inputs());
   ASSERT_NO_FATAL_FAILURE(expect_chain_output(c, "unfused chain"));
   const auto fused = rooflab::benchmark(
       [&](cudaStream_t s) { lab03::fused_chain<float>(c.x.device.data(), c.bias.device.data(), c.r.device.data(), c.y.data(), rows, cols, s); },
-      lab03::perf::fused_work(rows, cols), {}, {rooflab::timed_output(c.y)}, c.chain_inputs());
+      lab03::perf::fused_work(rows, cols), kTimed, {rooflab::timed_output(c.y)}, c.chain_inputs());
   ASSERT_NO_FATAL_FAILURE(expect_chain_output(c, "fused chain"));
   // The predicted speedup is the byte ratio (both are memory-bound), counted here, not by the answers.
   const double predicted = unfused.work.bytes() / fused.work.bytes();
@@ -127,7 +130,7 @@ ROOFLAB_TEST(Lab03Perf, IntensitySweepTracesTheRoofline) {
   for (int k = 1; k <= 4096; k *= 2) {
     const double intensity = 2.0 * k / 8.0;
     const auto m = rooflab::benchmark([&](cudaStream_t s) { lab03::sweep(in.device.data(), out.data(), n, 0.999f, 0.001f, k, s); },
-                                      lab03::perf::sweep_work(n, k), {.max_seconds = 1.0},
+                                      lab03::perf::sweep_work(n, k), rooflab::expecting_kernels({.max_seconds = 1.0}, kTimed.kernels),
                                       {rooflab::timed_output(out)}, {rooflab::timed_input(in, "in")});
     const auto want = [&](std::size_t i) { return lab03::sweep_ref(in.host(i), 0.999f, 0.001f, k); };
     ASSERT_TRUE(rooflab::timed_output_matches(fmt::format("sweep_kernel at k = {}", k), out.download(), at, want, {1e-6, 1e-6}));
@@ -165,7 +168,8 @@ ROOFLAB_TEST(Lab03Perf, IntensitySweepTracesTheRoofline) {
         {rooflab::timed_output(c.t), rooflab::timed_output(c.u), rooflab::timed_output(c.y)}, c.chain_inputs());
     const auto fused = rooflab::benchmark(
         [&](cudaStream_t s) { lab03::fused_chain<float>(c.x.device.data(), c.bias.device.data(), c.r.device.data(), c.y.data(), rows, cols, s); },
-        lab03::perf::fused_work(rows, cols), {.max_seconds = 1.0}, {rooflab::timed_output(c.y)}, c.chain_inputs());
+        lab03::perf::fused_work(rows, cols), rooflab::expecting_kernels({.max_seconds = 1.0}, kTimed.kernels),
+        {rooflab::timed_output(c.y)}, c.chain_inputs());
     p.series.push_back({"your unfused chain", {{flops / unfused.work.bytes(), tflop_per_s(flops / unfused.min_s)}}, "points pt 7 ps 2"});
     p.series.push_back({"your fused chain", {{flops / fused.work.bytes(), tflop_per_s(flops / fused.min_s)}}, "points pt 9 ps 2"});
     p.arrows.push_back({p.series[1].points[0].first, p.series[1].points[0].second, p.series[2].points[0].first,

@@ -89,7 +89,8 @@ Pair time_pair(const lab04::Shape& s, const std::string& name,
   const auto work = lab04::perf::gemm_work(s, sizeof(In));
   const auto lib = rooflab::benchmark([&](cudaStream_t st) { library(handle.get(), o.a.device.data(), o.b.device.data(), o.c.data(), st); },
                                       work, kOptions, {rooflab::timed_output(o.c)});
-  const auto mine = rooflab::benchmark([&](cudaStream_t st) { rung(o.a.device.data(), o.b.device.data(), o.c.data(), st); }, work, kOptions,
+  const auto mine = rooflab::benchmark([&](cudaStream_t st) { rung(o.a.device.data(), o.b.device.data(), o.c.data(), st); }, work,
+                                       rooflab::expecting_kernels(kOptions, rooflab::registry_kernels(lab04::kKernels)),
                                        {rooflab::timed_output(o.c)}, {rooflab::timed_input(o.a, "A"), rooflab::timed_input(o.b, "B")});
   Pair p{s, mine.flops_per_s(), lib.flops_per_s()};
   expect_product(o, s, fmt::format("{} at {}^3", name, s.m));

@@ -33,6 +33,8 @@
 namespace {
 
 constexpr rooflab::BenchOptions kOptions{.warmup = 2, .min_samples = 5, .max_seconds = 1.0, .flush_l2 = false};
+// The same, and every timed launch must start a kernel of the lab's registry (the dry run checks it).
+const rooflab::BenchOptions kTimed = rooflab::expecting_kernels(kOptions, rooflab::registry_kernels(lab05::kKernels));
 
 // Random Q, K and V (rooflab/timed_data.hpp; queries in [-3, 3) so that a row's softmax is far from uniform),
 // the output checked after timing against the double-precision reference at elements picked at random: a
@@ -88,7 +90,7 @@ Pair time_both(const lab05::Shape& s, const rooflab::CublasHandle& handle) {
           lab05::naive_attention(handle.get(), in.q.device.data(), in.k.device.data(), in.v.device.data(), scores.data(), in.o.data(),
                                  as_int(s.batch_heads), as_int(s.len), as_int(s.head_dim), in.scale(), s.causal, st);
         },
-        lab05::perf::naive_work(s), kOptions, {rooflab::timed_output(scores), rooflab::timed_output(in.o)}, in.inputs());
+        lab05::perf::naive_work(s), kTimed, {rooflab::timed_output(scores), rooflab::timed_output(in.o)}, in.inputs());
     p.naive_flops = naive.flops_per_s();
     p.naive_s = naive.median_s;
     EXPECT_TRUE(in.output_is_right("the naive path"));
@@ -99,7 +101,7 @@ Pair time_both(const lab05::Shape& s, const rooflab::CublasHandle& handle) {
         lab05::flash_attention_fp16(in.q.device.data(), in.k.device.data(), in.v.device.data(), in.o.data(), in.lse.data(), as_int(s.batch_heads),
                                     as_int(s.len), as_int(s.head_dim), in.scale(), s.causal, st);
       },
-      lab05::perf::flash_work(s), kOptions, {rooflab::timed_output(in.o), rooflab::timed_output(in.lse)}, in.inputs());
+      lab05::perf::flash_work(s), kTimed, {rooflab::timed_output(in.o), rooflab::timed_output(in.lse)}, in.inputs());
   p.flash_bytes_held = watch.peak_extra_bytes();
   p.flash_flops = flash.flops_per_s();
   p.flash_s = flash.median_s;
@@ -136,7 +138,7 @@ ROOFLAB_TEST(Lab05Perf, SoftmaxOnTheCopyRoof) {
         lab05::softmax_rows(scores.device.data(), probs.data(), as_int(s.batch_heads * s.len), as_int(cols), scale,
                             false, st);
       },
-      lab05::perf::softmax_work(s), kOptions, {rooflab::timed_output(probs)}, {rooflab::timed_input(scores, "scores")});
+      lab05::perf::softmax_work(s), kTimed, {rooflab::timed_output(probs)}, {rooflab::timed_input(scores, "scores")});
   const auto want = [&](std::size_t i) {
     const auto row = scores.host_range(i / cols * cols, cols);
     double top = -INFINITY, sum = 0;

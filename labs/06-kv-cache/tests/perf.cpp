@@ -109,6 +109,9 @@ struct Batch {
   rooflab::DeviceBuffer<float> workspace;
 };
 
+// Every timed launch must start a kernel of the lab's registry (the dry run checks it).
+const rooflab::BenchOptions kTimed{.kernels = rooflab::registry_kernels(lab06::kKernels)};
+
 std::vector<std::size_t> perf_lengths() { return lab06::perf::lengths(rooflab::query_device().l2_bytes); }
 
 }  // namespace
@@ -118,7 +121,7 @@ ROOFLAB_TEST(Lab06Perf, DecodeAttentionOnTheMemoryRoof) {
   const auto lens = perf_lengths();
   Batch batch(lens, lab06::perf::kKvHeads, 4, 1);
   batch.out.poison();
-  const auto m = rooflab::benchmark([&](cudaStream_t s) { batch.run(s); }, lab06::perf::decode_work(lens), {},
+  const auto m = rooflab::benchmark([&](cudaStream_t s) { batch.run(s); }, lab06::perf::decode_work(lens), kTimed,
                                     {rooflab::timed_output(batch.out)}, batch.inputs());
   ASSERT_TRUE(batch.output_is_right());
   const double total = std::accumulate(lens.begin(), lens.end(), 0.0, [](double a, std::size_t b) { return a + static_cast<double>(b); });
@@ -134,9 +137,9 @@ ROOFLAB_TEST(Lab06Perf, TimeFollowsKvHeadsNotQueryHeads) {
   // so a kernel that reads each KV row once for its whole group takes about the same time.
   const auto lens = perf_lengths();
   Batch one(lens, lab06::perf::kKvHeads, 1, 2), eight(lens, lab06::perf::kKvHeads, 8, 3);
-  const auto t1 = rooflab::benchmark([&](cudaStream_t s) { one.run(s); }, lab06::perf::decode_work(lens), {},
+  const auto t1 = rooflab::benchmark([&](cudaStream_t s) { one.run(s); }, lab06::perf::decode_work(lens), kTimed,
                                      {rooflab::timed_output(one.out)}, one.inputs());
-  const auto t8 = rooflab::benchmark([&](cudaStream_t s) { eight.run(s); }, lab06::perf::decode_work(lens), {},
+  const auto t8 = rooflab::benchmark([&](cudaStream_t s) { eight.run(s); }, lab06::perf::decode_work(lens), kTimed,
                                      {rooflab::timed_output(eight.out)}, eight.inputs());
   ASSERT_TRUE(one.output_is_right());
   ASSERT_TRUE(eight.output_is_right());
@@ -159,7 +162,8 @@ ROOFLAB_TEST(Lab06Perf, BandwidthAgainstContext) {
     // (A dry run keeps the contexts distinct but tiny: 18 to 145 tokens.)
     const std::vector<std::size_t> lens(16, rooflab::kDryRun ? 17 + (context >> 8) : context);
     Batch batch(lens, lab06::perf::kKvHeads, 4, 4 + context);
-    const auto m = rooflab::benchmark([&](cudaStream_t s) { batch.run(s); }, lab06::perf::decode_work(lens), {.max_seconds = 0.5},
+    const auto m = rooflab::benchmark([&](cudaStream_t s) { batch.run(s); }, lab06::perf::decode_work(lens),
+                                      rooflab::expecting_kernels({.max_seconds = 0.5}, kTimed.kernels),
                                       {rooflab::timed_output(batch.out)}, batch.inputs());
     ASSERT_TRUE(batch.output_is_right());
     measured.points.emplace_back(static_cast<double>(lens[0]), m.best_gbps());

@@ -124,8 +124,10 @@ std::size_t free_device_bytes() {
 rooflab::Measurement time_gemv(Layer& l, const Packed& p, double max_seconds = 3.0) {
   l.dy.poison();
   const std::size_t free_before = free_device_bytes();
+  // The quantized GEMVs must start a kernel of the lab's registry (the FP16 baseline is the harness's own).
+  const auto kernels = p.bits == 16 ? std::vector<std::string>{} : rooflab::registry_kernels(lab08::kKernels);
   auto m = rooflab::benchmark([&](cudaStream_t s) { p.launch(l, s); }, lab08::perf::gemv_work(l.n, l.k, p.weight_bytes),
-                              {.max_seconds = max_seconds}, {rooflab::timed_output(l.dy)}, p.inputs(l));
+                              {.max_seconds = max_seconds, .kernels = kernels}, {rooflab::timed_output(l.dy)}, p.inputs(l));
   EXPECT_TRUE(p.check(l));
   const std::size_t free_after = free_device_bytes();
   // An FP16 copy of the weights is 4x the int4 weights and 2x the int8 ones: a quarter of it cannot be noise.
