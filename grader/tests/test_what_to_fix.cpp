@@ -79,6 +79,19 @@ TEST(WhatToFix, AStaticHintSaysWhatTheValueMeans) {
                   "want 128)");
 }
 
+TEST(WhatToFix, BothSidesOfAnEqualityMayHaveAValue) {
+  const std::string gtest =
+      "Expected equality of these values:\n"
+      "  r.left_running.size()\n"
+      "    Which is: 0\n"
+      "  1u\n"
+      "    Which is: 1\n"
+      "lab01::scale: the launcher should leave no process running";
+  const std::string line = what_to_fix(gtest);
+  expect_no_wrapper(line);
+  EXPECT_EQ(line, "lab01::scale: the launcher should leave no process running (r.left_running.size() is 0, want 1)");
+}
+
 TEST(WhatToFix, AComparisonKeepsBothValues) {
   const std::string gtest =
       "Expected: (measured) >= (0.5 * ceiling), actual: 12.5 vs 900\n"
