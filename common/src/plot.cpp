@@ -88,6 +88,7 @@ std::pair<double, double> y_extent(const Plot& plot) {
     for (const auto& p : s.points) take(p.second);
   }
   for (const auto& h : plot.hlines) take(h.y);
+  for (const auto& r : plot.roofs) take(r.peak);
   return {lo, hi};
 }
 
@@ -95,28 +96,44 @@ std::pair<double, double> y_extent(const Plot& plot) {
 // the longest stretch that no series or horizontal line crosses at x, so that the rotated text beside the
 // line lies under no curve. The y range is estimated as gnuplot's autoscale draws it: whole decades on a log
 // axis, the data plus the top offset on a linear one.
-std::pair<double, double> free_span_at(const Plot& plot, double x) {
+// The y range as gnuplot's autoscale draws it, near enough to place labels: whole decades on a log axis, the
+// data plus the top offset on a linear one. {0, 0} when there is no data.
+std::pair<double, double> y_drawn(const Plot& plot) {
   auto [lo, hi] = y_extent(plot);
-  if (!(lo < hi)) return {0.04, 1.0};
-  if (plot.logy) lo = std::pow(10.0, std::floor(std::log10(lo))), hi = std::pow(10.0, std::ceil(std::log10(hi)));
-  else {
-    if (plot.y_from_zero) lo = std::min(lo, 0.0);
-    hi += 0.06 * (hi - lo);
+  if (!(lo < hi)) return {0.0, 0.0};
+  if (plot.logy) return {std::pow(10.0, std::floor(std::log10(lo))), std::pow(10.0, std::ceil(std::log10(hi)))};
+  if (plot.y_from_zero) lo = std::min(lo, 0.0);
+  return {lo, hi + 0.06 * (hi - lo)};
+}
+
+// A y value's height in the picture, 0 at the bottom axis and 1 at the top.
+double y_to_graph(const Plot& plot, std::pair<double, double> range, double y) {
+  const auto [lo, hi] = range;
+  return plot.logy ? std::log(y / lo) / std::log(hi / lo) : (y - lo) / (hi - lo);
+}
+
+// Where a series' polyline crosses x, interpolated as the axes draw it (straight in log-log on log axes);
+// the values of every segment that spans x.
+std::vector<double> series_y_at(const Plot& plot, const Series& s, double x) {
+  std::vector<double> ys;
+  for (std::size_t k = 0; k + 1 < s.points.size(); ++k) {
+    const auto [x0, y0] = s.points[k];
+    const auto [x1, y1] = s.points[k + 1];
+    if (!(std::min(x0, x1) <= x && x <= std::max(x0, x1)) || x0 == x1) continue;
+    if (plot.logy && !(y0 > 0 && y1 > 0)) continue;
+    const double t = plot.logx ? std::log(x / x0) / std::log(x1 / x0) : (x - x0) / (x1 - x0);
+    ys.push_back(plot.logy ? y0 * std::pow(y1 / y0, t) : y0 + (y1 - y0) * t);
   }
-  const auto to_graph = [&](double y) {
-    return plot.logy ? std::log(y / lo) / std::log(hi / lo) : (y - lo) / (hi - lo);
-  };
+  return ys;
+}
+
+std::pair<double, double> free_span_at(const Plot& plot, double x) {
+  const auto range = y_drawn(plot);
+  if (!(range.first < range.second)) return {0.04, 1.0};
+  const auto to_graph = [&](double y) { return y_to_graph(plot, range, y); };
   std::vector<double> crossings = {0.0, 1.0};
   for (const auto& s : plot.series) {
-    for (std::size_t k = 0; k + 1 < s.points.size(); ++k) {
-      const auto [x0, y0] = s.points[k];
-      const auto [x1, y1] = s.points[k + 1];
-      if (!(std::min(x0, x1) <= x && x <= std::max(x0, x1)) || x0 == x1) continue;
-      if (plot.logy && !(y0 > 0 && y1 > 0)) continue;
-      const double t = plot.logx ? std::log(x / x0) / std::log(x1 / x0) : (x - x0) / (x1 - x0);
-      const double y = plot.logy ? y0 * std::pow(y1 / y0, t) : y0 + (y1 - y0) * t;
-      crossings.push_back(std::clamp(to_graph(y), 0.0, 1.0));
-    }
+    for (const double y : series_y_at(plot, s, x)) crossings.push_back(std::clamp(to_graph(y), 0.0, 1.0));
   }
   for (const auto& h : plot.hlines) crossings.push_back(std::clamp(to_graph(h.y), 0.0, 1.0));
   std::sort(crossings.begin(), crossings.end());
@@ -212,9 +229,42 @@ std::string gnuplot_script(const Plot& plot, const std::filesystem::path& png) {
     gp << fmt::format("set label {} {} at {:g}, graph {:.3f} rotate by 90 offset -0.8,0 font ',9'\n", label++,
                       gp_string(plain(text)), x, free_span_at(plot, x).first);
   }
+  // Labels are placed where they cover no other label, estimated in the picture's fractions: a character
+  // at these fonts is about 1/130 of the width and a line about 1/40 of the height.
+  const auto yrange = y_drawn(plot);
+  const auto x_to_graph = [&](double x) { return plot.logx ? std::log(x / lo) / std::log(hi / lo) : (x - lo) / (hi - lo); };
+  struct Box { double x0, x1, y; };
+  std::vector<Box> placed;
+  const auto known = [&](double y) { return ranged && yrange.first < yrange.second && (!plot.logy || y > 0); };
+  // A label's box beside (x, y): to the right of the point (dx > 0) or ending at it, dy above or below.
+  const auto box = [&](double x, double y, std::size_t chars, bool right, double dy) {
+    const double gx = x_to_graph(x), width = 0.015 + static_cast<double>(chars) / 130.0;
+    const double gy = y_to_graph(plot, yrange, y) + dy;
+    return right ? Box{gx, gx + width, gy} : Box{gx - width, gx, gy};
+  };
+  // A box clashes with a label already placed, or with a drawn line that passes through it (checked at its
+  // ends and middle: the lines here are straight or gently bent at that scale).
+  const auto x_from_graph = [&](double g) { return plot.logx ? lo * std::pow(hi / lo, g) : lo + (hi - lo) * g; };
+  const auto clashes = [&](const Box& b) {
+    const bool on_label = std::any_of(placed.begin(), placed.end(), [&](const Box& o) {
+      return b.x0 < o.x1 && o.x0 < b.x1 && std::fabs(b.y - o.y) < 1.0 / 40;
+    });
+    if (on_label) return true;
+    for (const auto& s : plot.series) {
+      if (s.style.rfind("points", 0) == 0) continue;
+      std::vector<double> rel;  // the line's height relative to the box's middle, at three places
+      for (const double g : {b.x0, (b.x0 + b.x1) / 2, b.x1}) {
+        for (const double y : series_y_at(plot, s, x_from_graph(g))) rel.push_back(y_to_graph(plot, yrange, y) - b.y);
+      }
+      const bool through = std::any_of(rel.begin(), rel.end(), [](double d) { return std::fabs(d) < 1.0 / 60; }) ||
+                           (std::any_of(rel.begin(), rel.end(), [](double d) { return d > 0; }) &&
+                            std::any_of(rel.begin(), rel.end(), [](double d) { return d < 0; }));
+      if (through) return true;
+    }
+    return false;
+  };
   // Every roof's ridge point: a dot where the slope meets the flat part, in the roof's colour, with its
-  // intensity written up and to the left of it, above the slope, where no point's label reaches (those are
-  // written to the right of their points and a little below, under the roof the point sits on).
+  // intensity written up and to the left of it, above the slope.
   // (gnuplot numbers the plot's elements in order: series, horizontal lines, roofs.)
   for (std::size_t i = 0; i < plot.roofs.size(); ++i) {
     const Roof& r = plot.roofs[i];
@@ -222,17 +272,35 @@ std::string gnuplot_script(const Plot& plot, const std::filesystem::path& png) {
     const double ridge = r.peak / r.bandwidth;
     if (!inside(ridge)) continue;
     const std::size_t lt = plot.series.size() + plot.hlines.size() + i + 1;
+    const std::string text = fmt::format("ridge {:.3g} FLOP/byte", ridge);
+    if (known(r.peak)) placed.push_back(box(ridge, r.peak, text.size(), false, 0.03));
     gp << fmt::format("set label {} {} at {:g},{:g} right offset -0.6,0.9 font ',9' tc lt {} point lt {} pt 7 ps 1.3\n",
-                      label++, gp_string(fmt::format("ridge {:.3g} FLOP/byte", ridge)), ridge, r.peak, lt, lt);
+                      label++, gp_string(text), ridge, r.peak, lt, lt);
   }
-  // Points labelled with what they are.
+  // Points labelled with what they are: to the right of the point and a little below (under the roof the
+  // point sits on); where that would cover a label already placed (points close together, a ridge's label),
+  // the first free place of: above right, above left (on a rising curve, its other side), further below.
+  struct Place { bool right; double dy; const char* gnuplot; };
+  static constexpr Place kPlaces[] = {{true, -0.025, "left offset 1.4,-0.7"},
+                                      {true, 0.03, "left offset 1.4,0.9"},
+                                      {false, 0.03, "right offset -1.4,0.9"},
+                                      {true, -0.06, "left offset 1.4,-2.0"}};
   for (const auto& s : plot.series) {
     if (s.style.rfind("points", 0) != 0 && s.labels.empty()) continue;
     for (std::size_t k = 0; k < s.points.size(); ++k) {
       const std::string text = k < s.labels.size() ? s.labels[k] : s.title;
-      if (text.empty() || !inside(s.points[k].first)) continue;
-      gp << fmt::format("set label {} {} at {:g},{:g} left offset 1.4,-0.7 font ',10'\n", label++,
-                        gp_string(plain(text)), s.points[k].first, s.points[k].second);
+      const auto [x, y] = s.points[k];
+      if (text.empty() || !inside(x)) continue;
+      const Place* at = &kPlaces[0];
+      if (known(y)) {
+        const auto free = std::find_if(std::begin(kPlaces), std::end(kPlaces), [&](const Place& p) {
+          return !clashes(box(x, y, plain(text).size(), p.right, p.dy));
+        });
+        if (free != std::end(kPlaces)) at = free;
+        placed.push_back(box(x, y, plain(text).size(), at->right, at->dy));
+      }
+      gp << fmt::format("set label {} {} at {:g},{:g} {} font ',10'\n", label++, gp_string(plain(text)), x, y,
+                        at->gnuplot);
     }
   }
   // An arrow runs over the middle half of the way from one point to the other, clear of both markers.

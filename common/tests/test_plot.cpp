@@ -87,3 +87,17 @@ TEST(Plot, LogAxesAndLineLabelsReadAtAGlance) {
   p.series[0].points = {{256, 3}, {262144, 2500}};
   EXPECT_EQ(rooflab::gnuplot_script(p, "/tmp/x.png").find("set format y"), std::string::npos);
 }
+
+// Labels of points close together do not cover each other, nor does a line cross them: the second goes above
+// its point, to the left (to its right the rising roof would cross the text).
+TEST(Plot, LabelsOfNearbyPointsDoNotOverlap) {
+  rooflab::Plot p{.title = "t", .xlabel = "bits per weight", .ylabel = "time (us)", .y_from_zero = true};
+  p.series.push_back({"roof", {{0, 0}, {17, 42.5}}, "lines"});
+  p.series.push_back({"int4, group 128", {{4.125, 10.3}}, "points"});
+  p.series.push_back({"Q4_0 (int4, group 32)", {{4.5, 11.25}}, "points"});
+  p.series.push_back({"FP16", {{16, 40}}, "points"});
+  const std::string gp = rooflab::gnuplot_script(p, "/tmp/x.png");
+  EXPECT_NE(gp.find("\"int4, group 128\" at 4.125,10.3 left offset 1.4,-0.7"), std::string::npos) << gp;
+  EXPECT_NE(gp.find("at 4.5,11.25 right offset -1.4,0.9"), std::string::npos) << gp;  // above right, the roof
+  EXPECT_NE(gp.find("\"FP16\" at 16,40 left offset 1.4,-0.7"), std::string::npos) << gp;
+}
