@@ -161,6 +161,9 @@ const std::map<std::string, Figure>& figures() {
       {"lab04::smem_per_block", [](const Args& a) {
          return static_cast<double>(lab04::smem_per_block(a.size(0), a.size(1), a.size(2), a.size(3), static_cast<int>(a.num(4))));
        }},
+      {"lab04::ideal_intensity", [](const Args& a) {
+         return lab04::ideal_intensity({a.size(0), a.size(1), a.size(2)}, a.size(3), a.size(4));
+       }},
       {"lab04::tiled_intensity", [](const Args& a) {
          return lab04::tiled_intensity({a.size(0), a.size(1), a.size(2)}, a.size(3), a.size(4), a.size(5), a.size(6));
        }},
