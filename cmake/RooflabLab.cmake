@@ -305,9 +305,6 @@ function(_rooflab_add_variant json_out)
       # The kernels on the CPU backend too: a static test runs a launcher to learn which kernels it starts, and
       # judges the compiled code of those only (rooflab/static_capture.hpp, launched_by).
       rooflab_emu_add_cu(${V_PREFIX}_static ${V_KERNELS})
-      # The kernels on the CPU backend too: a static test runs a launcher to learn which kernels it starts, and
-      # judges the compiled code of those only (rooflab/static_capture.hpp, launched_by).
-      rooflab_emu_add_cu(${V_PREFIX}_static ${V_KERNELS})
       string(REPLACE ";" "," archs "${ROOFLAB_STATIC_ARCHS}")
       target_compile_definitions(${V_PREFIX}_static PRIVATE
         ROOFLAB_STATIC_DIR="${static_dir}" ROOFLAB_STATIC_ARCHS="${archs}")
@@ -555,15 +552,6 @@ function(_rooflab_register_ctests lab prefix)
       set_tests_properties(lab${lab}.emu.${sname} PROPERTIES LABELS "lab${lab};emu" TIMEOUT 600
         ENVIRONMENT "ROOFLAB_EMU_SCHEDULE=${schedule};ROOFLAB_EMU_QUIET=1")
     endforeach()
-    # The forward run also fails when a kernel instance the binary holds was launched by no test (a launcher's
-    # branch no test takes; common/src/test_main.cpp): the tests must cover every value a launcher accepts.
-    set_property(TEST lab${lab}.emu.forward APPEND PROPERTY ENVIRONMENT "ROOFLAB_EMU_COVERAGE=1")
-    # The forward run also fails when a kernel instance the binary holds was launched by no test (a launcher's
-    # branch no test takes; common/src/test_main.cpp): the tests must cover every value a launcher accepts.
-    set_property(TEST lab${lab}.emu.forward APPEND PROPERTY ENVIRONMENT "ROOFLAB_EMU_COVERAGE=1")
-    # The forward run also fails when a kernel instance the binary holds was launched by no test (a launcher's
-    # branch no test takes; common/src/test_main.cpp): the tests must cover every value a launcher accepts.
-    set_property(TEST lab${lab}.emu.forward APPEND PROPERTY ENVIRONMENT "ROOFLAB_EMU_COVERAGE=1")
     # The forward run also fails when a kernel instance the binary holds was launched by no test (a launcher's
     # branch no test takes; common/src/test_main.cpp): the tests must cover every value a launcher accepts.
     set_property(TEST lab${lab}.emu.forward APPEND PROPERTY ENVIRONMENT "ROOFLAB_EMU_COVERAGE=1")

@@ -75,14 +75,6 @@ std::vector<std::string> kernels_defined();
 unsigned long long kernel_launch_count();
 std::vector<std::string> kernels_launched_since(unsigned long long launches);
 std::vector<std::string> kernels_never_launched();
-// Code no test ran (src/kernels.cpp): every kernel instance compiled into this process (the function
-// symbols named as a __global__ function of a .cu file the rewriter saw), sorted; the kernels launched after
-// the first `launches` launches of the process (kernel_launch_count() before a call, for the kernels that
-// call started), in order of first launch; and the instances defined but never launched.
-std::vector<std::string> kernels_defined();
-unsigned long long kernel_launch_count();
-std::vector<std::string> kernels_launched_since(unsigned long long launches);
-std::vector<std::string> kernels_never_launched();
 
 // Read accounting for timed runs (the dry run of the perf tests): while a watch is on, the data pages of the
 // watched ranges' allocations stay closed during launches, and the first touch of a page by a kernel (or a
@@ -136,12 +128,6 @@ struct PointerParameter {
   const char* element_type = "";
 };
 void begin_launch_arguments();
-// src/kernels.cpp: each generated wrapper registers the __global__ names of its .cu file ("a,b,c"); the
-// scheduler notes each launch by the name reports use; "k" of "void ns::k<8>(float*)", "" for a symbol that
-// is not a function itself (a lambda inside it, a clone).
-int register_kernels(const char* file, const char* names);
-void note_kernel_launch(const std::string& name);
-std::string kernel_base_name(const std::string& demangled);
 // src/kernels.cpp: each generated wrapper registers the __global__ names of its .cu file ("a,b,c"); the
 // scheduler notes each launch by the name reports use; "k" of "void ns::k<8>(float*)", "" for a symbol that
 // is not a function itself (a lambda inside it, a clone).
