@@ -307,7 +307,6 @@ ProcessResult run_process(const std::vector<std::string>& argv, const ProcessOpt
       r.output.erase(0, r.output.size() - options.max_output_bytes);
     }
   }
-  close(pipefd[0]);
   if (r.timed_out) kill(-pid, SIGKILL);
   while (!reaped && waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
@@ -318,6 +317,9 @@ ProcessResult run_process(const std::vector<std::string>& argv, const ProcessOpt
   // Whatever the child left running goes with it: listed (a test that leaves any fails), then killed.
   r.left_running = end_leftovers();
   kill(-pid, SIGKILL);
+  // Closed only now: a leftover still writing would die of SIGPIPE during the scan's grace period and go
+  // uncounted.
+  close(pipefd[0]);
   if (r.output.size() > options.max_output_bytes) {
     r.output = "[... output cut ...]\n" + r.output.substr(r.output.size() - options.max_output_bytes);
   }

@@ -7,7 +7,7 @@ against the CUDA 12.4 headers (the oldest toolkit rooflab supports) instead of t
 Every C++ translation unit in B/compile_commands.json that includes the toolkit (-I DIR) is compiled again
 with -fsyntax-only and the 12.4 headers in DIR's place (the known-bad selftest variants, the race builds, the
 dry runs' copies of the perf tests and of the rewritten kernels are skipped: the same sources as the main variant
-or the GPU build; of the stubs only their kernels are compiled). An API
+or the GPU build; and the stubs, whose launchers are the solutions'). An API
 newer than 12.4 used without a CUDART_VERSION guard is then an error here. Students' rented images often still have CUDA 12 toolkits
 (drivers 535-570 run no CUDA 13 binary); nvcc 12 itself cannot be installed here, so the .cu files' device
 code is not compiled against 12.4, only their host compilation on the CPU backend.
@@ -115,8 +115,8 @@ def main():
         where = e.get("output", " ".join(args))
         if any(s in where for s in skipped_targets):
             continue
-        if "_stubs_" in where and not e["file"].endswith(".emu.cpp"):
-            continue
+        if "_stubs_" in where:
+            continue  # the stubs' PROVIDED launchers are the solutions' own; their kernels are empty
         if e["file"].endswith(".emu.cpp"):
             if os.path.basename(e["file"]) in seen_kernels:
                 continue

@@ -68,7 +68,9 @@ grep -q "notes.txt: ignored" "$work/class.log" || fail "notes.txt was not report
 
 # ---- grades.csv against each student graded alone ----
 csv_total() { awk -F, -v s="$1" '$1 == s { t += $4 } END { printf "%g", t }' "$out/grades.csv"; }
-for who in solved stub skips broken crashes cublas; do
+# (Three kinds of result, to keep CI short: full marks, a crash, a compile error; the others' totals are checked
+# against what they must earn below.)
+for who in solved broken crashes; do
   "$cli" grade 01 --submission "$work/src/$who" --build-dir "$tree" --kind analytic --kind emu --no-verify \
     --timeout 120 --no-color --json "$work/alone-$who.json" --report-dir "$work/alone-$who" > "$work/alone-$who.log" 2>&1 ||
     { cat "$work/alone-$who.log"; fail "grade --submission $who"; }
