@@ -59,6 +59,22 @@ std::string configure_inputs(const BuildTree& tree) {
     const char* v = std::getenv(var);
     s += fmt::format("env {}={}\n", var, v == nullptr ? "(unset)" : v);
   }
+  // A student file that is missing when CMake configures is built from its lab's fallback (the stub, or the
+  // solution): which files the student folder holds is read by a configure too (a grade of one lab's
+  // submission leaves the other labs' files out of it).
+  if (const auto it = tree.defs.find("ROOFLAB_STUDENT_DIR"); it != tree.defs.end() && !it->second.empty()) {
+    std::error_code ec;
+    std::vector<std::string> files;
+    for (fs::directory_iterator lab(it->second, ec), end; !ec && lab != end; lab.increment(ec)) {
+      if (!lab->is_directory(ec)) continue;
+      for (fs::directory_iterator f(lab->path(), ec); !ec && f != end; f.increment(ec)) {
+        files.push_back("student file " + (lab->path().filename() / f->path().filename()).string());
+      }
+      ec.clear();
+    }
+    std::sort(files.begin(), files.end());
+    for (const auto& f : files) s += f + "\n";
+  }
   // The hidden tests are globbed at configure time: a file added, removed or edited there changes the stamp.
   if (const auto it = tree.defs.find("ROOFLAB_HIDDEN_TESTS"); it != tree.defs.end() && !it->second.empty()) {
     std::error_code ec;

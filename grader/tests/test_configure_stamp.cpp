@@ -60,6 +60,25 @@ TEST(ConfigureStamp, AHiddenTestAddedConfiguresAgain) {
   EXPECT_TRUE(configure_needed(t.tree).has_value());
 }
 
+// A configure builds a lab whose files the student folder lacks from its fallback (the stub): a grade of one
+// lab's submission, then one of another lab's in the same tree, must configure again (CI graded Lab 02, then
+// Lab 01's solution as the stub).
+TEST(ConfigureStamp, StudentFilesAddedOrRemovedConfigureAgain) {
+  FakeTree t;
+  const fs::path students = t.root / "student-files";
+  fs::create_directories(students / "02-ridge-point");
+  std::ofstream(students / "02-ridge-point" / "kernels.cu") << "// lab 02\n";
+  t.tree.defs["ROOFLAB_STUDENT_DIR"] = students.string();
+  write_configure_stamp(t.tree);
+  EXPECT_FALSE(configure_needed(t.tree).has_value());
+  std::ofstream(students / "02-ridge-point" / "kernels.cu") << "// edited: the build sees it, no configure\n";
+  EXPECT_FALSE(configure_needed(t.tree).has_value());
+  fs::remove_all(students / "02-ridge-point");
+  fs::create_directories(students / "01-memory-bandwidth");
+  std::ofstream(students / "01-memory-bandwidth" / "kernels.cu") << "// lab 01\n";
+  EXPECT_TRUE(configure_needed(t.tree).has_value()) << "another lab's files";
+}
+
 TEST(FirstBuild, TheEstimateSaysMinutesForTheCoresThereAre) {
   // Measured: 14 minutes on 2 loaded cores for the default preset's first build.
   EXPECT_EQ(first_build_estimate(2), "10-20 minutes on 2 cores");
