@@ -303,7 +303,7 @@ function(_rooflab_add_variant json_out)
         SOURCES ${V_TESTS_STATIC} LIBS rooflab::common rooflab::inspect)
       add_dependencies(${V_PREFIX}_static ${V_PREFIX}_static_capture)
       # The kernels on the CPU backend too: a static test runs a launcher to learn which kernels it starts, and
-      # judges the compiled code of those only (rooflab/static_capture.hpp, launched_by).
+      # judges the compiled code of those only (rooflab/testing/static_capture.hpp, launched_by).
       rooflab_emu_add_cu(${V_PREFIX}_static ${V_KERNELS})
       string(REPLACE ";" "," archs "${ROOFLAB_STATIC_ARCHS}")
       target_compile_definitions(${V_PREFIX}_static PRIVATE

@@ -5,7 +5,7 @@
 #include "process.hpp"
 
 #if defined(ROOFLAB_HAVE_CUDA)
-#include <rooflab/device.hpp>
+#include <rooflab/testing/device.hpp>
 #endif
 
 #include <fmt/format.h>

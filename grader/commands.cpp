@@ -9,14 +9,14 @@
 #include "sandbox.hpp"
 #include "symbols.hpp"
 
-#include <rooflab/ptx.hpp>
-#include <rooflab/random.hpp>
+#include <rooflab/testing/ptx.hpp>
+#include <rooflab/testing/random.hpp>
 #include <rooflab/specs.hpp>
 
 #if defined(ROOFLAB_HAVE_CUDA)
-#include <rooflab/calibration.hpp>
-#include <rooflab/device.hpp>
-#include <rooflab/device_info.hpp>
+#include <rooflab/testing/calibration.hpp>
+#include <rooflab/testing/device.hpp>
+#include <rooflab/testing/device_info.hpp>
 #endif
 
 #include <fmt/format.h>
@@ -237,7 +237,7 @@ std::string build_reference_objects(const fs::path& build_dir, const Lab& lab, b
 }
 
 // The reference solutions' test binaries of `lab`, by kind, built in build/solutions: what a run is verified
-// against (rooflab/report.hpp). Empty (with the reason in *why) when they cannot be built.
+// against (rooflab/detail/report.hpp). Empty (with the reason in *why) when they cannot be built.
 std::map<std::string, fs::path> reference_binaries(const Lab& lab, bool verbose, const std::string& hidden_tests,
                                                    std::string* why) {
   // Our own code from our own tree: built outside the student's sandbox (which may not read build/solutions).

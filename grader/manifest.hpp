@@ -3,7 +3,7 @@
 // failed to compile still lists every test it lost.
 #pragma once
 
-#include <rooflab/rubric.hpp>
+#include <rooflab/detail/rubric.hpp>
 
 #include <filesystem>
 #include <string>

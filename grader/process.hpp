@@ -36,7 +36,7 @@ struct ProcessOptions {
   bool echo = false;                         // also copy the output to our stdout as it arrives
   // Run it in this sandbox (sandbox.hpp). None: the current SandboxScope's, if any, else unconfined.
   std::optional<Sandbox> sandbox{};
-  // A descriptor of ours the child gets as its descriptor 3 (the report channel, rooflab/report.hpp); every
+  // A descriptor of ours the child gets as its descriptor 3 (the report channel, rooflab/detail/report.hpp); every
   // other one above 2 is closed in a sandboxed child.
   int pass_fd = -1;
   // Called with each complete line of output as it arrives (progress displays).

@@ -2,7 +2,7 @@
 
 #include "process.hpp"
 
-#include <rooflab/report.hpp>
+#include <rooflab/detail/report.hpp>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>

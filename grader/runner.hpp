@@ -6,8 +6,8 @@
 
 #include "manifest.hpp"
 
-#include <rooflab/ceiling.hpp>
-#include <rooflab/report.hpp>
+#include <rooflab/testing/ceiling.hpp>
+#include <rooflab/detail/report.hpp>
 
 #include <filesystem>
 
@@ -57,7 +57,7 @@ struct RunOptions {
   std::string needs_gpu_reason;  // non-empty: the binary is not run here; its tests stay owed ("needs a GPU")
   std::string only_tests;    // non-empty: run only the tests whose id contains it (the others are left out)  // the grader's own detection: GPU results count only where it found a GPU
   // Per binary kind, the same test binary built from the reference solutions: each passing test's checked
-  // values are compared with a run of it (rooflab/report.hpp). Empty: not verified.
+  // values are compared with a run of it (rooflab/detail/report.hpp). Empty: not verified.
   std::map<std::string, std::filesystem::path> trusted;
 };
 

@@ -17,7 +17,7 @@
 // also refuses the dynamic loader in the student's objects: its entry points, its walks over the loaded
 // objects and raw system calls (loader_symbols()), each named with why. Behind this rule stand two run-time
 // ones: the CPU backend's cuBLAS is linked with hidden visibility (no lookup by name finds it), and each
-// test binary fails a test during which a forbidden library was loaded (rooflab/loaded_libraries.hpp).
+// test binary fails a test during which a forbidden library was loaded (rooflab/detail/loaded_libraries.hpp).
 // What none of these sees: a library's code pasted into the student's files.
 #pragma once
 

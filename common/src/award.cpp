@@ -2,8 +2,8 @@
 // binary that calls it (a perf or dry-run binary) pulls it in, and those link rooflab::cuda or
 // rooflab::cuda_dryrun after rooflab::test_main, which define rooflab::ceilings(). The analytic and CPU
 // binaries never see it, so they need no CUDA.
-#include <rooflab/calibration.hpp>
-#include <rooflab/grading.hpp>
+#include <rooflab/testing/calibration.hpp>
+#include <rooflab/testing/grading.hpp>
 
 namespace rooflab::grading {
 

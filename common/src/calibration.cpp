@@ -1,10 +1,10 @@
 #include "calibration_kernels.hpp"
 
-#include <rooflab/buffer.hpp>
-#include <rooflab/calibration.hpp>
+#include <rooflab/testing/buffer.hpp>
+#include <rooflab/testing/calibration.hpp>
 #include <rooflab/check.hpp>
 #include <rooflab/cublas.hpp>
-#include <rooflab/timing.hpp>
+#include <rooflab/testing/timing.hpp>
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>

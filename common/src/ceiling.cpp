@@ -1,5 +1,5 @@
-// The typed ceilings of rooflab/ceiling.hpp: names, units, and who measures each.
-#include <rooflab/ceiling.hpp>
+// The typed ceilings of rooflab/testing/ceiling.hpp: names, units, and who measures each.
+#include <rooflab/testing/ceiling.hpp>
 
 #include <fmt/format.h>
 

@@ -1,5 +1,5 @@
 #include <rooflab/check.hpp>
-#include <rooflab/device_info.hpp>
+#include <rooflab/testing/device_info.hpp>
 
 #include <fmt/format.h>
 

@@ -1,8 +1,8 @@
 // `ROOFLAB_DRYRUN=1 ./rooflab calibrate`: the calibration code on the CPU backend's pretend GPU, for
 // developers without a GPU. It runs every measurement (copy kernel, cudaMemcpy, FMA kernel, cuBLAS GEMMs) to
 // the end at scaled-down sizes; every line says that its figures are CPU timings, never a GPU's.
-#include <rooflab/calibration.hpp>
-#include <rooflab/device_info.hpp>
+#include <rooflab/testing/calibration.hpp>
+#include <rooflab/testing/device_info.hpp>
 
 #include <fmt/format.h>
 

@@ -1,4 +1,4 @@
-// rooflab's FP16 GEMV (rooflab/gemv_fp16.hpp): the baseline of Lab 08's speedups, never a student's.
+// rooflab's FP16 GEMV (rooflab/testing/gemv_fp16.hpp): the baseline of Lab 08's speedups, never a student's.
 //
 //   gemv_fp16_kernel   one warp per row of W, rows handed out grid-stride
 //
@@ -6,7 +6,7 @@
 // of a warp read consecutive 16-byte pieces of a row (512 contiguous bytes per warp load), x comes from L1/L2,
 // and warp_sum adds the lanes' partial sums. This is Lab 07's GEMV solution, kept here so that a lab grading
 // against it does not depend on a student's Lab 07 or on its own student files.
-#include <rooflab/gemv_fp16.hpp>
+#include <rooflab/testing/gemv_fp16.hpp>
 
 #include <rooflab/grid.hpp>
 #include <rooflab/launch.hpp>

@@ -1,7 +1,7 @@
 // Test-side half of the grading contract: the binary's identity, recorded checks and partial credit.
-#include <rooflab/calibration.hpp>
-#include <rooflab/grading.hpp>
-#include <rooflab/rubric.hpp>
+#include <rooflab/testing/calibration.hpp>
+#include <rooflab/testing/grading.hpp>
+#include <rooflab/detail/rubric.hpp>
 #include <rooflab/specs.hpp>
 
 #include <fmt/format.h>

@@ -1,6 +1,6 @@
-#include <rooflab/grading.hpp>
+#include <rooflab/testing/grading.hpp>
 #include <rooflab/inspect.hpp>
-#include <rooflab/ptx.hpp>
+#include <rooflab/testing/ptx.hpp>
 #include <rooflab/specs.hpp>
 
 #include <CLI/CLI.hpp>

@@ -1,4 +1,4 @@
-#include <rooflab/loaded_libraries.hpp>
+#include <rooflab/detail/loaded_libraries.hpp>
 
 #include <nlohmann/json.hpp>
 

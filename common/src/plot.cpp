@@ -1,4 +1,4 @@
-#include <rooflab/plot.hpp>
+#include <rooflab/testing/plot.hpp>
 
 #include <fmt/format.h>
 #include <gnuplot-iostream.h>

@@ -1,4 +1,4 @@
-#include <rooflab/ptx.hpp>
+#include <rooflab/testing/ptx.hpp>
 
 #include <cxxabi.h>
 #include <fmt/format.h>

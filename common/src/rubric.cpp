@@ -1,4 +1,4 @@
-#include <rooflab/rubric.hpp>
+#include <rooflab/detail/rubric.hpp>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>

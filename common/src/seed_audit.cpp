@@ -138,7 +138,7 @@ int audit(const Args& a) {
   }
   if (failures > 0) {
     fmt::print("lab {}: {} of {} questions are asked only of inputs a student can look up: ask each of inputs drawn "
-               "from the seed too (rooflab/synthetic.hpp: synthetic GPUs, models and number formats)\n",
+               "from the seed too (rooflab/testing/synthetic.hpp: synthetic GPUs, models and number formats)\n",
                a.lab, failures, qs.size());
     return 1;
   }

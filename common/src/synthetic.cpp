@@ -1,6 +1,6 @@
-// GPUs and models drawn from the test seed (rooflab/synthetic.hpp).
-#include <rooflab/random.hpp>
-#include <rooflab/synthetic.hpp>
+// GPUs and models drawn from the test seed (rooflab/testing/synthetic.hpp).
+#include <rooflab/testing/random.hpp>
+#include <rooflab/testing/synthetic.hpp>
 
 #include <fmt/format.h>
 
@@ -11,7 +11,7 @@ namespace rooflab {
 
 namespace {
 
-constexpr const char* kNote = "drawn from the test seed (rooflab/synthetic.hpp): plausible, but not a real part";
+constexpr const char* kNote = "drawn from the test seed (rooflab/testing/synthetic.hpp): plausible, but not a real part";
 
 template <typename T, std::size_t N>
 T pick(Rng& rng, const T (&choices)[N]) {

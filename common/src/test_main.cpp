@@ -4,20 +4,20 @@
 //   lab01_static --rooflab-inspect  the compiler's facts per kernel (see rooflab/inspect.hpp)
 //
 // Before any test runs, the binary checks that it holds exactly its lab rubric's tests of its kind
-// (rooflab/rubric.hpp): a test added without its points, or points for a test that does not exist, stop it
+// (rooflab/detail/rubric.hpp): a test added without its points, or points for a test that does not exist, stop it
 // with exit code 3 and the list of differences.
 //
-// Under the grader every test's outcome goes to the report channel the grader opened (rooflab/report.hpp),
+// Under the grader every test's outcome goes to the report channel the grader opened (rooflab/detail/report.hpp),
 // not to a file named on the command line. Exit code 77 when every test that ran was skipped (no GPU):
 // CTest reports it as skipped, never passed.
 //
 // At the end of every test, the shared objects loaded in the process are checked against the libraries the
-// lab's rubric forbids (rooflab/loaded_libraries.hpp): a test during which libcublas or libcudnn was loaded
+// lab's rubric forbids (rooflab/detail/loaded_libraries.hpp): a test during which libcublas or libcudnn was loaded
 // at run time fails, naming it.
-#include <rooflab/grading.hpp>
-#include <rooflab/loaded_libraries.hpp>
-#include <rooflab/report.hpp>
-#include <rooflab/rubric.hpp>
+#include <rooflab/testing/grading.hpp>
+#include <rooflab/detail/loaded_libraries.hpp>
+#include <rooflab/detail/report.hpp>
+#include <rooflab/detail/rubric.hpp>
 
 #include <nlohmann/json.hpp>
 

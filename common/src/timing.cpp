@@ -1,9 +1,9 @@
-#include <rooflab/buffer.hpp>
+#include <rooflab/testing/buffer.hpp>
 #include <rooflab/check.hpp>
-#include <rooflab/device_info.hpp>
-#include <rooflab/timing.hpp>
-#include <rooflab/plot.hpp>
-#include <rooflab/report.hpp>
+#include <rooflab/testing/device_info.hpp>
+#include <rooflab/testing/timing.hpp>
+#include <rooflab/testing/plot.hpp>
+#include <rooflab/detail/report.hpp>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>

@@ -1,7 +1,7 @@
-// rooflab/accumulation.hpp: tolerances derived from the accumulation a handout asks for. Known error bounds
+// rooflab/testing/accumulation.hpp: tolerances derived from the accumulation a handout asks for. Known error bounds
 // hold, FP32 accumulation stays inside them on every input shape, FP16 and BF16 accumulation of the
 // same-signed shape falls outside, and NaN never passes.
-#include <rooflab/accumulation.hpp>
+#include <rooflab/testing/accumulation.hpp>
 
 #include <gtest/gtest.h>
 

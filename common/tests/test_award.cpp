@@ -1,8 +1,8 @@
 // award(): a perf result -> its threshold -> the ceiling the threshold names -> a score, and what it
 // records. The data are the project's data/ files plus a pretend lab "99" (written to a temporary data
 // directory before anything loads them) with a same-run ceiling, as a GEMM rung names one.
-#include <rooflab/calibration.hpp>
-#include <rooflab/grading.hpp>
+#include <rooflab/testing/calibration.hpp>
+#include <rooflab/testing/grading.hpp>
 #include <rooflab/specs.hpp>
 
 #include <gtest/gtest.h>

@@ -1,6 +1,6 @@
 // The small shared helpers: comparison, random data, stubs.
-#include <rooflab/compare.hpp>
-#include <rooflab/random.hpp>
+#include <rooflab/testing/compare.hpp>
+#include <rooflab/testing/random.hpp>
 #include <rooflab/stub.hpp>
 
 #include <gtest/gtest.h>

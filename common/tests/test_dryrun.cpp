@@ -1,10 +1,10 @@
 // The dry-run harness (rooflab::cuda_dryrun): calibration, the timing loop and the problem-size knob run on
 // the CPU backend's pretend GPU, chosen from data/gpus.json. CTest runs this twice: with the default pretend
 // GPU (an A10, sm_86) and with ROOFLAB_EMU_GPU=t4 (sm_75: no BF16 tensor cores, so calibration skips them).
-#include <rooflab/calibration.hpp>
-#include <rooflab/device_info.hpp>
+#include <rooflab/testing/calibration.hpp>
+#include <rooflab/testing/device_info.hpp>
 #include <rooflab/emu/pretend_gpu.hpp>
-#include <rooflab/timing.hpp>
+#include <rooflab/testing/timing.hpp>
 
 #include <gtest/gtest.h>
 

@@ -1,6 +1,6 @@
 // The shared GEMM reference: exact on small integer matrices, alpha/beta/row-major right, C not read when
 // beta is 0, and a tolerance that grows with K and still rejects a dropped product.
-#include <rooflab/gemm_reference.hpp>
+#include <rooflab/testing/gemm_reference.hpp>
 
 #include <gtest/gtest.h>
 

@@ -2,7 +2,7 @@
 // 32 blocks and 164 KB shared memory per SM, 1 KB reserved per block; registers allocated per warp in
 // units of 256).
 #include <rooflab/inspect.hpp>
-#include <rooflab/ptx.hpp>
+#include <rooflab/testing/ptx.hpp>
 #include <rooflab/specs.hpp>
 
 #include <gtest/gtest.h>

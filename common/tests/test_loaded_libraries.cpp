@@ -1,7 +1,7 @@
-// The loaded-library check (rooflab/loaded_libraries.hpp): what a test process has loaded, against what its
+// The loaded-library check (rooflab/detail/loaded_libraries.hpp): what a test process has loaded, against what its
 // lab forbids. Two stand-in libraries: libcudnn.so is linked into this binary (as the GPU binaries link
 // cuBLAS: never the student's doing), libcublas.so is opened at run time (as a student's dlopen would).
-#include <rooflab/loaded_libraries.hpp>
+#include <rooflab/detail/loaded_libraries.hpp>
 
 #include <gtest/gtest-spi.h>
 #include <gtest/gtest.h>

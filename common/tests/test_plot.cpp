@@ -1,5 +1,5 @@
 // Plots: the data file is always written; with gnuplot (installed by the launcher) the PNG too.
-#include <rooflab/plot.hpp>
+#include <rooflab/testing/plot.hpp>
 
 #include <gtest/gtest.h>
 

@@ -1,5 +1,5 @@
 // Reading PTX and the ptxas report: fixtures are real nvcc 13.0 output (data/sample.cu for sm_80).
-#include <rooflab/ptx.hpp>
+#include <rooflab/testing/ptx.hpp>
 
 #include <gtest/gtest.h>
 

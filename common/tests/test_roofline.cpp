@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <rooflab/roofline.hpp>
+#include <rooflab/testing/roofline.hpp>
 #include <rooflab/specs.hpp>
 
 namespace {

@@ -13,7 +13,7 @@
 #include <fstream>
 #include <functional>
 #include <nlohmann/json.hpp>
-#include <rooflab/roofline.hpp>
+#include <rooflab/testing/roofline.hpp>
 #include <rooflab/specs.hpp>
 #include <set>
 

@@ -1,6 +1,6 @@
-// Timed inputs (rooflab/timed_data.hpp): random, never constant, the host's copy equal to the device's, the
+// Timed inputs (rooflab/testing/timed_data.hpp): random, never constant, the host's copy equal to the device's, the
 // seed changing them; and the after-timing check that fails on one wrong, skipped or NaN element.
-#include <rooflab/timed_data.hpp>
+#include <rooflab/testing/timed_data.hpp>
 
 #include <gtest/gtest.h>
 

@@ -3,9 +3,9 @@
 // reads a sliver of its input, throws TimedReadError; a copy out of the input counts as reading it.
 #include "timed_reads_kernels.hpp"
 
-#include <rooflab/buffer.hpp>
+#include <rooflab/testing/buffer.hpp>
 #include <rooflab/emu/launch.hpp>
-#include <rooflab/timing.hpp>
+#include <rooflab/testing/timing.hpp>
 
 #include <gtest/gtest.h>
 

@@ -1,5 +1,5 @@
 // The timing harness's statistics (no device needed): median, spread and the stopping rule's error.
-#include <rooflab/timing.hpp>
+#include <rooflab/testing/timing.hpp>
 
 #include <gtest/gtest.h>
 

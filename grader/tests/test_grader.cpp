@@ -11,8 +11,8 @@
 #include "runner.hpp"
 #include "symbols.hpp"
 
-#include <rooflab/random.hpp>
-#include <rooflab/rubric.hpp>
+#include <rooflab/testing/random.hpp>
+#include <rooflab/detail/rubric.hpp>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -240,7 +240,7 @@ TEST(Labs, HandoutsAndStubsAreSelfContained) {
   }
 }
 
-// A report as a test process writes it: frames (rooflab/report.hpp).
+// A report as a test process writes it: frames (rooflab/detail/report.hpp).
 std::string frame(char type, const std::string& payload) {
   std::string out(1, type);
   for (int i = 0; i < 8; ++i) out += static_cast<char>((static_cast<std::uint64_t>(payload.size()) >> (8 * i)) & 0xff);

@@ -6,7 +6,7 @@
 #include "report.hpp"
 #include "runner.hpp"
 
-#include <rooflab/rubric.hpp>
+#include <rooflab/detail/rubric.hpp>
 #include <rooflab/specs.hpp>
 
 #include <fmt/format.h>

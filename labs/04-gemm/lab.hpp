@@ -2,7 +2,7 @@
 //
 // The analytic questions (answers.cpp), the tile configurations of the kernel ladder and the kernels'
 // declared work for `rooflab inspect`. Launchers are in kernels.hpp; the CPU reference every correctness
-// test compares with is rooflab/gemm_reference.hpp. Handout: README.md beside this file.
+// test compares with is rooflab/testing/gemm_reference.hpp. Handout: README.md beside this file.
 #pragma once
 
 #include <rooflab/inspect.hpp>

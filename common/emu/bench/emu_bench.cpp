@@ -5,8 +5,8 @@
 //   rooflab_emu_bench --quick   tiny sizes (CI runs this so the program keeps working)
 #include "../tests/kernels.hpp"
 
-#include <rooflab/buffer.hpp>
-#include <rooflab/random.hpp>
+#include <rooflab/testing/buffer.hpp>
+#include <rooflab/testing/random.hpp>
 
 #include <boost/context/fiber.hpp>
 

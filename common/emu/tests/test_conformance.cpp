@@ -4,8 +4,8 @@
 #include "conformance.hpp"
 #include "kernel_error.hpp"
 
-#include <rooflab/buffer.hpp>
-#include <rooflab/random.hpp>
+#include <rooflab/testing/buffer.hpp>
+#include <rooflab/testing/random.hpp>
 
 #include <gtest/gtest.h>
 

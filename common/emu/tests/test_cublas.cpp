@@ -4,9 +4,9 @@
 //
 // Padding between columns and between batches holds NaN, and so does C when beta is 0: an element read
 // that cuBLAS would not read, or a write outside the matrix, shows as a NaN or a changed pad.
-#include <rooflab/buffer.hpp>
+#include <rooflab/testing/buffer.hpp>
 #include <rooflab/cublas.hpp>
-#include <rooflab/random.hpp>
+#include <rooflab/testing/random.hpp>
 
 #include <cublas_v2.h>
 #include <gtest/gtest.h>

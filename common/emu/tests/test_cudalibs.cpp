@@ -4,8 +4,8 @@
 // every schedule (ROOFLAB_EMU_SCHEDULE=forward, reverse, random).
 #include "cg_kernels.hpp"
 
-#include <rooflab/buffer.hpp>
-#include <rooflab/random.hpp>
+#include <rooflab/testing/buffer.hpp>
+#include <rooflab/testing/random.hpp>
 
 #include <gtest/gtest.h>
 

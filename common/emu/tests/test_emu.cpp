@@ -3,9 +3,9 @@
 #include "kernels.hpp"
 #include "kernel_error.hpp"
 
-#include <rooflab/buffer.hpp>
-#include <rooflab/device_memory.hpp>
-#include <rooflab/random.hpp>
+#include <rooflab/testing/buffer.hpp>
+#include <rooflab/testing/device_memory.hpp>
+#include <rooflab/testing/random.hpp>
 
 #include <gtest/gtest.h>
 

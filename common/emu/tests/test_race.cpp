@@ -5,8 +5,8 @@
 #include "kernels.hpp"
 #include "wmma_race.hpp"
 
-#include <rooflab/buffer.hpp>
-#include <rooflab/random.hpp>
+#include <rooflab/testing/buffer.hpp>
+#include <rooflab/testing/random.hpp>
 
 #include <gtest/gtest.h>
 

@@ -6,9 +6,9 @@
 #include "kernel_error.hpp"
 #include "trust_kernels.hpp"
 
-#include <rooflab/buffer.hpp>
-#include <rooflab/kernel_watch.hpp>
-#include <rooflab/random.hpp>
+#include <rooflab/testing/buffer.hpp>
+#include <rooflab/testing/kernel_watch.hpp>
+#include <rooflab/testing/random.hpp>
 
 #include <gtest/gtest.h>
 

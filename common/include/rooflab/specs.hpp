@@ -10,7 +10,7 @@
 // rooflab::DataError naming the file, the JSON path of the bad field and what was expected.
 #pragma once
 
-#include <rooflab/ceiling.hpp>
+#include <rooflab/testing/ceiling.hpp>
 
 #include <filesystem>
 #include <map>
@@ -126,7 +126,7 @@ struct Threshold {
   // prediction_fraction: scored against the analytic prediction named by `reference`;
   // ratio_max / ratio_min: a pass/fail bound `value` on a ratio the lab measures (`description`).
   std::string kind;
-  std::optional<Ceiling> ceiling;  // ceiling_fraction only: what the result is a fraction of (rooflab/ceiling.hpp)
+  std::optional<Ceiling> ceiling;  // ceiling_fraction only: what the result is a fraction of (rooflab/testing/ceiling.hpp)
   std::string reference;  // prediction_fraction only, e.g. predicted_byte_ratio
   double full_at = 0;     // sliding kinds: fraction earning full points
   double zero_at = 0;     // sliding kinds: fraction at or below which nothing is earned

@@ -1,7 +1,7 @@
 // The tests of the miniature lab: one question asked of seeded inputs, one only of a fixed list a table
 // could hold, a yes/no question over seeded inputs (few answers, new order), and one never asked.
-#include <rooflab/grading.hpp>
-#include <rooflab/random.hpp>
+#include <rooflab/testing/grading.hpp>
+#include <rooflab/testing/random.hpp>
 
 #include <gtest/gtest.h>
 

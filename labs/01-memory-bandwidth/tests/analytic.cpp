@@ -3,10 +3,10 @@
 // Expected values are derived here independently of the solution: sector counts by enumerating addresses.
 #include "lab.hpp"
 
-#include <rooflab/grading.hpp>
-#include <rooflab/random.hpp>
+#include <rooflab/testing/grading.hpp>
+#include <rooflab/testing/random.hpp>
 #include <rooflab/specs.hpp>
-#include <rooflab/synthetic.hpp>
+#include <rooflab/testing/synthetic.hpp>
 
 #include <cmath>
 #include <set>
@@ -17,7 +17,7 @@ using lab01::StreamOp;
 
 constexpr double kRel = 1e-9;
 
-// Every answer is also recorded for the grader's check outside the student's process (rooflab/report.hpp).
+// Every answer is also recorded for the grader's check outside the student's process (rooflab/detail/report.hpp).
 ::testing::AssertionResult near(double got, double want, double rel = kRel) {
   return rooflab::grading::near(got, want, {0.0, rel});
 }

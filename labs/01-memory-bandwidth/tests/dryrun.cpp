@@ -5,7 +5,7 @@
 #include "kernels.hpp"
 #include "perf_work.hpp"
 
-#include <rooflab/grading.hpp>
+#include <rooflab/testing/grading.hpp>
 #include <rooflab/specs.hpp>
 
 #include <fmt/format.h>

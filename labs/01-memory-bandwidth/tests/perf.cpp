@@ -10,16 +10,16 @@
 #include "kernels.hpp"
 #include "perf_work.hpp"
 
-#include <rooflab/buffer.hpp>
-#include <rooflab/calibration.hpp>
-#include <rooflab/device.hpp>
-#include <rooflab/device_info.hpp>
-#include <rooflab/grading.hpp>
-#include <rooflab/plot.hpp>
-#include <rooflab/random.hpp>
+#include <rooflab/testing/buffer.hpp>
+#include <rooflab/testing/calibration.hpp>
+#include <rooflab/testing/device.hpp>
+#include <rooflab/testing/device_info.hpp>
+#include <rooflab/testing/grading.hpp>
+#include <rooflab/testing/plot.hpp>
+#include <rooflab/testing/random.hpp>
 #include <rooflab/specs.hpp>
-#include <rooflab/timed_data.hpp>
-#include <rooflab/timing.hpp>
+#include <rooflab/testing/timed_data.hpp>
+#include <rooflab/testing/timing.hpp>
 
 #include <fmt/format.h>
 
@@ -33,7 +33,7 @@ using lab01::StreamOp;
 
 std::size_t perf_elements() { return lab01::perf::elements(rooflab::query_device().l2_bytes); }
 
-// Random a, b and c (rooflab/timed_data.hpp): each kernel's output is checked after timing against the
+// Random a, b and c (rooflab/testing/timed_data.hpp): each kernel's output is checked after timing against the
 // host's arithmetic at elements picked at random. No kernel writes an array it reads, so re-running it
 // changes nothing and the inputs stay as drawn.
 struct Arrays {

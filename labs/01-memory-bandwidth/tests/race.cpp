@@ -4,9 +4,9 @@
 // is worth no points, but a race is a bug a GPU may expose on any run.
 #include "kernels.hpp"
 
-#include <rooflab/buffer.hpp>
-#include <rooflab/grading.hpp>
-#include <rooflab/random.hpp>
+#include <rooflab/testing/buffer.hpp>
+#include <rooflab/testing/grading.hpp>
+#include <rooflab/testing/random.hpp>
 
 namespace {
 

@@ -3,10 +3,10 @@
 // (hints for students); on the solutions CI requires them to pass.
 #include "kernels.hpp"
 
-#include <rooflab/grading.hpp>
+#include <rooflab/testing/grading.hpp>
 #include <rooflab/inspect.hpp>
-#include <rooflab/ptx.hpp>
-#include <rooflab/static_capture.hpp>
+#include <rooflab/testing/ptx.hpp>
+#include <rooflab/testing/static_capture.hpp>
 #include <rooflab/specs.hpp>
 
 #include <algorithm>

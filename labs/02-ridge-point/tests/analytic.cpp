@@ -2,11 +2,11 @@
 // values are derived here from the data file's own fields, independently of the solution.
 #include "lab.hpp"
 
-#include <rooflab/grading.hpp>
-#include <rooflab/plot.hpp>
-#include <rooflab/random.hpp>
+#include <rooflab/testing/grading.hpp>
+#include <rooflab/testing/plot.hpp>
+#include <rooflab/testing/random.hpp>
 #include <rooflab/specs.hpp>
-#include <rooflab/synthetic.hpp>
+#include <rooflab/testing/synthetic.hpp>
 
 #include <cmath>
 
@@ -16,7 +16,7 @@ using rooflab::DType;
 
 constexpr DType kTypes[] = {DType::fp64, DType::fp32, DType::tf32, DType::fp16, DType::bf16, DType::fp8, DType::int8};
 
-// Every answer is also recorded for the grader's check outside the student's process (rooflab/report.hpp).
+// Every answer is also recorded for the grader's check outside the student's process (rooflab/detail/report.hpp).
 ::testing::AssertionResult near(double got, double want, double rel = 1e-9) {
   return rooflab::grading::near(got, want, {0.0, rel});
 }

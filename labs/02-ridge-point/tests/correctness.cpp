@@ -3,10 +3,10 @@
 // or that does fewer iterations than asked, fails.
 #include "kernels.hpp"
 
-#include <rooflab/buffer.hpp>
-#include <rooflab/device.hpp>
-#include <rooflab/grading.hpp>
-#include <rooflab/kernel_watch.hpp>
+#include <rooflab/testing/buffer.hpp>
+#include <rooflab/testing/device.hpp>
+#include <rooflab/testing/grading.hpp>
+#include <rooflab/testing/kernel_watch.hpp>
 
 #include <cuda_fp16.h>
 

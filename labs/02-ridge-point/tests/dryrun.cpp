@@ -3,7 +3,7 @@
 // tests/perf.cpp runs beside it at scaled-down sizes (docs/cpu-mode.md, "Dry runs").
 #include "perf_work.hpp"
 
-#include <rooflab/grading.hpp>
+#include <rooflab/testing/grading.hpp>
 #include <rooflab/specs.hpp>
 
 #include <fmt/format.h>

@@ -7,15 +7,15 @@
 #include "kernels.hpp"
 #include "perf_work.hpp"
 
-#include <rooflab/buffer.hpp>
-#include <rooflab/calibration.hpp>
-#include <rooflab/device.hpp>
-#include <rooflab/device_info.hpp>
-#include <rooflab/grading.hpp>
-#include <rooflab/plot.hpp>
-#include <rooflab/random.hpp>
+#include <rooflab/testing/buffer.hpp>
+#include <rooflab/testing/calibration.hpp>
+#include <rooflab/testing/device.hpp>
+#include <rooflab/testing/device_info.hpp>
+#include <rooflab/testing/grading.hpp>
+#include <rooflab/testing/plot.hpp>
+#include <rooflab/testing/random.hpp>
 #include <rooflab/specs.hpp>
-#include <rooflab/timing.hpp>
+#include <rooflab/testing/timing.hpp>
 
 #include <cuda_bf16.h>
 #include <fmt/format.h>

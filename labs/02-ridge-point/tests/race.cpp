@@ -1,8 +1,8 @@
 // Lab 02 race check: the FMA kernels on a few blocks under the CPU backend's race mode (hints).
 #include "kernels.hpp"
 
-#include <rooflab/buffer.hpp>
-#include <rooflab/grading.hpp>
+#include <rooflab/testing/buffer.hpp>
+#include <rooflab/testing/grading.hpp>
 
 ROOFLAB_TEST(Lab02Races, NoDataRaces) {
   ASSERT_TRUE(rooflab::emu::race_mode());

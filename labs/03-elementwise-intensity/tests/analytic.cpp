@@ -1,11 +1,11 @@
 // Lab 03 graders: counting elementwise work, with random shapes and every GPU in data/gpus.json.
 #include "lab.hpp"
 
-#include <rooflab/grading.hpp>
-#include <rooflab/plot.hpp>
-#include <rooflab/random.hpp>
+#include <rooflab/testing/grading.hpp>
+#include <rooflab/testing/plot.hpp>
+#include <rooflab/testing/random.hpp>
 #include <rooflab/specs.hpp>
-#include <rooflab/synthetic.hpp>
+#include <rooflab/testing/synthetic.hpp>
 
 #include <cmath>
 
@@ -13,7 +13,7 @@ namespace {
 
 using rooflab::DType;
 
-// Every answer is also recorded for the grader's check outside the student's process (rooflab/report.hpp).
+// Every answer is also recorded for the grader's check outside the student's process (rooflab/detail/report.hpp).
 ::testing::AssertionResult same(const lab03::Cost& got, double flops, double bytes) {
   constexpr rooflab::Tolerance kTol{0.0, 1e-9};
   const auto f = rooflab::grading::near(got.flops, flops, kTol);

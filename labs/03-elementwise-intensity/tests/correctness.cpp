@@ -4,11 +4,11 @@
 // kernel and the shape, before the mismatches.
 #include "kernels.hpp"
 
-#include <rooflab/buffer.hpp>
-#include <rooflab/device.hpp>
-#include <rooflab/grading.hpp>
-#include <rooflab/kernel_watch.hpp>
-#include <rooflab/random.hpp>
+#include <rooflab/testing/buffer.hpp>
+#include <rooflab/testing/device.hpp>
+#include <rooflab/testing/grading.hpp>
+#include <rooflab/testing/kernel_watch.hpp>
+#include <rooflab/testing/random.hpp>
 
 #include <cuda_fp16.h>
 

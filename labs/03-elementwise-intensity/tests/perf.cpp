@@ -7,16 +7,16 @@
 #include "kernels.hpp"
 #include "perf_work.hpp"
 
-#include <rooflab/buffer.hpp>
-#include <rooflab/calibration.hpp>
-#include <rooflab/device.hpp>
-#include <rooflab/device_info.hpp>
-#include <rooflab/grading.hpp>
-#include <rooflab/plot.hpp>
-#include <rooflab/random.hpp>
-#include <rooflab/timed_data.hpp>
+#include <rooflab/testing/buffer.hpp>
+#include <rooflab/testing/calibration.hpp>
+#include <rooflab/testing/device.hpp>
+#include <rooflab/testing/device_info.hpp>
+#include <rooflab/testing/grading.hpp>
+#include <rooflab/testing/plot.hpp>
+#include <rooflab/testing/random.hpp>
+#include <rooflab/testing/timed_data.hpp>
 #include <rooflab/specs.hpp>
-#include <rooflab/timing.hpp>
+#include <rooflab/testing/timing.hpp>
 
 #include <fmt/format.h>
 
@@ -31,7 +31,7 @@ const rooflab::BenchOptions kTimed{.kernels = rooflab::registry_kernels(lab03::k
 
 std::pair<std::size_t, std::size_t> perf_shape() { return lab03::perf::shape(rooflab::query_device().l2_bytes); }
 
-// The chain's arrays, with random inputs (rooflab/timed_data.hpp) and the output checked after timing
+// The chain's arrays, with random inputs (rooflab/testing/timed_data.hpp) and the output checked after timing
 // against the reference at elements picked at random: a kernel that skips a step or an element, or
 // recognises its inputs, cannot earn speed points.
 struct Chain {

@@ -1,9 +1,9 @@
 // Lab 03 race check: the chain and the sweep on a few blocks under the CPU backend's race mode (hints).
 #include "kernels.hpp"
 
-#include <rooflab/buffer.hpp>
-#include <rooflab/grading.hpp>
-#include <rooflab/random.hpp>
+#include <rooflab/testing/buffer.hpp>
+#include <rooflab/testing/grading.hpp>
+#include <rooflab/testing/random.hpp>
 
 ROOFLAB_TEST(Lab03Races, NoDataRaces) {
   ASSERT_TRUE(rooflab::emu::race_mode());

@@ -2,11 +2,11 @@
 // padding, with random shapes and every GPU in data/gpus.json; and the datasheet roofline with the ladder.
 #include "lab.hpp"
 
-#include <rooflab/grading.hpp>
-#include <rooflab/plot.hpp>
-#include <rooflab/random.hpp>
+#include <rooflab/testing/grading.hpp>
+#include <rooflab/testing/plot.hpp>
+#include <rooflab/testing/random.hpp>
 #include <rooflab/specs.hpp>
-#include <rooflab/synthetic.hpp>
+#include <rooflab/testing/synthetic.hpp>
 
 #include <algorithm>
 #include <cmath>

@@ -5,13 +5,13 @@
 // every element is written and that C is not read.
 #include "kernels.hpp"
 
-#include <rooflab/accumulation.hpp>
-#include <rooflab/buffer.hpp>
-#include <rooflab/device.hpp>
-#include <rooflab/gemm_reference.hpp>
-#include <rooflab/grading.hpp>
-#include <rooflab/kernel_watch.hpp>
-#include <rooflab/random.hpp>
+#include <rooflab/testing/accumulation.hpp>
+#include <rooflab/testing/buffer.hpp>
+#include <rooflab/testing/device.hpp>
+#include <rooflab/testing/gemm_reference.hpp>
+#include <rooflab/testing/grading.hpp>
+#include <rooflab/testing/kernel_watch.hpp>
+#include <rooflab/testing/random.hpp>
 
 #include <cuda_fp16.h>
 
@@ -38,7 +38,7 @@ std::vector<In> convert(const std::vector<float>& v) {
   return out;
 }
 
-// The shape where an FP16 or BF16 accumulator loses visible bits (rooflab/accumulation.hpp): positive A
+// The shape where an FP16 or BF16 accumulator loses visible bits (rooflab/testing/accumulation.hpp): positive A
 // whose rows start with an eighth of large values, positive B, a long K.
 constexpr lab04::Shape kSameSigned{48, 40, 1024};
 
@@ -81,7 +81,7 @@ template <typename In, typename Launch>
   if (auto ran = watch.kernels_did_the_work(where); !ran) return ran;
   const auto want = rooflab::gemm_reference<float>(m, n, k, kAlpha, std::span<const In>(a), std::span<const In>(b),
                                                    beta, std::span<const float>(c0));
-  // FP32 accumulation's bound per element (rooflab/accumulation.hpp): gamma_(K+2) times the sum of the
+  // FP32 accumulation's bound per element (rooflab/testing/accumulation.hpp): gamma_(K+2) times the sum of the
   // terms' magnitudes, |alpha| |A| |B| + |beta| |C|, which the reference computes as a GEMM of magnitudes.
   const auto magnitude = [](const auto& v) {
     std::vector<float> out(v.size());

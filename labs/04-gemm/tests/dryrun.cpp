@@ -4,7 +4,7 @@
 // tests/perf.cpp runs beside it at scaled-down sizes (docs/cpu-mode.md).
 #include "perf_work.hpp"
 
-#include <rooflab/grading.hpp>
+#include <rooflab/testing/grading.hpp>
 
 #include <fmt/format.h>
 

@@ -8,17 +8,17 @@
 #include "kernels.hpp"
 #include "perf_work.hpp"
 
-#include <rooflab/buffer.hpp>
-#include <rooflab/calibration.hpp>
+#include <rooflab/testing/buffer.hpp>
+#include <rooflab/testing/calibration.hpp>
 #include <rooflab/cublas.hpp>
-#include <rooflab/device.hpp>
-#include <rooflab/device_info.hpp>
-#include <rooflab/gemm_reference.hpp>
-#include <rooflab/grading.hpp>
-#include <rooflab/plot.hpp>
+#include <rooflab/testing/device.hpp>
+#include <rooflab/testing/device_info.hpp>
+#include <rooflab/testing/gemm_reference.hpp>
+#include <rooflab/testing/grading.hpp>
+#include <rooflab/testing/plot.hpp>
 #include <rooflab/specs.hpp>
-#include <rooflab/timed_data.hpp>
-#include <rooflab/timing.hpp>
+#include <rooflab/testing/timed_data.hpp>
+#include <rooflab/testing/timing.hpp>
 
 #include <cuda_fp16.h>
 
@@ -34,7 +34,7 @@ namespace {
 
 using Launch = std::function<void(int, int, int, cudaStream_t)>;
 
-// A GEMM's operands, random in [-1, 1) (rooflab/timed_data.hpp): C is checked after timing against the
+// A GEMM's operands, random in [-1, 1) (rooflab/testing/timed_data.hpp): C is checked after timing against the
 // reference at elements picked at random, so a kernel that skips work, or recognises its inputs, earns no
 // speed points.
 template <typename In>

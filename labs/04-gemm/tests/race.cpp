@@ -4,9 +4,9 @@
 // that write a tile and those that read it: the report names the kernel's file and line.
 #include "kernels.hpp"
 
-#include <rooflab/buffer.hpp>
-#include <rooflab/grading.hpp>
-#include <rooflab/random.hpp>
+#include <rooflab/testing/buffer.hpp>
+#include <rooflab/testing/grading.hpp>
+#include <rooflab/testing/random.hpp>
 
 #include <cuda_fp16.h>
 

@@ -3,11 +3,11 @@
 // predicts. Every expected value is computed here from the counting rules, independently of answers.cpp.
 #include "lab.hpp"
 
-#include <rooflab/grading.hpp>
-#include <rooflab/plot.hpp>
-#include <rooflab/random.hpp>
+#include <rooflab/testing/grading.hpp>
+#include <rooflab/testing/plot.hpp>
+#include <rooflab/testing/random.hpp>
 #include <rooflab/specs.hpp>
-#include <rooflab/synthetic.hpp>
+#include <rooflab/testing/synthetic.hpp>
 
 #include <fmt/format.h>
 

@@ -7,14 +7,14 @@
 #include "kernels.hpp"
 #include "naive.hpp"
 
-#include <rooflab/accumulation.hpp>
-#include <rooflab/buffer.hpp>
-#include <rooflab/device.hpp>
-#include <rooflab/device_memory.hpp>
-#include <rooflab/grading.hpp>
+#include <rooflab/testing/accumulation.hpp>
+#include <rooflab/testing/buffer.hpp>
+#include <rooflab/testing/device.hpp>
+#include <rooflab/testing/device_memory.hpp>
+#include <rooflab/testing/grading.hpp>
 #include <rooflab/half.hpp>
-#include <rooflab/kernel_watch.hpp>
-#include <rooflab/random.hpp>
+#include <rooflab/testing/kernel_watch.hpp>
+#include <rooflab/testing/random.hpp>
 
 #include <cuda_fp16.h>
 
@@ -134,7 +134,7 @@ constexpr Tolerances kLargeLogits{{5e-3, 1e-2}, {1e-2, 1e-5}};
 
 float default_scale(int head_dim) { return 1.0f / std::sqrt(static_cast<float>(head_dim)); }
 
-// ---- the softmax's error bound (rooflab/accumulation.hpp) ----
+// ---- the softmax's error bound (rooflab/testing/accumulation.hpp) ----
 // The relative error FP32 allows in p_j = exp(x_j - m) / l, for a row of `seen` scores with |scale s| <= reach:
 // each exp (a fast exp is off by 2 + 1.2 |x| ulps), its argument's roundings (3 ulps of values up to 2 reach),
 // the sum l (gamma_seen, the same two per term, and its rescales as the running max grows: 3 ulps each and
@@ -263,7 +263,7 @@ ROOFLAB_TEST(Lab05Kernels, FlashMemoryIsLinearInLength) {
   // matrix (L x L x 2 bytes) is larger than the GPU's memory, so a kernel that keeps the scores cannot run
   // at all. On the CPU backend: L = 2048, where an L x L FP16 matrix (8 MiB) is well above the allowance.
   // The allowance is O(L): 1 MiB plus 8 x the bytes of Q, K, V and O together (DeviceMemoryWatch measures
-  // the peak of what the launcher allocates; rooflab/device_memory.hpp says how).
+  // the peak of what the launcher allocates; rooflab/testing/device_memory.hpp says how).
   constexpr int kHeadDim = 64;
 #if defined(ROOFLAB_EMU)
   const int len = 2048;

@@ -3,7 +3,7 @@
 // at the lengths the plot sweeps. No kernel runs here; tests/perf.cpp runs beside it at scaled-down sizes.
 #include "perf_work.hpp"
 
-#include <rooflab/grading.hpp>
+#include <rooflab/testing/grading.hpp>
 
 #include <fmt/format.h>
 

@@ -9,17 +9,17 @@
 #include "naive.hpp"
 #include "perf_work.hpp"
 
-#include <rooflab/buffer.hpp>
-#include <rooflab/calibration.hpp>
+#include <rooflab/testing/buffer.hpp>
+#include <rooflab/testing/calibration.hpp>
 #include <rooflab/cublas.hpp>
-#include <rooflab/device.hpp>
-#include <rooflab/device_info.hpp>
-#include <rooflab/device_memory.hpp>
-#include <rooflab/grading.hpp>
-#include <rooflab/plot.hpp>
+#include <rooflab/testing/device.hpp>
+#include <rooflab/testing/device_info.hpp>
+#include <rooflab/testing/device_memory.hpp>
+#include <rooflab/testing/grading.hpp>
+#include <rooflab/testing/plot.hpp>
 #include <rooflab/specs.hpp>
-#include <rooflab/timed_data.hpp>
-#include <rooflab/timing.hpp>
+#include <rooflab/testing/timed_data.hpp>
+#include <rooflab/testing/timing.hpp>
 
 #include <cuda_fp16.h>
 
@@ -36,7 +36,7 @@ constexpr rooflab::BenchOptions kOptions{.warmup = 2, .min_samples = 5, .max_sec
 // The same, and every timed launch must start a kernel of the lab's registry (the dry run checks it).
 const rooflab::BenchOptions kTimed = rooflab::expecting_kernels(kOptions, rooflab::registry_kernels(lab05::kKernels));
 
-// Random Q, K and V (rooflab/timed_data.hpp; queries in [-3, 3) so that a row's softmax is far from uniform),
+// Random Q, K and V (rooflab/testing/timed_data.hpp; queries in [-3, 3) so that a row's softmax is far from uniform),
 // the output checked after timing against the double-precision reference at elements picked at random: a
 // kernel that skips keys or rows, or recognises its inputs, earns no speed points.
 struct Inputs {

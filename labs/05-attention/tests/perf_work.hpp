@@ -4,7 +4,7 @@
 
 #include "lab.hpp"
 
-#include <rooflab/timing.hpp>
+#include <rooflab/testing/timing.hpp>
 
 #include <algorithm>
 #include <cmath>

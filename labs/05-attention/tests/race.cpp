@@ -4,9 +4,9 @@
 // before the next tile overwrites it, is a data race the report names with its line.
 #include "kernels.hpp"
 
-#include <rooflab/buffer.hpp>
-#include <rooflab/grading.hpp>
-#include <rooflab/random.hpp>
+#include <rooflab/testing/buffer.hpp>
+#include <rooflab/testing/grading.hpp>
+#include <rooflab/testing/random.hpp>
 
 #include <cuda_fp16.h>
 

@@ -4,11 +4,11 @@
 #include "kernels.hpp"
 #include "lab.hpp"
 
-#include <rooflab/buffer.hpp>
-#include <rooflab/grading.hpp>
+#include <rooflab/testing/buffer.hpp>
+#include <rooflab/testing/grading.hpp>
 #include <rooflab/inspect.hpp>
-#include <rooflab/ptx.hpp>
-#include <rooflab/static_capture.hpp>
+#include <rooflab/testing/ptx.hpp>
+#include <rooflab/testing/static_capture.hpp>
 
 #include <span>
 #include <string>

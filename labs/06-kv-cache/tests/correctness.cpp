@@ -4,13 +4,13 @@
 // block where the physical one is meant, or stops at the last full block, cannot match it.
 #include "kernels.hpp"
 
-#include <rooflab/accumulation.hpp>
-#include <rooflab/buffer.hpp>
-#include <rooflab/device.hpp>
-#include <rooflab/grading.hpp>
+#include <rooflab/testing/accumulation.hpp>
+#include <rooflab/testing/buffer.hpp>
+#include <rooflab/testing/device.hpp>
+#include <rooflab/testing/grading.hpp>
 #include <rooflab/half.hpp>
-#include <rooflab/kernel_watch.hpp>
-#include <rooflab/random.hpp>
+#include <rooflab/testing/kernel_watch.hpp>
+#include <rooflab/testing/random.hpp>
 
 #include <cuda_fp16.h>
 
@@ -68,7 +68,7 @@ struct Cache {
   std::vector<__half> k, v;
 };
 
-// ---- decode attention's error bound (rooflab/accumulation.hpp) ----
+// ---- decode attention's error bound (rooflab/testing/accumulation.hpp) ----
 // What FP32 allows in o_d = sum_p e_p v_pd / l, e_p = exp(s_p - m), for one query over `len` cached rows: each
 // weight's relative error (its score's dot product over head_dim terms and the scale: gamma times scale
 // sum |q k|; a fast exp, 2 + 1.2 |x| ulps; 3 ulps of its argument, up to 2 reach), counted twice (in e_p

@@ -7,15 +7,15 @@
 #include "kernels.hpp"
 #include "perf_work.hpp"
 
-#include <rooflab/buffer.hpp>
-#include <rooflab/calibration.hpp>
-#include <rooflab/device.hpp>
-#include <rooflab/device_info.hpp>
-#include <rooflab/grading.hpp>
-#include <rooflab/plot.hpp>
+#include <rooflab/testing/buffer.hpp>
+#include <rooflab/testing/calibration.hpp>
+#include <rooflab/testing/device.hpp>
+#include <rooflab/testing/device_info.hpp>
+#include <rooflab/testing/grading.hpp>
+#include <rooflab/testing/plot.hpp>
 #include <rooflab/specs.hpp>
-#include <rooflab/timed_data.hpp>
-#include <rooflab/timing.hpp>
+#include <rooflab/testing/timed_data.hpp>
+#include <rooflab/testing/timing.hpp>
 
 #include <cuda_fp16.h>
 
@@ -32,7 +32,7 @@ namespace {
 using lab06::perf::kHeadDim;
 
 // A paged batch for timing: blocks handed out in a scattered (strided) order, random K, V and queries
-// (rooflab/timed_data.hpp), and the output checked after timing against the reference at elements picked
+// (rooflab/testing/timed_data.hpp), and the output checked after timing against the reference at elements picked
 // at random: a kernel that skips tokens or heads, or recognises its inputs, cannot earn speed points.
 struct Batch {
   Batch(const std::vector<std::size_t>& lens, int kv_heads, int group, std::uint64_t salt)

@@ -2,9 +2,9 @@
 // Decode attention merges its warps through shared memory: a missing __syncthreads() shows up here.
 #include "kernels.hpp"
 
-#include <rooflab/buffer.hpp>
-#include <rooflab/grading.hpp>
-#include <rooflab/random.hpp>
+#include <rooflab/testing/buffer.hpp>
+#include <rooflab/testing/grading.hpp>
+#include <rooflab/testing/random.hpp>
 
 #include <cuda_fp16.h>
 

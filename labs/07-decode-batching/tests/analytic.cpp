@@ -2,11 +2,11 @@
 // data/gpus.json, random batches and contexts, and the linear layer's intensity against each ridge point.
 #include "lab.hpp"
 
-#include <rooflab/grading.hpp>
-#include <rooflab/plot.hpp>
-#include <rooflab/random.hpp>
+#include <rooflab/testing/grading.hpp>
+#include <rooflab/testing/plot.hpp>
+#include <rooflab/testing/random.hpp>
 #include <rooflab/specs.hpp>
-#include <rooflab/synthetic.hpp>
+#include <rooflab/testing/synthetic.hpp>
 
 #include <fmt/format.h>
 

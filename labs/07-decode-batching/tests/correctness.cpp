@@ -3,13 +3,13 @@
 // ("emu"), against a double-precision reference of the same FP16 inputs.
 #include "kernels.hpp"
 
-#include <rooflab/accumulation.hpp>
-#include <rooflab/buffer.hpp>
-#include <rooflab/device.hpp>
-#include <rooflab/grading.hpp>
+#include <rooflab/testing/accumulation.hpp>
+#include <rooflab/testing/buffer.hpp>
+#include <rooflab/testing/device.hpp>
+#include <rooflab/testing/grading.hpp>
 #include <rooflab/half.hpp>
-#include <rooflab/kernel_watch.hpp>
-#include <rooflab/random.hpp>
+#include <rooflab/testing/kernel_watch.hpp>
+#include <rooflab/testing/random.hpp>
 
 #include <cuda_fp16.h>
 
@@ -32,7 +32,7 @@ std::vector<__half> random_halves(std::size_t n, std::uint64_t seed) {
 }
 using rooflab::to_float;
 
-// Random signed values, or the shape where FP16 partial sums lose whole products (rooflab/accumulation.hpp):
+// Random signed values, or the shape where FP16 partial sums lose whole products (rooflab/testing/accumulation.hpp):
 // positive weights, the first eighth of each row 16 times larger, and positive inputs.
 enum class Inputs { random, same_signed };
 // A long row for the same-signed inputs: its head takes a running FP16 sum far above every later product.

@@ -3,7 +3,7 @@
 // data/gpus.json would time. No kernel runs here; tests/perf.cpp runs beside it at scaled-down sizes.
 #include "perf_work.hpp"
 
-#include <rooflab/grading.hpp>
+#include <rooflab/testing/grading.hpp>
 #include <rooflab/specs.hpp>
 
 #include <fmt/format.h>

@@ -7,15 +7,15 @@
 #include "kernels.hpp"
 #include "perf_work.hpp"
 
-#include <rooflab/buffer.hpp>
-#include <rooflab/calibration.hpp>
-#include <rooflab/device.hpp>
-#include <rooflab/device_info.hpp>
-#include <rooflab/grading.hpp>
-#include <rooflab/plot.hpp>
+#include <rooflab/testing/buffer.hpp>
+#include <rooflab/testing/calibration.hpp>
+#include <rooflab/testing/device.hpp>
+#include <rooflab/testing/device_info.hpp>
+#include <rooflab/testing/grading.hpp>
+#include <rooflab/testing/plot.hpp>
 #include <rooflab/specs.hpp>
-#include <rooflab/timed_data.hpp>
-#include <rooflab/timing.hpp>
+#include <rooflab/testing/timed_data.hpp>
+#include <rooflab/testing/timing.hpp>
 
 #include <cuda_fp16.h>
 
@@ -26,7 +26,7 @@
 
 namespace {
 
-// Random weights and inputs (rooflab/timed_data.hpp), the output checked after timing against the reference at
+// Random weights and inputs (rooflab/testing/timed_data.hpp), the output checked after timing against the reference at
 // rows picked at random: a kernel that skips rows, columns or batch rows, or recognises its inputs, cannot
 // earn speed points.
 struct Linear {

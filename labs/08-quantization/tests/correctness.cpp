@@ -9,13 +9,13 @@
 // weights cannot run on an FP16 copy of them.
 #include "kernels.hpp"
 
-#include <rooflab/accumulation.hpp>
-#include <rooflab/buffer.hpp>
-#include <rooflab/device.hpp>
-#include <rooflab/grading.hpp>
+#include <rooflab/testing/accumulation.hpp>
+#include <rooflab/testing/buffer.hpp>
+#include <rooflab/testing/device.hpp>
+#include <rooflab/testing/grading.hpp>
 #include <rooflab/half.hpp>
-#include <rooflab/kernel_watch.hpp>
-#include <rooflab/random.hpp>
+#include <rooflab/testing/kernel_watch.hpp>
+#include <rooflab/testing/random.hpp>
 
 #include <cuda_fp16.h>
 
@@ -165,7 +165,7 @@ double violations(const std::vector<float>& w, const std::vector<int>& q, const 
 }
 
 // Random signed weights and inputs, or the shape where an FP16 running sum drops whole steps
-// (rooflab/accumulation.hpp): positive weights whose first 32nd of each row (a lane's first step) is large
+// (rooflab/testing/accumulation.hpp): positive weights whose first 32nd of each row (a lane's first step) is large
 // and the rest so small that a step adds less than half an FP16 ulp of the running sum, positive inputs.
 enum class Inputs { random, same_signed };
 // Long rows for the same-signed inputs: many steps per lane, each dropped by an FP16 running sum.
@@ -204,7 +204,7 @@ constexpr Shape kSameSigned{24, 16384};
   if (auto r = one_kernel_nothing_kept(watch, what); !r) return r;
   std::vector<double> ref(static_cast<std::size_t>(s.n));
   lab08::gemv_ref(q, scales, x, ref.data(), s.n, s.k, group);
-  // What FP32 accumulation allows per output (rooflab/accumulation.hpp): gamma of the roundings a term meets
+  // What FP32 accumulation allows per output (rooflab/testing/accumulation.hpp): gamma of the roundings a term meets
   // (its group's partial sum, one scaled add per step, the warp's sum: under k + 32) times the sum of
   // |scale q x|, plus the FP16 output's rounding.
   std::vector<float> wq(q.size());

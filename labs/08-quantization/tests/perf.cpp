@@ -1,5 +1,5 @@
 // Lab 08 graders on the GPU: the int8 and int4 GEMVs at N = K = 8192 against rooflab's FP16 GEMV timed in
-// the same run (rooflab/gemv_fp16.hpp: Lab 07's design, the harness's own code), each also against the copy
+// the same run (rooflab/testing/gemv_fp16.hpp: Lab 07's design, the harness's own code), each also against the copy
 // ceiling on its packed bytes (informational); and the plot of time against bits per weight.
 //
 // The weights and activations are random, quantized here by the reference (lab08::quantize_ref): a GEMV gets
@@ -12,16 +12,16 @@
 #include "kernels.hpp"
 #include "perf_work.hpp"
 
-#include <rooflab/buffer.hpp>
-#include <rooflab/calibration.hpp>
-#include <rooflab/device.hpp>
-#include <rooflab/device_info.hpp>
-#include <rooflab/gemv_fp16.hpp>
-#include <rooflab/grading.hpp>
+#include <rooflab/testing/buffer.hpp>
+#include <rooflab/testing/calibration.hpp>
+#include <rooflab/testing/device.hpp>
+#include <rooflab/testing/device_info.hpp>
+#include <rooflab/testing/gemv_fp16.hpp>
+#include <rooflab/testing/grading.hpp>
 #include <rooflab/half.hpp>
-#include <rooflab/plot.hpp>
-#include <rooflab/random.hpp>
-#include <rooflab/timing.hpp>
+#include <rooflab/testing/plot.hpp>
+#include <rooflab/testing/random.hpp>
+#include <rooflab/testing/timing.hpp>
 
 #include <cuda_fp16.h>
 

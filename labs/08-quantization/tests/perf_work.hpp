@@ -5,7 +5,7 @@
 
 #include "lab.hpp"
 
-#include <rooflab/timing.hpp>
+#include <rooflab/testing/timing.hpp>
 
 #include <cmath>
 

@@ -2,7 +2,7 @@
 // bytes, so an answer that caps the element size at 8 passes it; this one asks for 16 and 32.
 #include "lab.hpp"
 
-#include <rooflab/grading.hpp>
+#include <rooflab/testing/grading.hpp>
 
 ROOFLAB_TEST(Lab01Hidden, StreamBytesOfWideElements) {
   for (const std::size_t elem : {16, 32}) {

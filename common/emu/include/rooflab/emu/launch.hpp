@@ -61,7 +61,7 @@ struct Activity {
 Activity activity();
 // Device memory (cudaMalloc) live now, and the most that was live at once since the last reset (the
 // process start, or reset_peak_device_bytes_allocated(), which sets it to what is live now): exact, as every
-// allocation goes through the backend. rooflab/device_memory.hpp reads them.
+// allocation goes through the backend. rooflab/testing/device_memory.hpp reads them.
 std::size_t device_bytes_allocated();
 std::size_t peak_device_bytes_allocated();
 void reset_peak_device_bytes_allocated();

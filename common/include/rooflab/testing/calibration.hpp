@@ -1,0 +1,82 @@
+// The ceilings of *this* GPU, measured once and cached: what the perf graders judge against, so one rule
+// grades a T4 and an H100 fairly.
+//
+//   copy bandwidth   best of our vectorized copy kernel and a device-to-device cudaMemcpy, on arrays 4x the
+//                    L2 (or at least 256 MB), bytes counted as read + write
+//   FP32 FMA peak    our kernel: many independent FMA chains per thread, result stored so nothing is removed
+//   SGEMM peak       cuBLAS, 8192^3 FP32
+//   FP16/BF16 peak   cuBLAS GemmEx on tensor cores, FP32 accumulate, 8192^3
+//
+// Perf tests do not read these directly: rooflab::grading::award() resolves the ceiling a threshold names
+// (rooflab/testing/ceiling.hpp) and records it in results.json.
+//
+// The cache key is the GPU's UUID, the driver version and the maximum SM clock (a changed clock setting
+// means new ceilings). The cache lives in ROOFLAB_CACHE_DIR if set, else $XDG_CACHE_HOME/rooflab, else
+// ~/.cache/rooflab, else <temp>/rooflab.
+#pragma once
+
+#include <rooflab/testing/ceiling.hpp>
+#include <rooflab/testing/device_info.hpp>
+
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <stdexcept>
+#include <string>
+
+namespace rooflab {
+
+struct Ceilings {
+  std::string device_name;
+  std::string uuid;
+  int driver_version = 0;
+  double max_sm_clock_mhz = 0;
+  std::string measured_at;       // ISO 8601, UTC
+  double copy_kernel_gbps = 0;   // our vectorized copy kernel
+  double memcpy_gbps = 0;        // cudaMemcpy device to device
+  double copy_gbps = 0;          // the ceiling: the better of the two
+  double fp32_fma_flops = 0;
+  double sm_clock_during_fma_mhz = 0;  // 0 without NVML
+  double sgemm_flops = 0;
+  double fp16_tensor_flops = 0;
+  double bf16_tensor_flops = 0;
+
+  // One of these ceilings in SI units (bytes/s, FLOP/s), as award() grades against it. A ceiling the test
+  // measures in its own run is not here: std::invalid_argument.
+  double si(Ceiling c) const {
+    switch (c) {
+      case Ceiling::copy_bandwidth: return units::bytes_per_s_from_gb(copy_gbps);
+      case Ceiling::fp32_fma_peak: return fp32_fma_flops;
+      case Ceiling::sgemm_peak: return sgemm_flops;
+      case Ceiling::fp16_tensor_peak: return fp16_tensor_flops;
+      case Ceiling::bf16_tensor_peak: return bf16_tensor_flops;
+      case Ceiling::cublas_sgemm_same_run:
+      case Ceiling::cublas_hgemm_same_run:
+      case Ceiling::fp16_gemv_same_run:
+      case Ceiling::naive_attention_same_run: break;
+    }
+    throw std::invalid_argument("the ceiling " + std::string(to_string(c)) +
+                                " is measured by the test in its own run, not by rooflab calibrate");
+  }
+  // Where these were measured, for results.json.
+  std::string where() const { return "rooflab calibrate, " + device_name + ", " + measured_at; }
+};
+// The cache file's format (ceilings_to_json / ceilings_from_json): every field, by name.
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Ceilings, device_name, uuid, driver_version, max_sm_clock_mhz, measured_at,
+                                   copy_kernel_gbps, memcpy_gbps, copy_gbps, fp32_fma_flops, sm_clock_during_fma_mhz,
+                                   sgemm_flops, fp16_tensor_flops, bf16_tensor_flops)
+
+std::filesystem::path cache_dir();
+std::filesystem::path ceilings_cache_path(const DeviceInfo& info);
+
+// Measures every ceiling now (takes tens of seconds).
+Ceilings measure_ceilings(int device = 0);
+
+// The cached ceilings for this GPU/driver/clock, measuring and caching them on first use.
+// `remeasure` ignores the cache.
+const Ceilings& ceilings(int device = 0, bool remeasure = false);
+
+std::string ceilings_to_json(const Ceilings& c);
+Ceilings ceilings_from_json(const std::string& text);  // throws std::runtime_error on a malformed cache
+
+}  // namespace rooflab

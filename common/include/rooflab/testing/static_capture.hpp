@@ -1,0 +1,55 @@
+// For a lab's static test binary: where the build put the PTX and ptxas report of the lab's kernels.
+// rooflab_add_lab defines ROOFLAB_STATIC_DIR and ROOFLAB_STATIC_ARCHS ("80,90") for that binary only, and links
+// the lab's kernels on the CPU backend into it, so that a test can learn which kernels a launcher starts.
+#pragma once
+
+#include <rooflab/testing/buffer.hpp>
+#include <rooflab/testing/ptx.hpp>
+
+#include <rooflab/emu/launch.hpp>
+
+#include <span>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#if !defined(ROOFLAB_STATIC_DIR) || !defined(ROOFLAB_STATIC_ARCHS)
+#error "rooflab/testing/static_capture.hpp is for a lab's static test binary (rooflab_add_lab defines its paths)"
+#endif
+
+namespace rooflab::ptx {
+
+// The architectures captured, as "sm_80", "sm_90".
+inline std::vector<std::string> captured_archs() {
+  std::vector<std::string> out;
+  std::stringstream list(ROOFLAB_STATIC_ARCHS);
+  for (std::string a; std::getline(list, a, ',');) out.push_back("sm_" + a);
+  return out;
+}
+
+// The captured text of kernels.cu for one architecture: ext ".ptx" or ".ptxas.txt".
+inline std::string captured(const std::string& arch, const char* ext) {
+  return read_file(std::string(ROOFLAB_STATIC_DIR) + "/kernels." + arch + ext);
+}
+
+// Runs `call` (a launcher on small inputs) on the CPU backend, which the static binaries link, and returns
+// the kernels it started: facts of the compiled code count only for kernels the launcher really runs
+// (find_launched_kernel). `launcher` names the call in hints.
+//
+//   const auto v2 = rooflab::ptx::launched_by("lab05::flash_attention_fp16 at head dim 64", [&] { ... });
+//   const auto& k = rooflab::ptx::find_launched_kernel(kernels, "lab05::flash_wmma_kernel<64, 64>", v2);
+template <typename Call>
+Launched launched_by(std::string launcher, Call&& call) {
+  const unsigned long long before = emu::kernel_launch_count();
+  call();
+  return {std::move(launcher), emu::kernels_launched_since(before)};
+}
+
+// A device array of `count` zeros, the inputs of such a call.
+template <typename T>
+DeviceBuffer<T> device_zeros(std::size_t count) {
+  const std::vector<T> zeros(count);
+  return DeviceBuffer<T>(std::span<const T>(zeros));
+}
+
+}  // namespace rooflab::ptx
