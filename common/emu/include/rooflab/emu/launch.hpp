@@ -153,13 +153,19 @@ inline std::pair<const char*, std::size_t> parameter_name(const char* parameters
 // Pointer arguments must point into memory a kernel may touch (cudaMalloc, or pinned cudaMallocHost memory);
 // a host pointer "works" on the CPU and faults or reads garbage on a GPU. (Pointers inside structs are not
 // checked.) `parameters` lists the kernel's parameter names ("a,b,n") when they are known.
+// Whether T is a complete type (its size is known), in C++17.
+template <typename T, typename = void>
+struct is_complete : std::false_type {};
+template <typename T>
+struct is_complete<T, std::void_t<decltype(sizeof(T))>> : std::true_type {};
+
 template <typename T>
 void check_pointer_argument(const std::string& kernel, std::size_t index, const T& value,
                             const char* parameters = nullptr) {
   if constexpr (std::is_pointer_v<T> && std::is_object_v<std::remove_pointer_t<T>>) {
     using Element = std::remove_cv_t<std::remove_pointer_t<T>>;
     PointerParameter parameter;
-    if constexpr (requires { sizeof(Element); }) {
+    if constexpr (is_complete<Element>::value) {
       parameter.element_size = sizeof(Element);
       parameter.element_type = element_type_name(typeid(Element));
     }
@@ -174,6 +180,13 @@ void check_pointer_argument(const std::string& kernel, std::size_t index, const 
     }
   }
 }
+
+// check_pointer_argument for every element of a launch's parameter tuple.
+template <typename Tuple, std::size_t... I>
+void check_pointer_arguments(const std::string& kernel, const Tuple& params, const char* parameters,
+                             std::index_sequence<I...>) {
+  (check_pointer_argument(kernel, I, std::get<I>(params), parameters), ...);
+}
 }  // namespace detail
 
 template <typename... KernelArgs, typename... Args>
@@ -185,9 +198,7 @@ void launch(void (*kernel)(KernelArgs...), dim3 grid, dim3 block, std::size_t dy
   const void* address = reinterpret_cast<const void*>(kernel);
   detail::begin_launch_arguments();
   const std::string name = kernel_name(address);
-  [&]<std::size_t... I>(std::index_sequence<I...>) {
-    (detail::check_pointer_argument(name, I, std::get<I>(params)), ...);
-  }(std::index_sequence_for<KernelArgs...>{});
+  detail::check_pointer_arguments(name, params, nullptr, std::index_sequence_for<KernelArgs...>{});
   // Each CUDA thread's call copies the parameters again (they are by value): a thread that modifies one
   // modifies its own copy, as on a GPU.
   const cudaError_t err =

@@ -63,9 +63,7 @@ class LaunchSite {
   template <typename Tuple>
   void run(const void* address, const std::string& name, const Tuple& params) const {
     begin_launch_arguments();  // element sizes of this launch's pointers, for out-of-bounds reports
-    [&]<std::size_t... I>(std::index_sequence<I...>) {
-      (check_pointer_argument(name, I, std::get<I>(params), parameters_), ...);
-    }(std::make_index_sequence<std::tuple_size_v<Tuple>>{});
+    check_pointer_arguments(name, params, parameters_, std::make_index_sequence<std::tuple_size_v<Tuple>>{});
     // Every CUDA thread's call copies the parameters again (`auto... a` takes them by value): a thread that
     // modifies a parameter modifies its own copy, as on a GPU.
     const cudaError_t err =

@@ -33,11 +33,9 @@
 
 #include <algorithm>
 #include <atomic>
-#include <bit>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
-#include <source_location>
 #include <type_traits>
 
 // ---- built-in variables: set by the scheduler before a CUDA thread runs ----
@@ -142,13 +140,54 @@ ROOFLAB_EMU_REDUCE_(__reduce_xor_sync, kReduceXor, unsigned)
 // Exactly CUDA's overload set for sm_80 (so code that compiles here also compiles under nvcc), each with its
 // _block and _system twins (on the CPU every atomic is system-wide).
 namespace rooflab::emu::detail {
+// std::atomic_ref without C++20 (user code may be C++17): the compiler's __atomic builtins on plain memory,
+// sequentially consistent. Floating-point read-modify-writes are compare-and-swap loops.
+template <typename T>
+class AtomicRef {
+ public:
+  explicit AtomicRef(T& object) : p_(&object) {}
+  T load() const {
+    T out;
+    __atomic_load(p_, &out, __ATOMIC_SEQ_CST);
+    return out;
+  }
+  bool compare_exchange_weak(T& expected, T desired) const {
+    return __atomic_compare_exchange(p_, &expected, &desired, true, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+  }
+  bool compare_exchange_strong(T& expected, T desired) const {
+    return __atomic_compare_exchange(p_, &expected, &desired, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+  }
+  T exchange(T desired) const {
+    T out;
+    __atomic_exchange(p_, &desired, &out, __ATOMIC_SEQ_CST);
+    return out;
+  }
+  T fetch_add(T v) const {
+    if constexpr (std::is_floating_point_v<T>) {
+      return update([v](T old) { return old + v; });
+    } else {
+      return __atomic_fetch_add(p_, v, __ATOMIC_SEQ_CST);
+    }
+  }
+  T fetch_sub(T v) const { return __atomic_fetch_sub(p_, v, __ATOMIC_SEQ_CST); }
+  T fetch_and(T v) const { return __atomic_fetch_and(p_, v, __ATOMIC_SEQ_CST); }
+  T fetch_or(T v) const { return __atomic_fetch_or(p_, v, __ATOMIC_SEQ_CST); }
+  T fetch_xor(T v) const { return __atomic_fetch_xor(p_, v, __ATOMIC_SEQ_CST); }
+  template <typename F>
+  T update(F f) const {
+    T old = load();
+    while (!compare_exchange_weak(old, f(old))) {
+    }
+    return old;
+  }
+
+ private:
+  T* p_;
+};
+
 template <typename T, typename F>
 T atomic_update(T* address, F f) {
-  std::atomic_ref<T> ref(*address);
-  T old = ref.load();
-  while (!ref.compare_exchange_weak(old, f(old))) {
-  }
-  return old;
+  return AtomicRef<T>(*address).update(f);
 }
 // 16-bit floating types: a CAS loop on the 32-bit word holding them (as GPUs without native support do).
 template <typename T, typename F>
@@ -157,7 +196,7 @@ T atomic_update_16(T* address, F f) {
   const auto a = reinterpret_cast<std::uintptr_t>(address);
   auto* word = reinterpret_cast<unsigned*>(a & ~std::uintptr_t{3});
   const unsigned shift = (a & 2u) != 0 ? 16u : 0u;
-  std::atomic_ref<unsigned> ref(*word);
+  AtomicRef<unsigned> ref(*word);
   unsigned old = ref.load();
   T old_value;
   for (;;) {
@@ -176,12 +215,12 @@ T atomic_update_16(T* address, F f) {
   inline T name(T* address, T val) { body }                            \
   inline T name##_block(T* address, T val) { return name(address, val); } \
   inline T name##_system(T* address, T val) { return name(address, val); }
-#define ROOFLAB_EMU_FETCH_(name, T, op) ROOFLAB_EMU_ATOMIC_(name, T, return std::atomic_ref<T>(*address).op(val);)
+#define ROOFLAB_EMU_FETCH_(name, T, op) ROOFLAB_EMU_ATOMIC_(name, T, return rooflab::emu::detail::AtomicRef<T>(*address).op(val);)
 #define ROOFLAB_EMU_UPDATE_(name, T, expr) \
   ROOFLAB_EMU_ATOMIC_(name, T, return rooflab::emu::detail::atomic_update(address, [val](T old) { return (expr); });)
 #define ROOFLAB_EMU_CAS_(T)                                                                   \
   inline T atomicCAS(T* address, T compare, T val) {                                          \
-    std::atomic_ref<T>(*address).compare_exchange_strong(compare, val);                       \
+    rooflab::emu::detail::AtomicRef<T>(*address).compare_exchange_strong(compare, val);                       \
     return compare;                                                                           \
   }                                                                                           \
   inline T atomicCAS_block(T* address, T compare, T val) { return atomicCAS(address, compare, val); } \
@@ -267,12 +306,12 @@ inline unsigned __dp4a(unsigned a, unsigned b, unsigned c) {
   for (int i = 0; i < 4; ++i) c += ((a >> (8 * i)) & 0xff) * ((b >> (8 * i)) & 0xff);
   return c;
 }
-inline int __float_as_int(float f) { return std::bit_cast<int>(f); }
-inline float __int_as_float(int i) { return std::bit_cast<float>(i); }
-inline unsigned __float_as_uint(float f) { return std::bit_cast<unsigned>(f); }
-inline float __uint_as_float(unsigned u) { return std::bit_cast<float>(u); }
-inline long long __double_as_longlong(double d) { return std::bit_cast<long long>(d); }
-inline double __longlong_as_double(long long l) { return std::bit_cast<double>(l); }
+inline int __float_as_int(float f) { return __builtin_bit_cast(int, f); }
+inline float __int_as_float(int i) { return __builtin_bit_cast(float, i); }
+inline unsigned __float_as_uint(float f) { return __builtin_bit_cast(unsigned, f); }
+inline float __uint_as_float(unsigned u) { return __builtin_bit_cast(float, u); }
+inline long long __double_as_longlong(double d) { return __builtin_bit_cast(long long, d); }
+inline double __longlong_as_double(long long l) { return __builtin_bit_cast(double, l); }
 inline int __ffsll(long long x) { return __builtin_ffsll(x); }
 inline unsigned long long __brevll(unsigned long long x) {
   return (static_cast<unsigned long long>(__brev(static_cast<unsigned>(x))) << 32) | __brev(static_cast<unsigned>(x >> 32));
@@ -411,13 +450,11 @@ inline double max(double a, float b) { return std::fmax(a, static_cast<double>(b
 // cudaFuncSetAttribute(kernel, ...) / cudaFuncGetAttributes(&attr, kernel) with the kernel itself rather
 // than a const void*: they forward to the C functions the backend defines (runtime_api.cpp), so the
 // dynamic shared memory opt-in reaches the launch check.
-template <typename T>
-  requires std::is_function_v<T>
+template <typename T, typename = std::enable_if_t<std::is_function_v<T>>>
 cudaError_t cudaFuncSetAttribute(T* kernel, cudaFuncAttribute attr, int value) {
   return ::cudaFuncSetAttribute(reinterpret_cast<const void*>(kernel), attr, value);
 }
-template <typename T>
-  requires std::is_function_v<T>
+template <typename T, typename = std::enable_if_t<std::is_function_v<T>>>
 cudaError_t cudaFuncGetAttributes(cudaFuncAttributes* attr, T* kernel) {
   return ::cudaFuncGetAttributes(attr, reinterpret_cast<const void*>(kernel));
 }
