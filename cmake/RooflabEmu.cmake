@@ -1,5 +1,9 @@
-# rooflab_emu_add_cu(<target> [RACE] <file.cu>...): compile .cu files with the host compiler for the CPU
-# backend; RACE links the ThreadSanitizer build of the backend instead (race mode, docs/cpu-mode.md).
+# rooflab_emu_add_cu(<target> [RACE] [TRAFFIC] <file.cu>...): compile .cu files with the host compiler for the
+# CPU backend; RACE links the ThreadSanitizer build of the backend instead (race mode, docs/cpu-mode.md).
+# TRAFFIC compiles them with the compiler's ThreadSanitizer instrumentation answered by the traffic model's
+# hooks (rooflab::emu_traffic, not libtsan), so the binary can record the kernels' global-memory accesses
+# (rooflab/emu/traffic.hpp); line tables name the access sites, and no auto-vectorization, so that each
+# access is one a CUDA thread makes.
 # Either way the target gets the backend's cuBLAS subset and its <cooperative_groups.h>.
 #
 # Each .cu becomes a generated wrapper .cpp: the backend's prelude (it must precede every CUDA header), then
@@ -11,7 +15,12 @@
 include_guard(GLOBAL)
 
 function(rooflab_emu_add_cu target)
-  cmake_parse_arguments(E "RACE" "" "" ${ARGN})
+  cmake_parse_arguments(E "RACE;TRAFFIC" "" "" ${ARGN})
+  set(traffic_options "")
+  if(E_TRAFFIC)
+    set(traffic_options ";-fsanitize=thread;--param=tsan-instrument-func-entry-exit=0;-g1;-fno-tree-vectorize;-fno-tree-slp-vectorize")
+    target_link_libraries(${target} PRIVATE rooflab::emu_traffic)
+  endif()
   foreach(cu IN LISTS E_UNPARSED_ARGUMENTS)
     get_filename_component(abs "${cu}" ABSOLUTE)
     get_filename_component(dir "${abs}" DIRECTORY)
@@ -26,7 +35,7 @@ function(rooflab_emu_add_cu target)
       COMMENT "Rewriting ${stem}.cu for the CPU backend (${target})"
       VERBATIM)
     target_sources(${target} PRIVATE "${wrapper}")
-    set_source_files_properties("${wrapper}" PROPERTIES COMPILE_OPTIONS "-iquote;${dir}")
+    set_source_files_properties("${wrapper}" PROPERTIES COMPILE_OPTIONS "-iquote;${dir}${traffic_options}")
   endforeach()
   if(E_RACE)
     rooflab_emu_use(${target} RACE)

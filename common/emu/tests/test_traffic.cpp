@@ -1,0 +1,141 @@
+// The traffic model's self-tests: access patterns whose GPU counts are known in closed form (sectors per
+// request of strided and vector reads, L2 reuse within and beyond the cache), and the recording leaves
+// every result as a plain run computes it.
+#include "traffic_kernels.hpp"
+
+#include <rooflab/emu/traffic.hpp>
+#include <rooflab/testing/buffer.hpp>
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <numeric>
+#include <vector>
+
+namespace {
+
+using rooflab::DeviceBuffer;
+namespace traffic = rooflab::emu::traffic;
+
+std::vector<float> iota_floats(std::size_t n) {
+  std::vector<float> v(n);
+  std::iota(v.begin(), v.end(), 1.0f);
+  return v;
+}
+
+// The one launch a call made, recorded with an L2 of `l2` bytes (big enough by default to hold everything).
+template <typename Call>
+traffic::KernelTraffic record_one(Call call, std::size_t l2 = std::size_t{64} << 20) {
+  traffic::Options options;
+  options.l2_bytes = l2;
+  traffic::Recording recording(options);
+  call();
+  std::vector<traffic::KernelTraffic> launches = recording.stop();
+  EXPECT_EQ(launches.size(), 1u);
+  return launches.empty() ? traffic::KernelTraffic{} : launches.front();
+}
+
+TEST(Traffic, KernelsAreInstrumented) { EXPECT_TRUE(traffic::available()); }
+
+// A warp reading 32 floats `stride` apart touches min(stride, 8) sectors per 32 bytes it uses: 4 x that
+// per request (stride 1: 128 bytes in 4 sectors), and uses 4 of every 32 bytes from stride 8 on.
+TEST(Traffic, StridedReadSectorsPerRequest) {
+  const int n = 4096;
+  for (int stride : {1, 2, 4, 8, 16, 32}) {
+    const std::vector<float> host = iota_floats(static_cast<std::size_t>(n) * stride);
+    DeviceBuffer<float> in{std::span<const float>(host)};
+    DeviceBuffer<float> out(n);
+    const auto k = record_one([&] { traffictest::strided_read(in.data(), out.data(), n, stride); });
+    const double per_sector = std::min(stride, 8);
+    EXPECT_EQ(k.load_requests, static_cast<unsigned long long>(n / 32)) << "stride " << stride;
+    EXPECT_DOUBLE_EQ(k.sectors_per_load_request(), 4 * per_sector) << "stride " << stride;
+    EXPECT_DOUBLE_EQ(k.load_efficiency(), 1.0 / per_sector) << "stride " << stride;
+    EXPECT_DOUBLE_EQ(k.sectors_per_store_request(), 4.0) << "stride " << stride;
+    EXPECT_EQ(k.widest_load, 4u);
+    // Every fetched sector comes from DRAM once: 32 bytes per sector touched.
+    EXPECT_DOUBLE_EQ(k.dram_read_bytes, 32.0 * double(k.load_sectors)) << "stride " << stride;
+    EXPECT_DOUBLE_EQ(k.dram_write_bytes, 4.0 * n) << "stride " << stride;
+    const std::vector<float> got = out.download();
+    for (int i = 0; i < n; i += 97) ASSERT_EQ(got[i], host[static_cast<std::size_t>(i) * stride]) << "stride " << stride;
+    // The load's site is named by its line in the .cu.
+    const traffic::Site* waste = traffic::most_wasteful_site(k);
+    if (stride > 1) {
+      ASSERT_NE(waste, nullptr);
+      EXPECT_FALSE(waste->store);
+      EXPECT_NE(waste->where.find("traffic_kernels.cu:"), std::string::npos) << waste->where;
+    }
+  }
+}
+
+// float4: one 16-byte access per lane, 512 bytes per request in 16 sectors of 4 lines: 4 sectors per 128 B.
+TEST(Traffic, Float4CoalescedRead) {
+  const int n4 = 2048;
+  const std::vector<float> host = iota_floats(4 * static_cast<std::size_t>(n4));
+  DeviceBuffer<float4> in(n4);
+  ROOFLAB_CUDA_CHECK(cudaMemcpy(in.data(), host.data(), host.size() * sizeof(float), cudaMemcpyHostToDevice));
+  DeviceBuffer<float4> out(n4);
+  const auto k = record_one([&] { traffictest::copy_vec4(in.data(), out.data(), n4); });
+  EXPECT_EQ(k.widest_load, 16u);
+  EXPECT_EQ(k.widest_store, 16u);
+  EXPECT_EQ(k.load_requests, static_cast<unsigned long long>(n4 / 32));
+  EXPECT_DOUBLE_EQ(k.sectors_per_load_request(), 16.0);
+  EXPECT_DOUBLE_EQ(k.load_efficiency(), 1.0);
+  for (const auto& s : k.sites) EXPECT_EQ(s.lines * 4, s.sectors) << s.where;
+  EXPECT_DOUBLE_EQ(k.dram_read_bytes, 16.0 * n4);
+  EXPECT_DOUBLE_EQ(k.dram_write_bytes, 16.0 * n4);
+  std::vector<float> got(host.size());
+  ROOFLAB_CUDA_CHECK(cudaMemcpy(got.data(), out.data(), got.size() * sizeof(float), cudaMemcpyDeviceToHost));
+  EXPECT_EQ(got, host);
+}
+
+// Every input chunk is read twice, about 1.5 inputs' worth of traffic apart: an L2 four times the input
+// keeps it (DRAM reads = the input once), one a quarter of the input does not (twice).
+TEST(Traffic, InputReadTwiceBeyondTheL2) {
+  const int n = 1 << 18;
+  const double input = 4.0 * n;
+  const std::vector<float> host = iota_floats(n);
+  DeviceBuffer<float> in{std::span<const float>(host)};
+  DeviceBuffer<float> out(n);
+  const auto fits = record_one([&] { traffictest::read_twice(in.data(), out.data(), n); }, static_cast<std::size_t>(4 * input));
+  const auto spills = record_one([&] { traffictest::read_twice(in.data(), out.data(), n); }, static_cast<std::size_t>(input / 4));
+  EXPECT_NEAR(fits.dram_read_bytes / input, 1.0, 0.01);
+  EXPECT_NEAR(spills.dram_read_bytes / input, 2.0, 0.05);
+  EXPECT_NEAR(fits.dram_write_bytes / input, 1.0, 0.01);
+  EXPECT_NEAR(spills.dram_write_bytes / input, 1.0, 0.01);
+  EXPECT_GT(fits.l2_hit_rate(), 0.4);
+  const std::vector<float> got = out.download();
+  for (int i = 0; i < n; i += 1013) ASSERT_EQ(got[i], host[i] + host[(i + n / 2) % n]);
+}
+
+// Shared-memory traffic is on the SM: only the global load and store count.
+TEST(Traffic, SharedMemoryIsNotGlobalTraffic) {
+  const int n = 8192;
+  const std::vector<float> host = iota_floats(n);
+  DeviceBuffer<float> in{std::span<const float>(host)};
+  DeviceBuffer<float> out(n);
+  const auto k = record_one([&] { traffictest::copy_via_shared(in.data(), out.data(), n); });
+  EXPECT_EQ(k.bytes_loaded, 4ull * n);
+  EXPECT_EQ(k.bytes_stored, 4ull * n);
+  EXPECT_EQ(k.sites.size(), 2u);
+  EXPECT_EQ(out.download(), host);
+}
+
+// Launches outside a recording are not recorded; several inside are, in order.
+TEST(Traffic, OneEntryPerLaunch) {
+  const int n = 1024;
+  const std::vector<float> host = iota_floats(4 * n);
+  DeviceBuffer<float> in{std::span<const float>(host)};
+  DeviceBuffer<float> out(n);
+  traffictest::strided_read(in.data(), out.data(), n, 1);
+  traffic::Recording recording;
+  traffictest::strided_read(in.data(), out.data(), n, 1);
+  traffictest::strided_read(in.data(), out.data(), n, 4);
+  const auto launches = recording.stop();
+  ASSERT_EQ(launches.size(), 2u);
+  EXPECT_DOUBLE_EQ(launches[0].sectors_per_load_request(), 4.0);
+  EXPECT_DOUBLE_EQ(launches[1].sectors_per_load_request(), 16.0);
+  EXPECT_NE(launches[0].kernel.find("strided_read_kernel"), std::string::npos) << launches[0].kernel;
+  EXPECT_NE(traffic::table(launches).find("traffic_kernels.cu:"), std::string::npos);
+}
+
+}  // namespace

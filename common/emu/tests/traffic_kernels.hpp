@@ -1,0 +1,17 @@
+// Launchers of the traffic model's self-test kernels (traffic_kernels.cu): access patterns whose
+// coalescing and DRAM bytes are known in closed form.
+#pragma once
+
+#include <rooflab/cuda.hpp>
+
+namespace traffictest {
+// out[i] = in[i * stride], i < n: 32 lanes of a warp read 32 floats `stride` apart.
+void strided_read(const float* in, float* out, int n, int stride);
+// out[i] = in[i] as float4, i < n4: 16 bytes per lane, consecutive.
+void copy_vec4(const float4* in, float4* out, int n4);
+// Each block reads its own chunk of `in` and then the chunk half the grid away, so every chunk is read
+// twice, about one input's size of traffic apart: out[i] = in[i] + in[(i + n/2) % n]. n a multiple of 256.
+void read_twice(const float* in, float* out, int n);
+// out = in through a shared-memory tile (256 floats per block): shared-memory accesses are not global bytes.
+void copy_via_shared(const float* in, float* out, int n);
+}  // namespace traffictest
