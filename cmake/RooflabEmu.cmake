@@ -7,11 +7,18 @@
 # Either way the target gets the backend's cuBLAS subset and its <cooperative_groups.h>.
 #
 # Each .cu becomes a generated wrapper .cpp: the backend's prelude (it must precede every CUDA header), then
-# the .cu's text as rewritten by rooflab_emu_rewrite (common/emu/rewrite): `<<<>>>` launches and __shared__
-# declarations become calls of the backend, every line kept where it was and a `#line` directive naming the
-# .cu, so compiler messages and the backend's reports name the student's file and line. A construct the
-# rewriter cannot parse fails the build with file:line. Quoted includes of the .cu are found beside it.
-# The target exports its symbols so the backend can name kernels in its reports (dladdr).
+# the .cu's text as rewritten by rooflab_emu_rewrite (common/emu/rewrite): `<<<>>>` launches, __shared__
+# declarations and pointer reinterpret_casts become calls of the backend, every line kept where it was and a
+# `#line` directive naming the .cu, so compiler messages and the backend's reports name the user's file and
+# line. The project-local headers the .cu includes (quoted includes, and the target's include directories
+# outside the system, the toolkit and the backend) are rewritten the same way when they need it, into
+# emu/<target>/<stem>-<tag>.h/ beside the wrapper, each starting with `#line 1 "its/path.cuh"`. A depfile lists
+# every header read, so a header edit rewrites and recompiles only the .cu files that include it. A
+# construct the rewriter cannot parse fails the build with file:line.
+#
+# The wrappers are compiled in the target's CUDA_STANDARD (CMAKE_CUDA_STANDARD) when it has one, else its
+# CXX_STANDARD; C++17 at least. The target exports its symbols so the backend can name kernels in its
+# reports (dladdr).
 include_guard(GLOBAL)
 
 function(rooflab_emu_add_cu target)
@@ -21,6 +28,10 @@ function(rooflab_emu_add_cu target)
     set(traffic_options ";-fsanitize=thread;--param=tsan-instrument-func-entry-exit=0;-g1;-fno-tree-vectorize;-fno-tree-slp-vectorize")
     target_link_libraries(${target} PRIVATE rooflab::emu_traffic)
   endif()
+  # A .cu's standard is the target's CUDA_STANDARD (as nvcc would compile it), even where the target's .cpp
+  # files use another; without one, the target's CXX_STANDARD. A generator expression: set it before or after.
+  set(cuda_standard "$<TARGET_PROPERTY:${target},CUDA_STANDARD>")
+  set(standard "$<$<BOOL:${cuda_standard}>:-std=c++${cuda_standard}>")
   foreach(cu IN LISTS E_UNPARSED_ARGUMENTS)
     get_filename_component(abs "${cu}" ABSOLUTE)
     get_filename_component(dir "${abs}" DIRECTORY)
@@ -28,14 +39,22 @@ function(rooflab_emu_add_cu target)
     string(SUBSTRING "${tag}" 0 8 tag)
     get_filename_component(stem "${cu}" NAME_WE)
     set(wrapper "${CMAKE_CURRENT_BINARY_DIR}/emu/${target}/${stem}-${tag}.emu.cpp")
+    set(includes "$<TARGET_PROPERTY:${target},INCLUDE_DIRECTORIES>")
+    set(skips "")
+    foreach(skip IN LISTS ROOFLAB_EMU_SKIP_INCLUDES)
+      list(APPEND skips --skip "${skip}")
+    endforeach()
     add_custom_command(
       OUTPUT "${wrapper}"
-      COMMAND rooflab_emu_rewrite "${abs}" "${wrapper}"
+      COMMAND rooflab_emu_rewrite "${abs}" "${wrapper}" --headers "${wrapper}.h" --depfile "${wrapper}.d" ${skips}
+              "$<$<BOOL:${includes}>:-I$<JOIN:${includes},;-I>>"
       DEPENDS "${abs}" rooflab_emu_rewrite
+      DEPFILE "${wrapper}.d"
       COMMENT "Rewriting ${stem}.cu for the CPU backend (${target})"
+      COMMAND_EXPAND_LISTS
       VERBATIM)
     target_sources(${target} PRIVATE "${wrapper}")
-    set_source_files_properties("${wrapper}" PROPERTIES COMPILE_OPTIONS "-iquote;${dir}${traffic_options}")
+    set_source_files_properties("${wrapper}" PROPERTIES COMPILE_OPTIONS "-iquote;${dir}${traffic_options};${standard}")
   endforeach()
   if(E_RACE)
     rooflab_emu_use(${target} RACE)

@@ -1,7 +1,9 @@
-// rooflab_emu_rewrite IN.cu OUT.cpp: the CPU backend's view of a CUDA source file.
+// rooflab_emu_rewrite IN.cu OUT.cpp [--headers DIR] [--depfile FILE] [-I DIR]... [--skip DIR]...: the CPU
+// backend's view of a CUDA source file and of the project headers it includes.
 //
-// The host compiler cannot parse three CUDA constructs, so this tool rewrites them, and nothing else, into
-// calls of the backend (common/emu/include/rooflab/emu/launch.hpp and runtime.hpp):
+// The host compiler cannot parse three CUDA constructs, so this tool rewrites them into calls of the backend
+// (common/emu/include/rooflab/emu/launch.hpp, rewritten.hpp and runtime.hpp), and checks one more that it
+// parses but would run differently (a misaligned vector pointer):
 //
 //   k<<<grid, block[, smem[, stream]]>>>(args)
 //       -> ::rooflab::emu::detail::launch_site(&k, "k", "x,y,n", [&](auto... a) { k(a...); }, grid, block ...)(args)
@@ -12,6 +14,18 @@
 //   __shared__ T name[dims];  (in a function body)
 //       -> name refers to this declaration's storage in the block's shared memory, fresh and poisoned for
 //          every block, ending against a guard page
+//
+//   f<<<grid, block>>>(args), f not a kernel's name (a pointer variable, table[i], (c ? a : b), pick(x))
+//       -> ::rooflab::emu::detail::launch_pointer(f, "f", grid, block ...)(args): f evaluated once
+//   reinterpret_cast<T*>(e)  (in a function body)
+//       -> ::rooflab::emu::detail::aligned_reinterpret_cast<T*>(e, "T*"): a kernel that makes a pointer
+//          misaligned for T is reported, as a GPU faults on the access
+//
+// Headers: with --headers, each #include of the file that names a header under a -I directory (or, quoted,
+// beside the including file) and not under a --skip directory (system, toolkit, backend) is followed. A
+// header with something to rewrite (or including one that has) is written to DIR as its own rewritten copy,
+// starting with `#line 1 "its/path.cuh"`, and the #include is pointed at the copy. --depfile lists every
+// file read, for the build's incremental rebuilds.
 //
 // The output starts with the backend's prelude, then `#line 1 "IN.cu"`, then the rewritten text. Every
 // replacement stays on the line where its construct began and the newlines it swallowed follow it, so each
@@ -26,8 +40,11 @@
 #pragma GCC diagnostic ignored "-Wrestrict"
 #endif
 
+#include <algorithm>
 #include <cstdio>
+#include <cstdint>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <map>
@@ -234,16 +251,31 @@ struct Edit {
   std::string text;
 };
 
-class Rewriter {
- public:
-  Rewriter(std::string_view src, std::vector<Token> tokens) : src_(src), t_(std::move(tokens)) {}
+// What the rewriter learns about kernels, across the .cu file and the headers it includes (a kernel declared
+// in a header and launched in the .cu is launched as a kernel, with its parameter names).
+struct KernelTable {
+  std::set<std::string> templates;                // kernel templates (launched without template arguments)
+  std::set<std::string> names;                    // every __global__ function declared
+  std::map<std::string, std::string> parameters;  // kernel name -> "a,b,n" (see parameter_names)
+  std::set<std::string> conflicting;              // kernels whose overloads name parameters differently
 
-  // The names of the __global__ functions the file declares, "a,b,c" (after run()).
-  std::string kernel_names() const {
+  // "a,b,c", for the backend's kernels_defined().
+  std::string joined() const {
     std::string out;
-    for (const auto& name : kernel_names_) out += (out.empty() ? "" : ",") + name;
+    for (const auto& name : names) out += (out.empty() ? "" : ",") + name;
     return out;
   }
+};
+
+class Rewriter {
+ public:
+  // `includes`: replacements of #include directives (by token index), decided by the caller.
+  Rewriter(std::string_view src, std::vector<Token> tokens, KernelTable& kernels,
+           std::map<std::size_t, std::string> includes = {})
+      : src_(src), t_(std::move(tokens)), k_(kernels), includes_(std::move(includes)) {}
+
+  // Rewrites of CUDA constructs made (include redirections not counted), after run().
+  std::size_t constructs() const { return constructs_; }
 
   std::string run() {
     find_kernels();
@@ -256,6 +288,7 @@ class Rewriter {
           throw ParseError(tok.line, "a kernel launch or __shared__ declaration inside a preprocessor directive "
                                      "(a macro) cannot be rewritten for the CPU backend: write it in the code");
         }
+        if (const auto inc = includes_.find(i); inc != includes_.end()) replace(tok.begin, tok.end, inc->second);
         continue;
       }
       if (is(i, "{")) {
@@ -269,6 +302,9 @@ class Rewriter {
         i = rewrite_launch(i);
       } else if (tok.kind == Kind::identifier && tok.text == "__shared__") {
         i = rewrite_shared(i, !scopes.empty() && scopes.back() == Scope::function);
+      } else if (tok.kind == Kind::identifier && tok.text == "reinterpret_cast" && !scopes.empty() &&
+                 scopes.back() == Scope::function) {
+        rewrite_pointer_cast(i);
       }
     }
     if (!scopes.empty()) throw ParseError(t_.back().line, "a '{' is never closed");
@@ -357,8 +393,8 @@ class Rewriter {
         }
         if (is(k, "(") && t_[k - 1].kind == Kind::identifier) {
           const std::string name(t_[k - 1].text);
-          kernel_names_.insert(name);
-          if (is(start, "template")) kernel_templates_.insert(name);
+          k_.names.insert(name);
+          if (is(start, "template")) k_.templates.insert(name);
           note_parameters(name, parameter_names(k, matching(k)));
           break;
         }
@@ -415,9 +451,9 @@ class Rewriter {
   // on their names leave the kernel unnamed (an empty list).
   void note_parameters(const std::string& kernel, const std::string& names) {
     if (names.find_first_not_of(',') == std::string::npos) return;
-    const auto [it, inserted] = kernel_parameters_.emplace(kernel, names);
-    if (!inserted && it->second != names) conflicting_.insert(kernel);
-    if (conflicting_.count(kernel) != 0) it->second.clear();
+    const auto [it, inserted] = k_.parameters.emplace(kernel, names);
+    if (!inserted && it->second != names) k_.conflicting.insert(kernel);
+    if (k_.conflicting.count(kernel) != 0) it->second.clear();
   }
 
   // Joins tokens [a, b) into one line of text: a space only where two words would otherwise merge.
@@ -438,16 +474,29 @@ class Rewriter {
     edits_.push_back({begin, end, std::move(text)});
   }
 
-  // `<<<` at index i: the kernel expression before it, the configuration up to `>>>`, then `(`.
-  std::size_t rewrite_launch(std::size_t i) {
-    const int line = t_[i].line;
-    // The kernel: a name, qualified (a::b, ::b) or not, with or without explicit template arguments.
-    std::size_t first = i;
-    bool explicit_args = false;
-    if (i > 0 && is(i - 1, ">")) {
+  // Index of the bracket that opens the one that closes at `close` (`)` or `]`), or t_.size().
+  std::size_t opening(std::size_t close) const {
+    int depth = 0;
+    for (std::size_t k = close + 1; k-- > 0;) {
+      if (is(k, ")") || is(k, "]")) ++depth;
+      if ((is(k, "(") || is(k, "[")) && --depth == 0) return k;
+      if (is(k, ";") || is(k, "{") || is(k, "}")) break;
+    }
+    return t_.size();
+  }
+
+  // The first token of the expression that ends at `last` and names the kernel of a launch: a name,
+  // qualified or not, with or without explicit template arguments, or a postfix expression that yields a
+  // function pointer (`k`, `table[i]`, `s.kernel`, `p->kernel`, `(flag ? a : b)`, `pick(flag)`).
+  // `*plain` tells whether it is a plain name (possibly with template arguments) that may be a kernel itself.
+  std::size_t kernel_expression(std::size_t last, int line, bool* explicit_args, bool* plain) const {
+    *explicit_args = false;
+    *plain = true;
+    std::size_t first = last + 1;  // one past the expression's end: `<<<`'s index
+    if (is(last, ">")) {
       // Back to the `<` that opens the template argument list (parentheses may hide comparisons).
       int angles = 0, parens = 0;
-      std::size_t q = i - 1;
+      std::size_t q = last;
       for (;; --q) {
         if (is(q, ")") || is(q, "]")) ++parens;
         if (is(q, "(") || is(q, "[")) --parens;
@@ -457,23 +506,55 @@ class Rewriter {
           throw ParseError(line, "cannot find where the kernel's template argument list before <<< begins");
         }
       }
-      explicit_args = true;
+      *explicit_args = true;
       first = q;
     }
-    if (first == 0 || t_[first - 1].kind != Kind::identifier) {
-      throw ParseError(line, "expected a kernel name before <<< (a name, a qualified name or a template-id such as "
-                             "gemm<128, 8>; a more complex expression is not a launch the CPU backend can rewrite)");
-    }
-    --first;
-    const std::string last_name(t_[first].text);
-    while (first >= 1 && is(first - 1, "::")) {
-      if (first >= 2 && t_[first - 2].kind == Kind::identifier && !is(first - 2, "return")) {
-        first -= 2;
+    // Postfix pieces, right to left: (...) [...] .name ->name ::name name
+    enum class Want { name_or_group, name, joiner };  // what may come before the piece taken last
+    Want want = *explicit_args ? Want::name : Want::name_or_group;
+    static const std::set<std::string_view> keywords = {"return", "else", "do", "case", "throw", "co_return"};
+    while (first > 0) {
+      const std::size_t prev = first - 1;
+      const bool group = is(prev, ")") || is(prev, "]");
+      const bool name = t_[prev].kind == Kind::identifier && keywords.count(t_[prev].text) == 0;
+      const bool joiner = is(prev, "::") || is(prev, ".") || is(prev, "->");
+      if (group && want == Want::name_or_group) {
+        first = opening(prev);
+        if (first >= t_.size()) throw ParseError(line, "unbalanced brackets in the kernel expression before <<<");
+        *plain = false;
+      } else if (name && want != Want::joiner) {
+        first = prev;
+        want = Want::joiner;
+      } else if (joiner && want == Want::joiner) {
+        first = prev;
+        if (!is(prev, "::")) *plain = false;
+        want = is(prev, "::") ? Want::name : Want::name_or_group;
       } else {
-        first -= 1;  // ::kernel, in the global namespace
         break;
       }
     }
+    if (first > last || (is(first, "::") && first == last)) {
+      throw ParseError(line, "expected a kernel before <<< (a name, a qualified name, a template-id such as "
+                             "gemm<128, 8>, or an expression that gives a __global__ function pointer)");
+    }
+    if (is(first, ".") || is(first, "->")) {
+      throw ParseError(line, "cannot tell which kernel this <<< launches: the expression before it begins with " +
+                                 std::string(t_[first].text) + " (name the kernel, or put it in a variable first)");
+    }
+    return first;
+  }
+
+  // `<<<` at index i: the kernel expression before it, the configuration up to `>>>`, then `(`.
+  std::size_t rewrite_launch(std::size_t i) {
+    const int line = t_[i].line;
+    if (i == 0) throw ParseError(line, "expected a kernel before <<<");
+    bool explicit_args = false, plain = true;
+    const std::size_t first = kernel_expression(i - 1, line, &explicit_args, &plain);
+    std::size_t name_at = first;  // a plain expression's last name before its template arguments: the kernel
+    for (std::size_t k = first; k < i && !is(k, "<"); ++k) {
+      if (t_[k].kind == Kind::identifier) name_at = k;
+    }
+    const std::string last_name(t_[name_at].text);
     // The configuration, up to the `>>>` at bracket depth 0.
     std::size_t close = i + 3;
     int depth = 0;
@@ -494,15 +575,58 @@ class Rewriter {
       throw ParseError(t_[close].line, "expected the kernel's arguments in parentheses after >>>");
     }
     const std::string kernel = join(first, i);
-    const bool deduced = !explicit_args && kernel_templates_.count(last_name) != 0;
-    const auto named = kernel_parameters_.find(last_name);
-    const std::string parameters = named != kernel_parameters_.end() ? named->second : std::string();
-    replace(t_[first].begin, t_[i + 2].end,
-            "::rooflab::emu::detail::launch_site(" + (deduced ? std::string("nullptr") : "&" + kernel) + ", \"" +
-                kernel + "\", \"" + parameters + "\", [&](auto... rooflab_emu_args_) { " + kernel +
-                "(rooflab_emu_args_...); }, ");
+    // A name the .cu or its headers declare as a kernel: its address (nullptr for a template whose arguments
+    // the call deduces), and a body that calls it by name, so that overloads and deduction work as in nvcc.
+    const bool known = plain && k_.names.count(last_name) != 0;
+    if (known) {
+      const bool deduced = !explicit_args && k_.templates.count(last_name) != 0;
+      const auto named = k_.parameters.find(last_name);
+      const std::string parameters = named != k_.parameters.end() ? named->second : std::string();
+      replace(t_[first].begin, t_[i + 2].end,
+              "::rooflab::emu::detail::launch_site(" + (deduced ? std::string("nullptr") : "&" + kernel) + ", \"" +
+                  escaped(kernel) + "\", \"" + parameters + "\", [&](auto... rooflab_emu_args_) { " + kernel +
+                  "(rooflab_emu_args_...); }, ");
+    } else {
+      // Anything else (a function pointer variable, an element of a table of kernels, a conditional, a call):
+      // evaluated once, and launch_pointer checks that it gives a __global__ function's address.
+      replace(t_[first].begin, t_[i + 2].end,
+              "::rooflab::emu::detail::launch_pointer(" + kernel + ", \"" + escaped(kernel) + "\", ");
+    }
     replace(t_[close].begin, t_[close + 2].end, ")");
+    ++constructs_;
     return close + 2;
+  }
+
+  static std::string escaped(const std::string& text) {
+    std::string out;
+    for (char c : text) {
+      if (c == '"' || c == '\\') out += '\\';
+      out += c;
+    }
+    return out;
+  }
+
+  // `reinterpret_cast<T*>(e)` in a function body: the backend checks that the pointer is aligned for T when a
+  // kernel makes it (a GPU faults on a misaligned vector access, whatever instructions the host compiler
+  // would have used for it). Other reinterpret_casts (to integers, to references) are left alone.
+  void rewrite_pointer_cast(std::size_t i) {
+    if (!is(i + 1, "<")) return;
+    int angles = 0, parens = 0;
+    std::size_t close = i + 1;
+    for (; close < t_.size(); ++close) {
+      if (is(close, "(") || is(close, "[")) ++parens;
+      if (is(close, ")") || is(close, "]")) --parens;
+      if (parens == 0 && is(close, "<")) ++angles;
+      if (parens == 0 && is(close, ">") && --angles == 0) break;
+      if (is(close, ";") || is(close, "{")) return;
+    }
+    if (close >= t_.size() || !is(close - 1, "*") || !is(close + 1, "(")) return;
+    const std::size_t end = matching(close + 1);
+    if (end >= t_.size()) return;
+    const std::string type = join(i + 2, close);
+    replace(t_[i].begin, t_[i].end, "::rooflab::emu::detail::aligned_reinterpret_cast");
+    replace(t_[end].begin, t_[end].end, ", \"" + escaped(type) + "\")");
+    ++constructs_;
   }
 
   // `__shared__` at index i: the whole declaration it belongs to.
@@ -628,10 +752,12 @@ class Rewriter {
     return end;
   }
 
-  std::string apply() const {
+  std::string apply() {
+    // Never overlapping; a cast's closing parenthesis is edited after the casts nested inside its operand.
+    std::stable_sort(edits_.begin(), edits_.end(), [](const Edit& a, const Edit& b) { return a.begin < b.begin; });
     std::string out;
     std::size_t at = 0;
-    for (const Edit& e : edits_) {  // made in source order, never overlapping
+    for (const Edit& e : edits_) {
       out.append(src_.substr(at, e.begin - at));
       out += e.text;
       at = e.end;
@@ -642,11 +768,10 @@ class Rewriter {
 
   std::string_view src_;
   std::vector<Token> t_;
+  KernelTable& k_;
+  std::map<std::size_t, std::string> includes_;
   std::vector<Edit> edits_;
-  std::set<std::string> kernel_templates_;
-  std::set<std::string> kernel_names_;  // every __global__ function declared, for the backend's kernels_defined()
-  std::map<std::string, std::string> kernel_parameters_;  // kernel name -> "a,b,n" (see parameter_names)
-  std::set<std::string> conflicting_;                      // kernels whose overloads name parameters differently
+  std::size_t constructs_ = 0;
 };
 
 std::string quoted_path(const std::string& path) {
@@ -658,38 +783,264 @@ std::string quoted_path(const std::string& path) {
   return q + "\"";
 }
 
+// FNV-1a over `text`, continuing from `h`.
+std::uint32_t fnv1a(const std::string& text, std::uint32_t h) {
+  for (unsigned char c : text) h = (h ^ c) * 16777619u;
+  return h;
+}
+
+// A problem in a file other than the one being rewritten (a header it includes).
+struct FileError : std::runtime_error {
+  std::string file;
+  int line;
+  FileError(std::string f, int l, const std::string& what) : std::runtime_error(what), file(std::move(f)), line(l) {}
+};
+
+bool read_file(const std::string& path, std::string* text) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return false;
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  *text = buffer.str();
+  return true;
+}
+
+// Writes `text` unless the file already holds it: an unchanged output keeps its time stamp, so what
+// depends on it is not rebuilt.
+bool write_if_changed(const std::string& path, const std::string& text) {
+  std::string old;
+  if (read_file(path, &old) && old == text) return true;
+  std::ofstream file(path, std::ios::binary | std::ios::trunc);
+  file << text;
+  return static_cast<bool>(file);
+}
+
+struct Options {
+  std::vector<std::string> include_dirs;  // -I: project-local directories searched for includes
+  std::vector<std::string> skip_dirs;     // --skip: headers under these are never rewritten (system, toolkit)
+  std::string header_dir;                 // --headers: where rewritten headers go ("": headers are not followed)
+  std::string depfile;                    // --depfile: every file read, for incremental rebuilds
+};
+
+// The .cu file and the project-local headers it includes, directly or not. A header that declares
+// __shared__ variables or launches kernels (or includes one that does) is rewritten into the header
+// directory, starting with `#line 1 "its/own/path.cuh"` so that reports keep its name and lines, and the
+// includes of it are redirected there. Headers under the skipped directories (the system's, the toolkit's,
+// the backend's) and headers no -I directory or quoted include reaches are left alone.
+class Project {
+ public:
+  explicit Project(Options options) : o_(std::move(options)) {}
+
+  KernelTable kernels;
+  std::vector<std::string> read;  // every file read, in order: the depfile's prerequisites
+  // A hash of every rewritten header's text. The wrapper carries it, so that a header edit changes the
+  // wrapper and recompiles it: Ninja learns of the rewritten copies only from the compiler's depfile, and
+  // judges them with the time stamps it took before the rewrite ran.
+  std::uint32_t headers_hash = 2166136261u;
+
+  // The rewritten text of `path` (throws FileError for a problem in a header, ParseError for one in `path`).
+  std::string rewrite_source(const std::string& path, const std::string& text) {
+    done_[canonical(path)] = "";
+    bool changed = false;
+    return rewrite(path, text, /*header=*/false, &changed);
+  }
+
+  // For a header: the path its includers include instead ("" if it is used as it is).
+  std::string header(const std::string& path) {
+    const std::string key = canonical(path);
+    if (const auto it = done_.find(key); it != done_.end()) return it->second;  // done, or being done (a cycle)
+    done_[key] = "";
+    std::string text;
+    if (!read_file(key, &text)) return "";
+    read.push_back(key);
+    bool changed = false;
+    std::string body;
+    try {
+      body = rewrite(key, text, /*header=*/true, &changed);
+    } catch (const ParseError& e) {
+      throw FileError(key, e.line, e.what());
+    }
+    if (!changed) return "";
+    const std::string out = o_.header_dir + "/" + output_name(key);
+    const std::string copy = "#line 1 " + quoted_path(key) + "\n" + body;
+    if (!write_if_changed(out, copy)) throw std::runtime_error("cannot write " + out);
+    headers_hash = fnv1a(copy, headers_hash);
+    done_[key] = out;
+    return out;
+  }
+
+ private:
+  static std::string canonical(const std::string& path) {
+    std::error_code ec;
+    const auto c = std::filesystem::weakly_canonical(path, ec);
+    return ec ? path : c.string();
+  }
+
+  // `stem-<hash of the path>.ext`: headers of one name in two directories do not collide.
+  static std::string output_name(const std::string& path) {
+    const std::filesystem::path p(path);
+    char tag[16];
+    std::snprintf(tag, sizeof tag, "-%08x", fnv1a(path, 2166136261u));
+    return p.stem().string() + tag + p.extension().string();
+  }
+
+  bool skipped(const std::string& path) const {
+    for (const auto& dir : o_.skip_dirs) {
+      if (!dir.empty() && path.compare(0, dir.size(), dir) == 0 && (path.size() == dir.size() || path[dir.size()] == '/')) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  // Where `#include "name"` (quoted) or `<name>` of a file in `dir` is found among the project's headers.
+  std::string resolve(const std::string& dir, const std::string& name, bool quoted) const {
+    std::vector<std::string> candidates;
+    if (!name.empty() && name[0] == '/') {
+      candidates.push_back(name);
+    } else {
+      if (quoted) candidates.push_back(dir + "/" + name);
+      for (const auto& inc : o_.include_dirs) candidates.push_back(inc + "/" + name);
+    }
+    for (const auto& c : candidates) {
+      std::error_code ec;
+      if (!std::filesystem::is_regular_file(c, ec)) continue;
+      const std::string found = canonical(c);
+      return skipped(found) ? std::string() : found;
+    }
+    return "";
+  }
+
+  // The file named by an #include directive, and whether it is quoted; false if it is not an #include.
+  static bool include_target(std::string_view d, std::string* name, bool* quoted) {
+    std::size_t k = 1;
+    while (k < d.size() && (d[k] == ' ' || d[k] == '\t')) ++k;
+    if (d.compare(k, 7, "include") != 0) return false;
+    k += 7;
+    while (k < d.size() && (d[k] == ' ' || d[k] == '\t')) ++k;
+    if (k >= d.size() || (d[k] != '"' && d[k] != '<')) return false;
+    const char close = d[k] == '"' ? '"' : '>';
+    const std::size_t end = d.find(close, k + 1);
+    if (end == std::string_view::npos) return false;
+    *name = std::string(d.substr(k + 1, end - k - 1));
+    *quoted = close == '"';
+    return true;
+  }
+
+  std::string rewrite(const std::string& path, const std::string& text, bool header, bool* changed) {
+    std::vector<Token> tokens = Lexer(text).run();
+    std::map<std::size_t, std::string> includes;
+    bool redirected = false;
+    const std::string dir = std::filesystem::path(path).parent_path().string();
+    for (std::size_t i = 0; i < tokens.size() && !o_.header_dir.empty(); ++i) {
+      std::string name;
+      bool quoted = false;
+      if (tokens[i].kind != Kind::directive || !include_target(tokens[i].text, &name, &quoted)) continue;
+      const std::string found = resolve(dir, name, quoted);
+      if (found.empty()) continue;
+      const std::string rewritten = this->header(found);
+      if (!rewritten.empty()) {
+        includes[i] = "#include " + quoted_path(rewritten);
+        redirected = true;
+      } else if (header && quoted) {
+        includes[i] = "#include " + quoted_path(found);  // found from the rewritten copy's directory too
+      }
+    }
+    Rewriter rewriter(text, std::move(tokens), kernels, std::move(includes));
+    std::string body = rewriter.run();
+    *changed = redirected || rewriter.constructs() > 0;
+    return body;
+  }
+
+  Options o_;
+  std::map<std::string, std::string> done_;  // canonical header path -> its rewritten copy ("" if none)
+};
+
+// `target: a b c` with spaces escaped, as Make and Ninja read depfiles.
+std::string depfile_text(const std::string& target, const std::vector<std::string>& prerequisites) {
+  const auto escape = [](const std::string& p) {
+    std::string out;
+    for (char c : p) {
+      if (c == ' ' || c == '#') out += '\\';
+      if (c == '$') out += '$';
+      out += c;
+    }
+    return out;
+  };
+  std::string out = escape(target) + ":";
+  for (const auto& p : prerequisites) out += " \\\n  " + escape(p);
+  return out + "\n";
+}
+
+int usage() {
+  std::fprintf(stderr,
+               "usage: rooflab_emu_rewrite IN.cu OUT.cpp [--headers DIR] [--depfile FILE] [-I DIR]... [--skip DIR]...\n");
+  return 2;
+}
+
+bool parse_options(int argc, char** argv, Options* o) {
+  for (int k = 3; k < argc; ++k) {
+    const std::string a = argv[k];
+    const bool has_value = k + 1 < argc;
+    if (a.rfind("-I", 0) == 0 && a.size() > 2) {
+      o->include_dirs.push_back(a.substr(2));
+    } else if (a == "-I" && has_value) {
+      o->include_dirs.push_back(argv[++k]);
+    } else if (a == "--skip" && has_value) {
+      std::error_code ec;  // compared with canonical header paths: symbolic links resolved
+      const auto dir = std::filesystem::weakly_canonical(argv[++k], ec);
+      o->skip_dirs.push_back(ec ? std::string(argv[k]) : dir.string());
+    } else if (a == "--headers" && has_value) {
+      o->header_dir = argv[++k];
+    } else if (a == "--depfile" && has_value) {
+      o->depfile = argv[++k];
+    } else if (a.empty()) {
+      continue;  // an empty generator expression
+    } else {
+      return false;
+    }
+  }
+  return true;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc != 3) {
-    std::fprintf(stderr, "usage: rooflab_emu_rewrite IN.cu OUT.cpp\n");
-    return 2;
-  }
+  Options options;
+  if (argc < 3 || !parse_options(argc, argv, &options)) return usage();
   const std::string in_path = argv[1];
-  std::ifstream in(in_path, std::ios::binary);
-  if (!in) {
+  std::string src;
+  if (!read_file(in_path, &src)) {
     std::fprintf(stderr, "rooflab_emu_rewrite: cannot read %s\n", in_path.c_str());
     return 2;
   }
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  const std::string src = buffer.str();
+  if (!options.header_dir.empty()) std::filesystem::create_directories(options.header_dir);
+  Project project(options);
   std::string body;
-  std::string kernels;
   try {
-    Rewriter rewriter(src, Lexer(src).run());
-    body = rewriter.run();
-    kernels = rewriter.kernel_names();
+    body = project.rewrite_source(in_path, src);
   } catch (const ParseError& e) {
     std::fprintf(stderr, "%s:%d: error: %s [rooflab_emu_rewrite, CPU backend]\n", in_path.c_str(), e.line, e.what());
     return 1;
+  } catch (const FileError& e) {
+    std::fprintf(stderr, "%s:%d: error: %s [rooflab_emu_rewrite, CPU backend; included from %s]\n", e.file.c_str(),
+                 e.line, e.what(), in_path.c_str());
+    return 1;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "rooflab_emu_rewrite: %s\n", e.what());
+    return 2;
   }
+  const std::string kernels = project.kernels.joined();
   std::ostringstream out;
   out << "// Generated by rooflab_emu_rewrite from " << in_path << " for the CPU backend (docs/cpu-mode.md).\n"
       << "#include <rooflab/emu/runtime.hpp>\n"
-      << "#include <rooflab/emu/rewritten.hpp>\n"
-      << "#line 1 " << quoted_path(in_path) << "\n"
-      << body;
+      << "#include <rooflab/emu/rewritten.hpp>\n";
+  if (project.headers_hash != 2166136261u) {
+    char hash[16];
+    std::snprintf(hash, sizeof hash, "%08x", project.headers_hash);
+    out << "// Rewritten headers: " << hash << " (a header edit changes this line)\n";
+  }
+  out << "#line 1 " << quoted_path(in_path) << "\n" << body;
   if (!body.empty() && body.back() != '\n') out << '\n';
   // After the last line (line numbers stay those of the .cu): the file's kernel names, so that the backend can
   // tell which compiled functions are kernels (rooflab::emu::kernels_defined()).
@@ -697,19 +1048,18 @@ int main(int argc, char** argv) {
     out << "[[maybe_unused]] static const int rooflab_emu_kernels_registered_ =\n"
         << "    ::rooflab::emu::detail::register_kernels(" << quoted_path(in_path) << ", \"" << kernels << "\");\n";
   }
-  // Write only when the text changed: an unchanged wrapper does not recompile.
-  const std::string text = out.str();
-  {
-    std::ifstream old(argv[2], std::ios::binary);
-    std::stringstream old_text;
-    old_text << old.rdbuf();
-    if (old && old_text.str() == text) return 0;
-  }
-  std::ofstream file(argv[2], std::ios::binary | std::ios::trunc);
-  file << text;
-  if (!file) {
+  // Written only when the text changed: an unchanged wrapper does not recompile.
+  if (!write_if_changed(argv[2], out.str())) {
     std::fprintf(stderr, "rooflab_emu_rewrite: cannot write %s\n", argv[2]);
     return 2;
+  }
+  if (!options.depfile.empty()) {
+    std::vector<std::string> prerequisites{in_path};
+    prerequisites.insert(prerequisites.end(), project.read.begin(), project.read.end());
+    if (!write_if_changed(options.depfile, depfile_text(argv[2], prerequisites))) {
+      std::fprintf(stderr, "rooflab_emu_rewrite: cannot write %s\n", options.depfile.c_str());
+      return 2;
+    }
   }
   return 0;
 }

@@ -93,6 +93,10 @@ void set_access(const Allocation& a, bool open);
 bool touch_watched(std::uintptr_t from, std::uintptr_t to);
 void count_copy(Direction d, std::size_t bytes);
 void install_fault_handler();
+// The cudaMalloc allocation whose data pages hold `addr`, if any (lock-free: the fault handler uses it).
+const GuardRecord* device_data_record(std::uintptr_t addr);
+// Appends " made at f <- g" (where the allocation was made) to msg.
+void append_site(char* msg, std::size_t cap, const GuardRecord& g);
 GuardRecord* register_guard(const void* guard, const void* front_guard, const void* start, std::size_t size,
                             const char* what, void* const* site = nullptr, int site_frames = 0);
 // Prints a runtime API misuse, the first few times each kind happens.

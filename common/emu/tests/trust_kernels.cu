@@ -26,10 +26,18 @@ __global__ void peek_bytes_kernel(const unsigned char* in, int from, int count, 
   if (i < count) out[i] = in[from + i];
 }
 
-// float4 needs 16-byte alignment: in + 1 is 4 bytes past it (bug).
+// float4 needs 16-byte alignment: in + 1 is 4 bytes past it (bug). The CPU backend checks the pointer
+// where reinterpret_cast makes it.
 __global__ void misaligned_float4_kernel(const float* in, float* out) {
   const float4 v = reinterpret_cast<const float4*>(in + 1)[threadIdx.x];
   reinterpret_cast<float4*>(out)[threadIdx.x] = v;
+}
+
+// The same bug through a C-style cast, which the rewriter leaves alone: the access itself faults on the CPU
+// (an aligned SSE load), and the fault handler reports it.
+__global__ void misaligned_float4_cast_kernel(const float* in, float* out) {
+  const float4 v = ((const float4*)(in + 1))[threadIdx.x];
+  ((float4*)out)[threadIdx.x] = v;
 }
 
 __global__ void half_off_by_one_kernel(__half* out, int n) {
@@ -53,6 +61,9 @@ void peek_bytes(const unsigned char* in, int from, int count, unsigned char* out
 }
 void misaligned_float4(const float* in, float* out) {
   rooflab::launch(misaligned_float4_kernel, dim3(1), dim3(4), 0, nullptr, in, out);
+}
+void misaligned_float4_cast(const float* in, float* out) {
+  rooflab::launch(misaligned_float4_cast_kernel, dim3(1), dim3(4), 0, nullptr, in, out);
 }
 void half_off_by_one(__half* out, int n) {
   rooflab::launch(half_off_by_one_kernel, dim3(static_cast<unsigned>((n + 1 + 127) / 128)), dim3(128), 0, nullptr,

@@ -15,6 +15,8 @@ void copy_float4_rounded_up(const float* in, float* out, int n);
 void peek_bytes(const unsigned char* in, int from, int count, unsigned char* out);
 // Reads float4s from in + 1 (4 bytes past a 16-byte boundary) into out: misaligned on a GPU.
 void misaligned_float4(const float* in, float* out);
+// The same through a C-style cast.
+void misaligned_float4_cast(const float* in, float* out);
 // out[i] = 1 for i <= n halves (bug: should be i < n).
 void half_off_by_one(__half* out, int n);
 }  // namespace emutest

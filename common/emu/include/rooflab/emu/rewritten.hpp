@@ -5,12 +5,16 @@
 //                                                    stream)(args)   ("x,y,n": k's parameter names, "" if unknown)
 //   extern __shared__ T name[];      ->  auto* const name = dynamic_shared<T>();
 //   __shared__ T name[N];            ->  auto& name = static_shared<T[N]>([] {}, "name", alignment);
+//   f<<<g, b>>>(args), f not a kernel's name (a function pointer, table[i], (c ? a : b), pick(x))
+//                                    ->  launch_pointer(f, "f", g, b, smem, stream)(args)
+//   reinterpret_cast<T*>(e)          ->  aligned_reinterpret_cast<T*>(e, "T*")
 #pragma once
 
 #include <rooflab/emu/launch.hpp>
 
 #include <algorithm>
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <tuple>
 #include <type_traits>
@@ -85,6 +89,45 @@ template <typename Kernel, typename Body>
 LaunchSite<Kernel, Body> launch_site(Kernel kernel, const char* written, const char* parameters, Body body, dim3 grid,
                                      dim3 block, std::size_t dynamic_smem = 0, cudaStream_t /*stream*/ = nullptr) {
   return LaunchSite<Kernel, Body>(kernel, written, parameters, std::move(body), grid, block, dynamic_smem);
+}
+
+// A launch through something other than a kernel's name (a function pointer variable, table[i], a
+// conditional, a call): the expression is evaluated once, before the launch, and must give a __global__
+// function's address; every CUDA thread calls the kernel through that pointer.
+template <typename Kernel>
+auto launch_pointer(Kernel kernel, const char* written, dim3 grid, dim3 block, std::size_t dynamic_smem = 0,
+                    cudaStream_t stream = nullptr) {
+  static_assert(std::is_pointer_v<Kernel> && std::is_function_v<std::remove_pointer_t<Kernel>>,
+                "rooflab emu: the expression before <<< does not give a pointer to a __global__ function (see the "
+                "line that 'required from here' names)");
+  auto body = [kernel](auto... args) { kernel(args...); };
+  return launch_site(kernel, written, "", body, grid, block, dynamic_smem, stream);
+}
+
+// ---- misaligned pointers (src/alignment.cpp) ----
+
+// Inside a kernel: reports (throws KernelError) that `address` is not aligned to `align` bytes for `type`.
+// Host code is left alone.
+void misaligned_pointer(const void* address, std::size_t align, const char* type, const char* file, unsigned line);
+
+// `reinterpret_cast<T*>(e)` in a function body. A GPU faults on a misaligned access through T* (a float4
+// load needs 16 bytes of alignment); the host compiler may split the access into scalar loads and never
+// fault, so the pointer is checked where the kernel makes it.
+template <typename To, typename From>
+To aligned_reinterpret_cast(From from, const char* type, const char* file = __builtin_FILE(),
+                            unsigned line = __builtin_LINE()) {
+  if constexpr (std::is_pointer_v<To> && std::is_pointer_v<From>) {
+    using Element = std::remove_cv_t<std::remove_pointer_t<To>>;
+    if constexpr (std::is_object_v<Element> && is_complete<Element>::value) {
+      if constexpr (alignof(Element) > 1) {
+        const auto address = reinterpret_cast<std::uintptr_t>(from);
+        if (address % alignof(Element) != 0) {
+          misaligned_pointer(reinterpret_cast<const void*>(address), alignof(Element), type, file, line);
+        }
+      }
+    }
+  }
+  return reinterpret_cast<To>(from);
 }
 
 // ---- shared memory (shared_memory.cpp) ----

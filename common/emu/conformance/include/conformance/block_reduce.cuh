@@ -1,0 +1,40 @@
+// Block-wide reductions in a header found through an include directory (`#include <conformance/...>`), as
+// a repository's common.h offers them: a __shared__ array inside a __device__ function, a kernel that uses
+// it, a kernel template launched without template arguments, and float4 loads.
+#pragma once
+
+// The sum of `value` over the block: warp sums through shuffles, then the first warp adds the warp sums.
+__device__ inline float block_sum(float value) {
+  __shared__ float warp_sums[32];
+  const int lane = threadIdx.x % warpSize, warp = threadIdx.x / warpSize;
+  for (int offset = warpSize / 2; offset > 0; offset /= 2) value += __shfl_down_sync(0xffffffffu, value, offset);
+  if (lane == 0) warp_sums[warp] = value;
+  __syncthreads();
+  const int warps = (blockDim.x + warpSize - 1) / warpSize;
+  value = threadIdx.x < warps ? warp_sums[threadIdx.x] : 0.0f;
+  if (warp == 0) {
+    for (int offset = warpSize / 2; offset > 0; offset /= 2) value += __shfl_down_sync(0xffffffffu, value, offset);
+  }
+  __syncthreads();  // warp_sums is free again for the next call
+  return value;
+}
+
+// One block per row of a rows x cols matrix; the row's sum in sums[row].
+__global__ void row_sum_kernel(const float* x, float* sums, int cols) {
+  float partial = 0.0f;
+  for (int c = threadIdx.x; c < cols; c += blockDim.x) partial += x[blockIdx.x * cols + c];
+  const float total = block_sum(partial);
+  if (threadIdx.x == 0) sums[blockIdx.x] = total;
+}
+
+// y = a * x over n elements, four at a time through float4 (x and y 16-byte aligned), then the tail.
+template <typename T>
+__global__ void scale4_kernel(const T* x, T* y, T a, int n) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (4 * i + 3 < n) {
+    const float4 v = reinterpret_cast<const float4*>(x)[i];
+    reinterpret_cast<float4*>(y)[i] = make_float4(a * v.x, a * v.y, a * v.z, a * v.w);
+  } else {
+    for (int k = 4 * i; k < n; ++k) y[k] = a * x[k];
+  }
+}

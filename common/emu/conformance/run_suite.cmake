@@ -1,0 +1,39 @@
+# cmake -DPROGRAMS=a;b;c -P run_suite.cmake: runs each conformance program under the three schedules (each
+# must exit 0: its kernels matched its host reference), and the misaligned-float4 program once more with
+# misaligned input, where the backend's report must name the kernel, block, thread, address and alignment.
+# Every failure is listed, then the script fails.
+set(failures "")
+
+function(run_program out_code out_text program schedule)
+  execute_process(COMMAND ${CMAKE_COMMAND} -E env ROOFLAB_EMU_QUIET=1 ROOFLAB_EMU_SCHEDULE=${schedule}
+                          "${program}" ${ARGN}
+                  RESULT_VARIABLE code OUTPUT_VARIABLE text ERROR_VARIABLE text TIMEOUT 60)
+  set(${out_code} "${code}" PARENT_SCOPE)
+  set(${out_text} "${text}" PARENT_SCOPE)
+endfunction()
+
+foreach(program IN LISTS PROGRAMS)
+  get_filename_component(name "${program}" NAME)
+  foreach(schedule forward reverse random)
+    run_program(code text "${program}" ${schedule})
+    if(NOT code STREQUAL "0")
+      list(APPEND failures "${name} (${schedule}) exited with ${code}:\n${text}")
+    endif()
+  endforeach()
+  message(STATUS "${name}: ${text}")
+endforeach()
+
+# The misaligned load: reported, with where and why (a GPU stops the kernel with cudaErrorMisalignedAddress).
+list(FILTER PROGRAMS INCLUDE REGEX "misaligned_float4")
+foreach(program IN LISTS PROGRAMS)
+  run_program(code text "${program}" forward --misaligned)
+  set(want "sum4_kernel[^\n]*, block \\(0,0,0\\), thread \\(0,0,0\\)[^\n]*misaligned address 0x[0-9a-f]+ \\(4 bytes past a 16-byte boundary\\)[^\n]*misaligned_float4.cu:18")
+  if(code STREQUAL "0" OR NOT text MATCHES "${want}")
+    list(APPEND failures "misaligned float4 load: want a failing run whose report matches\n  ${want}\ngot exit ${code}:\n${text}")
+  endif()
+endforeach()
+
+if(failures)
+  string(JOIN "\n" report ${failures})
+  message(FATAL_ERROR "${report}")
+endif()
