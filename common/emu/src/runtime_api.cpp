@@ -5,6 +5,8 @@
 #include <rooflab/emu/pretend_gpu.hpp>
 #include <rooflab/emu/runtime.hpp>
 
+#include <cuda_profiler_api.h>
+
 #include "guarded_memory.hpp"
 #include "internal.hpp"
 
@@ -304,6 +306,37 @@ cudaError_t cudaFuncGetAttributes(cudaFuncAttributes* attr, const void* func) {
   attr->maxDynamicSharedSizeBytes = static_cast<int>(it == g_smem_optin.end() ? kSharedPerBlock : it->second);
   return cudaSuccess;
 }
+
+// Resident blocks of `func` per SM on the pretend GPU, limited by threads (whole warps), the block count and
+// shared memory (the dynamic bytes plus the driver's reserve per block; static shared memory and registers
+// are unknown on the CPU and limit nothing). The figures are cudaGetDeviceProperties' own.
+cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(int* blocks, const void* func, int block_size,
+                                                                   size_t dynamic_smem, unsigned int /*flags*/) {
+  if (blocks == nullptr || func == nullptr || block_size <= 0) return record(cudaErrorInvalidValue);
+  cudaDeviceProp prop{};
+  cudaGetDeviceProperties(&prop, 0);
+  cudaFuncAttributes attr{};
+  cudaFuncGetAttributes(&attr, func);
+  *blocks = 0;
+  if (block_size > prop.maxThreadsPerBlock || dynamic_smem > static_cast<size_t>(attr.maxDynamicSharedSizeBytes)) {
+    return cudaSuccess;  // such a block never runs: no block is resident
+  }
+  const int warps = (block_size + prop.warpSize - 1) / prop.warpSize;
+  const int by_threads = prop.maxThreadsPerMultiProcessor / (warps * prop.warpSize);
+  const size_t per_block = dynamic_smem + prop.reservedSharedMemPerBlock;
+  const int by_smem = static_cast<int>(prop.sharedMemPerMultiprocessor / per_block);
+  *blocks = std::min({by_threads, prop.maxBlocksPerMultiProcessor, by_smem});
+  return cudaSuccess;
+}
+cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessor(int* blocks, const void* func, int block_size,
+                                                          size_t dynamic_smem) {
+  return cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(blocks, func, block_size, dynamic_smem, 0);
+}
+
+// ---- profiler markers: no profiler watches a CPU run ----
+
+cudaError_t cudaProfilerStart(void) { return cudaSuccess; }
+cudaError_t cudaProfilerStop(void) { return cudaSuccess; }
 
 // ---- errors ----
 
