@@ -125,6 +125,11 @@ endfunction()
 # caller to the hidden test sources of that kind: DIR/<id>/<kind>*.cpp.
 function(_rooflab_lab_rubric lab_id lab_dir prefix)
   file(READ "${lab_dir}/rubric.json" rubric)
+  # The rubric says which lab it is (results and tools read it alone); the folder's name decides.
+  string(JSON rubric_lab ERROR_VARIABLE err GET "${rubric}" lab)
+  if(err OR NOT rubric_lab STREQUAL lab_id)
+    message(FATAL_ERROR "${lab_dir}/rubric.json: \"lab\" must be \"${lab_id}\", the id in the folder's name")
+  endif()
   foreach(kind ANALYTIC CORRECTNESS PERF STATIC RACE)
     set(${prefix}_${kind} "" PARENT_SCOPE)
   endforeach()
@@ -339,12 +344,43 @@ function(_rooflab_add_variant json_out)
   set(${json_out} "${v}" PARENT_SCOPE)
 endfunction()
 
-# rooflab_add_lab(ID 01 NAME memory-bandwidth TITLE "..." STUDENT_FILES kernels.cu answers.cpp)
+# The lab id and name of a lab folder, from its name and nowhere else: labs/04-gemm is lab "04", named "gemm".
+# Sets <prefix>_ID and <prefix>_NAME in the caller; a folder not named NN-name fails the configure.
+function(rooflab_lab_id_from_dir prefix dir)
+  get_filename_component(dir_name "${dir}" NAME)
+  if(NOT dir_name MATCHES "^([0-9][0-9])-([a-z0-9]+(-[a-z0-9]+)*)$")
+    message(FATAL_ERROR "${dir}: a lab folder is named NN-name (two digits, a dash, then lower-case letters, "
+                        "digits and dashes), as labs/04-gemm; its lab id and name are read from that name")
+  endif()
+  set(${prefix}_ID "${CMAKE_MATCH_1}" PARENT_SCOPE)
+  set(${prefix}_NAME "${CMAKE_MATCH_2}" PARENT_SCOPE)
+endfunction()
+
+# rooflab_add_lab(TITLE "..." STUDENT_FILES kernels.cu answers.cpp), called from labs/NN-name/CMakeLists.txt:
+# the lab id (NN) and name come from the folder's name (rooflab_lab_id_from_dir). The binaries get the id as
+# ROOFLAB_LAB_ID ("04"); the grader reads both from build/rooflab/labs.json.
 # A lab's tests are found by name: tests/analytic.cpp, correctness.cpp, perf.cpp, static.cpp, race.cpp and
 # dryrun.cpp, each kind built when its file exists. TESTS_<KIND> files replace that default for a lab whose
-# tests of a kind are split over several files.
+# tests of a kind are split over several files. With ROOFLAB_LABS set (a list of ids), a lab not in it
+# registers nothing (a build of a few labs: the new-lab check builds only the lab it scaffolds).
 function(rooflab_add_lab)
-  cmake_parse_arguments(L "" "ID;NAME;TITLE" "STUDENT_FILES;TESTS_ANALYTIC;TESTS_CORRECTNESS;TESTS_PERF;TESTS_STATIC;TESTS_RACE;TESTS_DRYRUN" ${ARGN})
+  cmake_parse_arguments(L "" "TITLE" "STUDENT_FILES;TESTS_ANALYTIC;TESTS_CORRECTNESS;TESTS_PERF;TESTS_STATIC;TESTS_RACE;TESTS_DRYRUN" ${ARGN})
+  if(L_UNPARSED_ARGUMENTS)
+    message(FATAL_ERROR "rooflab_add_lab(${CMAKE_CURRENT_SOURCE_DIR}): unknown arguments ${L_UNPARSED_ARGUMENTS} "
+                        "(the lab id and name are the folder's name, not arguments)")
+  endif()
+  rooflab_lab_id_from_dir(L "${CMAKE_CURRENT_SOURCE_DIR}")
+  get_property(taken GLOBAL PROPERTY ROOFLAB_LAB_DIRS)
+  foreach(other IN LISTS taken)
+    rooflab_lab_id_from_dir(O "${other}")
+    if(O_ID STREQUAL L_ID)
+      message(FATAL_ERROR "${CMAKE_CURRENT_SOURCE_DIR}: lab id ${L_ID} is taken by ${other}")
+    endif()
+  endforeach()
+  set_property(GLOBAL APPEND PROPERTY ROOFLAB_LAB_DIRS "${CMAKE_CURRENT_SOURCE_DIR}")
+  if(NOT ROOFLAB_LABS STREQUAL "" AND NOT L_ID IN_LIST ROOFLAB_LABS)
+    return()
+  endif()
   set(dir_name "${L_ID}-${L_NAME}")
   set(lab_dir "${PROJECT_SOURCE_DIR}/labs/${dir_name}")
   set(solution_dir "${PROJECT_SOURCE_DIR}/solutions/${dir_name}")

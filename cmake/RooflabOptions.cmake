@@ -20,6 +20,8 @@ option(ROOFLAB_SYNC_LAUNCH_CHECK "Synchronize after every kernel launch to repor
 # DIR/<NN>/<kind>*.cpp hold them (kind: analytic, correctness, perf, static or race, as the lab's tests/ files
 # are named); they are built into lab NN's binaries beside the public tests and graded like them.
 set(ROOFLAB_HIDDEN_TESTS "" CACHE PATH "Hidden tests: DIR/<lab id>/rubric.json and DIR/<lab id>/<kind>*.cpp")
+# A build of some labs only (ids, "04;09"): the others register nothing. Empty: every lab in labs/CMakeLists.txt.
+set(ROOFLAB_LABS "" CACHE STRING "Lab ids to build (empty: all)")
 set(ROOFLAB_STATIC_ARCHS "80;90" CACHE STRING
     "Architectures whose PTX and resource report are captured for the static tests")
 
