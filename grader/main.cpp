@@ -5,6 +5,7 @@
 #include "class_grading.hpp"
 #include "commands.hpp"
 #include "gradescope.hpp"
+#include "new_lab.hpp"
 #include "slurm.hpp"
 
 #include <CLI/CLI.hpp>
@@ -149,6 +150,14 @@ int main(int argc, char** argv) {
   s->add_option("--variant", st.variant)->required();
   s->add_option("--json", st.json, "Also write the variant's results.json (Gradescope format) here");
 
+  NewLabArgs new_lab;
+  auto* nl = app.add_subcommand("new-lab", "Scaffold lab NN from templates/lab/: labs/NN-NAME/, solutions/NN-NAME/ and "
+                                           "its line in labs/CMakeLists.txt (docs/adding-a-lab.md)");
+  nl->add_option("id", new_lab.id, "The lab id: two digits, as 09")->required();
+  nl->add_option("name", new_lab.name, "The lab name: lower-case letters, digits and dashes, as scale-demo")->required();
+  nl->add_option("--title", new_lab.title, "The title in the grader's tables (default: the name in words)");
+  nl->add_option("--root", new_lab.root, "The course to add it to (default: the one this grader was built from)");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -168,6 +177,10 @@ int main(int argc, char** argv) {
     if (*in) return cmd_inspect(inspect);
     if (*c) return cmd_calibrate(remeasure);
     if (*s) return cmd_selftest(st);
+    if (*nl) {
+      if (new_lab.root.empty()) new_lab.root = source_dir();
+      return cmd_new_lab(new_lab);
+    }
   } catch (const std::invalid_argument& e) {
     std::cerr << "rooflab: " << e.what() << "\n";
     return kExitUsage;
