@@ -2,8 +2,8 @@
 # CPU backend; RACE links the ThreadSanitizer build of the backend instead (race mode, docs/cpu-mode.md).
 # TRAFFIC compiles them with the compiler's ThreadSanitizer instrumentation answered by the traffic model's
 # hooks (rooflab::emu_traffic, not libtsan), so the binary can record the kernels' global-memory accesses
-# (rooflab/emu/traffic.hpp); line tables name the access sites, and no auto-vectorization, so that each
-# access is one a CUDA thread makes.
+# (rooflab/emu/traffic.hpp); line tables name the access sites; no auto-vectorization and no scalar
+# replacement of aggregates, so that each access is one a CUDA thread makes (a float4 stays one 16-byte access).
 # Either way the target gets the backend's cuBLAS subset and its <cooperative_groups.h>.
 #
 # Each .cu becomes a generated wrapper .cpp: the backend's prelude (it must precede every CUDA header), then
@@ -25,7 +25,7 @@ function(rooflab_emu_add_cu target)
   cmake_parse_arguments(E "RACE;TRAFFIC" "" "" ${ARGN})
   set(traffic_options "")
   if(E_TRAFFIC)
-    set(traffic_options ";-fsanitize=thread;--param=tsan-instrument-func-entry-exit=0;-g1;-fno-tree-vectorize;-fno-tree-slp-vectorize")
+    set(traffic_options ";-fsanitize=thread;--param=tsan-instrument-func-entry-exit=0;-g1;-fno-tree-vectorize;-fno-tree-slp-vectorize;-fno-tree-sra")
     target_link_libraries(${target} PRIVATE rooflab::emu_traffic)
   endif()
   # A .cu's standard is the target's CUDA_STANDARD (as nvcc would compile it), even where the target's .cpp

@@ -11,6 +11,8 @@
 #   <prefix>_gpu       tests/correctness + tests/perf + the kernels under nvcc (CUDA only)
 #   <prefix>_static    tests/static, reading the PTX and ptxas report captured at build time (CUDA only)
 #   <prefix>_race      tests/race + the kernels on the CPU backend's race mode (ThreadSanitizer), tiny sizes
+#   <prefix>_traffic   tests/traffic + the kernels on the CPU backend with their global loads and stores
+#                      recorded (the memory-traffic model, rooflab/testing/traffic.hpp): bytes moved, hints
 #   <prefix>_dryrun    tests/perf + tests/dryrun + the kernels, the timing harness and calibration on the CPU
 #                      backend at scaled-down sizes (a dry run: proves the GPU path runs; worth no points),
 #                      with the reference solution's answers.cpp (tests/dryrun checks the perf tests' byte
@@ -230,7 +232,7 @@ function(_rooflab_lab_binary target kind lab_id lab_dir)
       # The kinds whose binaries hold rewritten .cu files compile their tests for the CPU backend too.
       if(kind STREQUAL "race")
         rooflab_emu_use(${shared} RACE)
-      elseif(kind STREQUAL "emu" OR kind STREQUAL "dryrun")
+      elseif(kind STREQUAL "emu" OR kind STREQUAL "dryrun" OR kind STREQUAL "traffic")
         rooflab_emu_use(${shared})
       endif()
     endif()
@@ -247,7 +249,7 @@ endfunction()
 # Builds one variant; appends its JSON to the variable named by `json_out`.
 function(_rooflab_add_variant json_out)
   cmake_parse_arguments(V "EXCLUDE_FROM_ALL" "LAB;LAB_DIR;VARIANT;PREFIX;STUDENT_DIR;EXPECT"
-                        "KINDS;KERNELS;ANSWERS;SOLUTION_ANSWERS;TESTS_ANALYTIC;TESTS_CORRECTNESS;TESTS_PERF;TESTS_STATIC;TESTS_RACE;TESTS_DRYRUN" ${ARGN})
+                        "KINDS;KERNELS;ANSWERS;SOLUTION_ANSWERS;TESTS_ANALYTIC;TESTS_CORRECTNESS;TESTS_PERF;TESTS_STATIC;TESTS_RACE;TESTS_DRYRUN;TESTS_TRAFFIC" ${ARGN})
   set(lab_dir "${V_LAB_DIR}")
   set(bins "")
 
@@ -279,6 +281,15 @@ function(_rooflab_add_variant json_out)
     list(APPEND bins "${b}")
   elseif(V_TESTS_RACE AND "race" IN_LIST V_KINDS)
     _rooflab_unavailable(bins race)
+  endif()
+
+  # ---- traffic: the kernels on the CPU backend, their global-memory accesses recorded (hints) ----
+  if(TARGET rooflab::emu_traffic AND V_TESTS_TRAFFIC AND "traffic" IN_LIST V_KINDS)
+    _rooflab_lab_binary(${V_PREFIX}_traffic traffic ${V_LAB} "${lab_dir}"
+      TESTS ${V_TESTS_TRAFFIC} LIBS rooflab::common)
+    rooflab_emu_add_cu(${V_PREFIX}_traffic TRAFFIC ${V_KERNELS})
+    _rooflab_binary_json(b traffic ${V_PREFIX}_traffic "")
+    list(APPEND bins "${b}")
   endif()
 
   # ---- dryrun: the perf tests, timing harness and calibration on the CPU backend, sizes scaled down ----
@@ -327,7 +338,7 @@ function(_rooflab_add_variant json_out)
   endif()
 
   set(targets "")
-  foreach(kind analytic emu race gpu static dryrun)
+  foreach(kind analytic emu race gpu static dryrun traffic)
     if(TARGET ${V_PREFIX}_${kind})
       list(APPEND targets ${V_PREFIX}_${kind})
     endif()
@@ -359,12 +370,12 @@ endfunction()
 # rooflab_add_lab(TITLE "..." STUDENT_FILES kernels.cu answers.cpp), called from labs/NN-name/CMakeLists.txt:
 # the lab id (NN) and name come from the folder's name (rooflab_lab_id_from_dir). The binaries get the id as
 # ROOFLAB_LAB_ID ("04"); the grader reads both from build/rooflab/labs.json.
-# A lab's tests are found by name: tests/analytic.cpp, correctness.cpp, perf.cpp, static.cpp, race.cpp and
-# dryrun.cpp, each kind built when its file exists. TESTS_<KIND> files replace that default for a lab whose
+# A lab's tests are found by name: tests/analytic.cpp, correctness.cpp, perf.cpp, static.cpp, race.cpp,
+# dryrun.cpp and traffic.cpp, each kind built when its file exists. TESTS_<KIND> files replace that default for a lab whose
 # tests of a kind are split over several files. With ROOFLAB_LABS set (a list of ids), a lab not in it
 # registers nothing (a build of a few labs: the new-lab check builds only the lab it scaffolds).
 function(rooflab_add_lab)
-  cmake_parse_arguments(L "" "TITLE" "STUDENT_FILES;TESTS_ANALYTIC;TESTS_CORRECTNESS;TESTS_PERF;TESTS_STATIC;TESTS_RACE;TESTS_DRYRUN" ${ARGN})
+  cmake_parse_arguments(L "" "TITLE" "STUDENT_FILES;TESTS_ANALYTIC;TESTS_CORRECTNESS;TESTS_PERF;TESTS_STATIC;TESTS_RACE;TESTS_DRYRUN;TESTS_TRAFFIC" ${ARGN})
   if(L_UNPARSED_ARGUMENTS)
     message(FATAL_ERROR "rooflab_add_lab(${CMAKE_CURRENT_SOURCE_DIR}): unknown arguments ${L_UNPARSED_ARGUMENTS} "
                         "(the lab id and name are the folder's name, not arguments)")
@@ -384,7 +395,7 @@ function(rooflab_add_lab)
   set(dir_name "${L_ID}-${L_NAME}")
   set(lab_dir "${PROJECT_SOURCE_DIR}/labs/${dir_name}")
   set(solution_dir "${PROJECT_SOURCE_DIR}/solutions/${dir_name}")
-  foreach(kind ANALYTIC CORRECTNESS PERF STATIC RACE DRYRUN)
+  foreach(kind ANALYTIC CORRECTNESS PERF STATIC RACE DRYRUN TRAFFIC)
     string(TOLOWER "${kind}" file)
     if(NOT L_TESTS_${kind} AND EXISTS "${lab_dir}/tests/${file}.cpp")
       set(L_TESTS_${kind} "tests/${file}.cpp")
@@ -407,7 +418,7 @@ function(rooflab_add_lab)
   set(variant_dir_main "${ROOFLAB_STUDENT_DIR}/${dir_name}")
   set(variant_fallback_main "${lab_dir}")
   set(variant_expect_main "")
-  set(variant_kinds_main analytic emu race gpu static dryrun)
+  set(variant_kinds_main analytic emu race gpu static dryrun traffic)
   file(REAL_PATH "${variant_dir_main}" main_real)
   if(ROOFLAB_SELFTEST)
     foreach(special stubs solutions)
@@ -522,7 +533,7 @@ function(rooflab_add_lab)
       KINDS ${variant_kinds_${variant}} KERNELS ${kernels} ANSWERS ${answers} SOLUTION_ANSWERS ${solution_answers}
       TESTS_ANALYTIC ${L_TESTS_ANALYTIC} TESTS_CORRECTNESS ${L_TESTS_CORRECTNESS}
       TESTS_PERF ${L_TESTS_PERF} TESTS_STATIC ${L_TESTS_STATIC} TESTS_RACE ${L_TESTS_RACE}
-      TESTS_DRYRUN ${L_TESTS_DRYRUN})
+      TESTS_DRYRUN ${L_TESTS_DRYRUN} TESTS_TRAFFIC ${L_TESTS_TRAFFIC})
     string(JSON lab_json SET "${lab_json}" variants "${variant}" "${vjson}")
     if(variant STREQUAL "main")
       _rooflab_register_ctests(${L_ID} ${prefix})
@@ -595,6 +606,10 @@ function(_rooflab_register_ctests lab prefix)
   if(TARGET ${prefix}_race)
     add_test(NAME lab${lab}.race COMMAND ${prefix}_race)
     set_tests_properties(lab${lab}.race PROPERTIES LABELS "lab${lab};race" TIMEOUT 600 ENVIRONMENT "ROOFLAB_EMU_QUIET=1")
+  endif()
+  if(TARGET ${prefix}_traffic)
+    add_test(NAME lab${lab}.traffic COMMAND ${prefix}_traffic)
+    set_tests_properties(lab${lab}.traffic PROPERTIES LABELS "lab${lab};traffic" TIMEOUT 300 ENVIRONMENT "ROOFLAB_EMU_QUIET=1")
   endif()
   if(TARGET ${prefix}_gpu)
     add_test(NAME lab${lab}.gpu COMMAND ${prefix}_gpu)

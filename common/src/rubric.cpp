@@ -27,6 +27,7 @@ constexpr KindRow kKinds[] = {
     {"gpu", "perf", "perf"},
     {"static", "static", "static"},        // tests/static.cpp on the captured PTX and ptxas report
     {"race", "race", "race"},              // tests/race.cpp under ThreadSanitizer on the CPU backend
+    {"traffic", "traffic", "traffic"},     // tests/traffic.cpp, the kernels' memory accesses recorded on the CPU
     // tests/perf.cpp + tests/dryrun.cpp, kernels and timing harness on the CPU backend at scaled-down sizes:
     // proves the perf tests, calibration and plots run to the end; worth nothing, never a GPU figure.
     {"dryrun", "perf", "dryrun"},
@@ -73,7 +74,7 @@ Rubric parse(const std::string& json_text, const std::string& where) {
         throw std::runtime_error(fmt::format("test \"{}\" is not Suite.Name", e.test));
       }
       if (!known_rubric_kind(e.kind)) {
-        throw std::runtime_error(fmt::format("{}: unknown kind \"{}\" (analytic, correctness, perf, static, race, dryrun)",
+        throw std::runtime_error(fmt::format("{}: unknown kind \"{}\" (analytic, correctness, perf, static, race, dryrun, traffic)",
                                              e.test, e.kind));
       }
       if (!(e.points >= 0)) throw std::runtime_error(fmt::format("{}: negative points", e.test));

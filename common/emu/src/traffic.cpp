@@ -38,7 +38,10 @@ namespace {
 
 constexpr unsigned kSectorShift = 5;  // 32-byte sectors
 constexpr unsigned kLineShift = 7;    // 128-byte lines, 4 sectors each
-constexpr unsigned kWindow = 4;       // accesses of one thread that may still merge into a vector access
+// Device allocations are placed as cudaMalloc places them: at multiples of 256 bytes. The backend's own
+// allocations end at a guard page and are only 16-byte aligned, which would split a warp's 128 aligned
+// bytes over 5 sectors; each access is counted at its offset in its allocation from a 256-aligned base.
+constexpr unsigned kAllocationAlignShift = 8;
 
 // ---- the L2 ----
 
@@ -121,18 +124,10 @@ struct Record {
   bool store;
 };
 
-// An access of one thread that a following access of the same thread may still extend: the components of a
-// float4 (or half2 ...) come from separate instructions of the host compiler, but a GPU moves them in one.
-struct Pending {
-  Record rec{};
-  std::uintptr_t last_pc = 0;
-  bool live = false;
-};
-
+// A vector access (float4, half2 ...) reaches the hooks as one access of its full width: TRAFFIC builds
+// keep aggregates whole (-fno-tree-sra, cmake/RooflabEmu.cmake), as nvcc keeps them in one instruction.
 struct ThreadState {
   std::vector<std::pair<std::uintptr_t, std::uint32_t>> occurrences;  // per site
-  std::array<Pending, kWindow> window{};
-  unsigned next = 0;
 };
 
 class Recorder {
@@ -143,14 +138,10 @@ class Recorder {
   std::vector<KernelTraffic> finish();
 
  private:
-  bool is_device(std::uintptr_t addr);
+  bool to_device_address(std::uintptr_t& addr);
   void enter_block(unsigned long long block);
   void close_block();
   void close_launch();
-  void emit(Pending& p) {
-    if (p.live) records_.push_back(p.rec);
-    p.live = false;
-  }
   void add_request(const Record* first, const Record* last);
 
   Options options_;
@@ -170,9 +161,15 @@ class Recorder {
   std::vector<std::uint64_t> scratch_;
 };
 
-bool Recorder::is_device(std::uintptr_t addr) {
+// False for memory that is not a device allocation; otherwise rebases `addr` as a GPU would place it (see
+// kAllocationAlignShift): distinct allocations stay apart, offsets inside one are kept.
+bool Recorder::to_device_address(std::uintptr_t& addr) {
+  const auto rebase = [&addr](std::uintptr_t lo) { addr = (lo << kAllocationAlignShift) + (addr - lo); };
   for (const auto& [lo, hi] : ranges_) {
-    if (addr >= lo && addr < hi) return true;
+    if (addr >= lo && addr < hi) {
+      rebase(lo);
+      return true;
+    }
   }
   const std::uintptr_t page = addr >> 12;
   std::uintptr_t& slot = host_pages_[page % host_pages_.size()];
@@ -183,6 +180,7 @@ bool Recorder::is_device(std::uintptr_t addr) {
   if (find_allocation(reinterpret_cast<const void*>(addr), &start, &bytes, &device) && device) {
     const auto lo = reinterpret_cast<std::uintptr_t>(start);
     ranges_.emplace_back(lo, lo + bytes);
+    rebase(lo);
     return true;
   }
   slot = page + 1;
@@ -197,21 +195,9 @@ void Recorder::access(std::uintptr_t addr, unsigned size, bool store, std::uintp
     name_ = name;
     enter_block(block);
   }
-  if (!is_device(addr)) return;
+  if (!to_device_address(addr)) return;
   const unsigned linear = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
   ThreadState& t = threads_[linear];
-  for (Pending& p : t.window) {
-    if (!p.live || p.rec.store != store || p.last_pc == pc) continue;
-    const std::uintptr_t lo = std::min(p.rec.addr, addr);
-    const std::uintptr_t hi = std::max<std::uintptr_t>(p.rec.addr + p.rec.size, addr + size);
-    const bool adjacent = addr == p.rec.addr + p.rec.size || addr + size == p.rec.addr;
-    if (adjacent && (lo >> 4) == ((hi - 1) >> 4)) {  // one aligned 16-byte vector at most
-      p.rec.addr = lo;
-      p.rec.size = static_cast<std::uint32_t>(hi - lo);
-      p.last_pc = pc;
-      return;
-    }
-  }
   std::uint32_t occurrence = 0;
   auto it = std::find_if(t.occurrences.begin(), t.occurrences.end(), [pc](const auto& e) { return e.first == pc; });
   if (it == t.occurrences.end()) {
@@ -219,12 +205,7 @@ void Recorder::access(std::uintptr_t addr, unsigned size, bool store, std::uintp
   } else {
     occurrence = ++it->second;
   }
-  Pending& slot = t.window[t.next];
-  t.next = (t.next + 1) % kWindow;
-  emit(slot);
-  slot.rec = Record{pc, addr, occurrence, linear / 32, size, store};
-  slot.last_pc = pc;
-  slot.live = true;
+  records_.push_back(Record{pc, addr, occurrence, linear / 32, size, store});
 }
 
 void Recorder::enter_block(unsigned long long block) {
@@ -267,8 +248,9 @@ void Recorder::add_request(const Record* first, const Record* last) {
   }
   Site& site = sites_[first->pc];
   if (site.requests == 0) {
-    for (const auto& [lo, hi] : ranges_) {
-      if (first->addr >= lo && first->addr < hi) site.allocation = reinterpret_cast<const void*>(lo);
+    for (const auto& [lo, hi] : ranges_) {  // first->addr is rebased (to_device_address)
+      const std::uintptr_t base = lo << kAllocationAlignShift;
+      if (first->addr >= base && first->addr - base < hi - lo) site.allocation = reinterpret_cast<const void*>(lo);
     }
   }
   site.pc = first->pc;
@@ -282,9 +264,6 @@ void Recorder::add_request(const Record* first, const Record* last) {
 }
 
 void Recorder::close_block() {
-  for (ThreadState& t : threads_) {
-    for (Pending& p : t.window) emit(p);
-  }
   threads_.clear();
   // Occurrence first: the lanes of a block reach their n-th access of each site at about the same time, so
   // this is the order the L2 sees them in; then (site, warp) makes each request contiguous.

@@ -16,7 +16,9 @@
 //     are written back at its end. Sectors missed on reads are DRAM bytes read; dirty sectors written back
 //     are DRAM bytes written.
 //
-// Accesses to shared memory, the stack and host memory are not device allocations and are not counted.
+// Addresses are counted at their offset in their allocation, each allocation starting on 256 bytes as
+// cudaMalloc's do (the backend's own are only 16-byte aligned). Accesses to shared memory, the stack and host
+// memory are not device allocations and are not counted.
 // Recording runs the grid on one worker. See docs/cpu-mode.md, "Memory traffic".
 #pragma once
 

@@ -1,0 +1,83 @@
+// Lab 04 traffic hints: each FP32 rung on the CPU backend with its global loads and stores recorded and
+// counted as a GPU counts them (warp requests, 32-byte sectors, a modelled L2 and DRAM; docs/cpu-mode.md
+// "Memory traffic"). Hints: no points (rubric.json), and no GPU needed.
+//
+// Two byte counts are compared, and they answer different questions:
+//   - the bytes the threads ask for (every load and store in full, before any coalescing or cache) are what
+//     the handout's tile analysis (Q4, lab.hpp's kKernels) counts: each rung must match it within 10%;
+//   - the modelled DRAM bytes are what a GPU with this L2 would move: the tile analysis ignores the L2, which
+//     catches much of the untiled rungs' re-reading, so these are noted beside it, never graded against it.
+//
+// Shape: n = 128 (one 128 x 128 block tile), with the modelled L2 scaled from the graded 4096^3 by the
+// footprint (128/4096)^2, so the matrices overflow it as the graded ones overflow a real L2.
+#include "kernels.hpp"
+
+#include <rooflab/testing/buffer.hpp>
+#include <rooflab/testing/grading.hpp>
+#include <rooflab/testing/random.hpp>
+#include <rooflab/testing/traffic.hpp>
+
+#include <stdexcept>
+#include <string>
+#include <string_view>
+
+namespace {
+
+constexpr int kN = 128;
+constexpr double kGradedN = 4096;
+
+const rooflab::inspect::KernelDecl& decl_of(std::string_view registry) {
+  for (const auto& d : lab04::kKernels) {
+    if (d.variant == registry) return d;
+  }
+  throw std::invalid_argument(std::string("no Lab 04 registry entry ").append(registry));
+}
+
+// One rung at kN^3 with beta = 0, recorded.
+rooflab::traffic::KernelTraffic record_rung(const lab04::Rung& rung) {
+  const std::size_t elems = std::size_t{kN} * kN;
+  rooflab::DeviceBuffer<float> a{std::span<const float>(rooflab::random_floats(elems, 41))};
+  rooflab::DeviceBuffer<float> b{std::span<const float>(rooflab::random_floats(elems, 42))};
+  rooflab::DeviceBuffer<float> c(elems);
+  rooflab::traffic::Options options;
+  options.l2_scale = (kN / kGradedN) * (kN / kGradedN);
+  const auto launches = rooflab::traffic::record(
+      [&] { rung.launch(kN, kN, kN, 1.0f, a.data(), b.data(), 0.0f, c.data(), nullptr); }, options);
+  return rooflab::traffic::only(launches, decl_of(rung.registry).kernel);
+}
+
+}  // namespace
+
+// Every rung asks for the bytes its tile analysis counts, and the report shows what a GPU's L2 would leave
+// of them for DRAM, with the intensity each gives.
+ROOFLAB_TEST(Lab04Traffic, RungsAskForTheirTileBytes) {
+  const double n = kN;
+  for (const lab04::Rung& rung : lab04::kSimtRungs) {
+    const auto k = record_rung(rung);
+    const auto& decl = decl_of(rung.registry);
+    const double analytic = decl.bytes(n), asked = static_cast<double>(k.bytes_requested);
+    rooflab::traffic::note_summary(rung.id, k, analytic, decl.flops(n));
+    EXPECT_NEAR(asked / analytic, 1.0, 0.10)
+        << rung.id << ": the threads ask for " << asked << " bytes, the tile analysis counts " << analytic;
+  }
+}
+
+// Rung 2's point: a warp reads a row of B and writes a row of C, 32 consecutive floats, and reads one
+// element of A (a broadcast). Every access site fetches no more sectors than its bytes fill.
+ROOFLAB_TEST(Lab04Traffic, CoalescedRungFetchesOnlyWhatItUses) {
+  const auto k = record_rung(lab04::kSimtRungs[1]);
+  EXPECT_TRUE(rooflab::traffic::coalesced(k));
+}
+
+// Rung 1 is uncoalesced on purpose (a warp walks down a column): the model must show it, as a GPU's counters
+// would, so the comparison with rung 2 is something a student sees.
+ROOFLAB_TEST(Lab04Traffic, NaiveRungShowsTheUncoalescedPattern) {
+  const auto naive = record_rung(lab04::kSimtRungs[0]);
+  const auto coalesced = record_rung(lab04::kSimtRungs[1]);
+  bool uncoalesced_site = false;
+  for (const auto& s : naive.sites) uncoalesced_site = uncoalesced_site || !rooflab::traffic::is_coalesced(s);
+  EXPECT_TRUE(uncoalesced_site) << "rung 1: every access site is coalesced\n"
+                                << rooflab::emu::traffic::table({naive});
+  rooflab::grading::note(rooflab::traffic::format("naive moves %.1fx the DRAM bytes of coalesced in the model",
+                                                  naive.dram_bytes() / coalesced.dram_bytes()));
+}
