@@ -94,14 +94,25 @@ LaunchSite<Kernel, Body> launch_site(Kernel kernel, const char* written, const c
 // A launch through something other than a kernel's name (a function pointer variable, table[i], a
 // conditional, a call): the expression is evaluated once, before the launch, and must give a __global__
 // function's address; every CUDA thread calls the kernel through that pointer.
+// What launch_pointer gives for an expression that is not a kernel pointer: the static_assert is the only
+// error the compiler reports, not a cascade from the launch machinery.
+struct NotAKernel {
+  template <typename... Args>
+  void operator()(Args&&...) const {}
+};
+
 template <typename Kernel>
 auto launch_pointer(Kernel kernel, const char* written, dim3 grid, dim3 block, std::size_t dynamic_smem = 0,
                     cudaStream_t stream = nullptr) {
-  static_assert(std::is_pointer_v<Kernel> && std::is_function_v<std::remove_pointer_t<Kernel>>,
-                "rooflab emu: the expression before <<< does not give a pointer to a __global__ function (see the "
-                "line that 'required from here' names)");
-  auto body = [kernel](auto... args) { kernel(args...); };
-  return launch_site(kernel, written, "", body, grid, block, dynamic_smem, stream);
+  constexpr bool is_kernel = std::is_pointer_v<Kernel> && std::is_function_v<std::remove_pointer_t<Kernel>>;
+  static_assert(is_kernel, "rooflab emu: the expression before <<< does not give a pointer to a __global__ "
+                           "function (the launch is on the line that 'required from here' names)");
+  if constexpr (is_kernel) {
+    auto body = [kernel](auto... args) { kernel(args...); };
+    return launch_site(kernel, written, "", body, grid, block, dynamic_smem, stream);
+  } else {
+    return NotAKernel{};
+  }
 }
 
 // ---- misaligned pointers (src/alignment.cpp) ----
