@@ -1,0 +1,205 @@
+#include "release.hpp"
+
+#include "build.hpp"
+#include "process.hpp"
+#include "util.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <sstream>
+
+namespace rooflab::grader {
+
+namespace fs = std::filesystem;
+
+// ---- what a student copy holds ----
+
+std::optional<std::string> withheld(const fs::path& rel, const std::vector<std::string>& shipped) {
+  std::vector<std::string> parts;
+  for (const auto& p : rel) parts.push_back(p.string());
+  if (parts.empty()) return "an empty path";
+  const std::string& top = parts[0];
+  // The reference solutions, and the known-bad cases beside them (patches of the solutions: they quote them).
+  if (top == "solutions") return "the reference solutions and their known-bad cases";
+  // new-lab's template scaffolds a solution too; adding a lab is the full course's business.
+  if (top == "templates") return "new-lab's template (with its scaffolded solution)";
+  // The example hidden tests of the grader's own test, and the test that writes more: hidden tests answer what
+  // they test.
+  if (parts.size() >= 3 && top == "grader" && parts[1] == "tests" && parts[2].find("hidden") != std::string::npos) {
+    return "hidden tests";
+  }
+  if (top == "labs" && parts.size() >= 3) {
+    if (std::find(shipped.begin(), shipped.end(), parts[1]) == shipped.end()) return "a lab not shipped";
+    // Known-bad cases left where they used to be (labs/NN/selftest/) are still solutions with a bug in them.
+    if (std::find(parts.begin(), parts.end(), "selftest") != parts.end()) return "known-bad cases";
+  }
+  return std::nullopt;
+}
+
+std::string registered_labs_only(const std::string& labs_cmake, const std::vector<std::string>& shipped) {
+  std::istringstream in(labs_cmake);
+  std::string out;
+  for (std::string line; std::getline(in, line);) {
+    const std::size_t open = line.find("add_subdirectory(");
+    if (open != std::string::npos) {
+      const std::size_t from = open + std::string("add_subdirectory(").size();
+      const std::string dir = line.substr(from, line.find(')', from) - from);
+      if (std::find(shipped.begin(), shipped.end(), dir) == shipped.end()) continue;
+    }
+    out += line + "\n";
+  }
+  return out;
+}
+
+bool is_student_copy(const fs::path& course) {
+  return fs::is_directory(course / "labs") && !fs::exists(course / "solutions");
+}
+
+void student_copy_check(const std::string& command, GradeArgs& grade, bool inspect_solutions) {
+  if (!is_student_copy(source_dir())) return;
+  static const std::set<std::string> full_course_only = {"grade-class", "slurm-script", "gradescope-package",
+                                                         "selftest",    "new-lab",      "release"};
+  const std::string why = "this is a student copy of the course (./rooflab release): it has no solutions/";
+  if (full_course_only.count(command)) {
+    throw std::invalid_argument(fmt::format("{}, and `{}` needs them: run it in the full course", why, command));
+  }
+  if (grade.solutions || inspect_solutions) {
+    throw std::invalid_argument(fmt::format("{} to grade or inspect", why));
+  }
+  if (grade.verify.value_or(false)) {
+    throw std::invalid_argument(fmt::format("{} for --verify to run (the full course verifies what it grades)", why));
+  }
+  // Verification builds build/solutions from solutions/; here that would be the stubs: never a reference.
+  grade.verify = false;
+}
+
+// ---- the copy ----
+
+namespace {
+
+// The course's source files, relative to `src`: git's list where this is a checkout (tracked and untracked,
+// never ignored, so no build tree), else every file outside build*/ and .git. Links are not source files.
+std::vector<fs::path> course_files(const fs::path& src) {
+  std::vector<fs::path> out;
+  if (fs::exists(src / ".git")) {
+    const ProcessResult r = run_process({"git", "-C", src.string(), "ls-files", "-z", "--cached", "--others",
+                                         "--exclude-standard"});
+    if (r.ok()) {
+      std::istringstream names(r.output);
+      for (std::string rel; std::getline(names, rel, '\0');) {
+        // ls-files lists a tracked file deleted from the working tree (a git mv not yet committed) too.
+        if (!rel.empty() && fs::is_regular_file(fs::symlink_status(src / rel))) out.emplace_back(rel);
+      }
+      return out;
+    }
+  }
+  for (auto it = fs::recursive_directory_iterator(src); it != fs::recursive_directory_iterator(); ++it) {
+    const std::string top = it->path().lexically_relative(src).begin()->string();
+    if (it->is_directory() && (top == ".git" || top.rfind("build", 0) == 0 || top == "rooflab-report")) {
+      it.disable_recursion_pending();
+    } else if (fs::is_regular_file(it->symlink_status())) {
+      out.push_back(it->path().lexically_relative(src));
+    }
+  }
+  return out;
+}
+
+// A student file as a student gets it: the stub. The working copy when it is one (a lab not yet committed),
+// else the committed stub (an instructor who tried the lab in labs/ ships the stub all the same).
+std::string release_stub(const Lab& lab, const std::string& file) {
+  const std::string here = read_all(lab.dir / file);
+  if (!here.empty() && looks_like_stub(here)) return here;
+  const Stub stub = committed_stub(lab, file);
+  if (stub.why_not) throw std::runtime_error(*stub.why_not);
+  return stub.text;
+}
+
+// The folder the copy goes to: new or empty, and not where the course's files are (a later release would
+// copy the copy); a build*/ folder of the course is fine (ignored, as the tests' scratch trees are).
+fs::path release_folder(const fs::path& out, const fs::path& src) {
+  const fs::path dir = fs::weakly_canonical(fs::absolute(out));
+  const fs::path rel = dir.lexically_relative(fs::weakly_canonical(src));
+  const bool inside = !rel.empty() && rel.begin()->string() != "..";
+  if (inside && (rel == "." || rel.begin()->string().rfind("build", 0) != 0)) {
+    throw std::invalid_argument(fmt::format("--out {}: inside the course's sources; give a folder outside it "
+                                            "(or under its build/)", out.string()));
+  }
+  if (fs::exists(dir) && !(fs::is_directory(dir) && fs::is_empty(dir))) {
+    throw std::invalid_argument(fmt::format("--out {}: exists and is not an empty folder", out.string()));
+  }
+  fs::create_directories(dir);
+  return dir;
+}
+
+void write_like(const fs::path& from, const fs::path& to, const std::string& text) {
+  write_text(to, text);
+  fs::permissions(to, fs::status(from).permissions());  // ./rooflab stays executable
+}
+
+// What the copy was made from, so that an instructor grades its students' work with the same course.
+nlohmann::json provenance(const fs::path& src, const std::vector<std::string>& shipped) {
+  nlohmann::json j;
+  j["made"] = utc_now(true);
+  j["labs"] = shipped;
+  const ProcessResult head = run_process({"git", "-C", src.string(), "rev-parse", "HEAD"});
+  const ProcessResult dirty = run_process({"git", "-C", src.string(), "status", "--porcelain", "--untracked-files=no"});
+  if (head.ok()) {
+    j["commit"] = head.output.substr(0, head.output.find('\n'));
+    j["uncommitted_changes"] = dirty.ok() && !dirty.output.empty();
+  }
+  j["about"] = "A student copy of the course, written by ./rooflab release: no solutions/, no known-bad cases, no "
+               "hidden tests. Grade its students' work in the full course at this commit.";
+  return j;
+}
+
+}  // namespace
+
+int cmd_release(const ReleaseArgs& a) {
+  const fs::path src = source_dir();
+  const Manifest m = load_manifest(own_build_dir());
+  const std::vector<const Lab*> labs = resolve_labs(m, a.labs);  // an unknown lab: a usage error
+  std::vector<std::string> shipped;
+  for (const Lab* lab : labs) shipped.push_back(lab->dir_name());
+  // Every stub first: a lab without one stops the release before anything is written.
+  std::map<fs::path, std::string> stubs;
+  for (const Lab* lab : labs) {
+    for (const auto& file : lab->student_files) stubs[fs::path("labs") / lab->dir_name() / file] = release_stub(*lab, file);
+  }
+  const fs::path out = release_folder(a.out, src);
+  std::map<std::string, std::size_t> left_out;  // why -> files
+  std::size_t copied = 0;
+  for (const fs::path& rel : course_files(src)) {
+    if (const auto why = withheld(rel, shipped)) {
+      ++left_out[*why];
+    } else if (const auto stub = stubs.find(rel); stub != stubs.end()) {
+      write_like(src / rel, out / rel, stub->second);
+      stubs.erase(stub);
+      ++copied;
+    } else if (rel == "labs/CMakeLists.txt") {
+      write_like(src / rel, out / rel, registered_labs_only(read_all(src / rel), shipped));
+      ++copied;
+    } else {
+      fs::create_directories((out / rel).parent_path());
+      fs::copy_file(src / rel, out / rel);
+      ++copied;
+    }
+  }
+  for (const auto& [rel, text] : stubs) {  // a student file git does not list (an ignored one) is shipped all the same
+    write_text(out / rel, text);
+    ++copied;
+  }
+  write_text(out / "release.json", provenance(src, shipped).dump(1) + "\n");
+  fmt::print("rooflab: wrote a student copy of the course to {}: {} files, labs {}\n", out.string(), copied,
+             fmt::join(shipped, ", "));
+  for (const auto& [why, n] : left_out) fmt::print("  left out: {} ({} file{})\n", why, n, n == 1 ? "" : "s");
+  fmt::print("  the student files are the stubs. In the copy, ./rooflab grade grades without a reference run to\n"
+             "  verify against (there is none); grade its students' work in this course (docs/instructor-guide.md).\n");
+  return kExitOk;
+}
+
+}  // namespace rooflab::grader

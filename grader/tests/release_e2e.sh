@@ -1,0 +1,152 @@
+#!/usr/bin/env bash
+# `rooflab release` end to end. A copy of every lab must hold no line of a solution's answers: each line over
+# 30 characters inside a STUDENT BEGIN/END fence of solutions/*/kernels.cu and answers.cpp (and not in the
+# lab's stub) is looked for in every file of the copy, and a planted one must be found (the check can fail).
+# A copy of Lab 03 alone is then built as a student builds it (its launcher, no solutions/) and grades Lab 03's
+# stub and its solution, analytic and CPU-backend points, as this tree grades the same files.
+#   release_e2e.sh CLI BUILD_DIR SOURCE_DIR
+set -euo pipefail
+cli="$(realpath "$1")" build="$(realpath "$2")" src="$(realpath "$3")"
+work="$build/e2e-release"
+tree="$build/e2e-submission/tree"  # this tree's grades: the shared submission tree (its harness built once)
+lab=03-elementwise-intensity
+rm -rf "$work"
+mkdir -p "$work"
+fail() { echo "FAIL: $*"; exit 1; }
+
+# ---- the copy of every lab: what it holds and what it must not ----
+"$cli" release --out "$work/all" > "$work/all.log" 2>&1 || { cat "$work/all.log"; fail "release exited $?"; }
+for f in rooflab CMakeLists.txt CMakePresets.json README.md release.json "labs/$lab/rubric.json" "labs/$lab/tests/correctness.cpp"; do
+  [[ -f "$work/all/$f" ]] || fail "the copy lacks $f"
+done
+[[ -x "$work/all/rooflab" ]] || fail "./rooflab is not executable in the copy"
+for d in solutions templates grader/tests/hidden build; do [[ ! -e "$work/all/$d" ]] || fail "the copy holds $d"; done
+if find "$work/all/labs" -path '*/selftest*' | grep -q .; then fail "the copy holds selftest cases"; fi
+cmp -s "$work/all/labs/$lab/kernels.cu" <(git -C "$src" show "HEAD:labs/$lab/kernels.cu") ||
+  fail "labs/$lab/kernels.cu in the copy is not the committed stub"
+
+# leaks COPY: prints "file:line: text (from solution)" for every solution line found in COPY; exit 1 if any.
+# A line that is no answer in the place it is found (an idiom every kernel writes the same way, a public test's
+# own reference formula, a handout's worked launch) is let in there only: listed below by the first 12 hex
+# digits of its SHA-1 (so this file quotes no solution), with where it may be. A new one fails the test, which
+# prints the line and its hash: look at it before listing it.
+leaks() {
+  python3 - "$src" "$1" <<'PY'
+import hashlib, os, re, sys
+src, copy = sys.argv[1], sys.argv[2]
+# (hash of the line, where it may be): what it is.
+allowed = {
+    ("2e768c936465", "docs/"): "a grid-stride loop in the instructor guide's example",
+    ("6b0437bfc728", ""): "cuBLAS's alpha and beta",
+    ("940f9dec3e30", ""): "a loop over iterations",
+    ("436e7425d0dc", "labs/03-elementwise-intensity/"): "rows times columns, in Lab 03's tests",
+    ("c95514ea30ae", "common/emu/tests/"): "a cuBLAS handle in the CPU backend's cuBLAS tests",
+    ("9ff0c40a4a9e", "common/emu/tests/"): "cublasSetStream in the CPU backend's cuBLAS tests",
+    ("6e2c647041b7", "common/emu/tests/"): "a lane index in the CPU backend's race tests",
+    ("f1114e6bf6c1", "labs/"): "Lab 01's grid size, PROVIDED in later labs' stubs",
+    ("cd30e8576f08", "labs/02-ridge-point/"): "a loop over Lab 02's chains in its lab.hpp",
+    ("932cb4fc1e06", "labs/04-gemm/tests/"): "the cuBLAS baseline's call in Lab 04's perf test",
+    ("ea318ea0c192", "labs/05-attention/tests/"): "the public test's own reference (sequence length)",
+    ("6b3f7e2c4648", "labs/05-attention/tests/"): "the public test's own reference (length and head size)",
+    ("38b5adc8a5ed", "labs/05-attention/tests/"): "the public test's own reference (causal pairs)",
+    ("8fb0e28c3454", "labs/04-gemm/tests/"): "the public test's own reference (the shape as doubles)",
+    ("ff8df2061d4f", "labs/04-gemm/tests/"): "the public test's own reference (GEMM FLOPs)",
+    ("5dda0614eb8e", "labs/06-kv-cache/tests/"): "the public test's own reference (query heads per KV head)",
+    ("0662ee87a72d", "labs/08-quantization/tests/"): "the public test's own reference (the quantization scale)",
+    ("d9a245307a22", "common/emu/conformance/"): "the K loop of the CPU backend's conformance SGEMM (a tiled GEMM)",
+    ("865f03ecb633", "labs/01-memory-bandwidth/README.md"): "the handout's worked launch of the copy kernel",
+    ("a58af36927aa", "labs/03-elementwise-intensity/README.md"): "the handout's worked launch of GELU",
+    ("ca07011f568b", "labs/04-gemm/README.md"): "the handout's worked launch of the naive GEMM",
+    ("6e33dfd97762", "labs/04-gemm/README.md"): "the handout's worked launch of the naive GEMM",
+    ("e04dd1e9dd11", "labs/04-gemm/README.md"): "the handout's worked launch of the naive GEMM",
+    ("7651a7d053c0", "labs/05-attention/README.md"): "the handout's worked launch of the Flash kernel",
+}
+def let_in(needle, rel):
+    h = hashlib.sha1(needle.encode()).hexdigest()[:12]
+    return any(k == h and rel.startswith(where) for k, where in allowed)
+fence = re.compile(r"STUDENT BEGIN[^\n]*\n(.*?)//\s*STUDENT END", re.S)
+needles = {}
+for lab in sorted(os.listdir(f"{src}/solutions")):
+    for name in ("kernels.cu", "answers.cpp"):
+        path = f"{src}/solutions/{lab}/{name}"
+        if not os.path.isfile(path):
+            continue
+        stub_path = f"{src}/labs/{lab}/{name}"
+        stub = [l.strip() for l in open(stub_path)] if os.path.isfile(stub_path) else []
+        for body in fence.findall(open(path).read()):
+            for line in body.splitlines():
+                text = line.strip()
+                # a line the stub has (whole or inside a longer one) is given to the student anyway
+                if len(text) > 30 and not any(text in given for given in stub):
+                    needles.setdefault(text, f"solutions/{lab}/{name}")
+found = 0
+for root, _, files in os.walk(copy):
+    for f in files:
+        path = os.path.join(root, f)
+        rel = os.path.relpath(path, copy)
+        with open(path, errors="replace") as fh:
+            lines = fh.readlines()
+        for number, line in enumerate(lines, 1):
+            text = line.strip()
+            for needle, origin in needles.items():
+                if needle in text and not let_in(needle, rel):
+                    sha = hashlib.sha1(needle.encode()).hexdigest()[:12]
+                    print(f"{rel}:{number}: {needle}   (from {origin}; sha1 {sha})")
+                    found += 1
+print(f"{len(needles)} solution lines looked for in {copy}: {found} found", file=sys.stderr)
+sys.exit(1 if found else 0)
+PY
+}
+leaks "$work/all" > "$work/leaks.txt" 2> "$work/leaks.log" || { cat "$work/leaks.txt"; fail "solution lines in the copy"; }
+cat "$work/leaks.log"
+# The check can fail: a solution planted in the copy is found, with its file and line.
+cp "$src/solutions/$lab/kernels.cu" "$work/all/labs/$lab/planted.cu"
+if leaks "$work/all" > "$work/planted.txt" 2>/dev/null; then fail "a planted solution was not found"; fi
+grep -q "^labs/$lab/planted.cu:[0-9]*: " "$work/planted.txt" || { cat "$work/planted.txt"; fail "the planted solution's lines were not named"; }
+
+# ---- a copy of Lab 03 alone, graded as a student grades it, and as this tree grades the same files ----
+"$cli" release 03 --out "$work/course" > "$work/course.log" 2>&1 || { cat "$work/course.log"; fail "release 03 exited $?"; }
+shipped="$(cd "$work/course/labs" && ls -d -- */ | tr -d /)"
+[[ "$shipped" == "$lab" ]] || fail "release 03 shipped: $(tr '\n' ' ' <<<"$shipped")"
+grep -q "add_subdirectory($lab)" "$work/course/labs/CMakeLists.txt" || fail "labs/CMakeLists.txt of the copy lacks Lab 03"
+[[ "$(grep -c add_subdirectory "$work/course/labs/CMakeLists.txt")" == 1 ]] || fail "labs/CMakeLists.txt registers labs not shipped"
+mkdir -p "$work/stub/$lab" "$work/solution/$lab"
+cp "$work/course/labs/$lab/kernels.cu" "$work/course/labs/$lab/answers.cpp" "$work/stub/$lab/"
+cp "$src/solutions/$lab/kernels.cu" "$src/solutions/$lab/answers.cpp" "$work/solution/$lab/"
+opts=(--kind analytic --kind emu --seed 2727 --timeout 120 --no-color)
+# The copy's own launcher builds its grader (a fresh copy's first grade); one CUDA architecture and no test
+# targets configured, to keep the build short.
+(cd "$work/course" && cmake --preset default -DBUILD_TESTING=OFF -DCMAKE_CUDA_ARCHITECTURES=80 > "$work/configure.log" 2>&1) ||
+  { cat "$work/configure.log"; fail "the copy does not configure"; }
+for who in stub solution; do
+  sub=()
+  [[ $who == solution ]] && sub=(--submission "$work/solution" --build-dir "$work/course/build/default")
+  (cd "$work/course" && ROOFLAB_NO_INSTALL=1 ./rooflab grade 03 "${sub[@]}" "${opts[@]}" --json "$work/$who-copy.json" \
+     --report-dir "$work/$who-copy") > "$work/$who-copy.log" 2>&1 || { cat "$work/$who-copy.log"; fail "grade in the copy ($who)"; }
+  "$cli" grade 03 --submission "$work/$who" --build-dir "$tree" --no-verify "${opts[@]}" --json "$work/$who-tree.json" \
+    --report-dir "$work/$who-tree" > "$work/$who-tree.log" 2>&1 || { cat "$work/$who-tree.log"; fail "grade in this tree ($who)"; }
+done
+grep -q "NOT verified" "$work/solution-copy.log" && fail "the copy tried to verify against a reference: $(grep 'NOT verified' "$work/solution-copy.log")"
+python3 - "$work" <<'PY'
+import json, sys
+work = sys.argv[1]
+def tests(name):
+    r = json.load(open(f"{work}/{name}.json"))
+    return r["score"], {t["name"]: (t["score"], t["max_score"], t.get("status")) for t in r["tests"]}
+problems = []
+for who in ("stub", "solution"):
+    (copy_score, copy), (tree_score, tree) = tests(f"{who}-copy"), tests(f"{who}-tree")
+    if copy != tree:
+        for name in sorted(set(copy) | set(tree)):
+            if copy.get(name) != tree.get(name):
+                problems.append(f"{who}: {name}: copy {copy.get(name)}, this tree {tree.get(name)}")
+    if copy_score != tree_score:
+        problems.append(f"{who}: score {copy_score} in the copy, {tree_score} in this tree")
+    print(f"{who}: {copy_score:g} in the copy, {tree_score:g} in this tree, {len(copy)} tests")
+stub_score, sol_score = tests("stub-copy")[0], tests("solution-copy")[0]
+if not (stub_score == 0 and sol_score > 0):
+    problems.append(f"the stub scored {stub_score} and the solution {sol_score}: want 0 and more than 0")
+if problems:
+    print("\n".join(problems))
+    sys.exit(1)
+PY
