@@ -17,3 +17,14 @@ if(BUILD_TESTING)
   add_test(NAME emu.traffic COMMAND rooflab_emu_traffic_tests)
   set_tests_properties(emu.traffic PROPERTIES LABELS "emu-selftest" TIMEOUT 120 ENVIRONMENT "ROOFLAB_EMU_QUIET=1")
 endif()
+
+# The model's cost (a benchmark, built only when asked; figures in docs/cpu-mode.md): the same kernels in a
+# plain build and in a TRAFFIC build.
+add_executable(rooflab_emu_traffic_bench EXCLUDE_FROM_ALL bench/traffic_bench.cpp)
+rooflab_emu_add_cu(rooflab_emu_traffic_bench TRAFFIC tests/kernels.cu)
+add_executable(rooflab_emu_traffic_bench_plain EXCLUDE_FROM_ALL bench/traffic_bench.cpp)
+rooflab_emu_add_cu(rooflab_emu_traffic_bench_plain tests/kernels.cu)
+target_link_libraries(rooflab_emu_traffic_bench_plain PRIVATE rooflab::emu_traffic)
+foreach(bench rooflab_emu_traffic_bench rooflab_emu_traffic_bench_plain)
+  rooflab_warnings(${bench})
+endforeach()
