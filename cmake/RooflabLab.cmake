@@ -4,7 +4,8 @@
 #   main       the student files from ROOFLAB_STUDENT_DIR (labs/, solutions/ or a submission)
 #   stubs      labs/ as shipped                       (ROOFLAB_SELFTEST only)
 #   solutions  solutions/                             (ROOFLAB_SELFTEST only)
-#   st-<case>  solutions/ overlaid with selftest/<case>/ (ROOFLAB_SELFTEST only): known-bad submissions
+#   st-<case>  solutions/ overlaid with solutions/NN/selftest/<case>/ (ROOFLAB_SELFTEST only): known-bad
+#              submissions (beside the solution they patch, so a student copy without solutions/ has none)
 # and, per variant, one binary per test kind:
 #   <prefix>_analytic  tests/analytic + the student's host answers         (always)
 #   <prefix>_emu       tests/correctness + the student's kernels on the CPU backend
@@ -22,6 +23,51 @@
 include_guard(GLOBAL)
 
 set_property(GLOBAL PROPERTY ROOFLAB_LAB_JSON "")
+
+# ---- the one table of test kinds (data/test_kinds.json, read by the grader too) ----
+# ROOFLAB_BINARY_KINDS: the test binaries a variant may have (one recipe each in _rooflab_add_variant);
+# ROOFLAB_TEST_FILE_KINDS: the rubric kinds, each with its tests/<kind>.cpp and TESTS_<KIND> argument;
+# ROOFLAB_EMU_SCHEDULES: the CPU backend's thread orders the emu binary runs under, one CTest each.
+function(_rooflab_read_test_kinds)
+  set(file "${PROJECT_SOURCE_DIR}/data/test_kinds.json")
+  set_property(DIRECTORY "${PROJECT_SOURCE_DIR}" APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS "${file}")
+  file(READ "${file}" table)
+  string(JSON n ERROR_VARIABLE err LENGTH "${table}" kinds)
+  if(err OR n EQUAL 0)
+    message(FATAL_ERROR "${file}: no \"kinds\" list (${err})")
+  endif()
+  set(binaries "")
+  set(file_kinds "")
+  set(schedules "")
+  math(EXPR last "${n} - 1")
+  foreach(i RANGE ${last})
+    string(JSON binary GET "${table}" kinds ${i} binary)
+    list(APPEND binaries "${binary}")
+    string(JSON m LENGTH "${table}" kinds ${i} rubric)
+    math(EXPR m_last "${m} - 1")
+    foreach(k RANGE ${m_last})
+      string(JSON rubric_kind GET "${table}" kinds ${i} rubric ${k})
+      string(TOUPPER "${rubric_kind}" rubric_kind)
+      list(APPEND file_kinds "${rubric_kind}")
+    endforeach()
+    string(JSON s LENGTH "${table}" kinds ${i} schedules)
+    if(binary STREQUAL "emu" AND s GREATER 0)
+      math(EXPR s_last "${s} - 1")
+      foreach(k RANGE ${s_last})
+        string(JSON schedule GET "${table}" kinds ${i} schedules ${k})
+        list(APPEND schedules "${schedule}")
+      endforeach()
+    endif()
+  endforeach()
+  list(REMOVE_DUPLICATES binaries)
+  list(REMOVE_DUPLICATES file_kinds)
+  set(ROOFLAB_BINARY_KINDS "${binaries}" PARENT_SCOPE)
+  set(ROOFLAB_TEST_FILE_KINDS "${file_kinds}" PARENT_SCOPE)
+  set(ROOFLAB_EMU_SCHEDULES "${schedules}" PARENT_SCOPE)
+endfunction()
+_rooflab_read_test_kinds()
+list(TRANSFORM ROOFLAB_TEST_FILE_KINDS PREPEND "TESTS_" OUTPUT_VARIABLE ROOFLAB_TEST_FILE_KEYWORDS)
+
 
 # JSON is built with string(JSON ... SET), never by pasting strings: a quote or backslash in a title or a
 # path stays valid JSON. _rooflab_json_quote turns a CMake string into a JSON string value.
@@ -249,7 +295,7 @@ endfunction()
 # Builds one variant; appends its JSON to the variable named by `json_out`.
 function(_rooflab_add_variant json_out)
   cmake_parse_arguments(V "EXCLUDE_FROM_ALL" "LAB;LAB_DIR;VARIANT;PREFIX;STUDENT_DIR;EXPECT"
-                        "KINDS;KERNELS;ANSWERS;SOLUTION_ANSWERS;TESTS_ANALYTIC;TESTS_CORRECTNESS;TESTS_PERF;TESTS_STATIC;TESTS_RACE;TESTS_DRYRUN;TESTS_TRAFFIC" ${ARGN})
+                        "KINDS;KERNELS;ANSWERS;SOLUTION_ANSWERS;${ROOFLAB_TEST_FILE_KEYWORDS}" ${ARGN})
   set(lab_dir "${V_LAB_DIR}")
   set(bins "")
 
@@ -348,7 +394,7 @@ function(_rooflab_add_variant json_out)
   endif()
 
   set(targets "")
-  foreach(kind analytic emu race gpu static dryrun traffic)
+  foreach(kind IN LISTS ROOFLAB_BINARY_KINDS)
     if(TARGET ${V_PREFIX}_${kind})
       list(APPEND targets ${V_PREFIX}_${kind})
     endif()
@@ -385,7 +431,7 @@ endfunction()
 # tests of a kind are split over several files. With ROOFLAB_LABS set (a list of ids), a lab not in it
 # registers nothing (a build of a few labs: the new-lab check builds only the lab it scaffolds).
 function(rooflab_add_lab)
-  cmake_parse_arguments(L "" "TITLE" "STUDENT_FILES;TESTS_ANALYTIC;TESTS_CORRECTNESS;TESTS_PERF;TESTS_STATIC;TESTS_RACE;TESTS_DRYRUN;TESTS_TRAFFIC" ${ARGN})
+  cmake_parse_arguments(L "" "TITLE" "STUDENT_FILES;${ROOFLAB_TEST_FILE_KEYWORDS}" ${ARGN})
   if(L_UNPARSED_ARGUMENTS)
     message(FATAL_ERROR "rooflab_add_lab(${CMAKE_CURRENT_SOURCE_DIR}): unknown arguments ${L_UNPARSED_ARGUMENTS} "
                         "(the lab id and name are the folder's name, not arguments)")
@@ -405,7 +451,7 @@ function(rooflab_add_lab)
   set(dir_name "${L_ID}-${L_NAME}")
   set(lab_dir "${PROJECT_SOURCE_DIR}/labs/${dir_name}")
   set(solution_dir "${PROJECT_SOURCE_DIR}/solutions/${dir_name}")
-  foreach(kind ANALYTIC CORRECTNESS PERF STATIC RACE DRYRUN TRAFFIC)
+  foreach(kind IN LISTS ROOFLAB_TEST_FILE_KINDS)
     string(TOLOWER "${kind}" file)
     if(NOT L_TESTS_${kind} AND EXISTS "${lab_dir}/tests/${file}.cpp")
       set(L_TESTS_${kind} "tests/${file}.cpp")
@@ -422,13 +468,13 @@ function(rooflab_add_lab)
   endforeach()
 
   # Which variants to build: always the chosen student files; with ROOFLAB_SELFTEST also the stubs,
-  # the solutions and every known-bad submission in selftest/.
+  # the solutions and every known-bad submission in solutions/NN/selftest/.
   # A variant whose files are the main one's is not built twice: main takes over its expectation.
   set(variants "main")
   set(variant_dir_main "${ROOFLAB_STUDENT_DIR}/${dir_name}")
   set(variant_fallback_main "${lab_dir}")
   set(variant_expect_main "")
-  set(variant_kinds_main analytic emu race gpu static dryrun traffic)
+  set(variant_kinds_main ${ROOFLAB_BINARY_KINDS})
   file(REAL_PATH "${variant_dir_main}" main_real)
   if(ROOFLAB_SELFTEST)
     foreach(special stubs solutions)
@@ -457,7 +503,7 @@ function(rooflab_add_lab)
     endforeach()
     # Known-bad submissions: each selftest/<case>/expect.json patches the solutions (so a case is one bug,
     # not a copy of the solution that drifts) and names the tests it must lose.
-    file(GLOB cases LIST_DIRECTORIES true "${lab_dir}/selftest/*")
+    file(GLOB cases LIST_DIRECTORIES true "${solution_dir}/selftest/*")
     list(SORT cases)
     foreach(case_dir IN LISTS cases)
       if(IS_DIRECTORY "${case_dir}")
@@ -538,12 +584,14 @@ function(rooflab_add_lab)
     if(variant_exclude_${variant})
       set(exclude EXCLUDE_FROM_ALL)
     endif()
+    set(test_files "")
+    foreach(kind IN LISTS ROOFLAB_TEST_FILE_KINDS)
+      list(APPEND test_files TESTS_${kind} ${L_TESTS_${kind}})
+    endforeach()
     _rooflab_add_variant(vjson ${exclude} LAB ${L_ID} LAB_DIR "${lab_dir}" VARIANT ${variant} PREFIX ${prefix}
       STUDENT_DIR "${variant_dir_${variant}}" EXPECT "${variant_expect_${variant}}"
       KINDS ${variant_kinds_${variant}} KERNELS ${kernels} ANSWERS ${answers} SOLUTION_ANSWERS ${solution_answers}
-      TESTS_ANALYTIC ${L_TESTS_ANALYTIC} TESTS_CORRECTNESS ${L_TESTS_CORRECTNESS}
-      TESTS_PERF ${L_TESTS_PERF} TESTS_STATIC ${L_TESTS_STATIC} TESTS_RACE ${L_TESTS_RACE}
-      TESTS_DRYRUN ${L_TESTS_DRYRUN} TESTS_TRAFFIC ${L_TESTS_TRAFFIC})
+      ${test_files})
     string(JSON lab_json SET "${lab_json}" variants "${variant}" "${vjson}")
     if(variant STREQUAL "main")
       _rooflab_register_ctests(${L_ID} ${prefix})
@@ -603,7 +651,7 @@ function(_rooflab_register_ctests lab prefix)
   endif()
   if(TARGET ${prefix}_emu)
     # The grader's three thread orders (the backend pretends few SMs under reverse and random).
-    foreach(schedule forward reverse random:20261122)
+    foreach(schedule IN LISTS ROOFLAB_EMU_SCHEDULES)
       string(REGEX REPLACE ":.*" "" sname "${schedule}")
       add_test(NAME lab${lab}.emu.${sname} COMMAND ${prefix}_emu)
       set_tests_properties(lab${lab}.emu.${sname} PROPERTIES LABELS "lab${lab};emu" TIMEOUT 600

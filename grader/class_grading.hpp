@@ -3,8 +3,11 @@
 // only the objects of their own files), then merged into class files: grades.csv, a JUnit XML per student
 // and a summary table. Each student's inputs and the grader are hashed, so a rerun grades only what changed.
 // A Slurm job array runs the same command per chunk of students (slurm.hpp) and a last step merges.
+// class_intake.cpp takes the submissions in (archives, hashes, one `grade` per student); class_outputs.cpp
+// merges their results into the class files.
 #pragma once
 
+#include "grade_args.hpp"
 #include "manifest.hpp"
 
 #include <cstdint>
@@ -15,31 +18,11 @@
 
 namespace rooflab::grader {
 
-struct ClassArgs {
-  std::filesystem::path submissions;
-  std::vector<std::string> labs;  // empty: all
-  std::filesystem::path out;
-  std::optional<std::string> seed;
-  double timeout_s = 300;
-  std::vector<std::string> kinds;  // passed to each grade (--kind); empty: every kind
-  bool force = false;              // regrade students whose inputs are unchanged
-  bool verify = true;              // --verify / --no-verify of each grade
-  std::optional<std::filesystem::path> build_dir;  // default OUT/build
-  // A Slurm task grades only its chunk: students whose index i (sorted by name) has i / chunk == task.
-  std::optional<int> task;
-  int chunk = 1;
-  bool collect_only = false;  // grade nothing: merge the students' results into the class files
-  bool require_gpu = false;   // a task on a node without a GPU grades nothing and fails (perf was asked)
-  std::optional<std::filesystem::path> hidden_tests;  // grade --hidden-tests of each student
-};
-
 int cmd_grade_class(const ClassArgs& args);
 
 // ---- the parts, shared with slurm.hpp ----
 
 struct Submission;
-// The labs named (ids or names; invalid_argument for an unknown one), or all of them.
-std::vector<const Lab*> resolve_labs(const Manifest& manifest, const std::vector<std::string>& keys);
 // OUT/roster.json: the labs and every student of the class, and the chunk of a Slurm task (what the
 // collection step merges, and how it names a task to resubmit).
 void write_roster(const std::filesystem::path& out, const std::vector<const Lab*>& labs,

@@ -1,9 +1,10 @@
 #include "gradescope.hpp"
 
 #include "build.hpp"
-#include "class_grading.hpp"
-#include "commands.hpp"
+#include "grade_args.hpp"
+#include "pipeline.hpp"
 #include "process.hpp"
+#include "util.hpp"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -20,71 +21,28 @@ namespace rooflab::grader {
 
 namespace fs = std::filesystem;
 
-// ---- results.json for Gradescope ----
-
-std::string gradescope_autograder_json(const std::vector<LabResults>& labs, const std::string& header) {
-  // Tests that need a GPU are not in `tests`: Gradescope shows an entry without a status as passed, and one
-  // marked failed as lost. The top-level output lists them, with their points, as graded later.
-  nlohmann::json tests = nlohmann::json::array();
-  double score = 0, owed_total = 0;
-  std::vector<std::string> owed_by_lab, owed_tests;
-  for (const auto& lr : labs) {
-    double owed = 0;
-    std::set<std::string> listed;
-    const auto later = [&](const std::string& kind, const std::string& id, double points, const std::string&) {
-      owed += points;
-      owed_tests.push_back(fmt::format("  lab{} {}: {} ({:g} points)", lr.lab->id, kind, id, points));
-    };
-    for (const auto& r : lr.tests) {
-      if (r.status == Status::not_counted) continue;  // graded by the other backend; 0 points here
-      listed.insert(r.id);
-      if (r.status == Status::needs_gpu || r.status == Status::unavailable) {
-        later(r.kind, r.id, r.max_score, r.output);
-        continue;
-      }
-      score += r.score;
-      tests.push_back({{"name", fmt::format("lab{} {}: {}", r.lab, r.kind, r.id)},
-                       {"score", r.score},
-                       {"max_score", r.max_score},
-                       {"status", r.status == Status::passed && r.score >= r.max_score ? "passed" : "failed"},
-                       {"output", results_output(r)},
-                       {"tags", {"lab" + r.lab, r.kind, r.backend}},
-                       {"visibility", "visible"}});
-    }
-    // The run left the GPU binary out (no GPU here): its perf tests are still the student's to earn.
-    for (const auto& b : lr.lab->variant("main").binaries) {
-      for (const auto& t : b.tests()) {
-        if (t.kind == "perf" && t.points > 0 && listed.insert(t.id()).second) later(t.kind, t.id(), t.points, "");
-      }
-    }
-    if (owed > 0) owed_by_lab.push_back(fmt::format("lab {}: {:g}", lr.lab->id, owed));
-    owed_total += owed;
-  }
-  std::string output;
-  if (owed_total > 0) {
-    output = fmt::format("This score counts the points gradable without a GPU (analytic answers, correctness on the "
-                         "CPU backend). The {:g} performance points ({}) are graded later on the course's GPU "
-                         "cluster (Gradescope's machines have no GPU) and are not in this score:\n{}\n\n",
-                         owed_total, fmt::join(owed_by_lab, ", "), fmt::join(owed_tests, "\n"));
-  }
-  output += header;
-  const nlohmann::json j = {{"score", score},
-                            {"output", output},
-                            {"visibility", "visible"},
-                            {"stdout_visibility", "hidden"},  // the grader's log names the image's paths
-                            {"tests", tests}};
-  return j.dump(2);
-}
-
 // ---- the scripts ----
 
 namespace {
 
 std::string words(const std::vector<std::string>& ids) { return fmt::format("{}", fmt::join(ids, " ")); }
 
+// The grade both scripts run: analytic and CPU-backend points of a submission (what Gradescope can grade).
+GradeArgs autograder_grade(const std::vector<std::string>& lab_ids) {
+  GradeArgs g;
+  g.labs = lab_ids;
+  g.kinds = {"analytic", "emu"};
+  g.no_color = true;
+  return g;
+}
+
 }  // namespace
 
 std::string autograder_setup_script(const std::vector<std::string>& lab_ids, bool hidden_tests) {
+  GradeArgs g = autograder_grade(lab_ids);
+  g.submission = "labs";  // the stubs, as a submission that uploaded nothing
+  g.build_dir = "build/submission";
+  if (hidden_tests) g.hidden_tests = "hidden-tests";
   return fmt::format(R"sh(#!/usr/bin/env bash
 # rooflab's Gradescope autograder, set up once: Gradescope runs this as root in /autograder/source (the
 # unpacked package) when it builds the assignment's image. It installs the CUDA toolkit (the CPU backend
@@ -130,24 +88,29 @@ touch rooflab-env.sh
 # ---- the harness, built once. The stubs fail their tests, as they should; a grader that cannot build or
 # run them (exit code 2 or more) fails the image build, here, where the instructor sees it, rather than
 # every student's submission later ----
-if ! build/default/grader/rooflab-cli grade {labs} --submission labs --build-dir build/submission \
-    --kind analytic --kind emu --no-color{hidden} >setup-grade.log 2>&1; then
+if ! build/default/grader/rooflab-cli {grade} >setup-grade.log 2>&1; then
   echo "rooflab: building the autograder's harness failed; the end of setup-grade.log:" >&2
   tail -n 40 setup-grade.log >&2
   exit 1
 fi
 echo "rooflab: the autograder is ready"
 )sh",
-                     fmt::arg("labs", words(lab_ids)),
-                     fmt::arg("hidden", hidden_tests ? " --hidden-tests hidden-tests" : ""));
+                     fmt::arg("grade", shell_line(to_argv(g))));
 }
 
 std::string run_autograder_script(const std::vector<std::string>& lab_ids, bool hidden_tests,
                                   const std::optional<std::string>& seed) {
-  std::vector<std::string> extra;  // a seed is an unsigned integer (require_numeric_seed): no quoting needed
-  if (hidden_tests) extra.push_back("--hidden-tests \"$source/hidden-tests\"");
-  if (seed) extra.push_back("--seed " + *seed);
-  const std::string options = words(extra);
+  GradeArgs g = autograder_grade(lab_ids);
+  // Paths the script sets: written as shell expansions ("$build"), not as text.
+  g.submission = "$work/submission";
+  g.build_dir = "$build";
+  g.gradescope = true;
+  g.json = "$results";
+  g.report_dir = "$work/report";
+  if (hidden_tests) g.hidden_tests = "$source/hidden-tests";
+  g.seed = seed;
+  const std::set<std::string> set_by_the_script = {"$work/submission", "$build", "$results", "$work/report",
+                                                   "$source/hidden-tests"};
   return fmt::format(R"sh(#!/usr/bin/env bash
 # rooflab's Gradescope autograder, run for every submission in a fresh container of setup.sh's image. The
 # upload is in $root/submission: a student's files laid out like labs/ (or one lab's files at its top), maybe
@@ -161,8 +124,6 @@ root="${{ROOFLAB_AUTOGRADER_ROOT:-/autograder}}"
 source="$root/source"
 cli="${{ROOFLAB_CLI:-$source/build/default/grader/rooflab-cli}}"
 build="${{ROOFLAB_AUTOGRADER_BUILD:-$source/build/submission}}"
-labs=({labs})
-options=({options})
 results="$root/results/results.json"
 # The compiler setup.sh chose (g++-12 on Ubuntu 22.04), for the builds of this submission's files.
 [[ -f "$source/rooflab-env.sh" ]] && . "$source/rooflab-env.sh"
@@ -188,10 +149,9 @@ mkdir -p "$work/submission"
 cp -R -P "$upload/." "$work/submission/"
 
 # ---- grade: analytic and CPU-backend points ----
+grade=({grade})
 # shellcheck disable=SC2086
-"$cli" grade "${{labs[@]}}" --submission "$work/submission" --build-dir "$build" --gradescope \
-  --kind analytic --kind emu --json "$results" --report-dir "$work/report" --no-color "${{options[@]}}" \
-  ${{ROOFLAB_AUTOGRADER_ARGS:-}}
+"$cli" "${{grade[@]}}" ${{ROOFLAB_AUTOGRADER_ARGS:-}}
 rc=$?
 if [[ ! -s "$results" ]]; then
   why="The autograder could not grade this submission (the grader exited with code $rc). Your course staff"
@@ -199,8 +159,7 @@ if [[ ! -s "$results" ]]; then
 fi
 exit 0
 )sh",
-                     fmt::arg("labs", words(lab_ids)),
-                     fmt::arg("options", options));
+                     fmt::arg("grade", shell_line(to_argv(g), set_by_the_script)));
 }
 
 // ---- the package ----

@@ -28,13 +28,6 @@ struct GradescopeArgs {
 // hidden tests as hidden-tests/. Needs the zip program.
 int cmd_gradescope_package(const GradescopeArgs& args);
 
-// results.json as Gradescope reads it (score, output, tests[] with name, score, max_score, status, output,
-// tags, visibility; nothing else). The tests this machine could not grade (perf, and anything that needs a
-// GPU or the CUDA toolkit) and the perf tests of the graded labs that this run left out are listed at 0 of 0
-// points, their output saying that the GPU cluster grades them; the other backend's twin of a correctness
-// test (0 points) is left out. The top-level output starts with how many perf points are left to the cluster.
-std::string gradescope_autograder_json(const std::vector<LabResults>& labs, const std::string& header);
-
 // The package's two scripts, for the labs `lab_ids` (empty: all); exposed for the grader's tests.
 std::string autograder_setup_script(const std::vector<std::string>& lab_ids, bool hidden_tests);
 std::string run_autograder_script(const std::vector<std::string>& lab_ids, bool hidden_tests,

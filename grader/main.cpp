@@ -3,9 +3,12 @@
 // The `rooflab` launcher at the project's top installs what is missing, builds this CLI and runs it;
 // `./rooflab test` is the launcher's own (a CMake workflow). See README.md.
 #include "class_grading.hpp"
+#include "cli.hpp"
 #include "commands.hpp"
+#include "doctor.hpp"
 #include "gradescope.hpp"
 #include "new_lab.hpp"
+#include "release.hpp"
 #include "slurm.hpp"
 
 #include <CLI/CLI.hpp>
@@ -15,26 +18,6 @@
 #include <iostream>
 
 namespace {
-
-// The options of grade-class (also the Slurm tasks' and the collection step's command line).
-void add_class_options(CLI::App& gc, rooflab::grader::ClassArgs& k) {
-  gc.add_option("submissions", k.submissions, "The folder of submissions (not needed with --collect)");
-  gc.add_option("labs", k.labs, "Labs to grade (default: all)");
-  gc.add_option("--out", k.out, "Where the class files go (grades.csv, junit/, students/, summary.txt)")->required();
-  gc.add_option("--seed", k.seed, "Seed of the random test data (a secret one)");
-  gc.add_option("--timeout", k.timeout_s, "Seconds one test may run")->capture_default_str();
-  gc.add_option("--kind", k.kinds, "Only these kinds of test (see grade --kind)")
-      ->check(CLI::IsMember({"analytic", "emu", "gpu", "static", "race"}));
-  gc.add_flag("--force", k.force, "Regrade every student, even those whose inputs and grader are unchanged");
-  gc.add_flag("!--no-verify", k.verify, "Do not check passing tests against a run of the reference solutions");
-  gc.add_option("--build-dir", k.build_dir, "The build tree shared by the class (default OUT/build)");
-  gc.add_option("--task", k.task, "(Slurm) grade only chunk TASK of the sorted submissions");
-  gc.add_option("--chunk", k.chunk, "(Slurm) students per task")->capture_default_str();
-  gc.add_flag("--collect", k.collect_only, "Grade nothing: merge the students' results into the class files");
-  gc.add_flag("--require-gpu", k.require_gpu, "Grade nothing on a node without a GPU (perf is graded)");
-  gc.add_option("--hidden-tests", k.hidden_tests, "Instructors' hidden tests (see grade --hidden-tests)")
-      ->check(CLI::ExistingDirectory);
-}
 
 void add_slurm_options(CLI::App& app, rooflab::grader::SlurmArgs& s) {
   app.add_option("--partition", s.partition, "(Slurm) the tasks' partition (default: the cluster's)");
@@ -47,6 +30,7 @@ void add_slurm_options(CLI::App& app, rooflab::grader::SlurmArgs& s) {
 
 }  // namespace
 
+// structure: declarations (the subcommands' options, then one dispatch; tests/check_structure.cpp)
 int main(int argc, char** argv) {
   using namespace rooflab::grader;
   // Progress reaches a log file line by line, as it does a terminal (grade-class > log: not 12 minutes of nothing).
@@ -54,51 +38,13 @@ int main(int argc, char** argv) {
   CLI::App app{"rooflab: GPU performance labs, graded against the roofline measured on your GPU"};
   app.require_subcommand(1);
   app.footer("\nThe launcher's `./rooflab test` builds the reference solutions and runs the whole test suite.\n"
-             "Exit codes: 0 ran (whatever the score), 1 a selftest or inspect that failed, 2 usage error, 3 the harness\n"
-             "failed to build, 4 needs a GPU or the CUDA toolkit.");
+             "Exit codes: 0 ran (whatever the score), 1 a selftest, inspect or doctor that failed, 2 usage error, 3 the\n"
+             "harness failed to build, 4 needs a GPU or the CUDA toolkit (doctor: no GPU here).");
 
   GradeArgs grade;
   auto* g = app.add_subcommand("grade", "Build and grade labs with the student files in labs/ (or --solutions, "
                                         "--submission DIR)");
-  g->add_option("labs", grade.labs, "Labs to grade: 01, 1 or memory-bandwidth (default: all)");
-  auto* sol = g->add_flag("--solutions", grade.solutions, "Grade the reference solutions");
-  g->add_option("--submission", grade.submission, "Grade a submission directory laid out like labs/")
-      ->check(CLI::ExistingDirectory)
-      ->excludes(sol);
-  g->add_option("--json", grade.json, "Write Gradescope results.json here");
-  g->add_option("--report-dir", grade.report_dir, "Where the Markdown report and plots go (default ./rooflab-report)");
-  g->add_option("--build-dir", grade.build_dir,
-                "Build tree to use (default build/default, build/solutions or build/submission); give each grader "
-                "running in parallel its own");
-  g->add_option("--seed", grade.seed, "Seed of the random test data (instructors: a secret one; an unsigned integer)");
-  g->add_option("--timeout", grade.timeout_s, "Seconds one test may run before it counts as hung")->capture_default_str();
-  g->add_flag("-v,--verbose", grade.verbose, "Show builds and test output as they run");
-  g->add_flag("--no-color", grade.no_color, "Plain text");
-  // Two plain flags: CLI11 gives an optional<bool> flag a value even when it is not on the command line.
-  bool verify_on = false, verify_off = false;
-  auto* verify_flag = g->add_flag("--verify", verify_on,
-                                  "Check every passing test's values in a process without student code (a run of "
-                                  "the reference solutions' binaries; default: on with --submission)");
-  g->add_flag("--no-verify", verify_off, "Do not (see --verify)")->excludes(verify_flag);
-  g->add_option("--kind", grade.kinds,
-                "Only these kinds of test: analytic, emu, gpu, static, race, dryrun (the perf tests on the CPU "
-                "backend, worth no points) (repeatable)")
-      ->check(CLI::IsMember({"analytic", "emu", "gpu", "static", "race", "dryrun"}));
-  g->add_option("--test", grade.test, "Only the tests whose Suite.Name contains this text");
-  g->add_flag("--watch", grade.watch, "Grade again every time a student file of the graded labs (or of the "
-                                      "--submission folder) is saved");
-  g->add_flag("--all-kinds", grade.all_kinds,
-              "Also build the test binaries this machine cannot run (the GPU ones without a GPU)");
-  g->add_option("--hidden-tests", grade.hidden_tests,
-                "Instructors' hidden tests, built and graded with the public ones: DIR/NN/rubric.json lists lab NN's "
-                "(kind, points), DIR/NN/<kind>*.cpp hold them (docs/instructor-guide.md)")
-      ->check(CLI::ExistingDirectory);
-  g->add_flag("--gradescope", grade.gradescope,
-              "Write results.json for Gradescope's autograder: tests that need a GPU count 0 of 0 here, and the "
-              "output says the GPU cluster grades them (what run_autograder passes)");
-  g->add_flag("--no-sandbox", grade.no_sandbox,
-              "Run the build of student files and the tests without the sandbox (debugging the grader only; "
-              "see docs/instructor-guide.md)");
+  add_grade_options(*g, grade);
 
   SlurmArgs klass;  // grade-class; its Slurm options count with --slurm
   auto* gc = app.add_subcommand("grade-class", "Grade a folder of submissions (one folder, .zip or .tar.gz per "
@@ -142,6 +88,15 @@ int main(int argc, char** argv) {
                                             "compare them with the datasheet");
   c->add_flag("--remeasure", remeasure, "Ignore the cached figures");
 
+  DoctorArgs doctor;
+  auto* dr = app.add_subcommand("doctor", "Is this machine fit to grade on: toolkit and driver, the GPU as the sandbox "
+                                          "sees it, its state, and a 30 s health measurement (docs/doctor.md)");
+  dr->add_option("--report", doctor.report, "The Markdown report (default REPORT_DIR/doctor.md)");
+  dr->add_option("--report-dir", doctor.report_dir, "Where the report, --record's block and plots go")->capture_default_str();
+  dr->add_option("--seconds", doctor.seconds, "Length of the health measurement")->capture_default_str();
+  dr->add_flag("--record", doctor.record, "Also calibrate and grade the reference solutions: the block for docs/measurements.md");
+  dr->add_flag("--gate", doctor.gate, "(used by the test suite) what grade does with perf points on this GPU");
+
   SelftestArgs st;
   auto* s = app.add_subcommand("selftest", "(used by the test suite) grade a built variant and check it scores as "
                                            "expected");
@@ -158,6 +113,12 @@ int main(int argc, char** argv) {
   nl->add_option("--title", new_lab.title, "The title in the grader's tables (default: the name in words)");
   nl->add_option("--root", new_lab.root, "The course to add it to (default: the one this grader was built from)");
 
+  ReleaseArgs release;
+  auto* rl = app.add_subcommand("release", "Write a student copy of the course: the labs' stubs, handouts and tests, the "
+                                           "grader; no solutions/, known-bad cases or hidden tests (docs/instructor-guide.md)");
+  rl->add_option("labs", release.labs, "Labs to ship (default: all)");
+  rl->add_option("--out", release.out, "The new (or empty) folder to write it to")->required();
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -165,22 +126,21 @@ int main(int argc, char** argv) {
     return rc == 0 ? kExitOk : kExitUsage;
   }
   try {
-    if (*g) {
-      if (verify_on) grade.verify = true;
-      if (verify_off) grade.verify = false;
-      return cmd_grade(grade);
-    }
+    student_copy_check(app.get_subcommands().front()->get_name(), grade, inspect.solutions);
+    if (*g) return cmd_grade(grade);
     if (*gc) return klass.submit ? cmd_slurm_script(klass) : cmd_grade_class(klass.grading);
     if (*ss) return cmd_slurm_script(script);
     if (*gs) return cmd_gradescope_package(package);
     if (*l) return cmd_list(list_json);
     if (*in) return cmd_inspect(inspect);
     if (*c) return cmd_calibrate(remeasure);
+    if (*dr) return cmd_doctor(doctor);
     if (*s) return cmd_selftest(st);
     if (*nl) {
       if (new_lab.root.empty()) new_lab.root = source_dir();
       return cmd_new_lab(new_lab);
     }
+    if (*rl) return cmd_release(release);
   } catch (const std::invalid_argument& e) {
     std::cerr << "rooflab: " << e.what() << "\n";
     return kExitUsage;

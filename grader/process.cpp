@@ -177,6 +177,116 @@ std::string tail_lines(const std::string& text, int lines) {
   return text.substr(pos == 0 ? 0 : pos + 1);
 }
 
+namespace {
+
+// The child's environment: ours, with the overrides.
+std::vector<std::string> child_environment(const std::map<std::string, std::string>& overrides) {
+  std::vector<std::string> env_strings;
+  for (char** e = environ; *e != nullptr; ++e) {
+    const std::string kv = *e;
+    const auto key = kv.substr(0, kv.find('='));
+    if (overrides.count(key) == 0) env_strings.push_back(kv);
+  }
+  for (const auto& [k, v] : overrides) env_strings.push_back(k + "=" + v);
+  return env_strings;
+}
+
+// The child after fork: its own process group (so a timeout kills everything it started), output into the
+// pipe, the sandbox entered, then exec. Only system calls here (fork in a process with threads).
+[[noreturn]] void exec_child(char* const* args, char* const* envp, int pipe_write, const std::string& cwd,
+                             const ProcessOptions& options, PreparedSandbox* sandbox) {
+  setpgid(0, 0);
+  dup2(pipe_write, STDOUT_FILENO);
+  dup2(pipe_write, STDERR_FILENO);
+  const int devnull = open("/dev/null", O_RDONLY);
+  if (devnull >= 0) dup2(devnull, STDIN_FILENO);
+  if (!cwd.empty() && chdir(cwd.c_str()) != 0) _exit(126);
+  if (options.pass_fd >= 0 && options.pass_fd != kPassedFd) {
+    if (dup2(options.pass_fd, kPassedFd) < 0) _exit(126);
+  } else if (options.pass_fd == kPassedFd) {
+    fcntl(kPassedFd, F_SETFD, 0);  // keep it across exec
+  }
+  if (sandbox != nullptr) {
+    if (const int err = sandbox->enter(); err != 0) {
+      constexpr char msg[] = "rooflab: cannot enter the sandbox: ";
+      (void)!write(STDERR_FILENO, msg, sizeof msg - 1);
+      const char* why = strerrordesc_np(err);
+      (void)!write(STDERR_FILENO, why, std::strlen(why));
+      (void)!write(STDERR_FILENO, "\n", 1);
+      _exit(125);
+    }
+    // Descriptors the grader holds open would outlive the sandbox's checks (they are made at open).
+    close_range(options.pass_fd >= 0 ? kPassedFd + 1 : kPassedFd, ~0U, 0);
+  }
+  execvpe(args[0], args, envp);
+  const std::string msg = fmt::format("cannot run {}: {}\n", args[0], std::strerror(errno));
+  (void)!write(STDERR_FILENO, msg.data(), msg.size());
+  _exit(127);
+}
+
+// One read's bytes: kept (the oldest cut when far over the limit), echoed, and split into lines for on_line.
+void take_output(const char* buf, std::size_t n, const ProcessOptions& options, std::string& pending, ProcessResult& r) {
+  r.output.append(buf, n);
+  if (options.echo) (void)!write(STDOUT_FILENO, buf, n);
+  if (options.on_line) {
+    pending.append(buf, n);
+    for (std::size_t nl; (nl = pending.find('\n')) != std::string::npos; pending.erase(0, nl + 1)) {
+      options.on_line(pending.substr(0, nl));
+    }
+  }
+  if (r.output.size() > 2 * options.max_output_bytes) r.output.erase(0, r.output.size() - options.max_output_bytes);
+}
+
+// Reads the child's output until the pipe closes, the child is gone or the deadline passes (then the child's
+// group is killed). Returns whether the child was reaped here; its wait status in `status`.
+bool read_until_done(pid_t pid, int pipe_read, const ProcessOptions& options,
+                     std::chrono::steady_clock::time_point deadline, int& status, ProcessResult& r) {
+  char buf[65536];
+  std::string pending;  // a partial line, for on_line
+  long reads = 0;
+  for (;;) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) {
+      r.timed_out = true;
+      kill(-pid, SIGKILL);
+      return false;
+    }
+    pollfd p{pipe_read, POLLIN, 0};
+    const int ready = poll(&p, 1, static_cast<int>(std::min<long long>(left.count(), 1000)));
+    if (ready < 0 && errno != EINTR) return false;
+    // Checked when the pipe is quiet, and every 64 reads: a process the child left behind that writes without
+    // a pause must not keep the grader reading after the child has ended.
+    if ((ready == 0 || ++reads % 64 == 0) && waitpid(pid, &status, WNOHANG) == pid) {
+      // The child is gone; something it started may still hold the pipe open, so stop reading.
+      for (int drained = 0; drained < 64 && poll(&p, 1, 0) > 0 && (p.revents & POLLIN) != 0; ++drained) {
+        const ssize_t n = read(pipe_read, buf, sizeof buf);
+        if (n <= 0) break;
+        r.output.append(buf, static_cast<std::size_t>(n));
+      }
+      return true;
+    }
+    if (ready <= 0) continue;
+    const ssize_t n = read(pipe_read, buf, sizeof buf);
+    if (n <= 0) return false;
+    take_output(buf, static_cast<std::size_t>(n), options, pending, r);
+  }
+}
+
+// How the child ended, from its wait status (a time-out says it all).
+void read_status(int status, ProcessResult& r) {
+  if (r.timed_out) return;
+  if (WIFSIGNALED(status)) {
+    r.signaled = true;
+    r.signal = WTERMSIG(status);
+  } else if (WIFEXITED(status)) {
+    r.exit_code = WEXITSTATUS(status);
+    if (r.exit_code == 127 && r.output.find("cannot run") != std::string::npos) r.failed_to_start = true;
+    if (r.exit_code == 125 && r.output.find("cannot enter the sandbox") != std::string::npos) r.failed_to_start = true;
+  }
+}
+
+}  // namespace
+
 ProcessResult run_process(const std::vector<std::string>& argv, const ProcessOptions& options) {
   ProcessResult r;
   const auto started = std::chrono::steady_clock::now();
@@ -202,14 +312,7 @@ ProcessResult run_process(const std::vector<std::string>& argv, const ProcessOpt
     }
   }
   const std::string cwd = !options.cwd.empty() ? options.cwd.string() : sandbox ? sandbox->scratch().string() : "";
-  // The child's environment: ours, with the overrides.
-  std::vector<std::string> env_strings;
-  for (char** e = environ; *e != nullptr; ++e) {
-    const std::string kv = *e;
-    const auto key = kv.substr(0, kv.find('='));
-    if (overrides.count(key) == 0) env_strings.push_back(kv);
-  }
-  for (const auto& [k, v] : overrides) env_strings.push_back(k + "=" + v);
+  std::vector<std::string> env_strings = child_environment(overrides);
   std::vector<char*> envp, args;
   for (auto& s : env_strings) envp.push_back(s.data());
   envp.push_back(nullptr);
@@ -227,86 +330,15 @@ ProcessResult run_process(const std::vector<std::string>& argv, const ProcessOpt
     r.output = std::strerror(errno);
     return r;
   }
-  if (pid == 0) {
-    // Child: its own process group (so a timeout kills everything it started), output into the pipe.
-    setpgid(0, 0);
-    dup2(pipefd[1], STDOUT_FILENO);
-    dup2(pipefd[1], STDERR_FILENO);
-    const int devnull = open("/dev/null", O_RDONLY);
-    if (devnull >= 0) dup2(devnull, STDIN_FILENO);
-    if (!cwd.empty() && chdir(cwd.c_str()) != 0) _exit(126);
-    if (options.pass_fd >= 0 && options.pass_fd != kPassedFd) {
-      if (dup2(options.pass_fd, kPassedFd) < 0) _exit(126);
-    } else if (options.pass_fd == kPassedFd) {
-      fcntl(kPassedFd, F_SETFD, 0);  // keep it across exec
-    }
-    if (sandbox) {
-      if (const int err = sandbox->enter(); err != 0) {
-        constexpr char msg[] = "rooflab: cannot enter the sandbox: ";
-        (void)!write(STDERR_FILENO, msg, sizeof msg - 1);
-        const char* why = strerrordesc_np(err);
-        (void)!write(STDERR_FILENO, why, std::strlen(why));
-        (void)!write(STDERR_FILENO, "\n", 1);
-        _exit(125);
-      }
-      // Descriptors the grader holds open would outlive the sandbox's checks (they are made at open).
-      close_range(options.pass_fd >= 0 ? kPassedFd + 1 : kPassedFd, ~0U, 0);
-    }
-    execvpe(args[0], args.data(), envp.data());
-    const std::string msg = fmt::format("cannot run {}: {}\n", args[0], std::strerror(errno));
-    (void)!write(STDERR_FILENO, msg.data(), msg.size());
-    _exit(127);
-  }
+  if (pid == 0) exec_child(args.data(), envp.data(), pipefd[1], cwd, options, sandbox.get());
   setpgid(pid, pid);
   close(pipefd[1]);
 
-  const auto deadline = started + std::chrono::duration<double>(options.timeout_s);
-  char buf[65536];
-  std::string pending;  // a partial line, for on_line
-  bool open_pipe = true;
-  bool reaped = false;
   int status = 0;
-  long reads = 0;
-  while (open_pipe) {
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
-    if (left.count() <= 0) {
-      r.timed_out = true;
-      kill(-pid, SIGKILL);
-      break;
-    }
-    pollfd p{pipefd[0], POLLIN, 0};
-    const int ready = poll(&p, 1, static_cast<int>(std::min<long long>(left.count(), 1000)));
-    if (ready < 0 && errno != EINTR) break;
-    // Checked when the pipe is quiet, and every 64 reads: a process the child left behind that writes without
-    // a pause must not keep the grader reading after the child has ended.
-    if ((ready == 0 || ++reads % 64 == 0) && waitpid(pid, &status, WNOHANG) == pid) {
-      // The child is gone; something it started may still hold the pipe open, so stop reading.
-      reaped = true;
-      for (int drained = 0; drained < 64 && poll(&p, 1, 0) > 0 && (p.revents & POLLIN) != 0; ++drained) {
-        const ssize_t n = read(pipefd[0], buf, sizeof buf);
-        if (n <= 0) break;
-        r.output.append(buf, static_cast<std::size_t>(n));
-      }
-      break;
-    }
-    if (ready <= 0) continue;
-    const ssize_t n = read(pipefd[0], buf, sizeof buf);
-    if (n <= 0) {
-      open_pipe = false;
-      break;
-    }
-    r.output.append(buf, static_cast<std::size_t>(n));
-    if (options.echo) (void)!write(STDOUT_FILENO, buf, static_cast<std::size_t>(n));
-    if (options.on_line) {
-      pending.append(buf, static_cast<std::size_t>(n));
-      for (std::size_t nl; (nl = pending.find('\n')) != std::string::npos; pending.erase(0, nl + 1)) {
-        options.on_line(pending.substr(0, nl));
-      }
-    }
-    if (r.output.size() > 2 * options.max_output_bytes) {
-      r.output.erase(0, r.output.size() - options.max_output_bytes);
-    }
-  }
+  const bool reaped =
+      read_until_done(pid, pipefd[0], options, started + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                                                            std::chrono::duration<double>(options.timeout_s)),
+                      status, r);
   if (r.timed_out) kill(-pid, SIGKILL);
   while (!reaped && waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
@@ -324,18 +356,8 @@ ProcessResult run_process(const std::vector<std::string>& argv, const ProcessOpt
     r.output = "[... output cut ...]\n" + r.output.substr(r.output.size() - options.max_output_bytes);
   }
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-  if (!r.timed_out) {
-    if (WIFSIGNALED(status)) {
-      r.signaled = true;
-      r.signal = WTERMSIG(status);
-    } else if (WIFEXITED(status)) {
-      r.exit_code = WEXITSTATUS(status);
-      if (r.exit_code == 127 && r.output.find("cannot run") != std::string::npos) r.failed_to_start = true;
-      if (r.exit_code == 125 && r.output.find("cannot enter the sandbox") != std::string::npos) r.failed_to_start = true;
-    }
-  }
+  read_status(status, r);
   if (sandbox) r.output += sandbox->finish();
   return r;
 }
-
 }  // namespace rooflab::grader

@@ -1,27 +1,30 @@
 #include "report.hpp"
 
+#include <rooflab/detail/rubric.hpp>
+
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <regex>
+#include <set>
 #include <sstream>
 #include <string_view>
 
 namespace rooflab::grader {
 namespace {
 
-constexpr const char* kKindOrder[] = {"analytic", "emu", "gpu", "perf", "race", "static", "dryrun"};
-
+// The report's line for a kind: its heading in the table of kinds (data/test_kinds.json).
 std::string kind_label(const std::string& kind) {
-  if (kind == "analytic") return "analytic (questions)";
-  if (kind == "emu") return "emu (correctness, CPU backend)";
-  if (kind == "gpu") return "gpu (correctness, GPU)";
-  if (kind == "perf") return "perf (speed vs your GPU's roofline)";
-  if (kind == "static") return "static (compiled code, hints)";
-  if (kind == "race") return "race (data races on the CPU, hints)";
-  if (kind == "dryrun") return "dryrun (GPU path on CPU, no points)";
-  return kind;
+  const auto* row = rooflab::rubric::find_kind(kind);
+  return row != nullptr ? row->heading : kind;
+}
+
+// A kind whose tests earn nothing anywhere (hints, dry runs): its row says why.
+const rooflab::rubric::Kind* pointless_kind(const std::string& kind) {
+  const auto* row = rooflab::rubric::find_kind(kind);
+  return row != nullptr && !row->earns_points ? row : nullptr;
 }
 
 // The first lines of a test's output, indented, for the terminal.
@@ -142,14 +145,15 @@ std::string what_to_fix(const std::string& failure) {
     }
     line = context + ": " + line;
   }
-  if (!u.values.empty()) line += (line.empty() ? "" : " ") + ("(" + u.values + ")");
+  if (!u.values.empty()) line = fmt::format("{}{}({})", line, line.empty() ? "" : " ", u.values);
   if (line.size() > kMaxChars) line = line.substr(0, kMaxChars - 4) + " ...";
   return line;
 }
 
 std::vector<KindTotals> totals_by_kind(const std::vector<TestResult>& tests) {
   std::vector<KindTotals> out;
-  for (const char* kind : kKindOrder) {
+  for (const auto& row : rooflab::rubric::test_kinds()) {
+    const std::string& kind = row.kind;
     KindTotals t{kind};
     for (const auto& r : tests) {
       if (r.kind != kind) continue;
@@ -203,9 +207,8 @@ std::string terminal_table(const LabResults& lr, bool color) {
       const std::string what = t.unavailable == t.tests ? "needs the CUDA toolkit" : "needs a GPU";
       status = paint(t.max_score > 0 ? what : what + " (not counted)", "33");
     } else if (t.max_score == 0) {
-      status = t.kind == "static" || t.kind == "race" ? "hints, no points"
-               : t.kind == "dryrun"                    ? "dry run: not GPU figures, no points"
-                                                       : "not counted (graded on the other backend)";
+      const auto* row = pointless_kind(t.kind);
+      status = row != nullptr ? row->no_points : "not counted (graded on the other backend)";
     } else if (t.score >= t.max_score) {
       status = paint("full marks", "32");
     } else if (t.score == 0) {
@@ -223,7 +226,7 @@ std::string terminal_table(const LabResults& lr, bool color) {
   for (const auto& r : lr.tests) {
     if (r.status == Status::passed && r.score >= r.max_score) continue;
     if (r.status == Status::not_counted || r.status == Status::needs_gpu || r.status == Status::unavailable) continue;
-    if (r.max_score == 0 && r.kind != "static" && r.kind != "race" && r.kind != "dryrun") continue;  // the other backend's
+    if (r.max_score == 0 && pointless_kind(r.kind) == nullptr) continue;  // the other backend's
     if (!header) {
       out += "  what to fix:\n";
       header = true;
@@ -287,7 +290,9 @@ std::string markdown_report(const std::vector<LabResults>& labs, const std::stri
     md += "| kind | tests | passed | points |\n|---|---|---|---|\n";
     for (const auto& t : totals_by_kind(lr.tests)) {
       md += fmt::format("| {} | {} | {} | {:.1f} / {:.1f}{} |\n", t.kind, t.tests, t.passed, t.score, t.max_score,
-                        t.needs_gpu == t.tests ? " (needs a GPU)" : (t.kind == "dryrun" ? " (dry run on the CPU: not GPU figures)" : ""));
+                        t.needs_gpu == t.tests ? std::string(" (needs a GPU)")
+                        : pointless_kind(t.kind) != nullptr ? fmt::format(" ({})", pointless_kind(t.kind)->no_points)
+                                                             : std::string());
     }
     md += "\n| test | kind | backend | status | points |\n|---|---|---|---|---|\n";
     for (const auto& r : lr.tests) {
@@ -308,6 +313,62 @@ std::string markdown_report(const std::vector<LabResults>& labs, const std::stri
     }
   }
   return md;
+}
+
+// ---- results.json for Gradescope ----
+
+std::string gradescope_autograder_json(const std::vector<LabResults>& labs, const std::string& header) {
+  // Tests that need a GPU are not in `tests`: Gradescope shows an entry without a status as passed, and one
+  // marked failed as lost. The top-level output lists them, with their points, as graded later.
+  nlohmann::json tests = nlohmann::json::array();
+  double score = 0, owed_total = 0;
+  std::vector<std::string> owed_by_lab, owed_tests;
+  for (const auto& lr : labs) {
+    double owed = 0;
+    std::set<std::string> listed;
+    const auto later = [&](const std::string& kind, const std::string& id, double points, const std::string&) {
+      owed += points;
+      owed_tests.push_back(fmt::format("  lab{} {}: {} ({:g} points)", lr.lab->id, kind, id, points));
+    };
+    for (const auto& r : lr.tests) {
+      if (r.status == Status::not_counted) continue;  // graded by the other backend; 0 points here
+      listed.insert(r.id);
+      if (r.status == Status::needs_gpu || r.status == Status::unavailable) {
+        later(r.kind, r.id, r.max_score, r.output);
+        continue;
+      }
+      score += r.score;
+      tests.push_back({{"name", fmt::format("lab{} {}: {}", r.lab, r.kind, r.id)},
+                       {"score", r.score},
+                       {"max_score", r.max_score},
+                       {"status", r.status == Status::passed && r.score >= r.max_score ? "passed" : "failed"},
+                       {"output", results_output(r)},
+                       {"tags", {"lab" + r.lab, r.kind, r.backend}},
+                       {"visibility", "visible"}});
+    }
+    // The run left the GPU binary out (no GPU here): its perf tests are still the student's to earn.
+    for (const auto& b : lr.lab->variant("main").binaries) {
+      for (const auto& t : b.tests()) {
+        if (t.kind == "perf" && t.points > 0 && listed.insert(t.id()).second) later(t.kind, t.id(), t.points, "");
+      }
+    }
+    if (owed > 0) owed_by_lab.push_back(fmt::format("lab {}: {:g}", lr.lab->id, owed));
+    owed_total += owed;
+  }
+  std::string output;
+  if (owed_total > 0) {
+    output = fmt::format("This score counts the points gradable without a GPU (analytic answers, correctness on the "
+                         "CPU backend). The {:g} performance points ({}) are graded later on the course's GPU "
+                         "cluster (Gradescope's machines have no GPU) and are not in this score:\n{}\n\n",
+                         owed_total, fmt::join(owed_by_lab, ", "), fmt::join(owed_tests, "\n"));
+  }
+  output += header;
+  const nlohmann::json j = {{"score", score},
+                            {"output", output},
+                            {"visibility", "visible"},
+                            {"stdout_visibility", "hidden"},  // the grader's log names the image's paths
+                            {"tests", tests}};
+  return j.dump(2);
 }
 
 }  // namespace rooflab::grader

@@ -3,6 +3,7 @@
 #include "process.hpp"
 
 #include <rooflab/detail/report.hpp>
+#include <rooflab/detail/rubric.hpp>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -38,11 +39,9 @@ std::string_view to_string(Status s) {
 namespace {
 
 std::string backend_of(const std::string& binary_kind) {
-  if (binary_kind == "emu") return "CPU backend";
-  if (binary_kind == "race") return "CPU backend (race mode)";
-  if (binary_kind == "gpu") return "GPU";
-  if (binary_kind == "static") return "compiler output";
-  if (binary_kind == "dryrun") return "CPU backend (dry run, not a GPU)";
+  for (const auto& row : rooflab::rubric::test_kinds()) {
+    if (row.binary == binary_kind) return row.backend;
+  }
   return "host";
 }
 
@@ -104,11 +103,21 @@ class ReportFile {
 
 // The CPU backend's thread orders. The reverse and random ones also pretend a GPU with few SMs (the backend
 // decides, common/emu/src/device_props.cpp), so grids are small and every grid-stride loop goes round.
+// The orders are the kind's `schedules` in data/test_kinds.json ("random:SEED" is named "random").
 struct Schedule {
-  const char* name;
-  const char* value;
+  std::string name;
+  std::string value;
 };
-constexpr Schedule kSchedules[] = {{"forward", "forward"}, {"reverse", "reverse"}, {"random", "random:20261122"}};
+
+std::vector<Schedule> schedules_of(const std::string& binary_kind) {
+  std::vector<Schedule> out;
+  for (const auto& row : rooflab::rubric::test_kinds()) {
+    if (row.binary != binary_kind) continue;
+    for (const auto& value : row.schedules) out.push_back({value.substr(0, value.find(':')), value});
+    if (!out.empty()) break;
+  }
+  return out;
+}
 
 struct Run {
   ProcessResult process;
@@ -145,7 +154,10 @@ const report::Report* reference_run(const std::filesystem::path& trusted, const 
     // The reference binary links no student code: it runs outside the sandbox (it may live in another build
     // tree, build/solutions, that student processes must not read).
     const SandboxScope unconfined(std::nullopt);
-    Run run = run_reporting(trusted, test, options, &kSchedules[0], "want");
+    // The reference runs in the first of its kind's thread orders, if it has any.
+    const auto* row = rooflab::rubric::find_kind(test.kind);
+    const auto schedules = schedules_of(row != nullptr ? row->binary : test.kind);
+    Run run = run_reporting(trusted, test, options, schedules.empty() ? nullptr : &schedules[0], "want");
     std::optional<report::Report> r;
     if (run.process.ok() && run.report.error.empty() && run.report.results.size() == 1 &&
         run.report.results[0].value("result", "") == "passed") {
@@ -398,26 +410,27 @@ std::vector<TestResult> run_binary(const Lab& lab, const Binary& binary, const R
       not_run(Status::build_failed, build_error, "compiler output");
       continue;
     }
-    if (binary.kind != "emu") {
+    const auto schedules = schedules_of(binary.kind);
+    if (schedules.empty()) {
       out.push_back(run_one(lab, binary, test, options, nullptr));
       continue;
     }
     // The CPU backend: the test must pass under every schedule; report the first one that fails.
     TestResult first;
     bool have_first = false;
-    for (const auto& s : kSchedules) {
+    for (const auto& s : schedules) {
       TestResult r = run_one(lab, binary, test, options, &s);
       if (!have_first) {
         first = r;
         have_first = true;
       }
       if (r.status != Status::passed) {
-        if (&s != &kSchedules[0] && first.status == Status::passed) {
+        if (&s != &schedules[0] && first.status == Status::passed) {
           r.output = fmt::format("passes with the {} thread order but fails with the {} one: the result depends on "
                                  "the order of threads, which on a GPU is not fixed (a missing __syncthreads or a "
                                  "race; or, with that order's few pretend SMs, a grid-stride loop that does not go "
                                  "round).\n{}",
-                                 kSchedules[0].name, s.name, r.output);
+                                 schedules[0].name, s.name, r.output);
         }
         first = r;
         break;

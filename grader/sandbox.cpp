@@ -133,19 +133,7 @@ std::vector<fs::path> readable_source_entries(const fs::path& source_dir) {
   for (const auto& top : fs::directory_iterator(source_dir)) {
     const std::string name = top.path().filename().string();
     if (name == "solutions" || name == "build" || name == ".git") continue;
-    if (name != "labs" || !top.is_directory()) {
-      out.push_back(top.path());
-      continue;
-    }
-    for (const auto& lab : fs::directory_iterator(top.path())) {
-      if (!lab.is_directory()) {
-        out.push_back(lab.path());
-        continue;
-      }
-      for (const auto& e : fs::directory_iterator(lab.path())) {
-        if (e.path().filename() != "selftest") out.push_back(e.path());
-      }
-    }
+    out.push_back(top.path());
   }
   return out;
 }
@@ -176,7 +164,7 @@ Sandbox common_sandbox(const GradingTree& tree) {
   Sandbox s;
   s.read_exec = system_dirs();
   s.read = readable_source_entries(tree.source_dir);
-  // labs/ is already there, without its selftest/ directories.
+  // labs/ is already there.
   if (!tree.student_dir.empty() && tree.student_dir != tree.source_dir / "labs") s.read.push_back(tree.student_dir);
   s.read.insert(s.read.end(), tree.readable.begin(), tree.readable.end());
   s.devices = default_devices();

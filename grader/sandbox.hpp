@@ -52,8 +52,8 @@ Sandbox build_sandbox(const GradingTree& tree);
 Sandbox test_sandbox(const GradingTree& tree);
 
 // What of the source tree a student process may read: every top-level entry except solutions/, build/
-// (other graders' trees; the run's own tree is added on its own) and .git, and in labs/ every lab's
-// entries except selftest/ (its patches quote the solutions).
+// (other graders' trees; the run's own tree is added on its own) and .git. The known-bad cases quote the
+// solutions in their patches, so they live in solutions/NN/selftest/, unreadable with the rest of it.
 std::vector<std::filesystem::path> readable_source_entries(const std::filesystem::path& source_dir);
 
 // The device files a process may write: /dev/null, /dev/zero, /dev/full, /dev/random, /dev/urandom and

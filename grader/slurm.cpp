@@ -1,7 +1,8 @@
 #include "slurm.hpp"
 
-#include "commands.hpp"
+#include "grade_args.hpp"
 #include "process.hpp"
+#include "util.hpp"
 
 #include <fmt/format.h>
 
@@ -16,19 +17,8 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// A word for a bash script: single-quoted, so that nothing in a path or a seed is expanded.
-std::string sh_quote(const std::string& s) {
-  std::string out = "'";
-  for (const char c : s) {
-    if (c == '\'') {
-      out.append("'\\''");
-    } else {
-      out.push_back(c);
-    }
-  }
-  out.push_back('\'');
-  return out;
-}
+// A word for a bash script (grade_args.hpp's quoting): nothing in a path or a seed is expanded.
+std::string sh_quote(const std::string& s) { return shell_line({s}); }
 
 void write_script(const fs::path& p, const std::string& text) {
   fs::create_directories(p.parent_path());
@@ -66,18 +56,21 @@ std::string slurm_array_script(const SlurmArgs& a, int tasks, const fs::path& cl
   const std::string build = a.grading.build_dir ? sh_quote(fs::absolute(*a.grading.build_dir).string())
                                         : "\"${TMPDIR:-/tmp}/rooflab-build-${SLURM_ARRAY_JOB_ID}-${SLURM_ARRAY_TASK_ID}\"";
   s += fmt::format("build={}\n", build);
-  std::string cmd = fmt::format("{} grade-class {}", sh_quote(cli.string()), sh_quote(fs::absolute(a.grading.submissions).string()));
-  for (const auto& lab : a.grading.labs) cmd += fmt::format(" {}", sh_quote(lab));
-  cmd += fmt::format(" --out {} --task \"$SLURM_ARRAY_TASK_ID\" --chunk {} --build-dir \"$build\" --timeout {}",
-                     sh_quote(out.string()), a.grading.chunk, a.grading.timeout_s);
-  if (a.grading.seed) cmd += fmt::format(" --seed {}", sh_quote(*a.grading.seed));
-  for (const auto& k : a.grading.kinds) cmd += fmt::format(" --kind {}", sh_quote(k));
-  if (!a.grading.verify) cmd += " --no-verify";
+  // Every task runs grade-class on its chunk, with the options of the class (to_argv: spelled as the CLI reads
+  // them); the build tree and the task are the script's own shell variables.
+  ClassArgs task = a.grading;
+  task.submissions = fs::absolute(a.grading.submissions);
+  task.out = out;
+  task.build_dir = "$build";
   // On shared storage, as the submissions are: every task reads the same hidden tests.
-  if (a.grading.hidden_tests) cmd += fmt::format(" --hidden-tests {}", sh_quote(fs::absolute(*a.grading.hidden_tests).string()));
-  if (a.grading.force) cmd += " --force";
-  if (!a.cpu_only) cmd += " --require-gpu";
-  s += cmd + "\n";
+  if (a.grading.hidden_tests) task.hidden_tests = fs::absolute(*a.grading.hidden_tests);
+  task.task.reset();
+  task.collect_only = false;
+  task.require_gpu = !a.cpu_only;
+  std::vector<std::string> argv = to_argv(task);
+  argv.insert(argv.begin(), cli.string());
+  argv.insert(argv.end(), {"--task", "$SLURM_ARRAY_TASK_ID"});
+  s += shell_line(argv, {"$build", "$SLURM_ARRAY_TASK_ID"}) + "\n";
   return s;
 }
 
@@ -103,7 +96,12 @@ int cmd_slurm_script(const SlurmArgs& a) {
   collect += "#\n# Merges the students' results into grades.csv, junit/ and summary.txt (submitted with\n"
              "# --dependency=afterany on the array: it runs however the tasks ended, and names the missing ones).\n"
              "set -euo pipefail\n";
-  collect += fmt::format("exec {} grade-class --out {} --collect\n", sh_quote(cli.string()), sh_quote(out.string()));
+  ClassArgs collect_args;
+  collect_args.out = out;
+  collect_args.collect_only = true;
+  std::vector<std::string> argv = to_argv(collect_args);
+  argv.insert(argv.begin(), cli.string());
+  collect += "exec " + shell_line(argv) + "\n";
   write_script(dir / "collect.sbatch", collect);
   fmt::print("rooflab slurm-script: {} submissions in {} tasks of up to {}{}\n  {}\n  {}\n", subs.size(), tasks, chunk,
              a.cpu_only ? " (CPU only: no GPU asked for, perf not graded)" : " (one GPU each, exclusive)",

@@ -1,4 +1,4 @@
-// The typed ceilings of rooflab/testing/ceiling.hpp: names, units, and who measures each.
+// The typed ceilings of rooflab/testing/ceiling.hpp: names and units.
 #include <rooflab/testing/ceiling.hpp>
 
 #include <fmt/format.h>
@@ -12,18 +12,13 @@ struct Row {
   Ceiling ceiling;
   std::string_view name;
   std::string_view unit;
-  bool in_the_test;
 };
-constexpr std::array<Row, 9> kRows = {{
-    {Ceiling::copy_bandwidth, "copy_bandwidth", "B/s", false},
-    {Ceiling::fp32_fma_peak, "fp32_fma_peak", "FLOP/s", false},
-    {Ceiling::sgemm_peak, "sgemm_peak", "FLOP/s", false},
-    {Ceiling::fp16_tensor_peak, "fp16_tensor_peak", "FLOP/s", false},
-    {Ceiling::bf16_tensor_peak, "bf16_tensor_peak", "FLOP/s", false},
-    {Ceiling::cublas_sgemm_same_run, "cublas_sgemm_same_run", "FLOP/s", true},
-    {Ceiling::cublas_hgemm_same_run, "cublas_hgemm_same_run", "FLOP/s", true},
-    {Ceiling::fp16_gemv_same_run, "fp16_gemv_same_run", "B/s", true},
-    {Ceiling::naive_attention_same_run, "naive_attention_same_run", "FLOP/s", true},
+constexpr std::array<Row, 5> kRows = {{
+    {Ceiling::copy_bandwidth, "copy_bandwidth", "B/s"},
+    {Ceiling::fp32_fma_peak, "fp32_fma_peak", "FLOP/s"},
+    {Ceiling::sgemm_peak, "sgemm_peak", "FLOP/s"},
+    {Ceiling::fp16_tensor_peak, "fp16_tensor_peak", "FLOP/s"},
+    {Ceiling::bf16_tensor_peak, "bf16_tensor_peak", "FLOP/s"},
 }};
 constexpr std::array<Ceiling, kRows.size()> kAll = [] {
   std::array<Ceiling, kRows.size()> out{};
@@ -42,17 +37,12 @@ const Row& row(Ceiling c) {
 std::span<const Ceiling> all_ceilings() { return kAll; }
 std::string_view to_string(Ceiling c) { return row(c).name; }
 std::string_view si_unit(Ceiling c) { return row(c).unit; }
-bool measured_in_the_test(Ceiling c) { return row(c).in_the_test; }
 
 std::optional<Ceiling> parse_ceiling(std::string_view name) {
   for (const auto& r : kRows) {
     if (r.name == name) return r.ceiling;
   }
   return std::nullopt;
-}
-
-bool caps_the_result(Ceiling c) {
-  return c != Ceiling::naive_attention_same_run && c != Ceiling::fp16_gemv_same_run;
 }
 
 std::string units::readable(double value_si, std::string_view si_unit) {

@@ -168,40 +168,47 @@ PlotFiles save_plot(const Plot& plot, std::string_view name) {
   return ::testing::AssertionFailure() << "speed verdict failed: " << what;
 }
 
+namespace {
+
+// The reference a ceiling_fraction rule names, with its value: a baseline from the test's own measurement,
+// a calibrated ceiling from `calibrated`. Each refuses the other's value, so a rung cannot be graded against
+// the wrong reference by mistake.
+CeilingInForce reference_in_force(const Threshold& t, const Ceilings* calibrated, std::optional<double> measured_here_si) {
+  if (t.baseline) {
+    if (!measured_here_si) {
+      throw std::invalid_argument(fmt::format("threshold {}/{} grades against the baseline {} ({}), measured by the "
+                                              "test in this run: pass its value to award()",
+                                              t.lab, t.quantity, t.baseline->name, t.baseline->what));
+    }
+    return {t.baseline->name, *measured_here_si, t.baseline->unit, "in this test, this run"};
+  }
+  const Ceiling c = *t.ceiling;
+  if (measured_here_si) {
+    throw std::invalid_argument(fmt::format("threshold {}/{} grades against {}, which rooflab calibrate measures: "
+                                            "a value measured in the test is not what the threshold names",
+                                            t.lab, t.quantity, to_string(c)));
+  }
+  if (calibrated == nullptr) throw std::invalid_argument(fmt::format("no calibration for {}", to_string(c)));
+  return {std::string(to_string(c)), calibrated->si(c), std::string(si_unit(c)), calibrated->where()};
+}
+
+}  // namespace
+
 CeilingVerdict judge(std::string_view lab, std::string_view quantity, double measured_si, const Ceilings* calibrated,
                      std::optional<double> measured_here_si) {
   const Threshold& t = threshold(lab, quantity);
-  if (t.kind != "ceiling_fraction" || !t.ceiling) {
+  if (t.kind != "ceiling_fraction" || !(t.ceiling || t.baseline)) {
     throw DataError(fmt::format("threshold {}/{} is a {} rule, not a fraction of a ceiling", lab, quantity, t.kind));
   }
-  const Ceiling c = *t.ceiling;
   CeilingVerdict v;
-  v.ceiling.name = to_string(c);
-  v.ceiling.unit = si_unit(c);
-  if (measured_in_the_test(c)) {
-    if (!measured_here_si) {
-      throw std::invalid_argument(fmt::format("threshold {}/{} grades against {}, measured by the test in this run: "
-                                              "pass its value to award()", lab, quantity, v.ceiling.name));
-    }
-    v.ceiling.value = *measured_here_si;
-    v.ceiling.measured = "in this test, this run";
-  } else {
-    if (measured_here_si) {
-      throw std::invalid_argument(fmt::format("threshold {}/{} grades against {}, which rooflab calibrate measures: "
-                                              "a value measured in the test is not what the threshold names",
-                                              lab, quantity, v.ceiling.name));
-    }
-    if (calibrated == nullptr) throw std::invalid_argument(fmt::format("no calibration for {}", v.ceiling.name));
-    v.ceiling.value = calibrated->si(c);
-    v.ceiling.measured = calibrated->where();
-  }
+  v.ceiling = reference_in_force(t, calibrated, measured_here_si);
   if (!(v.ceiling.value > 0) || !std::isfinite(v.ceiling.value)) {
     throw std::invalid_argument(fmt::format("{}: the ceiling {} is {} {}, not a positive measurement", quantity,
                                             v.ceiling.name, v.ceiling.value, v.ceiling.unit));
   }
   v.fraction = measured_si / v.ceiling.value;
   v.score = sliding_score(t, v.fraction);
-  v.implausible = caps_the_result(c) && v.fraction > implausible_above();
+  v.implausible = t.caps() && v.fraction > implausible_above();
   v.figures = fmt::format("{}: {} = {:.1f}% of the ceiling {}, {}", quantity, units::readable(measured_si, v.ceiling.unit),
                           100.0 * v.fraction, v.ceiling.name, units::readable(v.ceiling.value, v.ceiling.unit));
   return v;
@@ -210,7 +217,7 @@ CeilingVerdict judge(std::string_view lab, std::string_view quantity, double mea
 namespace {
 
 // The running test must declare the thresholds it grades by (rubric.json "thresholds"): what ties a perf
-// test to its rule, checked against thresholds.json and the kernel registry by a CPU test.
+// test to its rule, checked against the lab's thresholds.json and kernel registry by a CPU test.
 void check_declared(std::string_view quantity) {
   if (*binary_rubric() == '\0') return;  // outside a lab's binary (the project's own tests)
   static const rubric::Rubric r = rubric::load(binary_rubric());

@@ -1,6 +1,8 @@
 #include <rooflab/detail/rubric.hpp>
+#include <rooflab/specs.hpp>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -13,51 +15,116 @@ namespace rooflab::rubric {
 
 namespace {
 
-struct KindRow {
-  std::string_view binary;
-  std::string_view rubric;
-  std::string_view graded;
-};
-
-// Which tests each binary holds, and the kind they are graded as there.
-constexpr KindRow kKinds[] = {
-    {"analytic", "analytic", "analytic"},  // tests/analytic.cpp + answers.cpp, no device
-    {"emu", "correctness", "emu"},         // tests/correctness.cpp + kernels on the CPU backend
-    {"gpu", "correctness", "gpu"},         // tests/correctness.cpp + tests/perf.cpp under nvcc
-    {"gpu", "perf", "perf"},
-    {"static", "static", "static"},        // tests/static.cpp on the captured PTX and ptxas report
-    {"race", "race", "race"},              // tests/race.cpp under ThreadSanitizer on the CPU backend
-    {"traffic", "traffic", "traffic"},     // tests/traffic.cpp, the kernels' memory accesses recorded on the CPU
-    // tests/perf.cpp + tests/dryrun.cpp, kernels and timing harness on the CPU backend at scaled-down sizes:
-    // proves the perf tests, calibration and plots run to the end; worth nothing, never a GPU figure.
-    {"dryrun", "perf", "dryrun"},
-    {"dryrun", "dryrun", "dryrun"},
-};
+std::vector<std::string> strings(const nlohmann::json& j, const char* key) {
+  std::vector<std::string> out;
+  for (const auto& v : j.at(key)) out.push_back(v.get<std::string>());
+  return out;
+}
 
 bool known_rubric_kind(std::string_view k) {
-  return std::any_of(std::begin(kKinds), std::end(kKinds), [&](const KindRow& r) { return r.rubric == k; });
+  return std::any_of(test_kinds().begin(), test_kinds().end(), [&](const Kind& row) {
+    return std::find(row.rubric.begin(), row.rubric.end(), k) != row.rubric.end();
+  });
+}
+
+// A rubric kind that only rows without points grade (race, static, dryrun, ...) must carry 0 points.
+const Kind* pointless_row(std::string_view rubric_kind) {
+  const Kind* found = nullptr;
+  for (const auto& row : test_kinds()) {
+    if (std::find(row.rubric.begin(), row.rubric.end(), rubric_kind) == row.rubric.end()) continue;
+    if (row.earns_points) return nullptr;
+    found = &row;
+  }
+  return found;
+}
+
+std::string rubric_kind_names() {
+  std::set<std::string> names;
+  for (const auto& row : test_kinds()) names.insert(row.rubric.begin(), row.rubric.end());
+  return fmt::format("{}", fmt::join(names, ", "));
 }
 
 }  // namespace
 
-bool holds(std::string_view binary_kind, std::string_view rubric_kind) {
-  return std::any_of(std::begin(kKinds), std::end(kKinds),
-                     [&](const KindRow& r) { return r.binary == binary_kind && r.rubric == rubric_kind; });
+std::vector<Kind> parse_kinds(const std::string& json_text, const std::string& where) {
+  std::vector<Kind> out;
+  try {
+    const auto table = nlohmann::json::parse(json_text);
+    for (const auto& j : table.at("kinds")) {
+      Kind k{j.at("kind").get<std::string>(), strings(j, "rubric"), j.at("binary").get<std::string>(),
+             j.at("backend").get<std::string>(), j.at("heading").get<std::string>(), j.at("earns_points").get<bool>(),
+             j.at("no_points").get<std::string>(), j.at("needs_gpu").get<bool>(), j.at("needs_toolkit").get<bool>(),
+             strings(j, "schedules"), j.at("verified").get<bool>(), j.at("thresholds").get<bool>(),
+             j.at("opt_in").get<bool>(), j.at("student_files").get<std::string>()};
+      if (k.kind.empty() || k.binary.empty() || k.rubric.empty()) {
+        throw std::runtime_error("a row without its kind, binary or rubric kinds");
+      }
+      if (!k.earns_points && k.no_points.empty()) {
+        throw std::runtime_error(fmt::format("kind {}: say in no_points why it earns none", k.kind));
+      }
+      if (std::any_of(out.begin(), out.end(), [&](const Kind& o) { return o.kind == k.kind; })) {
+        throw std::runtime_error(fmt::format("kind {} is listed twice", k.kind));
+      }
+      out.push_back(std::move(k));
+    }
+  } catch (const nlohmann::json::exception& e) {
+    throw std::runtime_error(fmt::format("{}: malformed table of test kinds: {}", where, e.what()));
+  } catch (const std::runtime_error& e) {
+    throw std::runtime_error(fmt::format("{}: {}", where, e.what()));
+  }
+  if (out.empty()) throw std::runtime_error(fmt::format("{}: no test kinds", where));
+  return out;
 }
 
-double graded_points(std::string_view binary_kind, const Entry& e) {
-  return graded_kind(binary_kind, e.kind) == "dryrun" ? 0.0 : e.points;
+const std::vector<Kind>& test_kinds() {
+  static const std::vector<Kind> table = [] {
+    const auto file = data_dir() / "test_kinds.json";
+    std::ifstream in(file);
+    if (!in) throw std::runtime_error(fmt::format("{}: cannot read the table of test kinds", file.string()));
+    std::stringstream s;
+    s << in.rdbuf();
+    return parse_kinds(s.str(), file.string());
+  }();
+  return table;
+}
+
+const Kind* find_kind(std::string_view kind) {
+  for (const auto& row : test_kinds()) {
+    if (row.kind == kind) return &row;
+  }
+  return nullptr;
+}
+
+std::vector<std::string> binary_kinds() {
+  std::vector<std::string> out;
+  for (const auto& row : test_kinds()) {
+    if (std::find(out.begin(), out.end(), row.binary) == out.end()) out.push_back(row.binary);
+  }
+  return out;
+}
+
+bool holds(std::string_view binary_kind, std::string_view rubric_kind) {
+  return std::any_of(test_kinds().begin(), test_kinds().end(), [&](const Kind& row) {
+    return row.binary == binary_kind && std::find(row.rubric.begin(), row.rubric.end(), rubric_kind) != row.rubric.end();
+  });
 }
 
 std::string graded_kind(std::string_view binary_kind, std::string_view rubric_kind) {
-  for (const auto& r : kKinds) {
-    if (r.binary == binary_kind && r.rubric == rubric_kind) return std::string(r.graded);
+  for (const auto& row : test_kinds()) {
+    if (row.binary == binary_kind && std::find(row.rubric.begin(), row.rubric.end(), rubric_kind) != row.rubric.end()) {
+      return row.kind;
+    }
   }
   return std::string(rubric_kind);
 }
 
+double graded_points(std::string_view binary_kind, const Entry& e) {
+  const Kind* row = find_kind(graded_kind(binary_kind, e.kind));
+  return row != nullptr && !row->earns_points ? 0.0 : e.points;
+}
+
 bool is_binary_kind(std::string_view binary_kind) {
-  return std::any_of(std::begin(kKinds), std::end(kKinds), [&](const KindRow& r) { return r.binary == binary_kind; });
+  return std::any_of(test_kinds().begin(), test_kinds().end(), [&](const Kind& row) { return row.binary == binary_kind; });
 }
 
 Rubric parse(const std::string& json_text, const std::string& where) {
@@ -74,18 +141,16 @@ Rubric parse(const std::string& json_text, const std::string& where) {
         throw std::runtime_error(fmt::format("test \"{}\" is not Suite.Name", e.test));
       }
       if (!known_rubric_kind(e.kind)) {
-        throw std::runtime_error(fmt::format("{}: unknown kind \"{}\" (analytic, correctness, perf, static, race, dryrun, traffic)",
-                                             e.test, e.kind));
+        throw std::runtime_error(fmt::format("{}: unknown kind \"{}\" ({}; data/test_kinds.json)", e.test, e.kind,
+                                             rubric_kind_names()));
       }
       if (!(e.points >= 0)) throw std::runtime_error(fmt::format("{}: negative points", e.test));
-      if ((e.kind == "static" || e.kind == "race") && e.points != 0) {
-        throw std::runtime_error(fmt::format("{}: {} tests are hints and carry no points", e.test, e.kind));
-      }
-      if (e.kind == "dryrun" && e.points != 0) {
-        throw std::runtime_error(fmt::format("{}: dry-run tests prove that code runs and carry no points", e.test));
+      if (const Kind* row = pointless_row(e.kind); row != nullptr && e.points != 0) {
+        throw std::runtime_error(fmt::format("{}: {} tests carry no points ({})", e.test, e.kind, row->no_points));
       }
       for (const auto& q : t.value("thresholds", nlohmann::json::array())) e.thresholds.push_back(q.get<std::string>());
-      if (!e.thresholds.empty() && e.kind != "perf") {
+      const Kind* graded_as = find_kind(e.kind);
+      if (!e.thresholds.empty() && (graded_as == nullptr || !graded_as->thresholds)) {
         throw std::runtime_error(fmt::format("{}: only perf tests are graded by thresholds", e.test));
       }
       if (e.checks.empty()) throw std::runtime_error(fmt::format("{}: say in \"checks\" what it checks", e.test));

@@ -1,4 +1,5 @@
-// Loading data/gpus.json, models.json and thresholds.json into the structs of specs.hpp.
+// Loading data/gpus.json, models.json, thresholds.json and each lab's thresholds.json into the structs of
+// specs.hpp.
 //
 // Every field goes through one Reader that knows the file and the JSON path it is at, so a bad file fails
 // with "data/gpus.json: gpus[3].bandwidth_gbps.value: expected a number, got string" instead of a bare
@@ -13,6 +14,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <memory>
+#include <mutex>
 #include <nlohmann/json.hpp>
 #include <rooflab/specs.hpp>
 
@@ -176,7 +179,7 @@ std::vector<std::string> tokens_of(std::string_view name) {
 struct Data {
   std::vector<GpuSpec> gpus;
   std::vector<ModelSpec> models;
-  ThresholdTable thresholds;
+  double implausible_above = 0;
 };
 
 const Data& data() {
@@ -184,9 +187,20 @@ const Data& data() {
   static const Data d = [] {
     const auto dir = data_dir();
     return Data{load_gpus(dir / "gpus.json"), load_models(dir / "models.json"),
-                load_thresholds(dir / "thresholds.json")};
+                load_implausible_above(dir / "thresholds.json")};
   }();
   return d;
+}
+
+// Each lab's thresholds, loaded the first time a test asks for one of them. The vectors are never moved once
+// stored (unique_ptr), so the references threshold() hands out stay valid.
+const std::vector<Threshold>& cached_lab_thresholds(std::string_view lab) {
+  static std::mutex mutex;
+  static std::map<std::string, std::unique_ptr<const std::vector<Threshold>>, std::less<>> by_lab;
+  const std::lock_guard lock(mutex);
+  if (const auto it = by_lab.find(lab); it != by_lab.end()) return *it->second;
+  auto loaded = std::make_unique<const std::vector<Threshold>>(load_lab_thresholds(lab_dir(lab) / "thresholds.json", lab));
+  return *by_lab.emplace(std::string(lab), std::move(loaded)).first->second;
 }
 
 template <typename T>
@@ -210,6 +224,31 @@ std::filesystem::path data_dir() {
 #else
   return "data";
 #endif
+}
+
+std::filesystem::path labs_dir() {
+  if (const char* d = std::getenv("ROOFLAB_LABS_DIR"); d != nullptr && *d != '\0') return d;
+#if defined(ROOFLAB_LABS_DIR)
+  return ROOFLAB_LABS_DIR;
+#else
+  return "labs";
+#endif
+}
+
+std::filesystem::path lab_dir(std::string_view lab) {
+  const std::filesystem::path root = labs_dir();
+  const std::string prefix = std::string(lab) + "-";
+  std::vector<std::filesystem::path> found;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(root, ec)) {
+    if (e.is_directory() && e.path().filename().string().starts_with(prefix)) found.push_back(e.path());
+  }
+  if (ec) throw DataError(fmt::format("{}: cannot list the labs: {}", root.string(), ec.message()));
+  if (found.size() != 1) {
+    throw DataError(fmt::format("{}: expected one folder {}<name> for lab {}, found {}", root.string(), prefix, lab,
+                                found.size()));
+  }
+  return found.front();
 }
 
 // ---- gpus.json ----
@@ -347,71 +386,110 @@ std::vector<ModelSpec> load_models(const std::filesystem::path& file) {
 
 // ---- thresholds.json ----
 
-ThresholdTable load_thresholds(const std::filesystem::path& file) {
+double load_implausible_above(const std::filesystem::path& file) {
   const Reader r(file);
   const json root = r.parse();
-  ThresholdTable table;
-  table.implausible_above = r.num(r.at(root, "", "implausible_above"), "implausible_above", "value");
-  if (!(table.implausible_above >= 1.0)) r.fail("implausible_above.value", "expected a factor of at least 1");
-  const json& labs = r.at(root, "", "labs");
-  if (!labs.is_object()) r.fail("labs", "expected an object of lab -> quantities");
-  for (const auto& [lab, quantities] : labs.items()) {
-    if (!quantities.is_object()) r.fail("labs." + lab, "expected an object of quantity -> rule");
-    for (const auto& [quantity, j] : quantities.items()) {
-      const std::string p = "labs." + lab + "." + quantity;
-      Threshold t;
-      t.lab = lab;
-      t.quantity = quantity;
-      t.kind = r.str(j, p, "kind");
-      t.description = r.str_or(j, p, "description", "");
-      if (t.sliding()) {
-        if (t.kind == "ceiling_fraction") {
-          const std::string name = r.str(j, p, "ceiling");
-          t.ceiling = parse_ceiling(name);
-          if (!t.ceiling) {
-            std::vector<std::string_view> names;
-            for (const Ceiling c : all_ceilings()) names.push_back(to_string(c));
-            r.fail(p + ".ceiling", fmt::format("\"{}\" is not a ceiling (known: {})", name, fmt::join(names, ", ")));
-          }
-        } else {
-          t.reference = r.str(j, p, "reference");
-        }
-        t.full_at = r.num(j, p, "full_at");
-        t.zero_at = r.num(j, p, "zero_at");
-        // A fraction of a roof is at most 1; of a baseline to beat (caps_the_result false), any.
-        const bool capped = !t.ceiling || caps_the_result(*t.ceiling);
-        if (!(t.zero_at >= 0 && t.zero_at < t.full_at && (!capped || t.full_at <= 1.0))) {
-          r.fail(p, fmt::format("expected 0 <= zero_at < full_at{}, got zero_at {} and full_at {}",
-                                capped ? " <= 1" : "", t.zero_at, t.full_at));
-        }
-      } else if (t.kind == "ratio_max" || t.kind == "ratio_min") {
-        t.value = r.num(j, p, "value");
-        if (!(t.value > 0)) r.fail(p + ".value", "expected a positive ratio");
-      } else {
-        r.fail(
-            p + ".kind",
-            fmt::format("expected ceiling_fraction, prediction_fraction, ratio_max or ratio_min, got \"{}\"", t.kind));
-      }
-      const json& pj = r.at(j, p, "provenance");
-      const std::string pp = p + ".provenance";
-      t.provenance.kind = r.str(pj, pp, "kind");
-      if (t.provenance.kind == "analytic estimate") {
-        t.provenance.reasoning = r.str(pj, pp, "reasoning");
-        t.provenance.source = r.str(pj, pp, "source");
-      } else if (t.provenance.kind == "measured") {
-        t.provenance.gpu = r.str(pj, pp, "gpu");
-        t.provenance.date = r.str(pj, pp, "date");
-        t.provenance.figure = r.num(pj, pp, "figure");
-        t.provenance.reasoning = r.str_or(pj, pp, "reasoning", "");
-        t.provenance.source = r.str_or(pj, pp, "source", "");
-      } else {
-        r.fail(pp + ".kind",
-               fmt::format("expected \"analytic estimate\" or \"measured\", got \"{}\"", t.provenance.kind));
-      }
-      table.entries.push_back(std::move(t));
-    }
+  const double v = r.num(r.at(root, "", "implausible_above"), "implausible_above", "value");
+  if (!(v >= 1.0)) r.fail("implausible_above.value", "expected a factor of at least 1");
+  if (root.contains("labs")) {
+    r.fail("labs", "a lab's thresholds live in its own folder, labs/NN-name/thresholds.json");
   }
-  return table;
+  return v;
+}
+
+namespace {
+
+// What a ceiling_fraction rule is a fraction of: a calibrated `ceiling` or a `baseline` the test times.
+void read_reference(const Reader& r, const json& j, const std::string& p, Threshold& t) {
+  const bool has_ceiling = j.contains("ceiling"), has_baseline = j.contains("baseline");
+  if (has_ceiling == has_baseline) {
+    r.fail(p, "expected exactly one of \"ceiling\" (calibrated) and \"baseline\" (timed by the test in its run)");
+  }
+  if (has_ceiling) {
+    const std::string name = r.str(j, p, "ceiling");
+    t.ceiling = parse_ceiling(name);
+    if (!t.ceiling) {
+      std::vector<std::string_view> names;
+      for (const Ceiling c : all_ceilings()) names.push_back(to_string(c));
+      r.fail(p + ".ceiling", fmt::format("\"{}\" is not a calibrated ceiling (known: {}); a reference the test "
+                                         "times itself is a \"baseline\"", name, fmt::join(names, ", ")));
+    }
+    return;
+  }
+  const json& bj = r.at(j, p, "baseline");
+  const std::string bp = p + ".baseline";
+  Baseline b;
+  b.name = r.str(bj, bp, "name");
+  b.unit = r.str(bj, bp, "unit");
+  b.what = r.str(bj, bp, "what");
+  const json& caps = r.at(bj, bp, "caps");
+  if (!caps.is_boolean()) r.fail(bp + ".caps", "expected true (a roof) or false (a baseline to beat)");
+  b.caps = caps.get<bool>();
+  if (b.unit != "B/s" && b.unit != "FLOP/s") r.fail(bp + ".unit", fmt::format("expected B/s or FLOP/s, got \"{}\"", b.unit));
+  if (parse_ceiling(b.name)) r.fail(bp + ".name", fmt::format("\"{}\" is a calibrated ceiling's name", b.name));
+  t.baseline = std::move(b);
+}
+
+void read_provenance(const Reader& r, const json& j, const std::string& p, Provenance& out) {
+  const json& pj = r.at(j, p, "provenance");
+  const std::string pp = p + ".provenance";
+  out.kind = r.str(pj, pp, "kind");
+  if (out.kind == "analytic estimate") {
+    out.reasoning = r.str(pj, pp, "reasoning");
+    out.source = r.str(pj, pp, "source");
+  } else if (out.kind == "measured") {
+    out.gpu = r.str(pj, pp, "gpu");
+    out.date = r.str(pj, pp, "date");
+    out.figure = r.num(pj, pp, "figure");
+    out.reasoning = r.str_or(pj, pp, "reasoning", "");
+    out.source = r.str_or(pj, pp, "source", "");
+  } else {
+    r.fail(pp + ".kind", fmt::format("expected \"analytic estimate\" or \"measured\", got \"{}\"", out.kind));
+  }
+}
+
+Threshold read_rule(const Reader& r, const json& j, const std::string& p) {
+  Threshold t;
+  t.kind = r.str(j, p, "kind");
+  t.description = r.str_or(j, p, "description", "");
+  if (t.sliding()) {
+    if (t.kind == "ceiling_fraction") {
+      read_reference(r, j, p, t);
+    } else {
+      t.reference = r.str(j, p, "reference");
+    }
+    t.full_at = r.num(j, p, "full_at");
+    t.zero_at = r.num(j, p, "zero_at");
+    // A fraction of a roof is at most 1; of a baseline to beat, any.
+    if (!(t.zero_at >= 0 && t.zero_at < t.full_at && (!t.caps() || t.full_at <= 1.0))) {
+      r.fail(p, fmt::format("expected 0 <= zero_at < full_at{}, got zero_at {} and full_at {}",
+                            t.caps() ? " <= 1" : "", t.zero_at, t.full_at));
+    }
+  } else if (t.kind == "ratio_max" || t.kind == "ratio_min") {
+    t.value = r.num(j, p, "value");
+    if (!(t.value > 0)) r.fail(p + ".value", "expected a positive ratio");
+  } else {
+    r.fail(p + ".kind",
+           fmt::format("expected ceiling_fraction, prediction_fraction, ratio_max or ratio_min, got \"{}\"", t.kind));
+  }
+  read_provenance(r, j, p, t.provenance);
+  return t;
+}
+
+}  // namespace
+
+std::vector<Threshold> load_lab_thresholds(const std::filesystem::path& file, std::string_view lab) {
+  const Reader r(file);
+  const json root = r.parse();
+  if (!root.is_object()) r.fail("", "expected an object of quantity -> rule");
+  std::vector<Threshold> out;
+  for (const auto& [quantity, j] : root.items()) {
+    Threshold t = read_rule(r, j, quantity);
+    t.lab = lab;
+    t.quantity = quantity;
+    out.push_back(std::move(t));
+  }
+  return out;
 }
 
 double Threshold::ratio_max() const {
@@ -430,7 +508,8 @@ double Threshold::ratio_min() const {
 
 const std::vector<GpuSpec>& gpus() { return data().gpus; }
 const std::vector<ModelSpec>& models() { return data().models; }
-double implausible_above() { return data().thresholds.implausible_above; }
+double implausible_above() { return data().implausible_above; }
+const std::vector<Threshold>& lab_thresholds(std::string_view lab) { return cached_lab_thresholds(lab); }
 
 const GpuSpec& gpu(std::string_view id) { return by_id(gpus(), id, "GPU"); }
 const ModelSpec& model(std::string_view id) { return by_id(models(), id, "model"); }
@@ -463,12 +542,12 @@ const GpuSpec* find_gpu_by_cuda_name(std::string_view cuda_name) {
 
 const Threshold& threshold(std::string_view lab, std::string_view quantity) {
   std::string known;
-  for (const auto& t : data().thresholds.entries) {
-    if (t.lab == lab && t.quantity == quantity) return t;
-    if (t.lab == lab) known += (known.empty() ? "" : ", ") + t.quantity;
+  for (const auto& t : lab_thresholds(lab)) {
+    if (t.quantity == quantity) return t;
+    known += (known.empty() ? "" : ", ") + t.quantity;
   }
-  throw DataError(fmt::format("{}: no threshold for lab {} quantity {} (lab {} has: {})",
-                              (data_dir() / "thresholds.json").string(), lab, quantity, lab,
+  throw DataError(fmt::format("{}: no threshold for quantity {} (lab {} has: {})",
+                              (lab_dir(lab) / "thresholds.json").string(), quantity, lab,
                               known.empty() ? "none" : known));
 }
 

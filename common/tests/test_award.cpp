@@ -1,6 +1,7 @@
-// award(): a perf result -> its threshold -> the ceiling the threshold names -> a score, and what it
-// records. The data are the project's data/ files plus a pretend lab "99" (written to a temporary data
-// directory before anything loads them) with a same-run ceiling, as a GEMM rung names one.
+// award(): a perf result -> its threshold -> the ceiling or baseline the threshold names -> a score, and what
+// it records. The data are the project's data/ and labs/ plus a pretend lab "99" (a folder of a temporary labs
+// directory, beside links to the real labs, made before anything loads them) whose rules name a calibrated
+// ceiling, a baseline that caps the result (as a GEMM rung's cuBLAS does) and one to beat.
 #include <rooflab/testing/calibration.hpp>
 #include <rooflab/testing/grading.hpp>
 #include <rooflab/specs.hpp>
@@ -37,24 +38,29 @@ struct TempDir {
   TempDir& operator=(const TempDir&) = delete;
 };
 
-// data/ with lab 99 added: a calibrated rule and a same-run rule (full at 0.8, none at 0.4).
+// labs/ with lab 99 added: a calibrated rule and a baseline rule (full at 0.8, none at 0.4), a baseline to
+// beat (full at 1.5, none at 0.5) and a ratio rule. Lab 99 declares its baselines in its own folder, as any
+// new lab does: nothing in common/ knows their names.
 const bool kDataReady = [] {
-  static const TempDir temp;
-  const fs::path real = ROOFLAB_DATA_DIR;
-  const fs::path& dir = temp.path;
-  fs::copy_file(real / "gpus.json", dir / "gpus.json", fs::copy_options::overwrite_existing);
-  fs::copy_file(real / "models.json", dir / "models.json", fs::copy_options::overwrite_existing);
-  nlohmann::json t = read_json(real / "thresholds.json");
+  static const TempDir temp("labs");
+  const fs::path real = ROOFLAB_LABS_DIR;
+  for (const auto& e : fs::directory_iterator(real)) {
+    if (e.is_directory()) fs::create_directory_symlink(e.path(), temp.path / e.path().filename());
+  }
   const nlohmann::json provenance = {{"kind", "analytic estimate"}, {"reasoning", "test"}, {"source", "test"}};
-  t["labs"]["99"]["stream"] = {{"kind", "ceiling_fraction"}, {"ceiling", "copy_bandwidth"}, {"full_at", 0.8},
-                               {"zero_at", 0.4}, {"provenance", provenance}};
-  t["labs"]["99"]["rung"] = {{"kind", "ceiling_fraction"}, {"ceiling", "cublas_sgemm_same_run"}, {"full_at", 0.8},
-                             {"zero_at", 0.4}, {"provenance", provenance}};
-  t["labs"]["99"]["beat"] = {{"kind", "ceiling_fraction"}, {"ceiling", "naive_attention_same_run"}, {"full_at", 1.5},
-                             {"zero_at", 0.5}, {"provenance", provenance}};
-  t["labs"]["99"]["ratio"] = {{"kind", "ratio_max"}, {"value", 0.5}, {"description", "d"}, {"provenance", provenance}};
-  std::ofstream(dir / "thresholds.json") << t.dump();
-  ::setenv("ROOFLAB_DATA_DIR", dir.c_str(), 1);
+  nlohmann::json t;
+  t["stream"] = {{"kind", "ceiling_fraction"}, {"ceiling", "copy_bandwidth"}, {"full_at", 0.8},
+                 {"zero_at", 0.4}, {"provenance", provenance}};
+  t["rung"] = {{"kind", "ceiling_fraction"},
+               {"baseline", {{"name", "pretend_gemm_same_run"}, {"unit", "FLOP/s"}, {"caps", true}, {"what", "a GEMM"}}},
+               {"full_at", 0.8}, {"zero_at", 0.4}, {"provenance", provenance}};
+  t["beat"] = {{"kind", "ceiling_fraction"},
+               {"baseline", {{"name", "pretend_naive_same_run"}, {"unit", "FLOP/s"}, {"caps", false}, {"what", "a naive path"}}},
+               {"full_at", 1.5}, {"zero_at", 0.5}, {"provenance", provenance}};
+  t["ratio"] = {{"kind", "ratio_max"}, {"value", 0.5}, {"description", "d"}, {"provenance", provenance}};
+  fs::create_directory(temp.path / "99-pretend");
+  std::ofstream(temp.path / "99-pretend" / "thresholds.json") << t.dump();
+  ::setenv("ROOFLAB_LABS_DIR", temp.path.c_str(), 1);
   return true;
 }();
 
@@ -100,40 +106,42 @@ TEST(Award, ScoresFullNoneAndBetweenAndFlagsTheImplausible) {
   EXPECT_TRUE(judge("99", "stream", 1.06e12, &c, std::nullopt).implausible);
 }
 
-TEST(Award, SameRunCeilingComesFromTheTestAndOnlyThere) {
+TEST(Award, ABaselineComesFromTheTestAndOnlyThere) {
   const auto c = calibrated();
   const auto v = judge("99", "rung", 9e12, nullptr, 10e12);
-  EXPECT_EQ(v.ceiling.name, "cublas_sgemm_same_run");
+  EXPECT_EQ(v.ceiling.name, "pretend_gemm_same_run");
+  EXPECT_EQ(v.ceiling.unit, "FLOP/s");
   EXPECT_DOUBLE_EQ(v.ceiling.value, 10e12);
   EXPECT_EQ(v.ceiling.measured, "in this test, this run");
   EXPECT_DOUBLE_EQ(v.score, 1.0);
   EXPECT_TRUE(judge("99", "rung", 11e12, nullptr, 10e12).implausible);
-  // A same-run threshold without the value, a value for a calibrated one, a ceiling that is no measurement.
+  // A baseline rule without the value, a value for a calibrated one, a baseline that is no measurement.
   EXPECT_THROW(judge("99", "rung", 9e12, &c, std::nullopt), std::invalid_argument);
   EXPECT_THROW(judge("99", "stream", 0.6e12, &c, 1e12), std::invalid_argument);
   EXPECT_THROW(judge("99", "rung", 9e12, nullptr, 0.0), std::invalid_argument);
   EXPECT_THROW(judge("99", "stream", 0.6e12, nullptr, std::nullopt), std::invalid_argument);
-  EXPECT_THROW(c.si(Ceiling::cublas_hgemm_same_run), std::invalid_argument);
+  // Lab 04's rungs: cuBLAS at the same shape, declared in labs/04-gemm/thresholds.json, caps the result.
+  const auto wmma = judge("04", "wmma", 5e12, nullptr, 10e12);
+  EXPECT_EQ(wmma.ceiling.name, "cublas_hgemm_same_run");
+  EXPECT_DOUBLE_EQ(wmma.score, 1.0);
+  EXPECT_TRUE(judge("04", "wmma", 11e12, nullptr, 10e12).implausible);
 }
 
-// Lab 08's rule: a quantized GEMV's weight bytes per second against rooflab's FP16 GEMV's in the same run
-// (B/s), so a speedup s over FP16 at b bits per weight is the fraction s x b / 16.
-TEST(Award, Fp16GemvSameRunGradesTheSpeedupThroughBytes) {
-  EXPECT_EQ(rooflab::si_unit(Ceiling::fp16_gemv_same_run), "B/s");
-  EXPECT_TRUE(rooflab::measured_in_the_test(Ceiling::fp16_gemv_same_run));
-  EXPECT_THROW(calibrated().si(Ceiling::fp16_gemv_same_run), std::invalid_argument);
-  const double fp16_bytes = 2.0 * 8192 * 8192, fp16_s = 50e-6, int8_bytes = fp16_bytes * 8.5 / 16;
+// Lab 08's rule: a quantized GEMV against cuBLAS's FP16 GEMV in the same run, both counted in the layer's FP16
+// weight bytes per second (B/s), so the fraction is the speedup.
+TEST(Award, Fp16GemvBaselineGradesTheSpeedup) {
+  const double fp16_bytes = 2.0 * 8192 * 8192, fp16_s = 50e-6;
   const auto at_speedup = [&](double speedup) {
-    return judge("08", "int8_gemv", int8_bytes / (fp16_s / speedup), nullptr, fp16_bytes / fp16_s);
+    return judge("08", "int8_gemv", fp16_bytes / (fp16_s / speedup), nullptr, fp16_bytes / fp16_s);
   };
-  EXPECT_EQ(at_speedup(1.6).ceiling.name, "fp16_gemv_same_run");
+  EXPECT_EQ(at_speedup(1.6).ceiling.name, "cublas_fp16_gemv_same_run");
   EXPECT_EQ(at_speedup(1.6).ceiling.unit, "B/s");
   EXPECT_NEAR(at_speedup(1.6).score, 1.0, 1e-9);
   EXPECT_NEAR(at_speedup(1.0).score, 0.0, 1e-9);
   EXPECT_NEAR(at_speedup(1.3).score, 0.5, 1e-9);
-  // A baseline, not a roof: a quantized GEMV may stream its bytes faster than the FP16 GEMV streams its own
-  // (Lab 08's test checks it against the copy ceiling instead).
-  EXPECT_FALSE(rooflab::caps_the_result(Ceiling::fp16_gemv_same_run));
+  // A baseline, not a roof: a quantized GEMV is meant to beat it (Lab 08's test checks it against the copy
+  // ceiling instead).
+  EXPECT_FALSE(rooflab::threshold("08", "int8_gemv").caps());
   EXPECT_FALSE(at_speedup(2.1).implausible);
   EXPECT_THROW(judge("08", "int8_gemv", 1e12, nullptr, std::nullopt), std::invalid_argument);
 }
@@ -142,14 +150,14 @@ TEST(Award, Fp16GemvSameRunGradesTheSpeedupThroughBytes) {
 // baseline is no cheat.
 TEST(Award, ABaselineCeilingIsMeantToBeBeaten) {
   const auto v = judge("99", "beat", 30e12, nullptr, 10e12);
-  EXPECT_EQ(v.ceiling.name, "naive_attention_same_run");
+  EXPECT_EQ(v.ceiling.name, "pretend_naive_same_run");
   EXPECT_DOUBLE_EQ(v.fraction, 3.0);
   EXPECT_DOUBLE_EQ(v.score, 1.0);
   EXPECT_FALSE(v.implausible);
   EXPECT_NEAR(judge("99", "beat", 10e12, nullptr, 10e12).score, 0.5, 1e-12);
   EXPECT_DOUBLE_EQ(judge("99", "beat", 4e12, nullptr, 10e12).score, 0.0);
-  EXPECT_FALSE(rooflab::caps_the_result(Ceiling::naive_attention_same_run));
-  EXPECT_TRUE(rooflab::caps_the_result(Ceiling::cublas_hgemm_same_run));
+  EXPECT_EQ(judge("05", "flash_vs_naive", 30e12, nullptr, 10e12).ceiling.name, "naive_attention_same_run");
+  EXPECT_FALSE(judge("05", "flash_vs_naive", 30e12, nullptr, 10e12).implausible);
 }
 
 TEST(Award, RefusesUnknownQuantitiesRulesThatAreNoFractionAndUnknownCeilings) {
@@ -158,19 +166,19 @@ TEST(Award, RefusesUnknownQuantitiesRulesThatAreNoFractionAndUnknownCeilings) {
   EXPECT_THROW(judge("77", "stream", 1, &c, std::nullopt), rooflab::DataError);
   EXPECT_THROW(judge("99", "ratio", 1, &c, std::nullopt), rooflab::DataError);
   EXPECT_THROW(judge("03", "fusion_speedup", 1, &c, std::nullopt), rooflab::DataError);  // a prediction rule
-  // thresholds.json may name only a ceiling this project knows.
+  // A rule's `ceiling` may name only a calibrated ceiling; what a test times itself is a `baseline`.
   EXPECT_FALSE(rooflab::parse_ceiling("copy_bw"));
   for (const Ceiling k : rooflab::all_ceilings()) EXPECT_EQ(rooflab::parse_ceiling(rooflab::to_string(k)), k);
-  nlohmann::json t = read_json(fs::path(ROOFLAB_DATA_DIR) / "thresholds.json");
-  t["labs"]["01"]["copy"]["ceiling"] = "copy_bw";
+  nlohmann::json t = read_json(fs::path(ROOFLAB_LABS_DIR) / "01-memory-bandwidth" / "thresholds.json");
+  t["copy"]["ceiling"] = "copy_bw";
   const fs::path bad = fs::temp_directory_path() / ("rooflab-award-bad-" + std::to_string(::getpid()) + ".json");
   std::ofstream(bad) << t.dump();
   try {
-    rooflab::load_thresholds(bad);
+    rooflab::load_lab_thresholds(bad, "01");
     ADD_FAILURE() << "an unknown ceiling name was accepted";
   } catch (const rooflab::DataError& e) {
-    EXPECT_NE(std::string(e.what()).find("labs.01.copy.ceiling"), std::string::npos) << e.what();
-    EXPECT_NE(std::string(e.what()).find("cublas_sgemm_same_run"), std::string::npos) << "lists the known ones";
+    EXPECT_NE(std::string(e.what()).find("copy.ceiling"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("fp32_fma_peak"), std::string::npos) << "lists the known ones";
   }
   fs::remove(bad);
 }
@@ -209,7 +217,7 @@ TEST(Award, FailsAResultAboveTheCeilingOrAMismatchedCeiling) {
 TEST(SavePlot, WritesTheFilesUnderTheLabsName) {
   const TempDir reports("reports");
   ::setenv("ROOFLAB_REPORT_DIR", reports.path.c_str(), 1);
-  const fs::path lab01 = fs::path(ROOFLAB_DATA_DIR).parent_path() / "labs" / "01-memory-bandwidth" / "rubric.json";
+  const fs::path lab01 = fs::path(ROOFLAB_LABS_DIR) / "01-memory-bandwidth" / "rubric.json";
   rooflab::grading::identify_binary(lab01.c_str(), "analytic");
   rooflab::Plot p{.title = "t", .xlabel = "x", .ylabel = "y"};
   p.series.push_back({"s", {{1, 1}, {2, 4}}, "lines"});

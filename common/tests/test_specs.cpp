@@ -453,8 +453,20 @@ TEST(Models, MalformedFileNamesTheField) {
 
 // ---- thresholds ----
 
+// Every lab folder's rules, loaded from its own thresholds.json.
+std::vector<rooflab::Threshold> every_lab_rule() {
+  std::vector<rooflab::Threshold> out;
+  for (const auto& e : std::filesystem::directory_iterator(rooflab::labs_dir())) {
+    if (!std::filesystem::exists(e.path() / "thresholds.json")) continue;
+    const std::string lab = e.path().filename().string().substr(0, 2);
+    for (const auto& t : rooflab::lab_thresholds(lab)) out.push_back(t);
+  }
+  return out;
+}
+
 TEST(Thresholds, EveryRuleIsWellFormed) {
-  const auto table = rooflab::load_thresholds(rooflab::data_dir() / "thresholds.json");
+  const auto rules = every_lab_rule();
+  EXPECT_GE(rules.size(), 20u);
   // Every graded quantity the labs ask for has a rule.
   const std::vector<std::pair<std::string, std::string>> required = {
       {"01", "copy"},      {"01", "scale"},      {"01", "add"},
@@ -464,7 +476,7 @@ TEST(Thresholds, EveryRuleIsWellFormed) {
   for (const auto& [lab, quantity] : required) {
     EXPECT_NO_THROW(rooflab::threshold(lab, quantity)) << lab << "/" << quantity;
   }
-  for (const auto& t : table.entries) {
+  for (const auto& t : rules) {
     SCOPED_TRACE(t.lab + "/" + t.quantity);
     EXPECT_EQ(t.provenance.kind, "analytic estimate");  // until someone measures on a GPU
     EXPECT_FALSE(t.provenance.reasoning.empty());
@@ -472,8 +484,11 @@ TEST(Thresholds, EveryRuleIsWellFormed) {
     if (t.sliding()) {
       EXPECT_LT(t.zero_at, t.full_at);
       // A fraction of a roof is at most 1; a baseline to beat (the naive attention path) is beaten by more.
-      if (!t.ceiling || rooflab::caps_the_result(*t.ceiling)) {
+      if (t.caps()) {
         EXPECT_LE(t.full_at, 1.0);
+      }
+      if (t.kind == "ceiling_fraction") {
+        EXPECT_NE(t.ceiling.has_value(), t.baseline.has_value()) << "a ceiling or a baseline, not both";
       }
     } else {
       EXPECT_FALSE(t.description.empty()) << "a ratio rule must say what ratio it bounds";
@@ -526,33 +541,58 @@ TEST(Thresholds, SlidingScale) {
 }
 
 TEST(Thresholds, MalformedFileNamesTheField) {
-  auto broken = [](const std::function<void(json&)>& edit) {
-    json j = read_data("thresholds.json");
+  // Edits Lab 01's (or Lab 04's) rules as JSON and loads the result from a file of its own.
+  auto broken_in = [](const char* lab, const std::function<void(json&)>& edit) {
+    std::ifstream in(rooflab::lab_dir(lab) / "thresholds.json");
+    json j = json::parse(in);
     edit(j);
     const TempFile f("thresholds.json", j.dump());
-    const std::string e = error_of([&] { rooflab::load_thresholds(f.path()); });
+    const std::string e = error_of([&] { rooflab::load_lab_thresholds(f.path(), lab); });
     EXPECT_TRUE(contains(e, f.path().string())) << e;
     return e;
   };
-  EXPECT_TRUE(contains(broken([](json& j) { j["labs"]["01"]["copy"]["zero_at"] = 0.95; }),
-                       "labs.01.copy: expected 0 <= zero_at < full_at"));
+  auto broken = [&](const std::function<void(json&)>& edit) { return broken_in("01", edit); };
+  EXPECT_TRUE(contains(broken([](json& j) { j["copy"]["zero_at"] = 0.95; }), "copy: expected 0 <= zero_at < full_at"));
   // A fraction of a roof cannot be earned above 1 (a baseline to beat can: test_award.cpp).
-  EXPECT_TRUE(contains(broken([](json& j) { j["labs"]["01"]["copy"]["full_at"] = 1.5; }),
-                       "labs.01.copy: expected 0 <= zero_at < full_at <= 1"));
-  EXPECT_TRUE(
-      contains(broken([](json& j) { j["labs"]["01"]["copy"]["ceiling"] = "copy_bw"; }), "labs.01.copy.ceiling"));
-  EXPECT_TRUE(contains(broken([](json& j) { j["labs"]["02"]["fma_fp32"]["full_at"] = "0.9"; }),
-                       "labs.02.fma_fp32.full_at: expected a number"));
-  EXPECT_TRUE(contains(broken([](json& j) { j["labs"]["01"]["add"]["kind"] = "fraction"; }), "labs.01.add.kind"));
-  EXPECT_TRUE(contains(broken([](json& j) { j["labs"]["01"]["add"]["provenance"].erase("source"); }),
-                       "labs.01.add.provenance.source: missing"));
-  EXPECT_TRUE(contains(broken([](json& j) { j.erase("implausible_above"); }), "implausible_above: missing"));
+  EXPECT_TRUE(contains(broken([](json& j) { j["copy"]["full_at"] = 1.5; }), "copy: expected 0 <= zero_at < full_at <= 1"));
+  EXPECT_TRUE(contains(broken([](json& j) { j["copy"]["ceiling"] = "copy_bw"; }), "copy.ceiling"));
+  EXPECT_TRUE(contains(broken([](json& j) { j["copy"]["ceiling"] = "cublas_sgemm_same_run"; }),
+                       "a reference the test times itself is a \"baseline\""));
+  EXPECT_TRUE(contains(broken([](json& j) { j["copy"]["full_at"] = "0.9"; }), "copy.full_at: expected a number"));
+  EXPECT_TRUE(contains(broken([](json& j) { j["add"]["kind"] = "fraction"; }), "add.kind"));
+  EXPECT_TRUE(contains(broken([](json& j) { j["add"]["provenance"].erase("source"); }), "add.provenance.source: missing"));
   // A measured provenance needs the GPU, the date and the figure.
-  EXPECT_TRUE(contains(
-      broken([](json& j) {
-        j["labs"]["01"]["copy"]["provenance"] = {{"kind", "measured"}, {"gpu", "h100-sxm"}, {"date", "2025-01-01"}};
-      }),
-      "labs.01.copy.provenance.figure: missing"));
+  EXPECT_TRUE(contains(broken([](json& j) {
+                         j["copy"]["provenance"] = {{"kind", "measured"}, {"gpu", "h100-sxm"}, {"date", "2025-01-01"}};
+                       }),
+                       "copy.provenance.figure: missing"));
+  // A baseline is declared in full, and a rule names one reference, not two.
+  EXPECT_TRUE(contains(broken_in("04", [](json& j) { j["blocktile"]["baseline"].erase("caps"); }),
+                       "blocktile.baseline.caps: missing"));
+  EXPECT_TRUE(contains(broken_in("04", [](json& j) { j["blocktile"]["baseline"]["unit"] = "GB/s"; }),
+                       "blocktile.baseline.unit: expected B/s or FLOP/s"));
+  EXPECT_TRUE(contains(broken_in("04", [](json& j) { j["blocktile"]["ceiling"] = "sgemm_peak"; }),
+                       "blocktile: expected exactly one of"));
+  // The global policy file: implausible_above, and no lab's rules.
+  auto broken_policy = [](const std::function<void(json&)>& edit) {
+    json j = read_data("thresholds.json");
+    edit(j);
+    const TempFile f("thresholds.json", j.dump());
+    return error_of([&] { rooflab::load_implausible_above(f.path()); });
+  };
+  EXPECT_TRUE(contains(broken_policy([](json& j) { j.erase("implausible_above"); }), "implausible_above: missing"));
+  EXPECT_TRUE(contains(broken_policy([](json& j) { j["labs"] = json::object(); }), "labs/NN-name/thresholds.json"));
+}
+
+TEST(Thresholds, ALabsFolderIsFoundByItsId) {
+  EXPECT_EQ(rooflab::lab_dir("04").filename(), "04-gemm");
+  EXPECT_EQ(rooflab::lab_dir("04").parent_path(), rooflab::labs_dir());
+  EXPECT_TRUE(contains(error_of([] { rooflab::lab_dir("99"); }), "expected one folder 99-<name>"));
+  const auto& t = rooflab::threshold("04", "wmma");
+  ASSERT_TRUE(t.baseline.has_value());
+  EXPECT_EQ(t.baseline->name, "cublas_hgemm_same_run");
+  EXPECT_TRUE(t.caps());
+  EXPECT_FALSE(rooflab::threshold("05", "flash_vs_naive").caps());
 }
 
 }  // namespace

@@ -40,7 +40,7 @@ struct StreamArrays {
 
 // Every Lab 01 kernel, once: what the tests, benchmarks, plots and `rooflab inspect` iterate over. n in the
 // declared work is elements per array (FP32); bytes are DRAM traffic, each array read or written once.
-// graded_by names the data/thresholds.json rule of the perf test that grades the kernel.
+// graded_by names the thresholds.json rule of the perf test that grades the kernel.
 struct Kernel {
   rooflab::inspect::KernelDecl decl;  // symbol, launch, declared work, data type, threshold
   std::string_view idea;              // one line

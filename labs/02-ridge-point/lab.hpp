@@ -22,7 +22,7 @@ inline constexpr int kChains = 8;
 // Iterations of the FMA loop in the performance tests.
 inline constexpr int kPerfIterations = 4096;
 // n = threads launched; each does kPerfIterations x kChains FMAs and stores one 4-byte result. The last
-// field is the data/thresholds.json rule that grades the kernel (none: reported, no points).
+// field is the thresholds.json rule that grades the kernel (none: reported, no points).
 inline constexpr rooflab::inspect::KernelDecl kKernels[] = {
     {"lab02::fma_fp32_kernel", "fma_fp32", kBlock, 0, [](double n) { return 2.0 * kChains * kPerfIterations * n; },
      [](double n) { return 4 * n; }, rooflab::DType::fp32, {"fma_fp32"}},

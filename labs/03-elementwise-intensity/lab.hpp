@@ -83,7 +83,7 @@ constexpr KernelWork sweep(double n, int k) { return {4 * n, 4 * n, 2.0 * k * n}
 }  // namespace work
 
 // The registry. The bias row is left out of the declared work (one row against rows x cols elements); the
-// last field is the data/thresholds.json rule that grades the kernel.
+// last field is the thresholds.json rule that grades the kernel.
 inline constexpr rooflab::inspect::KernelDecl kKernels[] = {
     {"lab03::bias_add_kernel<float>", "bias_add", kBlock, 0, [](double n) { return work::bias_add(n, 0).flops; },
      [](double n) { return work::bias_add(n, 0).bytes(); }, rooflab::DType::fp32, {"unfused"}},

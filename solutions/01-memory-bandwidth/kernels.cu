@@ -74,14 +74,15 @@ __global__ void triad_vec4_kernel(const float* __restrict__ b, const float* __re
   // STUDENT BEGIN (lab01.triad_vec4)
   // One float4 is one 128-bit load (ld.global.v4.f32): a quarter of the load instructions of the scalar
   // triad for the same bytes, so fewer instructions have to be in flight to keep DRAM busy.
+  // The float4 views start at the first aligned element and are made inside the loop, where they are used:
+  // when n is smaller than `head`, b + head is not 16-byte aligned, and a float4 pointer there is one a GPU
+  // faults on when it is dereferenced (the CPU backend reports such a pointer where it is made).
   const std::size_t n4 = (n - head) / 4;
-  const float4* b4 = reinterpret_cast<const float4*>(b + head);
-  const float4* c4 = reinterpret_cast<const float4*>(c + head);
-  float4* a4 = reinterpret_cast<float4*>(a + head);
   for (std::size_t i = global_thread(); i < n4; i += grid_threads()) {
-    const float4 bv = b4[i];
-    const float4 cv = c4[i];
-    a4[i] = make_float4(bv.x + scalar * cv.x, bv.y + scalar * cv.y, bv.z + scalar * cv.z, bv.w + scalar * cv.w);
+    const float4 bv = reinterpret_cast<const float4*>(b + head)[i];
+    const float4 cv = reinterpret_cast<const float4*>(c + head)[i];
+    reinterpret_cast<float4*>(a + head)[i] =
+        make_float4(bv.x + scalar * cv.x, bv.y + scalar * cv.y, bv.z + scalar * cv.z, bv.w + scalar * cv.w);
   }
   // The leftovers (at most 3 before, 3 after) go one element per thread to the first threads of the grid.
   const std::size_t tail_begin = head + 4 * n4;

@@ -40,7 +40,7 @@ struct KernelDecl {
   // The math units whose peak bounds it: fp32 (CUDA cores), fp16_nontensor (half2 on the CUDA cores), or a
   // tensor-core type (fp16, bf16, tf32, fp8, int8). The roofline floor uses that peak, not always FP32's.
   DType dtype = DType::fp32;
-  // The data/thresholds.json quantities of the lab that grade this kernel (none: informational). A CPU test
+  // The thresholds.json quantities of the lab that grade this kernel (none: informational). A CPU test
   // checks, lab by lab, that these, thresholds.json and the perf tests' rubric entries name the same set.
   std::array<std::string_view, 2> graded_by = {};
 };

@@ -1,4 +1,5 @@
-// GPU, model and threshold data (data/*.json): loaded once, looked up by id or by the name CUDA reports.
+// GPU, model and threshold data (data/*.json and each lab's labs/NN-name/thresholds.json): loaded once, looked up
+// by id or by the name CUDA reports.
 //
 //   const rooflab::GpuSpec& h100 = rooflab::gpu("h100-sxm");        // "what would this be on an H100?"
 //   const rooflab::GpuSpec* here = rooflab::find_gpu_by_cuda_name(prop.name);  // nullptr: not in the data
@@ -108,7 +109,7 @@ struct ModelSpec {
   // (No KV-cache arithmetic here: it is Lab 06's first question.)
 };
 
-// ---- thresholds (data/thresholds.json) ----
+// ---- thresholds (labs/NN-name/thresholds.json; the global policy in data/thresholds.json) ----
 
 struct Provenance {
   std::string kind;              // "analytic estimate" or "measured"
@@ -119,14 +120,25 @@ struct Provenance {
   std::optional<double> figure;  // ... and what the reference solution reached
 };
 
+// A reference the test times itself, in the same run at the same shape (cuBLAS at the rung's shape, the naive
+// attention path, cuBLAS's FP16 GEMV), declared by the lab's rule: award() takes the test's value for it, and
+// a lab with a new baseline adds nothing to common/.
+struct Baseline {
+  std::string name;   // what results.json records as the reference in force, e.g. "cublas_sgemm_same_run"
+  std::string unit;   // SI: "B/s" or "FLOP/s"
+  bool caps = true;   // true: a roof no honest result passes (cuBLAS at the same shape); false: one to beat
+  std::string what;   // what the test times, in words
+};
+
 struct Threshold {
   std::string lab;       // "01"
   std::string quantity;  // "triad"
-  // ceiling_fraction: scored against `ceiling` measured on the grading GPU;
+  // ceiling_fraction: scored against `ceiling` measured on the grading GPU, or `baseline` timed in the run;
   // prediction_fraction: scored against the analytic prediction named by `reference`;
   // ratio_max / ratio_min: a pass/fail bound `value` on a ratio the lab measures (`description`).
   std::string kind;
-  std::optional<Ceiling> ceiling;  // ceiling_fraction only: what the result is a fraction of (rooflab/testing/ceiling.hpp)
+  std::optional<Ceiling> ceiling;    // ceiling_fraction: a calibrated ceiling (rooflab/testing/ceiling.hpp) ...
+  std::optional<Baseline> baseline;  // ... or a baseline the test measures (exactly one of the two)
   std::string reference;  // prediction_fraction only, e.g. predicted_byte_ratio
   double full_at = 0;     // sliding kinds: fraction earning full points
   double zero_at = 0;     // sliding kinds: fraction at or below which nothing is earned
@@ -135,23 +147,29 @@ struct Threshold {
   Provenance provenance;
 
   bool sliding() const { return kind == "ceiling_fraction" || kind == "prediction_fraction"; }
+  // The result cannot honestly exceed the reference: full_at <= 1 and award() rejects a result above
+  // implausible_above() x it. False only for a baseline declared with "caps": false.
+  bool caps() const { return !baseline || baseline->caps; }
   double ratio_max() const;  // the bound of a ratio_max rule; throws DataError for other kinds
   double ratio_min() const;  // the bound of a ratio_min rule; throws DataError for other kinds
-};
-
-struct ThresholdTable {
-  double implausible_above = 0;
-  std::vector<Threshold> entries;
 };
 
 // ---- loading ----
 
 // ROOFLAB_DATA_DIR from the environment if set, else the build's ROOFLAB_DATA_DIR (the source tree's data/).
 std::filesystem::path data_dir();
+// ROOFLAB_LABS_DIR from the environment if set, else the build's ROOFLAB_LABS_DIR (the source tree's labs/):
+// where each lab's own data (its thresholds) is read, never the student folder a submission comes from.
+std::filesystem::path labs_dir();
+// The folder of lab `lab` ("01"): the one directory of labs_dir() named "01-...". Throws DataError.
+std::filesystem::path lab_dir(std::string_view lab);
 
 std::vector<GpuSpec> load_gpus(const std::filesystem::path& file);
 std::vector<ModelSpec> load_models(const std::filesystem::path& file);
-ThresholdTable load_thresholds(const std::filesystem::path& file);
+// data/thresholds.json: the policy every lab shares (implausible_above).
+double load_implausible_above(const std::filesystem::path& file);
+// A lab's thresholds.json: an object of quantity -> rule, validated as it loads; `lab` fills Threshold::lab.
+std::vector<Threshold> load_lab_thresholds(const std::filesystem::path& file, std::string_view lab);
 
 // ---- cached lookups in data_dir() (loaded on first use, thread-safe) ----
 
@@ -163,6 +181,7 @@ const GpuSpec* find_gpu_by_cuda_name(std::string_view cuda_name);
 const std::vector<ModelSpec>& models();
 const ModelSpec& model(std::string_view id);  // throws std::invalid_argument listing the known ids
 const Threshold& threshold(std::string_view lab, std::string_view quantity);  // throws DataError
+const std::vector<Threshold>& lab_thresholds(std::string_view lab);             // lab_dir(lab)/thresholds.json
 double implausible_above();
 
 // Points earned (0..1) by a result at `fraction_of_ceiling` on a sliding threshold: 0 at or below zero_at,

@@ -50,12 +50,7 @@ ROOFLAB_TEST(Lab01Static, ScalarKernelsUse32BitAccess) {
 // Bandwidth kernels need few registers; a spill would add local-memory traffic to a memory-bound kernel.
 ROOFLAB_TEST(Lab01Static, NoSpills) {
   for (const auto& arch : rooflab::ptx::captured_archs()) {
-    const auto resources = rooflab::ptx::parse_ptxas_report(rooflab::ptx::captured(arch, ".ptxas.txt"));
-    ASSERT_FALSE(resources.empty()) << arch << ": the ptxas report lists no kernels";
-    for (const auto& r : resources) {
-      EXPECT_EQ(r.spill_store_bytes + r.spill_load_bytes, 0) << arch << ": " << r.name << " spills";
-      EXPECT_LE(r.registers, 64) << arch << ": " << r.name << " uses " << r.registers << " registers";
-    }
+    rooflab::ptx::expect_no_spills(arch, /*max_registers=*/64);
   }
 }
 

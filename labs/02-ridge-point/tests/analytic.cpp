@@ -4,6 +4,7 @@
 
 #include <rooflab/testing/grading.hpp>
 #include <rooflab/testing/plot.hpp>
+#include <rooflab/testing/roofline_plot.hpp>
 #include <rooflab/testing/random.hpp>
 #include <rooflab/specs.hpp>
 #include <rooflab/testing/synthetic.hpp>
@@ -142,14 +143,8 @@ ROOFLAB_TEST(Lab02Analytic, LinearLayerIntensityAndRidgeBatch) {
 ROOFLAB_TEST(Lab02Plots, DatasheetRoofline) {
   for (const char* id : {"a100-80gb-sxm4", "h100-sxm"}) {
     const auto& g = rooflab::gpu(id);
-    rooflab::Plot p{.title = "Roofline of the " + g.name + " (datasheet, dense)",
-                    .xlabel = "arithmetic intensity (FLOP/byte)",
-                    .ylabel = "attainable TFLOP/s",
-                    .logx = true,
-                    .logy = true,
-                    .xmin = 0.1,
-                    .xmax = 4000,
-                    .note = "datasheet roofs only: no GPU was measured for this plot"};
+    auto p = rooflab::roofline_plot("Roofline of the " + g.name + " (datasheet, dense)", 0.1, 4000,
+                                    "datasheet roofs only: no GPU was measured for this plot");
     const std::pair<DType, const char*> types[] = {{DType::fp32, "FP32 CUDA cores"}, {DType::tf32, "TF32 tensor"},
                                                    {DType::fp16, "FP16 tensor"}, {DType::fp8, "FP8 tensor"}};
     for (const auto& [t, label] : types) {

@@ -13,6 +13,7 @@
 #include <rooflab/testing/device_info.hpp>
 #include <rooflab/testing/grading.hpp>
 #include <rooflab/testing/plot.hpp>
+#include <rooflab/testing/roofline_plot.hpp>
 #include <rooflab/testing/random.hpp>
 #include <rooflab/specs.hpp>
 #include <rooflab/testing/timing.hpp>
@@ -133,13 +134,7 @@ ROOFLAB_TEST(Lab02Plots, MeasuredRoofline) {
   ROOFLAB_REQUIRE_GPU();
   const auto info = rooflab::query_device();
   const auto& c = rooflab::ceilings();
-  rooflab::Plot p{.title = "Roofline of " + info.name + ": measured (solid) and datasheet (dashed)",
-                  .xlabel = "arithmetic intensity (FLOP/byte)",
-                  .ylabel = "attainable TFLOP/s",
-                  .logx = true,
-                  .logy = true,
-                  .xmin = 0.1,
-                  .xmax = 4000};
+  auto p = rooflab::roofline_plot("Roofline of " + info.name + ": measured (solid) and datasheet (dashed)", 0.1, 4000);
   using rooflab::Ceiling;
   using rooflab::units::tb_per_s;
   using rooflab::units::tflop_per_s;

@@ -37,8 +37,6 @@ ROOFLAB_TEST(Lab02Static, FmaChainsInThePtx) {
 
 ROOFLAB_TEST(Lab02Static, NoSpills) {
   for (const auto& arch : rooflab::ptx::captured_archs()) {
-    for (const auto& r : rooflab::ptx::parse_ptxas_report(rooflab::ptx::captured(arch, ".ptxas.txt"))) {
-      EXPECT_EQ(r.spill_store_bytes + r.spill_load_bytes, 0) << arch << ": " << r.name << " spills";
-    }
+    rooflab::ptx::expect_no_spills(arch);
   }
 }

@@ -3,6 +3,7 @@
 
 #include <rooflab/testing/grading.hpp>
 #include <rooflab/testing/plot.hpp>
+#include <rooflab/testing/roofline_plot.hpp>
 #include <rooflab/testing/random.hpp>
 #include <rooflab/specs.hpp>
 #include <rooflab/testing/synthetic.hpp>
@@ -94,16 +95,9 @@ ROOFLAB_TEST(Lab03Analytic, FusionSavesTheIntermediates) {
 ROOFLAB_TEST(Lab03Plots, DatasheetRooflineWithTheChain) {
   const auto& g = rooflab::gpu("a100-80gb-sxm4");
   const double bw = g.bandwidth_gbps * 1e9;
-  rooflab::Plot p{.title = "Elementwise kernels on the " + g.name + " roofline",
-                  .xlabel = "arithmetic intensity (FLOP/byte)",
-                  .ylabel = "attainable TFLOP/s",
-                  .logx = true,
-                  .logy = true,
-                  .xmin = 0.05,
-                  .xmax = 2000,
-                  .note = "datasheet roofs and predicted points: no GPU was measured for this plot"};
-  p.roofs.push_back({bw / 1e12, g.fp32_tflops, "FP32 roof (datasheet)", false});
-  if (g.fp16_tflops) p.roofs.push_back({bw / 1e12, *g.fp16_tflops, "FP16 tensor roof (datasheet)", true});
+  auto p = rooflab::roofline_plot("Elementwise kernels on the " + g.name + " roofline", 0.05, 2000,
+                                  "datasheet roofs and predicted points: no GPU was measured for this plot");
+  rooflab::add_datasheet_roofs(p, g);
   const std::size_t rows = 4096, cols = 4096;
   const auto point = [&](const lab03::Cost& c) {
     const double i = lab03::intensity(c);

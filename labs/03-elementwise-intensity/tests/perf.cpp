@@ -13,6 +13,7 @@
 #include <rooflab/testing/device_info.hpp>
 #include <rooflab/testing/grading.hpp>
 #include <rooflab/testing/plot.hpp>
+#include <rooflab/testing/roofline_plot.hpp>
 #include <rooflab/testing/random.hpp>
 #include <rooflab/testing/timed_data.hpp>
 #include <rooflab/specs.hpp>
@@ -145,13 +146,7 @@ ROOFLAB_TEST(Lab03Perf, IntensitySweepTracesTheRoofline) {
     measured.points.emplace_back(intensity, tflop_per_s(got));
   }
   rooflab::grading::note("intensity sweep against this GPU's measured roofline:\n" + report);
-  rooflab::Plot p{.title = "Intensity sweep on " + info.name,
-                  .xlabel = "arithmetic intensity (FLOP/byte)",
-                  .ylabel = "TFLOP/s",
-                  .logx = true,
-                  .logy = true,
-                  .xmin = 0.1,
-                  .xmax = 2000};
+  auto p = rooflab::roofline_plot("Intensity sweep on " + info.name, 0.1, 2000, {}, "TFLOP/s");
   p.series.push_back(measured);
   // The student's chain, unfused and fused, as labelled points (FP32, 4096-column rows).
   {

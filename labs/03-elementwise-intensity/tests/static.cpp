@@ -24,9 +24,7 @@ ROOFLAB_TEST(Lab03Static, NoSpillsAndTheSweepFmas) {
     lab03::fused_chain<float>(x.data(), bias.data(), residual.data(), y.data(), rows, cols, nullptr);
   });
   for (const auto& arch : rooflab::ptx::captured_archs()) {
-    for (const auto& r : rooflab::ptx::parse_ptxas_report(rooflab::ptx::captured(arch, ".ptxas.txt"))) {
-      EXPECT_EQ(r.spill_store_bytes + r.spill_load_bytes, 0) << arch << ": " << r.name << " spills";
-    }
+    rooflab::ptx::expect_no_spills(arch);
     const auto kernels = rooflab::ptx::parse_ptx(rooflab::ptx::captured(arch, ".ptx"));
     const auto sweep = rooflab::ptx::facts(rooflab::ptx::find_launched_kernel(kernels, "lab03::sweep_kernel", sweep_ran));
     EXPECT_GE(sweep.fma_f32, 1) << arch << ": the sweep kernel has no fma.rn.f32";

@@ -4,6 +4,7 @@
 
 #include <rooflab/testing/grading.hpp>
 #include <rooflab/testing/plot.hpp>
+#include <rooflab/testing/roofline_plot.hpp>
 #include <rooflab/testing/random.hpp>
 #include <rooflab/specs.hpp>
 #include <rooflab/testing/synthetic.hpp>
@@ -177,16 +178,10 @@ ROOFLAB_TEST(Lab04Analytic, TensorCorePadding) {
 ROOFLAB_TEST(Lab04Plots, DatasheetRooflineWithTheLadder) {
   const auto& g = rooflab::gpu("a100-80gb-sxm4");
   const double bw = g.bandwidth_gbps * 1e9, n = 4096;
-  rooflab::Plot p{.title = "GEMM ladder at 4096^3 on the " + g.name + " roofline",
-                  .xlabel = "arithmetic intensity from DRAM (FLOP/byte)",
-                  .ylabel = "attainable TFLOP/s",
-                  .logx = true,
-                  .logy = true,
-                  .xmin = 0.1,
-                  .xmax = 4000,
-                  .note = "datasheet roofs and each rung's tile intensity: no GPU was measured for this plot"};
-  p.roofs.push_back({bw / 1e12, g.fp32_tflops, "FP32 roof (datasheet)", false});
-  if (g.fp16_tflops) p.roofs.push_back({bw / 1e12, *g.fp16_tflops, "FP16 tensor roof (datasheet)", true});
+  auto p = rooflab::roofline_plot("GEMM ladder at 4096^3 on the " + g.name + " roofline", 0.1, 4000,
+                                  "datasheet roofs and each rung's tile intensity: no GPU was measured for this plot",
+                                  "attainable TFLOP/s", "arithmetic intensity from DRAM (FLOP/byte)");
+  rooflab::add_datasheet_roofs(p, g);
   // Rungs with the same tile share a point: one labelled point for all of them ("4 2D blocktile, 5 ...").
   // (The roofs mark their own ridge points.)
   std::vector<std::pair<std::pair<double, double>, std::string>> points;

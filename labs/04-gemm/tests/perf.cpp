@@ -16,6 +16,7 @@
 #include <rooflab/testing/gemm_reference.hpp>
 #include <rooflab/testing/grading.hpp>
 #include <rooflab/testing/plot.hpp>
+#include <rooflab/testing/roofline_plot.hpp>
 #include <rooflab/specs.hpp>
 #include <rooflab/testing/timed_data.hpp>
 #include <rooflab/testing/timing.hpp>
@@ -97,8 +98,8 @@ Pair time_pair(const lab04::Shape& s, const std::string& name,
   return p;
 }
 
-// The one place a rung is scored: its FLOP/s against cuBLAS's measured in this run, by thresholds.json's
-// rule for `quantity` (ceilings "cublas_sgemm_same_run" / "cublas_hgemm_same_run").
+// The one place a rung is scored: its FLOP/s against cuBLAS's measured in this run, by the lab's
+// thresholds.json rule for `quantity` (its "baseline": cublas_sgemm_same_run or cublas_hgemm_same_run).
 void grade_against_cublas(std::string_view quantity, double measured_flops, double cublas_flops) {
   rooflab::grading::award("04", quantity, measured_flops, cublas_flops);
 }
@@ -173,13 +174,8 @@ ROOFLAB_TEST(Lab04Perf, LadderOnTheRoofline) {
   const int n = static_cast<int>(s.m);
   const auto info = rooflab::query_device();
   const auto& ceilings = rooflab::ceilings();
-  rooflab::Plot p{.title = fmt::format("GEMM ladder at {}^3 on {}", n, info.name),
-                  .xlabel = "arithmetic intensity from DRAM, tile model (FLOP/byte)",
-                  .ylabel = "TFLOP/s",
-                  .logx = true,
-                  .logy = true,
-                  .xmin = 0.1,
-                  .xmax = 4000};
+  auto p = rooflab::roofline_plot(fmt::format("GEMM ladder at {}^3 on {}", n, info.name), 0.1, 4000, {}, "TFLOP/s",
+                                  "arithmetic intensity from DRAM, tile model (FLOP/byte)");
   std::string report;
   const auto point = [&](std::string_view registry, double flops_s) {
     for (const auto& k : lab04::kKernels) {

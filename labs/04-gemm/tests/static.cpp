@@ -16,10 +16,7 @@ ROOFLAB_INSPECT_KERNELS(lab04::kKernels);
 
 ROOFLAB_TEST(Lab04Static, NoSpillsAndSharedMemoryWithinLimits) {
   for (const auto& arch : rooflab::ptx::captured_archs()) {
-    const auto report = rooflab::ptx::parse_ptxas_report(rooflab::ptx::captured(arch, ".ptxas.txt"));
-    for (const auto& r : report) {
-      EXPECT_EQ(r.spill_store_bytes + r.spill_load_bytes, 0) << arch << ": " << r.name << " spills";
-    }
+    const auto report = rooflab::ptx::expect_no_spills(arch);
     for (const auto& k : lab04::kKernels) {
       const auto& r = rooflab::ptx::find_resources(report, k.kernel);
       EXPECT_LE(r.smem_bytes, 48 * 1024) << arch << ": " << k.variant << " uses " << r.smem_bytes

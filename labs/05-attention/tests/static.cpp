@@ -19,8 +19,7 @@ ROOFLAB_INSPECT_KERNELS(lab05::kKernels);
 
 ROOFLAB_TEST(Lab05Static, NoSpillsAndSharedMemoryWithinLimits) {
   for (const auto& arch : rooflab::ptx::captured_archs()) {
-    for (const auto& r : rooflab::ptx::parse_ptxas_report(rooflab::ptx::captured(arch, ".ptxas.txt"))) {
-      EXPECT_EQ(r.spill_store_bytes + r.spill_load_bytes, 0) << arch << ": " << r.name << " spills";
+    for (const auto& r : rooflab::ptx::expect_no_spills(arch)) {
       EXPECT_LE(r.smem_bytes, 48 * 1024) << arch << ": " << r.name << " uses " << r.smem_bytes
                                           << " bytes of static shared memory, more than a block gets";
     }

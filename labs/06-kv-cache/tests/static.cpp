@@ -30,9 +30,7 @@ rooflab::ptx::Launched launched_by_append() {
 ROOFLAB_TEST(Lab06Static, NoSpillsAndWideAppend) {
   const auto launched = launched_by_append();
   for (const auto& arch : rooflab::ptx::captured_archs()) {
-    for (const auto& r : rooflab::ptx::parse_ptxas_report(rooflab::ptx::captured(arch, ".ptxas.txt"))) {
-      EXPECT_EQ(r.spill_store_bytes + r.spill_load_bytes, 0) << arch << ": " << r.name << " spills";
-    }
+    rooflab::ptx::expect_no_spills(arch);
     const auto kernels = rooflab::ptx::parse_ptx(rooflab::ptx::captured(arch, ".ptx"));
     const auto append = rooflab::ptx::facts(rooflab::ptx::find_launched_kernel(kernels, "lab06::paged_kv_append_kernel", launched));
     EXPECT_EQ(append.widest_global_load_bits, 128) << arch << ": the append should load its rows 16 bytes at a time";

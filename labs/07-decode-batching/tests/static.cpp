@@ -34,9 +34,7 @@ rooflab::ptx::Launched launched_at(int batch) {
 ROOFLAB_TEST(Lab07Static, NoSpillsAndWideLoads) {
   const auto by_gemv = launched_at(0), by_batch8 = launched_at(8), by_batch16 = launched_at(16);
   for (const auto& arch : rooflab::ptx::captured_archs()) {
-    for (const auto& r : rooflab::ptx::parse_ptxas_report(rooflab::ptx::captured(arch, ".ptxas.txt"))) {
-      EXPECT_EQ(r.spill_store_bytes + r.spill_load_bytes, 0) << arch << ": " << r.name << " spills";
-    }
+    rooflab::ptx::expect_no_spills(arch);
     const auto kernels = rooflab::ptx::parse_ptx(rooflab::ptx::captured(arch, ".ptx"));
     // Each fact is asked of the kernel its launcher starts at that batch, not of any kernel in the file.
     const std::pair<const char*, const rooflab::ptx::Launched*> wide[] = {{"lab07::gemv_kernel", &by_gemv},

@@ -1,6 +1,6 @@
 // Lab 08, dry run only: the bytes the perf tests count agree with the handout's analysis (the reference
 // answers.cpp: Q1's bits per weight) and with the kernel registry `rooflab inspect` reads, at the shape a GPU
-// times; and the thresholds are the speedups (int8 1.6x, int4 2.6x, none at 1.0x) at those bytes. No
+// times; and the thresholds are the speedups (int8 1.6x, int4 2.6x, none at 1.0x) over cuBLAS's FP16 GEMV. No
 // kernel runs here; tests/perf.cpp runs beside it at scaled-down sizes.
 #include "perf_work.hpp"
 
@@ -38,12 +38,12 @@ ROOFLAB_TEST(Lab08DryRun, PerfWorkMatchesTheAnalysis) {
         << c.quantity << ": timed bytes vs the registry";
     EXPECT_TRUE(near(lab08::perf::gemv_work(side, side, c.bytes).flops, decl(c.kernel).flops(weights), {0, 1e-12}))
         << c.quantity << ": FLOPs vs the registry";
-    // award() grades weight bytes per second against the FP16 GEMV's, so a speedup s is the fraction
-    // s x bits / 16: the rule's full_at and zero_at must be the speedups at these bits.
+    // award() counts both GEMVs in the layer's FP16 weight bytes per second, so its fraction is the speedup:
+    // the rule's full_at and zero_at are the speedups, below what the bytes allow (16 / bits).
     const auto& t = rooflab::threshold("08", c.quantity);
-    EXPECT_TRUE(near(t.full_at * 16 / bits, c.full_speedup, {0, 1e-9}))
-        << c.quantity << ": full points at " << c.full_speedup << "x";
-    EXPECT_TRUE(near(t.zero_at * 16 / bits, 1.0, {0, 1e-9})) << c.quantity << ": none at 1.0x";
+    EXPECT_TRUE(near(t.full_at, c.full_speedup, {0, 1e-9})) << c.quantity << ": full points at " << c.full_speedup << "x";
+    EXPECT_TRUE(near(t.zero_at, 1.0, {0, 1e-9})) << c.quantity << ": none at 1.0x";
+    EXPECT_LT(t.full_at, 16 / bits) << c.quantity << ": full points within what the bytes allow";
   }
   EXPECT_TRUE(
       near(lab08::perf::fp16_weight_bytes(side, side), weights * lab08::bits_per_weight(lab08::kFp16) / 8, {0, 1e-12}))

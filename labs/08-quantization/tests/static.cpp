@@ -46,9 +46,7 @@ std::map<std::string, rooflab::ptx::Launched> launched_by_gemvs() {
 ROOFLAB_TEST(Lab08Static, NoSpillsAndWideLoads) {
   const auto launched = launched_by_gemvs();
   for (const auto& arch : rooflab::ptx::captured_archs()) {
-    for (const auto& r : rooflab::ptx::parse_ptxas_report(rooflab::ptx::captured(arch, ".ptxas.txt"))) {
-      EXPECT_EQ(r.spill_store_bytes + r.spill_load_bytes, 0) << arch << ": " << r.name << " spills";
-    }
+    rooflab::ptx::expect_no_spills(arch);
     const auto kernels = rooflab::ptx::parse_ptx(rooflab::ptx::captured(arch, ".ptx"));
     for (const char* name : {"lab08::gemv_int8_kernel", "lab08::gemv_int4_kernel"}) {
       const auto f = rooflab::ptx::facts(rooflab::ptx::find_launched_kernel(kernels, name, launched.at(name)));

@@ -62,18 +62,19 @@ PlotFiles save_plot(const Plot& plot, std::string_view name);
 
 // ---- perf scores: ceiling -> threshold -> score, in one call ----
 
-// Grades a perf result with data/thresholds.json's rule for lab/quantity (a ceiling_fraction rule) against
-// the ceiling that rule names, read from this GPU's calibration (rooflab::ceilings()): full points at
+// Grades a perf result with the lab's rule for `quantity` (labs/NN-name/thresholds.json, a ceiling_fraction
+// rule) against the ceiling that rule names, read from this GPU's calibration (rooflab::ceilings()): full points at
 // full_at x the ceiling, none at or below zero_at, linear between. `measured_si` is in the ceiling's SI unit
 // (bytes/s or FLOP/s). A result more than implausible_above() x the ceiling fails the test as a timing
 // error or a cheat. On a dry run the arithmetic runs the same (the score must be in [0, 1]) but no timing
 // can fail the test. The ceiling used (name, value, unit, where measured) goes into results.json. The
-// running test must list `quantity` in its rubric.json entry's "thresholds". A threshold that names a
-// ceiling measured in the test's own run fails the test: use the overload below.
+// running test must list `quantity` in its rubric.json entry's "thresholds". A rule that declares a
+// baseline the test times itself fails the test: use the overload below.
 void award(std::string_view lab, std::string_view quantity, double measured_si);
-// The same against a ceiling the test measured in this run at the same shape (thresholds.json
-// "ceiling": "cublas_sgemm_same_run", "cublas_hgemm_same_run" or "fp16_gemv_same_run"): a threshold naming a
-// calibrated ceiling fails the test, so a rung cannot be graded against the wrong reference by mistake.
+// The same against the baseline the rule declares ("baseline": {name, unit, caps, what}), timed by the test
+// in this run at the same shape, in the baseline's unit: a rule naming a calibrated ceiling fails the test,
+// so a rung cannot be graded against the wrong reference by mistake. A baseline with "caps": false is one
+// the result is meant to beat: no implausible-above check (its test checks the result against a roof).
 void award(std::string_view lab, std::string_view quantity, double measured_si, double ceiling_measured_here_si);
 // A calibrated ceiling a test judges by without award() (the intensity sweep's roofline), in SI units,
 // recorded into results.json like award()'s.
@@ -87,8 +88,9 @@ struct CeilingVerdict {
   bool implausible = false;  // more than implausible_above() x the ceiling
   std::string figures;       // "triad: 1234.5 GB/s = 91.0% of copy_bandwidth, 1356.0 GB/s"
 };
-// Resolves lab/quantity's threshold and the ceiling it names: a calibrated one from `calibrated` (nullptr:
-// none available), a same-run one from `measured_here_si`, which must be given for it and only for it.
+// Resolves lab/quantity's threshold and the reference it names: a calibrated ceiling from `calibrated`
+// (nullptr: none available), a declared baseline from `measured_here_si`, which must be given for it and only
+// for it.
 // Throws rooflab::DataError (no such threshold, or not a ceiling_fraction rule) or std::invalid_argument
 // (the value given and the threshold's ceiling disagree, or a ceiling that is not positive).
 CeilingVerdict judge(std::string_view lab, std::string_view quantity, double measured_si, const Ceilings* calibrated,

@@ -8,6 +8,8 @@
 
 #include <rooflab/emu/launch.hpp>
 
+#include <gtest/gtest.h>
+
 #include <span>
 #include <sstream>
 #include <string>
@@ -30,6 +32,23 @@ inline std::vector<std::string> captured_archs() {
 // The captured text of kernels.cu for one architecture: ext ".ptx" or ".ptxas.txt".
 inline std::string captured(const std::string& arch, const char* ext) {
   return read_file(std::string(ROOFLAB_STATIC_DIR) + "/kernels." + arch + ext);
+}
+
+// The check every lab's static test makes: the ptxas report of one captured architecture lists the lab's
+// kernels and none of them spills (a spill is local-memory traffic that no byte count of the lab has).
+// `max_registers` > 0 adds a register budget. Returns the report for the lab's own further checks.
+inline std::vector<Resources> expect_no_spills(const std::string& arch, int max_registers = 0) {
+  auto report = parse_ptxas_report(captured(arch, ".ptxas.txt"));
+  EXPECT_FALSE(report.empty()) << arch << ": the ptxas report lists no kernels";
+  for (const auto& r : report) {
+    EXPECT_EQ(r.spill_store_bytes + r.spill_load_bytes, 0)
+        << arch << ": " << r.name << " spills (" << r.spill_store_bytes << " bytes stored, " << r.spill_load_bytes
+        << " loaded)";
+    if (max_registers > 0) {
+      EXPECT_LE(r.registers, max_registers) << arch << ": " << r.name << " uses " << r.registers << " registers";
+    }
+  }
+  return report;
 }
 
 // Runs `call` (a launcher on small inputs) on the CPU backend, which the static binaries link, and returns

@@ -1,0 +1,109 @@
+// Child processes: exit codes, signals, hangs, and what a child leaves running (process.cpp).
+// The grader is tested too: declarations, test reports and their verification, process isolation, scoring rules, the
+// Gradescope output, submission whitelisting, and the stub/solution mirror of every lab.
+#include "build.hpp"
+#include "class_grading.hpp"
+#include "commands.hpp"
+#include "gradescope.hpp"
+#include "manifest.hpp"
+#include "process.hpp"
+#include "report.hpp"
+#include "slurm.hpp"
+#include "runner.hpp"
+#include "symbols.hpp"
+
+#include <rooflab/testing/random.hpp>
+#include <rooflab/detail/rubric.hpp>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+#include <cstdint>
+#include <algorithm>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <regex>
+#include <set>
+
+#include <unistd.h>
+
+namespace fs = std::filesystem;
+using namespace rooflab::grader;
+
+namespace {
+
+std::string read(const fs::path& p) {
+  std::ifstream in(p);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// Whether a process whose command line contains `text` is running (a zombie is not).
+bool running(const std::string& text) {
+  for (const auto& e : fs::directory_iterator("/proc")) {
+    const std::string name = e.path().filename().string();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::string cmd = read(e.path() / "cmdline"), stat = read(e.path() / "stat");
+    std::replace(cmd.begin(), cmd.end(), '\0', ' ');
+    const auto paren = stat.rfind(')');
+    const bool zombie = paren == std::string::npos || stat.substr(paren + 2, 1) == "Z";
+    if (cmd.find(text) != std::string::npos && !zombie) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+TEST(Process, CapturesExitCodesSignalsAndHangs) {
+  auto r = run_process({"sh", "-c", "echo out; echo err >&2; exit 3"});
+  EXPECT_EQ(r.exit_code, 3);
+  EXPECT_NE(r.output.find("out"), std::string::npos);
+  EXPECT_NE(r.output.find("err"), std::string::npos);
+  r = run_process({"sh", "-c", "kill -SEGV $$"});
+  EXPECT_TRUE(r.signaled);
+  EXPECT_EQ(r.signal, SIGSEGV);
+  EXPECT_NE(r.describe().find("signal"), std::string::npos);
+  r = run_process({"sleep", "30"}, {.timeout_s = 0.5});
+  EXPECT_TRUE(r.timed_out);
+  EXPECT_LT(r.seconds, 10);
+  r = run_process({"/nonexistent/binary"});
+  EXPECT_FALSE(r.ok());
+  r = run_process({"sh", "-c", "echo $ROOFLAB_X"}, {.env = {{"ROOFLAB_X", "42"}}});
+  EXPECT_EQ(r.output, "42\n");
+}
+
+// What a process leaves running when it ends, in a session of its own (setsid) or after a double fork (out of
+// its process group's reach either way): listed, and killed.
+TEST(Process, ListsAndKillsWhatAChildLeavesRunning) {
+  ASSERT_TRUE(leftovers_tracked()) << "PR_SET_CHILD_SUBREAPER is not available here";
+  auto r = run_process({"sh", "-c", "setsid sleep 3171 & (setsid sleep 3172 &); echo started"}, {.timeout_s = 30});
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_EQ(r.output, "started\n");
+  ASSERT_EQ(r.left_running.size(), 2u) << fmt::format("{}", fmt::join(r.left_running, "; "));
+  const std::string listed = r.left_running[0] + "; " + r.left_running[1];
+  EXPECT_NE(listed.find("sleep 3171"), std::string::npos) << listed;
+  EXPECT_NE(listed.find("sleep 3172"), std::string::npos) << listed;
+  EXPECT_FALSE(running("sleep 3171"));
+  EXPECT_FALSE(running("sleep 3172"));
+  // A process that waits for its children leaves nothing; one that ended by itself is not a leftover.
+  r = run_process({"sh", "-c", "sleep 0.2 & (true &); wait"}, {.timeout_s = 30});
+  EXPECT_TRUE(r.ok());
+  EXPECT_TRUE(r.left_running.empty()) << fmt::format("{}", fmt::join(r.left_running, "; "));
+  // A leftover that writes without a pause does not keep the grader reading after its parent has ended.
+  r = run_process({"sh", "-c", "(setsid yes rooflab-3175 &); exit 0"}, {.timeout_s = 20, .max_output_bytes = 1u << 16});
+  EXPECT_FALSE(r.timed_out);
+  EXPECT_LT(r.seconds, 10);
+  ASSERT_EQ(r.left_running.size(), 1u);
+  EXPECT_NE(r.left_running[0].find("yes rooflab-3175"), std::string::npos) << r.left_running[0];
+  EXPECT_FALSE(running("yes rooflab-3175"));
+  // A timed-out process's detached children go too.
+  r = run_process({"sh", "-c", "setsid sleep 3173 & sleep 30"}, {.timeout_s = 0.5});
+  EXPECT_TRUE(r.timed_out);
+  EXPECT_EQ(r.left_running.size(), 1u);
+  EXPECT_FALSE(running("sleep 3173"));
+}
