@@ -17,9 +17,9 @@
 //
 //   f<<<grid, block>>>(args), f not a kernel's name (a pointer variable, table[i], (c ? a : b), pick(x))
 //       -> ::rooflab::emu::detail::launch_pointer(f, "f", grid, block ...)(args): f evaluated once
-//   reinterpret_cast<T*>(e)  (in a function body)
-//       -> ::rooflab::emu::detail::aligned_reinterpret_cast<T*>(e, "T*"): a kernel that makes a pointer
-//          misaligned for T is reported, as a GPU faults on the access
+//   reinterpret_cast<T*>(e)[i], *reinterpret_cast<T*>(e), reinterpret_cast<T*>(e)->m  (in a function body)
+//       -> ::rooflab::emu::detail::aligned_reinterpret_cast<T*>(e, "T*"): a kernel that accesses memory
+//          through a pointer misaligned for T is reported, as a GPU faults on the access
 //
 // Headers: with --headers, each #include of the file that names a header under a -I directory (or, quoted,
 // beside the including file) and not under a --skip directory (system, toolkit, backend) is followed. A
@@ -606,9 +606,12 @@ class Rewriter {
     return out;
   }
 
-  // `reinterpret_cast<T*>(e)` in a function body: the backend checks that the pointer is aligned for T when a
-  // kernel makes it (a GPU faults on a misaligned vector access, whatever instructions the host compiler
-  // would have used for it). Other reinterpret_casts (to integers, to references) are left alone.
+  // `reinterpret_cast<T*>(e)` in a function body, dereferenced where it is made (`reinterpret_cast<T*>(e)[i]`,
+  // `*reinterpret_cast<T*>(e)`, `reinterpret_cast<T*>(e)->x`): the backend checks that the pointer is aligned
+  // for T when a kernel makes it (a GPU faults on the misaligned access, whatever instructions the host
+  // compiler would use for it). A cast kept in a variable is left alone: code often makes a vector pointer
+  // for a loop that may run zero times (the CPU's own alignment fault still reports an aligned SSE access
+  // through it). Other reinterpret_casts (to integers, to references) are left alone too.
   void rewrite_pointer_cast(std::size_t i) {
     if (!is(i + 1, "<")) return;
     int angles = 0, parens = 0;
@@ -622,11 +625,22 @@ class Rewriter {
     }
     if (close >= t_.size() || !is(close - 1, "*") || !is(close + 1, "(")) return;
     const std::size_t end = matching(close + 1);
-    if (end >= t_.size()) return;
+    if (end >= t_.size() || !(is(end + 1, "[") || is(end + 1, "->") || unary_star_before(i))) return;
     const std::string type = join(i + 2, close);
     replace(t_[i].begin, t_[i].end, "::rooflab::emu::detail::aligned_reinterpret_cast");
     replace(t_[end].begin, t_[end].end, ", \"" + escaped(type) + "\")");
     ++constructs_;
+  }
+
+  // Whether a `*` before token i is a dereference: what precedes it cannot end an operand (a name, a number,
+  // a literal, `)` or `]` would make it a multiplication).
+  bool unary_star_before(std::size_t i) const {
+    if (i == 0 || !is(i - 1, "*")) return false;
+    if (i == 1) return true;
+    const Token& p = t_[i - 2];
+    const bool operand_end = p.kind == Kind::identifier || p.kind == Kind::number || p.kind == Kind::literal ||
+                             is(i - 2, ")") || is(i - 2, "]");
+    return !operand_end || is(i - 2, "return");
   }
 
   // `__shared__` at index i: the whole declaration it belongs to.

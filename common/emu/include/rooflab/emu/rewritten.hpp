@@ -7,7 +7,8 @@
 //   __shared__ T name[N];            ->  auto& name = static_shared<T[N]>([] {}, "name", alignment);
 //   f<<<g, b>>>(args), f not a kernel's name (a function pointer, table[i], (c ? a : b), pick(x))
 //                                    ->  launch_pointer(f, "f", g, b, smem, stream)(args)
-//   reinterpret_cast<T*>(e)          ->  aligned_reinterpret_cast<T*>(e, "T*")
+//   reinterpret_cast<T*>(e)[i], *reinterpret_cast<T*>(e), reinterpret_cast<T*>(e)->m
+//                                    ->  the same with aligned_reinterpret_cast<T*>(e, "T*")
 #pragma once
 
 #include <rooflab/emu/launch.hpp>
@@ -117,13 +118,15 @@ auto launch_pointer(Kernel kernel, const char* written, dim3 grid, dim3 block, s
 
 // ---- misaligned pointers (src/alignment.cpp) ----
 
-// Inside a kernel: reports (throws KernelError) that `address` is not aligned to `align` bytes for `type`.
-// Host code is left alone.
-void misaligned_pointer(const void* address, std::size_t align, const char* type, const char* file, unsigned line);
+// Inside a kernel: reports (throws KernelError) that `address` is not aligned to `align` bytes for `type`
+// (an object of `size` bytes). Host code is left alone, and so is a pointer to the end of a cudaMalloc
+// allocation (fewer than `size` bytes left: a loop with nothing left to do makes it and never uses it).
+void misaligned_pointer(const void* address, std::size_t align, std::size_t size, const char* type, const char* file,
+                        unsigned line);
 
-// `reinterpret_cast<T*>(e)` in a function body. A GPU faults on a misaligned access through T* (a float4
-// load needs 16 bytes of alignment); the host compiler may split the access into scalar loads and never
-// fault, so the pointer is checked where the kernel makes it.
+// `reinterpret_cast<T*>(e)` dereferenced where it is made, in a function body. A GPU faults on a
+// misaligned access through T* (a float4 load needs 16 bytes of alignment); the host compiler may split the
+// access into scalar loads and never fault, so the pointer is checked here, just before the access.
 template <typename To, typename From>
 To aligned_reinterpret_cast(From from, const char* type, const char* file = __builtin_FILE(),
                             unsigned line = __builtin_LINE()) {
@@ -133,7 +136,8 @@ To aligned_reinterpret_cast(From from, const char* type, const char* file = __bu
       if constexpr (alignof(Element) > 1) {
         const auto address = reinterpret_cast<std::uintptr_t>(from);
         if (address % alignof(Element) != 0) {
-          misaligned_pointer(reinterpret_cast<const void*>(address), alignof(Element), type, file, line);
+          misaligned_pointer(reinterpret_cast<const void*>(address), alignof(Element), sizeof(Element), type, file,
+                             line);
         }
       }
     }
