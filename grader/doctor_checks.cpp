@@ -112,8 +112,13 @@ void gather_nvidia(Facts& f, Tools& tools) {
   f.smi_found = smi.found;
   f.smi_exit = smi.exit_code;
   f.smi_first_line = first_line(smi.text);
-  if (smi.found && smi.exit_code == 0) f.driver_cuda = version_after(smi.text, "CUDA Version:");
+  std::smatch m;
+  if (smi.found && smi.exit_code == 0) {
+    f.driver_cuda = version_after(smi.text, "CUDA Version:");
+    if (std::regex_search(smi.text, m, std::regex(R"(Driver Version:\s*([\d.]+))"))) f.driver_header = m[1];
+  }
   const ToolOutput q = tools.get("nvidia-smi-gpu");
+  if (q.found && q.exit_code != 0) f.query_error = first_line(q.text);
   if (q.found && q.exit_code == 0) {
     const auto rows = parse_csv(q.text);
     f.gpu_count = static_cast<int>(rows.size());
@@ -122,7 +127,6 @@ void gather_nvidia(Facts& f, Tools& tools) {
   const ToolOutput apps = tools.get("nvidia-smi-apps");
   if (apps.found && apps.exit_code == 0) f.apps = parse_csv(apps.text);
   const ToolOutput params = tools.get("nvidia-params");
-  std::smatch m;
   if (params.found && std::regex_search(params.text, m, std::regex(R"(RmProfilingAdminOnly:\s*(\d+))"))) {
     f.profiling_admin_only = m[1];
   }
@@ -204,10 +208,16 @@ Finding driver_check(const Facts& f) {
             "the driver is not loaded or does not match its kernel module (after a driver update: reboot; otherwise "
             "sudo modprobe nvidia), or the container has no GPU (docker run --gpus all)"};
   }
-  const std::string driver = f.field("driver_version");
+  // The header names the driver even when the query fails (a driver too old for one of its fields).
+  const std::string driver = f.field("driver_version").empty() ? f.driver_header : f.field("driver_version");
   if (!driver.empty() && driver_older_than(driver, "525.60")) {
     return {"driver", Level::error, fmt::format("driver {} is older than any CUDA 12 program needs (525.60)", driver),
             "update the NVIDIA driver to 525.60 or later (580 or later for a CUDA 13 toolkit)"};
+  }
+  if (!f.query_error.empty()) {
+    return {"driver", Level::error, fmt::format("driver {} answers nvidia-smi, but not its GPU query: {}", driver, f.query_error),
+            "update the NVIDIA driver (525.60 or later; 580 or later for a CUDA 13 toolkit): the GPU checks below "
+            "need its answers"};
   }
   const std::string seen = fmt::format("driver {} runs CUDA {} programs", driver, f.driver_cuda ? f.driver_cuda->str() : "?");
   if (!f.driver_cuda || !f.toolkit) return ok("driver", seen);

@@ -34,6 +34,8 @@ struct Facts {
   bool smi_found = false;
   int smi_exit = 0;
   std::string smi_first_line;                // nvidia-smi's complaint when it failed
+  std::string driver_header;                 // "Driver Version: 470.82.01" in its header: the query may fail
+  std::string query_error;                   // the GPU query's complaint (a driver too old for a field), or ""
   std::map<std::string, std::string> gpu;    // device 0's row of the query, by field name; empty: no GPU
   int gpu_count = 0;
   std::optional<Version> driver_cuda;        // "CUDA Version: 12.4" in nvidia-smi's header
