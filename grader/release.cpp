@@ -66,7 +66,7 @@ void student_copy_check(const std::string& command, GradeArgs& grade, bool inspe
                                                          "selftest",    "new-lab",      "release"};
   const std::string why = "this is a student copy of the course (./rooflab release): it has no solutions/";
   if (full_course_only.count(command)) {
-    throw std::invalid_argument(fmt::format("{}, and `{}` needs them: run it in the full course", why, command));
+    throw std::invalid_argument(fmt::format("{}; `{}` belongs to the full course: run it there", why, command));
   }
   if (grade.solutions || inspect_solutions) {
     throw std::invalid_argument(fmt::format("{} to grade or inspect", why));
