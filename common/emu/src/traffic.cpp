@@ -259,6 +259,7 @@ void Recorder::add_request(const Record* first, const Record* last) {
   site.sectors += scratch_.size();
   site.lines += lines;
   site.bytes_used += used;
+  site.min_sectors += (used + 31) >> kSectorShift;
   site.bytes_requested += requested;
   site.widest = std::max(site.widest, widest);
 }
@@ -418,7 +419,7 @@ const Site* most_wasteful_site(const KernelTraffic& launch) {
   const Site* worst = nullptr;
   double most = 0;
   for (const Site& s : launch.sites) {
-    const double waste = 32.0 * double(s.sectors) - double(s.bytes_used);
+    const double waste = double(s.sectors) - double(s.min_sectors);
     if (waste > most) {
       most = waste;
       worst = &s;

@@ -62,6 +62,8 @@ TEST(Traffic, StridedReadSectorsPerRequest) {
     if (stride > 1) {
       ASSERT_NE(waste, nullptr);
       EXPECT_FALSE(waste->store);
+      // 32 lanes use 128 bytes, 4 sectors' worth: the site fetches min(stride, 8) times that.
+      EXPECT_DOUBLE_EQ(double(waste->sectors) / double(waste->min_sectors), per_sector) << "stride " << stride;
       EXPECT_NE(waste->where.find("traffic_kernels.cu:"), std::string::npos) << waste->where;
     }
   }

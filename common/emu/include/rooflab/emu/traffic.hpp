@@ -39,6 +39,10 @@ struct Site {
   unsigned long long sectors = 0;     // 32-byte sectors summed over requests
   unsigned long long lines = 0;       // 128-byte lines summed over requests
   unsigned long long bytes_used = 0;  // distinct bytes the lanes of each request touched, summed
+  // The fewest sectors that could hold each request's used bytes, summed: a broadcast (every lane reads one
+  // value) needs 1, 32 lanes reading consecutive floats 4. sectors / min_sectors is how many times the bytes
+  // a site needs it fetches.
+  unsigned long long min_sectors = 0;
   unsigned widest = 0;                // bytes of the widest single access of one thread
   unsigned long long bytes_requested = 0;  // every thread's accesses in full
   double sectors_per_request() const { return requests ? double(sectors) / double(requests) : 0; }
@@ -109,7 +113,7 @@ std::size_t modelled_l2_bytes(const Options& options);
 // L2 hit rate, DRAM bytes) and, with sites = true, each site under its kernel.
 std::string table(const std::vector<KernelTraffic>& launches, bool sites = true);
 
-// The site of `launch` that wastes the most fetched bytes (32 x sectors - bytes used), or nullptr.
+// The site of `launch` that fetches the most sectors beyond its min_sectors, or nullptr when none does.
 const Site* most_wasteful_site(const KernelTraffic& launch);
 
 }  // namespace rooflab::emu::traffic
