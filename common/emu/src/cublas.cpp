@@ -1,4 +1,5 @@
-// The cuBLAS subset the labs use, on the CPU backend (rooflab::emu_cublas): GEMMs computed on the host,
+// The cuBLAS subset the labs use, and cuBLASLt's matmul (at the end), on the CPU backend
+// (rooflab::emu_cublas): GEMMs computed on the host,
 // defined against the toolkit's own declarations (cublas_v2.h / cublas_api.h). The real libcublas is never
 // linked into a CPU-backend binary, so a cuBLAS function not defined here is a link error. The library is
 // compiled with hidden visibility (CMakeLists.txt): code that calls it by name links, but nothing finds it
@@ -21,15 +22,21 @@
 // own tolerances). Streams are synchronous, as everywhere on the CPU backend.
 #include <rooflab/emu/runtime.hpp>
 
+#include <cublasLt.h>
 #include <cublas_v2.h>
 
 #include <algorithm>
 #include <atomic>
+#include <cmath>
 #include <cstdarg>
+#include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <mutex>
+#include <new>
 #include <set>
 #include <string>
+#include <tuple>
 #include <vector>
 
 namespace rooflab::emu {
@@ -474,4 +481,316 @@ cublasStatus_t cublasGemmStridedBatchedEx(cublasHandle_t handle, cublasOperation
   }
   return gemm(fn, handle, transa, transb, m, n, k, alpha, A, Atype, lda, strideA, B, Btype, ldb, strideB, beta, C, Ctype,
               ldc, strideC, batchCount, half_scalars);
+}
+
+// ---- cuBLASLt: the matmul API (cublasLt.h) on the same arithmetic ----
+//
+//   handles      cublasLtCreate, cublasLtDestroy, cublasLtGetStatusName/String, cublasLtGetVersion
+//   descriptors  cublasLtMatmulDescCreate/Destroy/SetAttribute (TRANSA, TRANSB, EPILOGUE, BIAS_POINTER,
+//                BIAS_DATA_TYPE, POINTER_MODE host only), cublasLtMatrixLayoutCreate/Destroy/SetAttribute
+//                (ORDER col or row, BATCH_COUNT, STRIDED_BATCH_OFFSET), cublasLtMatmulPreferenceCreate/Destroy/
+//                SetAttribute (accepted), cublasLtMatmulAlgoGetHeuristic (one algorithm, no workspace)
+//   matmul       cublasLtMatmul: D = epilogue(alpha op(A) op(B) + beta C [+ bias]), FP32/FP16/BF16 inputs,
+//                C/D in FP32 or the inputs' type, epilogues DEFAULT, RELU, BIAS, RELU_BIAS, GELU, GELU_BIAS
+//
+// Each descriptor lives in the opaque storage cublasLt.h gives it. Every matrix's extent (rows, cols, ld,
+// order, batches) and the bias vector are checked against their allocations before anything is touched.
+struct cublasLtContext {};
+
+namespace {
+
+std::set<const cublasLtContext*> g_lt_handles;  // under g_handles_mutex
+
+struct LtLayout {
+  cudaDataType type;
+  std::uint64_t rows, cols;
+  std::int64_t ld;
+  std::int32_t order = CUBLASLT_ORDER_COL;
+  std::int32_t batches = 1;
+  std::int64_t stride = 0;
+  // Element (r, c) of batch `batch`.
+  std::size_t at(std::uint64_t r, std::uint64_t c, int batch) const {
+    const auto ldu = static_cast<std::uint64_t>(ld);
+    return static_cast<std::size_t>(batch * stride) + (order == CUBLASLT_ORDER_ROW ? r * ldu + c : r + c * ldu);
+  }
+};
+struct LtDesc {
+  cublasComputeType_t compute;
+  cudaDataType scale;
+  cublasOperation_t transa = CUBLAS_OP_N, transb = CUBLAS_OP_N;
+  cublasLtEpilogue_t epilogue = CUBLASLT_EPILOGUE_DEFAULT;
+  const void* bias = nullptr;
+  cudaDataType bias_type = static_cast<cudaDataType>(-1);  // -1: D's type
+  cublasLtPointerMode_t pointer_mode = CUBLASLT_POINTER_MODE_HOST;
+};
+static_assert(sizeof(LtLayout) <= sizeof(cublasLtMatrixLayoutOpaque_t), "LtLayout fits the opaque layout");
+static_assert(sizeof(LtDesc) <= sizeof(cublasLtMatmulDescOpaque_t), "LtDesc fits the opaque descriptor");
+
+LtLayout& layout(cublasLtMatrixLayout_t l) { return *std::launder(reinterpret_cast<LtLayout*>(l->data)); }
+LtDesc& desc(cublasLtMatmulDesc_t d) { return *std::launder(reinterpret_cast<LtDesc*>(d->data)); }
+
+// Copies an attribute's value of type T from (buf, size), or fails with the attribute's name.
+template <typename T>
+cublasStatus_t take(const char* fn, const char* attr, const void* buf, std::size_t size, T* out) {
+  if (buf == nullptr || size != sizeof(T)) {
+    return fail(CUBLAS_STATUS_INVALID_VALUE, "%s(%s): the value must be %zu bytes, not %zu", fn, attr, sizeof(T), size);
+  }
+  std::memcpy(out, buf, sizeof(T));
+  return CUBLAS_STATUS_SUCCESS;
+}
+
+// The bytes one matrix (or the bias) spans, checked to lie inside one allocation.
+cublasStatus_t check_extent(const char* name, const void* data, std::size_t first_to_last, cudaDataType type) {
+  if (first_to_last == 0) return CUBLAS_STATUS_SUCCESS;
+  if (data == nullptr) return fail(CUBLAS_STATUS_INVALID_VALUE, "cublasLtMatmul: %s is a null pointer", name);
+  const void* start = nullptr;
+  std::size_t size = 0;
+  bool device = false;
+  if (!rooflab::emu::find_allocation(data, &start, &size, &device)) {
+    return fail(CUBLAS_STATUS_INVALID_VALUE, "cublasLtMatmul: %s at %p is not inside a cudaMalloc allocation", name,
+                data);
+  }
+  const std::size_t offset = static_cast<std::size_t>(static_cast<const unsigned char*>(data) -
+                                                      static_cast<const unsigned char*>(start));
+  const std::size_t bytes = first_to_last * element_bytes(type);
+  if (offset + bytes > size) {
+    return fail(CUBLAS_STATUS_INVALID_VALUE,
+                "cublasLtMatmul: %s spans %zu bytes from byte %zu of a %zu-byte allocation: it runs %zu bytes past "
+                "the end (on a GPU cuBLASLt would touch memory out of bounds)", name, bytes, offset, size,
+                offset + bytes - size);
+  }
+  return CUBLAS_STATUS_SUCCESS;
+}
+
+// Elements from a layout's first to its last, over every batch.
+std::size_t span(const LtLayout& l) {
+  if (l.rows == 0 || l.cols == 0) return 0;
+  return l.at(l.rows - 1, l.cols - 1, l.batches - 1) + 1;
+}
+
+cublasStatus_t check_layouts(const LtDesc& d, const LtLayout& a, const LtLayout& b, const LtLayout& c,
+                             const LtLayout& dl) {
+  const std::uint64_t m = dl.rows, n = dl.cols;
+  const std::uint64_t k = d.transa == CUBLAS_OP_N ? a.cols : a.rows;
+  const bool a_ok = (d.transa == CUBLAS_OP_N ? a.rows : a.cols) == m;
+  const bool b_ok = (d.transb == CUBLAS_OP_N ? b.rows : b.cols) == k && (d.transb == CUBLAS_OP_N ? b.cols : b.rows) == n;
+  if (!a_ok || !b_ok || c.rows != m || c.cols != n) {
+    return fail(CUBLAS_STATUS_INVALID_VALUE,
+                "cublasLtMatmul: shapes do not agree: A %llu x %llu (trans%s), B %llu x %llu (trans%s), C %llu x %llu, "
+                "D %llu x %llu; op(A) must be m x k, op(B) k x n, C and D m x n",
+                static_cast<unsigned long long>(a.rows), static_cast<unsigned long long>(a.cols), op_name(d.transa),
+                static_cast<unsigned long long>(b.rows), static_cast<unsigned long long>(b.cols), op_name(d.transb),
+                static_cast<unsigned long long>(c.rows), static_cast<unsigned long long>(c.cols),
+                static_cast<unsigned long long>(m), static_cast<unsigned long long>(n));
+  }
+  for (const LtLayout* l : {&a, &b, &c, &dl}) {
+    const std::uint64_t inner = l->order == CUBLASLT_ORDER_ROW ? l->cols : l->rows;
+    if (l->ld < static_cast<std::int64_t>(std::max<std::uint64_t>(1, inner))) {
+      return fail(CUBLAS_STATUS_INVALID_VALUE, "cublasLtMatmul: ld = %lld is less than the %llu %s of a %s matrix",
+                  static_cast<long long>(l->ld), static_cast<unsigned long long>(inner),
+                  l->order == CUBLASLT_ORDER_ROW ? "columns" : "rows",
+                  l->order == CUBLASLT_ORDER_ROW ? "row-major" : "column-major");
+    }
+  }
+  return CUBLAS_STATUS_SUCCESS;
+}
+
+float gelu(float x) {  // the tanh approximation cuBLASLt's GELU epilogue uses
+  return 0.5f * x * (1.0f + std::tanh(0.7978845608f * (x + 0.044715f * x * x * x)));
+}
+
+void lt_compute(const LtDesc& d, float alpha, float beta, const void* A, const LtLayout& a, const void* B,
+                const LtLayout& b, const void* C, const LtLayout& c, void* D, const LtLayout& dl) {
+  const std::uint64_t k = d.transa == CUBLAS_OP_N ? a.cols : a.rows;
+  const bool bias = (d.epilogue & CUBLASLT_EPILOGUE_BIAS) != 0;
+  const cudaDataType bias_type = static_cast<int>(d.bias_type) == -1 ? dl.type : d.bias_type;
+  for (int batch = 0; batch < dl.batches; ++batch) {
+    for (std::uint64_t i = 0; i < dl.rows; ++i) {
+      for (std::uint64_t j = 0; j < dl.cols; ++j) {
+        float dot = 0.0f;
+        for (std::uint64_t p = 0; p < k; ++p) {
+          const float x = load(A, d.transa == CUBLAS_OP_N ? a.at(i, p, batch) : a.at(p, i, batch), a.type);
+          const float y = load(B, d.transb == CUBLAS_OP_N ? b.at(p, j, batch) : b.at(j, p, batch), b.type);
+          dot += x * y;
+        }
+        float v = alpha * dot + (beta == 0.0f ? 0.0f : beta * load(C, c.at(i, j, batch), c.type));
+        if (bias) v += load(d.bias, i, bias_type);  // one bias per row of D, broadcast over its columns
+        if (d.epilogue == CUBLASLT_EPILOGUE_RELU || d.epilogue == CUBLASLT_EPILOGUE_RELU_BIAS) v = std::max(v, 0.0f);
+        if (d.epilogue == CUBLASLT_EPILOGUE_GELU || d.epilogue == CUBLASLT_EPILOGUE_GELU_BIAS) v = gelu(v);
+        store(D, dl.at(i, j, batch), dl.type, v);
+      }
+    }
+  }
+}
+
+}  // namespace
+
+cublasStatus_t cublasLtCreate(cublasLtHandle_t* handle) {
+  if (handle == nullptr) return CUBLAS_STATUS_INVALID_VALUE;
+  *handle = new cublasLtContext;
+  std::lock_guard lock(g_handles_mutex);
+  g_lt_handles.insert(*handle);
+  return CUBLAS_STATUS_SUCCESS;
+}
+
+cublasStatus_t cublasLtDestroy(cublasLtHandle_t handle) {
+  std::lock_guard lock(g_handles_mutex);
+  if (g_lt_handles.erase(handle) == 0) return CUBLAS_STATUS_NOT_INITIALIZED;
+  delete handle;
+  return CUBLAS_STATUS_SUCCESS;
+}
+
+const char* cublasLtGetStatusName(cublasStatus_t status) { return cublasGetStatusName(status); }
+const char* cublasLtGetStatusString(cublasStatus_t status) { return cublasGetStatusString(status); }
+size_t cublasLtGetVersion(void) { return CUBLAS_VERSION; }
+
+cublasStatus_t cublasLtMatmulDescCreate(cublasLtMatmulDesc_t* matmul_desc, cublasComputeType_t compute,
+                                        cudaDataType_t scale) {
+  if (matmul_desc == nullptr) return CUBLAS_STATUS_INVALID_VALUE;
+  *matmul_desc = new cublasLtMatmulDescOpaque_t{};
+  new ((*matmul_desc)->data) LtDesc{compute, scale};
+  return CUBLAS_STATUS_SUCCESS;
+}
+
+cublasStatus_t cublasLtMatmulDescDestroy(cublasLtMatmulDesc_t matmul_desc) {
+  delete matmul_desc;
+  return CUBLAS_STATUS_SUCCESS;
+}
+
+cublasStatus_t cublasLtMatmulDescSetAttribute(cublasLtMatmulDesc_t matmul_desc, cublasLtMatmulDescAttributes_t attr,
+                                              const void* buf, size_t size) {
+  const char* fn = "cublasLtMatmulDescSetAttribute";
+  if (matmul_desc == nullptr) return CUBLAS_STATUS_INVALID_VALUE;
+  LtDesc& d = desc(matmul_desc);
+  switch (attr) {
+    case CUBLASLT_MATMUL_DESC_TRANSA: return take(fn, "TRANSA", buf, size, &d.transa);
+    case CUBLASLT_MATMUL_DESC_TRANSB: return take(fn, "TRANSB", buf, size, &d.transb);
+    case CUBLASLT_MATMUL_DESC_EPILOGUE: return take(fn, "EPILOGUE", buf, size, &d.epilogue);
+    case CUBLASLT_MATMUL_DESC_BIAS_POINTER: return take(fn, "BIAS_POINTER", buf, size, &d.bias);
+    case CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE: return take(fn, "BIAS_DATA_TYPE", buf, size, &d.bias_type);
+    case CUBLASLT_MATMUL_DESC_POINTER_MODE: return take(fn, "POINTER_MODE", buf, size, &d.pointer_mode);
+    default:
+      return fail(CUBLAS_STATUS_NOT_SUPPORTED, "%s: attribute %d is not emulated by the CPU backend (TRANSA, TRANSB, "
+                                               "EPILOGUE, BIAS_POINTER, BIAS_DATA_TYPE and POINTER_MODE are)",
+                  fn, static_cast<int>(attr));
+  }
+}
+
+cublasStatus_t cublasLtMatrixLayoutCreate(cublasLtMatrixLayout_t* mat_layout, cudaDataType type, uint64_t rows,
+                                          uint64_t cols, int64_t ld) {
+  if (mat_layout == nullptr) return CUBLAS_STATUS_INVALID_VALUE;
+  if (element_bytes(type) == 0) {
+    return fail(CUBLAS_STATUS_NOT_SUPPORTED, "cublasLtMatrixLayoutCreate: type %s is not emulated (CUDA_R_32F, "
+                                             "CUDA_R_16F and CUDA_R_16BF are)", type_name(type));
+  }
+  *mat_layout = new cublasLtMatrixLayoutOpaque_t{};
+  new ((*mat_layout)->data) LtLayout{type, rows, cols, ld};
+  return CUBLAS_STATUS_SUCCESS;
+}
+
+cublasStatus_t cublasLtMatrixLayoutDestroy(cublasLtMatrixLayout_t mat_layout) {
+  delete mat_layout;
+  return CUBLAS_STATUS_SUCCESS;
+}
+
+cublasStatus_t cublasLtMatrixLayoutSetAttribute(cublasLtMatrixLayout_t mat_layout, cublasLtMatrixLayoutAttribute_t attr,
+                                                const void* buf, size_t size) {
+  const char* fn = "cublasLtMatrixLayoutSetAttribute";
+  if (mat_layout == nullptr) return CUBLAS_STATUS_INVALID_VALUE;
+  LtLayout& l = layout(mat_layout);
+  switch (attr) {
+    case CUBLASLT_MATRIX_LAYOUT_ORDER: return take(fn, "ORDER", buf, size, &l.order);
+    case CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT: return take(fn, "BATCH_COUNT", buf, size, &l.batches);
+    case CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET: return take(fn, "STRIDED_BATCH_OFFSET", buf, size, &l.stride);
+    default:
+      return fail(CUBLAS_STATUS_NOT_SUPPORTED, "%s: attribute %d is not emulated by the CPU backend (ORDER, "
+                                               "BATCH_COUNT and STRIDED_BATCH_OFFSET are)", fn, static_cast<int>(attr));
+  }
+}
+
+cublasStatus_t cublasLtMatmulPreferenceCreate(cublasLtMatmulPreference_t* pref) {
+  if (pref == nullptr) return CUBLAS_STATUS_INVALID_VALUE;
+  *pref = new cublasLtMatmulPreferenceOpaque_t{};
+  return CUBLAS_STATUS_SUCCESS;
+}
+
+cublasStatus_t cublasLtMatmulPreferenceDestroy(cublasLtMatmulPreference_t pref) {
+  delete pref;
+  return CUBLAS_STATUS_SUCCESS;
+}
+
+// Workspace limits and search modes: accepted (the CPU needs no workspace).
+cublasStatus_t cublasLtMatmulPreferenceSetAttribute(cublasLtMatmulPreference_t pref, cublasLtMatmulPreferenceAttributes_t,
+                                                    const void* buf, size_t) {
+  return pref == nullptr || buf == nullptr ? CUBLAS_STATUS_INVALID_VALUE : CUBLAS_STATUS_SUCCESS;
+}
+
+cublasStatus_t cublasLtMatmulAlgoGetHeuristic(cublasLtHandle_t handle, cublasLtMatmulDesc_t, cublasLtMatrixLayout_t,
+                                              cublasLtMatrixLayout_t, cublasLtMatrixLayout_t, cublasLtMatrixLayout_t,
+                                              cublasLtMatmulPreference_t, int requested,
+                                              cublasLtMatmulHeuristicResult_t results[], int* returned) {
+  {
+    std::lock_guard lock(g_handles_mutex);
+    if (g_lt_handles.count(handle) == 0) return CUBLAS_STATUS_NOT_INITIALIZED;
+  }
+  if (requested < 1 || results == nullptr || returned == nullptr) return CUBLAS_STATUS_INVALID_VALUE;
+  results[0] = cublasLtMatmulHeuristicResult_t{};
+  results[0].state = CUBLAS_STATUS_SUCCESS;
+  results[0].wavesCount = 1.0f;
+  *returned = 1;
+  return CUBLAS_STATUS_SUCCESS;
+}
+
+cublasStatus_t cublasLtMatmul(cublasLtHandle_t handle, cublasLtMatmulDesc_t compute_desc, const void* alpha,
+                              const void* A, cublasLtMatrixLayout_t a_desc, const void* B, cublasLtMatrixLayout_t b_desc,
+                              const void* beta, const void* C, cublasLtMatrixLayout_t c_desc, void* D,
+                              cublasLtMatrixLayout_t d_desc, const cublasLtMatmulAlgo_t*, void*, size_t, cudaStream_t) {
+  const char* fn = "cublasLtMatmul";
+  tl_failed_status = CUBLAS_STATUS_SUCCESS;
+  {
+    std::lock_guard lock(g_handles_mutex);
+    if (g_lt_handles.count(handle) == 0) {
+      return fail(CUBLAS_STATUS_NOT_INITIALIZED, "%s: the handle was not made by cublasLtCreate", fn);
+    }
+  }
+  if (compute_desc == nullptr || a_desc == nullptr || b_desc == nullptr || c_desc == nullptr || d_desc == nullptr) {
+    return fail(CUBLAS_STATUS_INVALID_VALUE, "%s: a null descriptor", fn);
+  }
+  const LtDesc& d = desc(compute_desc);
+  const LtLayout &a = layout(a_desc), &b = layout(b_desc), &c = layout(c_desc), &dl = layout(d_desc);
+  if (d.pointer_mode != CUBLASLT_POINTER_MODE_HOST) {
+    return fail(CUBLAS_STATUS_NOT_SUPPORTED, "%s: only CUBLASLT_POINTER_MODE_HOST is emulated", fn);
+  }
+  const int e = static_cast<int>(d.epilogue);
+  if (e != CUBLASLT_EPILOGUE_DEFAULT && e != CUBLASLT_EPILOGUE_RELU && e != CUBLASLT_EPILOGUE_BIAS &&
+      e != CUBLASLT_EPILOGUE_RELU_BIAS && e != CUBLASLT_EPILOGUE_GELU && e != CUBLASLT_EPILOGUE_GELU_BIAS) {
+    return fail(CUBLAS_STATUS_NOT_SUPPORTED, "%s: epilogue %d is not emulated (DEFAULT, RELU, BIAS, RELU_BIAS, GELU and "
+                                             "GELU_BIAS are)", fn, e);
+  }
+  bool half_scalars = false;
+  if (const cublasStatus_t s = check_types(fn, a.type, b.type, dl.type, d.compute, &half_scalars);
+      s != CUBLAS_STATUS_SUCCESS) {
+    return s;
+  }
+  if (c.type != dl.type) return fail(CUBLAS_STATUS_NOT_SUPPORTED, "%s: C and D must have one type", fn);
+  if (const cublasStatus_t s = check_layouts(d, a, b, c, dl); s != CUBLAS_STATUS_SUCCESS) return s;
+  float al = 0.0f, be = 0.0f;
+  if (const cublasStatus_t s = read_scalars(fn, alpha, beta, half_scalars, &al, &be); s != CUBLAS_STATUS_SUCCESS) {
+    return s;
+  }
+  const bool bias = (d.epilogue & CUBLASLT_EPILOGUE_BIAS) != 0;
+  const cudaDataType bias_type = static_cast<int>(d.bias_type) == -1 ? dl.type : d.bias_type;
+  for (const auto& [name, data, l] : {std::tuple{"matrix A", A, &a}, std::tuple{"matrix B", B, &b},
+                                      std::tuple{"matrix C", C, &c}, std::tuple{"matrix D", static_cast<const void*>(D), &dl}}) {
+    if (name[7] == 'C' && be == 0.0f) continue;  // C is not read when beta is 0
+    if (const cublasStatus_t s = check_extent(name, data, span(*l), l->type); s != CUBLAS_STATUS_SUCCESS) return s;
+  }
+  if (bias) {
+    if (const cublasStatus_t s = check_extent("the bias vector", d.bias, dl.rows, bias_type); s != CUBLAS_STATUS_SUCCESS) {
+      return s;
+    }
+  }
+  const rooflab::emu::detail::DeviceMemoryOpen open;  // the library's work runs as host code on device memory
+  lt_compute(d, al, be, A, a, B, b, C, c, D, dl);
+  return CUBLAS_STATUS_SUCCESS;
 }
