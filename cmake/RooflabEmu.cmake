@@ -4,7 +4,7 @@
 # hooks (rooflab::emu_traffic, not libtsan), so the binary can record the kernels' global-memory accesses
 # (rooflab/emu/traffic.hpp); line tables name the access sites; no auto-vectorization and no scalar
 # replacement of aggregates, so that each access is one a CUDA thread makes (a float4 stays one 16-byte access).
-# Either way the target gets the backend's cuBLAS subset and its <cooperative_groups.h>.
+# Either way the target gets the backend's cuBLAS and cuBLASLt subsets and its <cooperative_groups.h>.
 #
 # Each .cu becomes a generated wrapper .cpp: the backend's prelude (it must precede every CUDA header), then
 # the .cu's text as rewritten by rooflab_emu_rewrite (common/emu/rewrite): `<<<>>>` launches, __shared__
