@@ -11,6 +11,7 @@
 #include "slurm.hpp"
 #include "runner.hpp"
 #include "symbols.hpp"
+#include "tests/test_support.hpp"
 
 #include <rooflab/testing/random.hpp>
 #include <rooflab/detail/rubric.hpp>
@@ -33,17 +34,9 @@
 
 namespace fs = std::filesystem;
 using namespace rooflab::grader;
-
-namespace {
-
-std::string read(const fs::path& p) {
-  std::ifstream in(p);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-}  // namespace
+using rooflab::grader::testing::frame;
+using rooflab::grader::testing::read;
+using rooflab::grader::testing::running;
 
 TEST(Build, CompileErrorsKeepTheErrorLines) {
   const std::string out = "[1/3] Building\nfoo.cu(12): error: identifier \"x\" is undefined\n   x = 1;\n   ^\n"

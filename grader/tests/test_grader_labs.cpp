@@ -11,6 +11,7 @@
 #include "slurm.hpp"
 #include "runner.hpp"
 #include "symbols.hpp"
+#include "tests/test_support.hpp"
 
 #include <rooflab/testing/random.hpp>
 #include <rooflab/detail/rubric.hpp>
@@ -33,15 +34,11 @@
 
 namespace fs = std::filesystem;
 using namespace rooflab::grader;
+using rooflab::grader::testing::frame;
+using rooflab::grader::testing::read;
+using rooflab::grader::testing::running;
 
 namespace {
-
-std::string read(const fs::path& p) {
-  std::ifstream in(p);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 // The text outside the STUDENT BEGIN/END fences, each fence reduced to its id.
 std::string outside_fences(const std::string& text, std::vector<std::string>* ids) {

@@ -11,6 +11,7 @@
 #include "slurm.hpp"
 #include "runner.hpp"
 #include "symbols.hpp"
+#include "tests/test_support.hpp"
 
 #include <rooflab/testing/random.hpp>
 #include <rooflab/detail/rubric.hpp>
@@ -33,17 +34,9 @@
 
 namespace fs = std::filesystem;
 using namespace rooflab::grader;
-
-namespace {
-
-// A report as a test process writes it: frames (rooflab/detail/report.hpp).
-std::string frame(char type, const std::string& payload) {
-  std::string out(1, type);
-  for (int i = 0; i < 8; ++i) out += static_cast<char>((static_cast<std::uint64_t>(payload.size()) >> (8 * i)) & 0xff);
-  return out + payload;
-}
-
-}  // namespace
+using rooflab::grader::testing::frame;
+using rooflab::grader::testing::read;
+using rooflab::grader::testing::running;
 
 TEST(Report, RecordedValuesAreVerifiedAgainstTheReferenceRun) {
   using rooflab::report::Values;

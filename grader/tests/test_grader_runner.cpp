@@ -11,6 +11,7 @@
 #include "slurm.hpp"
 #include "runner.hpp"
 #include "symbols.hpp"
+#include "tests/test_support.hpp"
 
 #include <rooflab/testing/random.hpp>
 #include <rooflab/detail/rubric.hpp>
@@ -33,40 +34,12 @@
 
 namespace fs = std::filesystem;
 using namespace rooflab::grader;
+using rooflab::grader::testing::frame;
+using rooflab::grader::testing::read;
+using rooflab::grader::testing::running;
 
 namespace {
 
-std::string read(const fs::path& p) {
-  std::ifstream in(p);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-// Whether a process whose command line contains `text` is running (a zombie is not).
-bool running(const std::string& text) {
-  for (const auto& e : fs::directory_iterator("/proc")) {
-    const std::string name = e.path().filename().string();
-    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
-    std::string cmd = read(e.path() / "cmdline"), stat = read(e.path() / "stat");
-    std::replace(cmd.begin(), cmd.end(), '\0', ' ');
-    const auto paren = stat.rfind(')');
-    const bool zombie = paren == std::string::npos || stat.substr(paren + 2, 1) == "Z";
-    if (cmd.find(text) != std::string::npos && !zombie) return true;
-  }
-  return false;
-}
-
-}  // namespace
-
-namespace {
-
-// A report as a test process writes it: frames (rooflab/detail/report.hpp).
-std::string frame(char type, const std::string& payload) {
-  std::string out(1, type);
-  for (int i = 0; i < 8; ++i) out += static_cast<char>((static_cast<std::uint64_t>(payload.size()) >> (8 * i)) & 0xff);
-  return out + payload;
-}
 std::string started(const std::string& suite, const std::string& name) {
   return frame('S', nlohmann::json{{"suite", suite}, {"name", name}}.dump());
 }

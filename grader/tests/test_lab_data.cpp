@@ -5,6 +5,7 @@
 #include "process.hpp"
 #include "report.hpp"
 #include "runner.hpp"
+#include "tests/test_support.hpp"
 
 #include <rooflab/detail/rubric.hpp>
 #include <rooflab/specs.hpp>
@@ -25,6 +26,9 @@
 
 namespace fs = std::filesystem;
 using namespace rooflab::grader;
+using rooflab::grader::testing::frame;
+using rooflab::grader::testing::read;
+using rooflab::grader::testing::running;
 
 namespace {
 
@@ -111,11 +115,6 @@ TEST(LabData, EveryLabsThresholdsRubricAndKernelRegistryAgree) {
 }
 
 namespace {
-std::string frame(char type, const std::string& payload) {
-  std::string out(1, type);
-  for (int i = 0; i < 8; ++i) out += static_cast<char>((static_cast<std::uint64_t>(payload.size()) >> (8 * i)) & 0xff);
-  return out + payload;
-}
 }  // namespace
 
 // A perf test's ceilings, recorded by award() as test properties, reach results.json: per test, and each
