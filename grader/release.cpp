@@ -82,13 +82,13 @@ void student_copy_check(const std::string& command, GradeArgs& grade, bool inspe
 
 namespace {
 
-// The course's source files, relative to `src`: git's list where this is a checkout (tracked and untracked,
-// never ignored, so no build tree), else every file outside build*/ and .git. Links are not source files.
+// The course's source files, relative to `src`: the files git tracks where this is a checkout (an untracked
+// file, a worked answer lying in labs/ say, is no part of the course until it is added), else every file
+// outside build*/ and .git. Links are not source files.
 std::vector<fs::path> course_files(const fs::path& src) {
   std::vector<fs::path> out;
   if (fs::exists(src / ".git")) {
-    const ProcessResult r = run_process({"git", "-C", src.string(), "ls-files", "-z", "--cached", "--others",
-                                         "--exclude-standard"});
+    const ProcessResult r = run_process({"git", "-C", src.string(), "ls-files", "-z", "--cached"});
     if (r.ok()) {
       std::istringstream names(r.output);
       for (std::string rel; std::getline(names, rel, '\0');) {
