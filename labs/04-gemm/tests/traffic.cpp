@@ -33,8 +33,22 @@ const rooflab::inspect::KernelDecl& decl_of(std::string_view registry) {
   throw std::invalid_argument(std::string("no Lab 04 registry entry ").append(registry));
 }
 
-// One rung at kN^3 with beta = 0, recorded.
-rooflab::traffic::KernelTraffic record_rung(const lab04::Rung& rung) {
+// One rung at kN^3 with beta = 0, recorded, and where its matrices were (to tell the sites apart).
+struct Recorded {
+  rooflab::traffic::KernelTraffic k;
+  const void* a = nullptr;
+  const void* b = nullptr;
+  const void* c = nullptr;
+  // The access site of one matrix and direction, or nullptr.
+  const rooflab::traffic::Site* site(const void* matrix, bool store) const {
+    for (const auto& s : k.sites) {
+      if (s.allocation == matrix && s.store == store) return &s;
+    }
+    return nullptr;
+  }
+};
+
+Recorded record_rung(const lab04::Rung& rung) {
   const std::size_t elems = std::size_t{kN} * kN;
   rooflab::DeviceBuffer<float> a{std::span<const float>(rooflab::random_floats(elems, 41))};
   rooflab::DeviceBuffer<float> b{std::span<const float>(rooflab::random_floats(elems, 42))};
@@ -43,7 +57,7 @@ rooflab::traffic::KernelTraffic record_rung(const lab04::Rung& rung) {
   options.l2_scale = (kN / kGradedN) * (kN / kGradedN);
   const auto launches = rooflab::traffic::record(
       [&] { rung.launch(kN, kN, kN, 1.0f, a.data(), b.data(), 0.0f, c.data(), nullptr); }, options);
-  return rooflab::traffic::only(launches, decl_of(rung.registry).kernel);
+  return {rooflab::traffic::only(launches, decl_of(rung.registry).kernel), a.data(), b.data(), c.data()};
 }
 
 }  // namespace
@@ -53,7 +67,7 @@ rooflab::traffic::KernelTraffic record_rung(const lab04::Rung& rung) {
 ROOFLAB_TEST(Lab04Traffic, RungsAskForTheirTileBytes) {
   const double n = kN;
   for (const lab04::Rung& rung : lab04::kSimtRungs) {
-    const auto k = record_rung(rung);
+    const auto k = record_rung(rung).k;
     const auto& decl = decl_of(rung.registry);
     const double analytic = decl.bytes(n), asked = static_cast<double>(k.bytes_requested);
     rooflab::traffic::note_summary(rung.id, k, analytic, decl.flops(n));
@@ -65,19 +79,31 @@ ROOFLAB_TEST(Lab04Traffic, RungsAskForTheirTileBytes) {
 // Rung 2's point: a warp reads a row of B and writes a row of C, 32 consecutive floats, and reads one
 // element of A (a broadcast). Every access site fetches no more sectors than its bytes fill.
 ROOFLAB_TEST(Lab04Traffic, CoalescedRungFetchesOnlyWhatItUses) {
-  const auto k = record_rung(lab04::kSimtRungs[1]);
+  const auto k = record_rung(lab04::kSimtRungs[1]).k;
   EXPECT_TRUE(rooflab::traffic::coalesced(k));
 }
 
-// Rung 1 is uncoalesced on purpose (a warp walks down a column): the model must show it, as a GPU's counters
-// would, so the comparison with rung 2 is something a student sees.
+// Rung 1 is uncoalesced on purpose: the 32 lanes of a warp take 32 rows, so each load of A reads 32 rows
+// (a sector each) and each store of C writes 32 rows; rung 2 swaps the indices, and its loads of A become
+// broadcasts and its loads of B and stores of C whole lines. The model must show both, as a GPU's counters
+// would, so the comparison is something a student sees.
 ROOFLAB_TEST(Lab04Traffic, NaiveRungShowsTheUncoalescedPattern) {
-  const auto naive = record_rung(lab04::kSimtRungs[0]);
-  const auto coalesced = record_rung(lab04::kSimtRungs[1]);
-  bool uncoalesced_site = false;
-  for (const auto& s : naive.sites) uncoalesced_site = uncoalesced_site || !rooflab::traffic::is_coalesced(s);
-  EXPECT_TRUE(uncoalesced_site) << "rung 1: every access site is coalesced\n"
-                                << rooflab::emu::traffic::table({naive});
+  const Recorded naive_run = record_rung(lab04::kSimtRungs[0]);
+  const Recorded coalesced_run = record_rung(lab04::kSimtRungs[1]);
+  const auto& naive = naive_run.k;
+  const auto& coalesced = coalesced_run.k;
+  const auto* naive_a = naive_run.site(naive_run.a, false);
+  const auto* naive_c = naive_run.site(naive_run.c, true);
+  ASSERT_TRUE(naive_a != nullptr && naive_c != nullptr) << rooflab::emu::traffic::table({naive});
+  EXPECT_FALSE(rooflab::traffic::is_coalesced(*naive_a)) << "rung 1, A: " << rooflab::traffic::describe(*naive_a);
+  EXPECT_FALSE(rooflab::traffic::is_coalesced(*naive_c)) << "rung 1, C: " << rooflab::traffic::describe(*naive_c);
+  for (const void* matrix : {coalesced_run.a, coalesced_run.b, coalesced_run.c}) {
+    for (bool store : {false, true}) {
+      if (const auto* s = coalesced_run.site(matrix, store)) {
+        EXPECT_TRUE(rooflab::traffic::is_coalesced(*s)) << "rung 2: " << rooflab::traffic::describe(*s);
+      }
+    }
+  }
   // Sectors are what the SMs fetch from the L2; the modelled L2 catches much of the naive rung's re-reading
   // before DRAM, so the two ratios differ.
   const double sectors = double(naive.load_sectors + naive.store_sectors) /
