@@ -1,9 +1,9 @@
 // Cooperative groups the CPU backend does not emulate: each CG_CASE_* must fail to compile on the CPU
 // backend with a message naming what is missing (CTest compiles each case and matches the message; see
-// CMakeLists.txt). Every case but BLOCK_REDUCE is valid CUDA that nvcc -arch=sm_80 compiles; a reduce over
-// a whole thread_block is an error under nvcc too. Without a case the file is one ordinary kernel, also
+// CMakeLists.txt). Every case but BLOCK_REDUCE and BLOCK_SCAN is valid CUDA that nvcc -arch=sm_80 compiles;
+// a reduce or scan over a whole thread_block is an error under nvcc too. Without a case the file is one ordinary kernel, also
 // built by nvcc.
-#if defined(CG_CASE_SCAN)
+#if defined(CG_CASE_BLOCK_SCAN)
 #include <cooperative_groups/scan.h>
 #endif
 #if defined(CG_CASE_MEMCPY_ASYNC)
@@ -32,6 +32,8 @@ __global__ void unsupported_kernel(int* out) {
   v = static_cast<int>(cg::tiled_partition<64>(block).thread_rank());
 #elif defined(CG_CASE_BLOCK_REDUCE)
   v = cg::reduce(block, v, cg::plus<int>());
+#elif defined(CG_CASE_BLOCK_SCAN)
+  v = cg::inclusive_scan(block, v);
 #endif
   out[block.thread_rank()] = v;
 }

@@ -1,3 +1,5 @@
-// <cooperative_groups/scan.h> on the CPU backend: not emulated (see ../cooperative_groups.h).
+// <cooperative_groups/scan.h> on the CPU backend: inclusive_scan and exclusive_scan over a thread_block_tile
+// (rooflab/emu/cooperative_groups_reduce.hpp).
 #pragma once
-#error "cooperative_groups scans (<cooperative_groups/scan.h>: inclusive_scan, exclusive_scan) are not supported by rooflab's CPU backend (docs/cpu-mode.md lists the subset)"
+
+#include <rooflab/emu/cooperative_groups_reduce.hpp>
