@@ -1,9 +1,9 @@
 // Kernels kept in headers, as kernel ladders and llm.c-style repositories keep them: a tiled SGEMM and its
 // launcher in kernels/sgemm_shared.cuh (a quoted include, which includes kernels/common.cuh in turn), a
-// block reduction and a float4 kernel template in <conformance/block_reduce.cuh> (found through the
-// target's include directory). Each result is checked against a plain host loop; exit status 0 when all
-// match. Built unchanged by rooflab_emu_add_cu: the CPU backend rewrites the headers' __shared__
-// declarations and launches into the build tree.
+// block reduction in <conformance/block_reduce.cuh> and a float4 kernel template in
+// <conformance/vector_ops.cuh> (found through the target's include directory). Each result is checked
+// against a plain host loop; exit status 0 when all match. Built unchanged by rooflab_emu_add_cu: the CPU
+// backend rewrites the headers' __shared__ declarations and launches into the build tree.
 #include <cuda_runtime.h>
 
 #include <cmath>
@@ -13,6 +13,7 @@
 
 #include "kernels/sgemm_shared.cuh"
 #include <conformance/block_reduce.cuh>
+#include <conformance/vector_ops.cuh>
 
 #define CHECK_CUDA(call)                                                                                    \
   do {                                                                                                      \

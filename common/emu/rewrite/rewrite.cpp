@@ -645,6 +645,7 @@ class Rewriter {
 
   // `__shared__` at index i: the whole declaration it belongs to.
   std::size_t rewrite_shared(std::size_t i, bool in_function) {
+    ++constructs_;  // a header with nothing but __shared__ declarations needs its rewritten copy too
     const int line = t_[i].line;
     std::size_t start = i;
     while (start > 0 && !is(start - 1, ";") && !is(start - 1, "{") && !is(start - 1, "}") &&

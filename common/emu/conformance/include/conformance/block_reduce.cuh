@@ -1,6 +1,6 @@
 // Block-wide reductions in a header found through an include directory (`#include <conformance/...>`), as
-// a repository's common.h offers them: a __shared__ array inside a __device__ function, a kernel that uses
-// it, a kernel template launched without template arguments, and float4 loads.
+// a repository's common.h offers them: a __shared__ array inside a __device__ function and a kernel that
+// uses it (nothing else the CPU backend rewrites: the __shared__ declaration alone makes it rewrite the header).
 #pragma once
 
 // The sum of `value` over the block: warp sums through shuffles, then the first warp adds the warp sums.
@@ -25,16 +25,4 @@ __global__ void row_sum_kernel(const float* x, float* sums, int cols) {
   for (int c = threadIdx.x; c < cols; c += blockDim.x) partial += x[blockIdx.x * cols + c];
   const float total = block_sum(partial);
   if (threadIdx.x == 0) sums[blockIdx.x] = total;
-}
-
-// y = a * x over n elements, four at a time through float4 (x and y 16-byte aligned), then the tail.
-template <typename T>
-__global__ void scale4_kernel(const T* x, T* y, T a, int n) {
-  const int i = blockIdx.x * blockDim.x + threadIdx.x;
-  if (4 * i + 3 < n) {
-    const float4 v = reinterpret_cast<const float4*>(x)[i];
-    reinterpret_cast<float4*>(y)[i] = make_float4(a * v.x, a * v.y, a * v.z, a * v.w);
-  } else {
-    for (int k = 4 * i; k < n; ++k) y[k] = a * x[k];
-  }
 }
