@@ -7,7 +7,8 @@ against the CUDA 12.4 headers (the oldest toolkit rooflab supports) instead of t
 Every C++ translation unit in B/compile_commands.json that includes the toolkit (-I DIR) is compiled again
 with -fsyntax-only and the 12.4 headers in DIR's place (the known-bad selftest variants, the race builds, the
 dry runs' copies of the perf tests and of the rewritten kernels are skipped: the same sources as the main variant
-or the GPU build; and the stubs, whose launchers are the solutions'). An API
+or the GPU build; the stubs, whose launchers are the solutions'; and, as the build recorded their headers, units
+that include no toolkit header). An API
 newer than 12.4 used without a CUDART_VERSION guard is then an error here. Students' rented images often still have CUDA 12 toolkits
 (drivers 535-570 run no CUDA 13 binary); nvcc 12 itself cannot be installed here, so the .cu files' device
 code is not compiled against 12.4, only their host compilation on the CPU backend.
@@ -51,6 +52,29 @@ def retarget(args, cuda_include, cuda12_include):
             continue
         out.append(a)
     return out + ["-fsyntax-only"]
+
+
+def toolkit_users(build_dir, cuda_include):
+    """The object files whose headers, as the last build recorded them (`ninja -t deps`), include one of the
+    toolkit's; None when the tree cannot say (then every translation unit is checked). Host code that only
+    has the toolkit on its include path (the grader) has nothing to check against other headers."""
+    try:
+        out = subprocess.run(["ninja", "-C", build_dir, "-t", "deps"], stdout=subprocess.PIPE,
+                             stderr=subprocess.DEVNULL, text=True, check=True).stdout
+    except (OSError, subprocess.CalledProcessError):
+        return None
+    roots = tuple({cuda_include.rstrip("/") + "/", os.path.realpath(cuda_include) + "/"})
+    users, current = set(), None
+    for line in out.splitlines():
+        if line and not line[0].isspace():
+            current = line.split(": #deps")[0]
+        elif current is not None and line.strip().startswith(roots):
+            users.add(current)
+    return users or None
+
+
+def output_of(args):
+    return args[args.index("-o") + 1] if "-o" in args[:-1] else None
 
 
 def probe(compiler, include, source):
@@ -103,8 +127,10 @@ def main():
     # The dry runs compile the same rewritten kernels as the emu builds (the same file name: the hash of its
     # source) and the perf tests that the GPU build compiles too; the emu benchmark repeats the emu tests'
     # kernels.
-    skipped_targets = ("_st_", "_race.dir", "emu_race", "_dryrun_tests.dir/tests/perf.cpp", "rooflab_emu_bench.dir")
+    skipped_targets = ("_st_", "_race.dir", "emu_race", "_dryrun_tests.dir/tests/perf.cpp", "rooflab_emu_bench.dir",
+                       "rooflab_emu_traffic_bench")
     seen_kernels = set()
+    users = toolkit_users(a.build_dir, a.cuda_include)
     jobs = []
     for e in entries:
         args = e["arguments"] if "arguments" in e else shlex.split(e["command"])
@@ -117,6 +143,8 @@ def main():
             continue
         if "_stubs_" in where:
             continue  # the stubs' PROVIDED launchers are the solutions' own; their kernels are empty
+        if users is not None and output_of(args) not in users:
+            continue  # includes no toolkit header
         if e["file"].endswith(".emu.cpp"):
             if os.path.basename(e["file"]) in seen_kernels:
                 continue
