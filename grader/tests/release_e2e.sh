@@ -114,9 +114,11 @@ mkdir -p "$work/stub/$lab" "$work/solution/$lab"
 cp "$work/course/labs/$lab/kernels.cu" "$work/course/labs/$lab/answers.cpp" "$work/stub/$lab/"
 cp "$src/solutions/$lab/kernels.cu" "$src/solutions/$lab/answers.cpp" "$work/solution/$lab/"
 opts=(--kind analytic --kind emu --seed 2727 --timeout 120 --no-color)
-# The copy's own launcher builds its grader (a fresh copy's first grade: most of this test's time, about 300
-# core-seconds). Kept short: one CUDA architecture, no test targets, -O0 (about 15% less; scores do not move).
-(cd "$work/course" && cmake --preset default -DBUILD_TESTING=OFF -DCMAKE_CUDA_ARCHITECTURES=80 -DCMAKE_BUILD_TYPE=Debug > "$work/configure.log" 2>&1) ||
+# The copy's own launcher builds its grader (a fresh copy's first grade: most of this test's time). Kept short:
+# one CUDA architecture, no test targets, and -O0 for the build type the preset keeps (Release): a third less
+# compile time than -O3 per grader file, and the scores do not depend on it.
+(cd "$work/course" && cmake --preset default -DBUILD_TESTING=OFF -DCMAKE_CUDA_ARCHITECTURES=80 \
+   "-DCMAKE_CXX_FLAGS_RELEASE=-O0 -DNDEBUG" "-DCMAKE_CUDA_FLAGS_RELEASE=-O0 -DNDEBUG" > "$work/configure.log" 2>&1) ||
   { cat "$work/configure.log"; fail "the copy does not configure"; }
 for who in stub solution; do
   sub=()
