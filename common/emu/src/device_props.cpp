@@ -385,8 +385,8 @@ bool other_attribute(cudaDeviceAttr attr, int* v) {
     case cudaDevAttrNumaId: *v = -1; break;
     case cudaDevAttrMpsEnabled: *v = 0; break;
     case cudaDevAttrHostNumaId: *v = -1; break;
+#if CUDART_VERSION >= 13000  // not in CUDA 12.4's enum (the oldest toolkit rooflab supports)
     case cudaDevAttrD3D12CigSupported: *v = 0; break;
-#if CUDART_VERSION >= 13000
     case cudaDevAttrVulkanCigSupported: *v = 0; break;
     case cudaDevAttrGpuPciDeviceId: *v = 0; break;
     case cudaDevAttrGpuPciSubsystemId: *v = 0; break;
