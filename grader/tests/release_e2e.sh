@@ -4,15 +4,21 @@
 # lab's stub) is looked for in every file of the copy, and a planted one must be found (the check can fail).
 # A copy of Lab 03 alone is then built as a student builds it (its launcher, no solutions/) and grades Lab 03's
 # stub and its solution, analytic and CPU-backend points, as this tree grades the same files.
-#   release_e2e.sh CLI BUILD_DIR SOURCE_DIR
+#   release_e2e.sh CLI BUILD_DIR SOURCE_DIR [copy|compare]
+# copy: everything in the copies (its own build: no lock on the shared tree, beside the other tests);
+# compare: this tree's grades of the same files in the shared submission tree, compared with the copy's.
+# CTest runs copy (grader.release) then compare (grader.release_compare); with no mode, both.
 set -euo pipefail
-cli="$(realpath "$1")" build="$(realpath "$2")" src="$(realpath "$3")"
+cli="$(realpath "$1")" build="$(realpath "$2")" src="$(realpath "$3")" mode="${4:-all}"
 work="$build/e2e-release"
 tree="$build/e2e-submission/tree"  # this tree's grades: the shared submission tree (its harness built once)
 lab=03-elementwise-intensity
+opts=(--kind analytic --kind emu --seed 2727 --timeout 120 --no-color)
+fail() { echo "FAIL: $*"; exit 1; }
+
+copy_checks() {
 rm -rf "$work"
 mkdir -p "$work"
-fail() { echo "FAIL: $*"; exit 1; }
 
 # ---- the copy of every lab: what it holds and what it must not ----
 "$cli" release --out "$work/all" > "$work/all.log" 2>&1 || { cat "$work/all.log"; fail "release exited $?"; }
@@ -113,7 +119,6 @@ grep -q "add_subdirectory($lab)" "$work/course/labs/CMakeLists.txt" || fail "lab
 mkdir -p "$work/stub/$lab" "$work/solution/$lab"
 cp "$work/course/labs/$lab/kernels.cu" "$work/course/labs/$lab/answers.cpp" "$work/stub/$lab/"
 cp "$src/solutions/$lab/kernels.cu" "$src/solutions/$lab/answers.cpp" "$work/solution/$lab/"
-opts=(--kind analytic --kind emu --seed 2727 --timeout 120 --no-color)
 # The copy's own launcher builds its grader (a fresh copy's first grade: most of this test's time). Kept short:
 # one CUDA architecture, no test targets, and -O0 for the build type the preset keeps (Release): a third less
 # compile time than -O3 per grader file, and the scores do not depend on it.
@@ -125,8 +130,6 @@ for who in stub solution; do
   [[ $who == solution ]] && sub=(--submission "$work/solution" --build-dir "$work/course/build/default")
   (cd "$work/course" && ROOFLAB_NO_INSTALL=1 ./rooflab grade 03 "${sub[@]}" "${opts[@]}" --json "$work/$who-copy.json" \
      --report-dir "$work/$who-copy") > "$work/$who-copy.log" 2>&1 || { cat "$work/$who-copy.log"; fail "grade in the copy ($who)"; }
-  "$cli" grade 03 --submission "$work/$who" --build-dir "$tree" --no-verify "${opts[@]}" --json "$work/$who-tree.json" \
-    --report-dir "$work/$who-tree" > "$work/$who-tree.log" 2>&1 || { cat "$work/$who-tree.log"; fail "grade in this tree ($who)"; }
 done
 # What needs the solutions says it belongs to the full course (a usage error), never grades the stubs as them.
 if (cd "$work/course" && build/default/grader/rooflab-cli grade 03 --solutions > "$work/refused.log" 2>&1); then
@@ -134,6 +137,15 @@ if (cd "$work/course" && build/default/grader/rooflab-cli grade 03 --solutions >
 fi
 grep -q "student copy" "$work/refused.log" || { cat "$work/refused.log"; fail "grade --solutions in the copy: not refused as such"; }
 grep -q "NOT verified" "$work/solution-copy.log" && fail "the copy tried to verify against a reference: $(grep 'NOT verified' "$work/solution-copy.log")"
+return 0
+}
+
+compare() {
+for who in stub solution; do
+  [[ -f "$work/$who-copy.json" ]] || fail "no grade of the $who in the copy: run this script's copy mode first"
+  "$cli" grade 03 --submission "$work/$who" --build-dir "$tree" --no-verify "${opts[@]}" --json "$work/$who-tree.json" \
+    --report-dir "$work/$who-tree" > "$work/$who-tree.log" 2>&1 || { cat "$work/$who-tree.log"; fail "grade in this tree ($who)"; }
+done
 python3 - "$work" <<'PY'
 import json, sys
 work = sys.argv[1]
@@ -157,3 +169,14 @@ if problems:
     print("\n".join(problems))
     sys.exit(1)
 PY
+}
+
+case "$mode" in
+  copy) copy_checks ;;
+  compare) compare ;;
+  all)
+    copy_checks
+    compare
+    ;;
+  *) fail "unknown mode $mode (copy, compare)" ;;
+esac
