@@ -217,6 +217,7 @@ PreparedSandbox::PreparedSandbox(const Sandbox& sandbox, const std::vector<std::
   ruleset_fd_ = static_cast<int>(fd);  // close-on-exec: the program itself never holds it
 
   const __u64 all = attr.handled_access_fs;
+  own_proc_rights_ = (kRead | LANDLOCK_ACCESS_FS_WRITE_FILE | kFsTruncate) & all;
   for (const auto& p : sandbox.read_exec) allow(ruleset_fd_, p, (kRead | kExecute) & all);
   for (const auto& p : sandbox.read) allow(ruleset_fd_, p, kRead & all);
   for (const auto& p : sandbox.write) allow(ruleset_fd_, p, all);
@@ -261,6 +262,20 @@ int PreparedSandbox::enter() const noexcept {
   }
   if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) return errno;
   if (ruleset_fd_ < 0) return 0;
+  // The CUDA driver opens files of its own process's /proc/<pid> for writing as it starts: without this rule
+  // every CUDA call fails with cudaErrorOperatingSystem (an H100, driver 580.159, 2026-11-24; /proc read-only
+  // was the only difference, and write plus truncate there the least that fixes it). Only here, in the child,
+  // does /proc/self name the program's own pid (exec keeps it): the rule covers its threads' task/ folders
+  // and no other process's files. open and syscall are safe between fork and exec.
+  if (const int self = open("/proc/self", O_PATH | O_CLOEXEC); self >= 0) {
+    landlock_path_beneath_attr rule{};
+    rule.allowed_access = own_proc_rights_;
+    rule.parent_fd = self;
+    const long rc = syscall(SYS_landlock_add_rule, ruleset_fd_, LANDLOCK_RULE_PATH_BENEATH, &rule, 0);
+    const int err = errno;
+    close(self);
+    if (rc != 0) return err;
+  }
   if (syscall(SYS_landlock_restrict_self, ruleset_fd_, 0) != 0) return errno;
   return 0;
 }

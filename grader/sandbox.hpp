@@ -6,6 +6,7 @@
 // docs/instructor-guide.md ("What is isolated and what is not") says what this does and does not stop.
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
 #include <map>
 #include <string>
@@ -84,6 +85,7 @@ class PreparedSandbox {
 
  private:
   int ruleset_fd_ = -1;
+  std::uint64_t own_proc_rights_ = 0;  // what the program may do in its own /proc/<pid> (enter() adds the rule)
   bool unshare_network_ = true;
   std::filesystem::path scratch_;
   std::map<std::string, std::filesystem::path> collect_;

@@ -47,6 +47,10 @@ int probe(const std::string& action, const std::string& arg) {
     const int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
     rc = fd < 0 ? -1 : static_cast<int>(write(fd, "from the probe\n", 15));
     if (fd >= 0) close(fd);
+  } else if (action == "write-existing") {  // an existing file, opened the way fopen(path, "w") does
+    const int fd = open(arg.c_str(), O_WRONLY | O_TRUNC);
+    rc = fd < 0 ? -1 : static_cast<int>(write(fd, "probe", 5));
+    if (fd >= 0) close(fd);
   } else if (action == "read") {
     const int fd = open(arg.c_str(), O_RDONLY);
     char c;
@@ -136,6 +140,18 @@ TEST(Sandbox, TestProcessWritesOnlyItsScratch) {
   // Without the sandbox the same process may write there: the refusals above are the sandbox's.
   EXPECT_EQ(run_probe(std::nullopt, "write", outside.string()), "ok");
   for (const auto& p : {in_tests, in_build, outside}) fs::remove(p);
+}
+
+// The CUDA driver writes its own process's /proc files as it starts (with /proc read-only, every CUDA call
+// failed with cudaErrorOperatingSystem on an H100): the program may write its own, never another's.
+TEST(Sandbox, ProgramWritesItsOwnProcFilesAndNoOtherProcesses) {
+  REQUIRE_LANDLOCK();
+  const TempDir scratch;
+  const Sandbox box = test_sandbox(tree_for(scratch));
+  EXPECT_EQ(run_probe(box, "write-existing", "/proc/self/comm"), "ok");
+  EXPECT_EQ(run_probe(box, "write-existing", "/proc/thread-self/comm"), "ok");
+  // This test's process (the grader's place): refused by the sandbox, before the kernel's own rule (EINVAL).
+  EXPECT_EQ(run_probe(box, "write-existing", "/proc/" + std::to_string(getpid()) + "/comm"), "EACCES");
 }
 
 TEST(Sandbox, BuildStepWritesTheBuildTreeButNotTheSources) {
