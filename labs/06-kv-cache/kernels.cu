@@ -52,6 +52,11 @@ __global__ void paged_kv_append_kernel(const __half* __restrict__ k_new, const _
   // STUDENT END
 }
 
+// STUDENT BEGIN (lab06.decode.parts)
+// TODO(lab06.decode.parts): optional: __device__ helpers for decode_attention_kernel (loading a page,
+//   scoring it, one online-softmax step, ...). They must be defined here, above the kernel that calls them.
+// STUDENT END
+
 // ---- decode attention ----
 //
 // Block (chunk, kv_head, b): sequence b's tokens [chunk * kChunkTokens, ...) against the G query heads that
@@ -65,12 +70,16 @@ __global__ void decode_attention_kernel(const __half* __restrict__ q, const __ha
   // STUDENT BEGIN (lab06.decode)
   // TODO(lab06.decode): block (chunk, kv_head, b) = (blockIdx.x, blockIdx.y, blockIdx.z) handles sequence b's
   //   tokens [chunk * kChunkTokens, min(seq_lens[b], (chunk + 1) * kChunkTokens)) for the G query heads
-  //   kv_head * G ... kv_head * G + G - 1. Loop shape: each warp takes tokens t = begin + warp, += 4; lane owns
-  //   D / 32 elements of every row (load_halves), warp_sum adds the lanes' dot products. Keep an online
-  //   softmax per query head (running max m, running sum l, unnormalized output acc), merge the 4 warps in
-  //   shared memory after __syncthreads(), and write m, l, acc[0..D) of each query head to the workspace slot
-  //   ((b * heads + h) * chunks + chunk) * (D + 2). Read each K and V row once for all G heads. About 60
-  //   lines. Handout: "Decode attention is a bandwidth problem".
+  //   kv_head * G ... kv_head * G + G - 1: read each K and V row once for all G heads. Keep an online softmax
+  //   per query head (running max m, running sum l, unnormalized output acc), merge the 4 warps in shared
+  //   memory after __syncthreads(), and write m, l, acc[0..D) of each query head to the workspace slot
+  //   ((b * heads + h) * chunks + chunk) * (D + 2). A first version: each warp takes tokens t = begin + warp,
+  //   += 4, lane owns D / 32 elements of every row (load_halves), warp_sum adds the lanes' dot products (about
+  //   60 lines). It is right, but a warp has one row in flight at a time and spends a 5-shuffle sum per score:
+  //   to reach the roof, let each warp take whole pages of 16 tokens, issue all of a page's K and V loads
+  //   before using any (16-byte loads), and compute scores with few lanes per token (the reference solution
+  //   gives each token 2 lanes and reads q from shared memory). Handout: "Decode attention is a bandwidth
+  //   problem".
   rooflab::unused(q, k_pool, v_pool, block_table, seq_lens, layout, scale, chunks, workspace);  // delete when written
   // STUDENT END
 }

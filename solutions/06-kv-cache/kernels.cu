@@ -64,6 +64,128 @@ __global__ void paged_kv_append_kernel(const __half* __restrict__ k_new, const _
   // STUDENT END
 }
 
+// STUDENT BEGIN (lab06.decode.parts)
+// ---- decode attention's parts ----
+//
+// Decode attention does about one FLOP per byte per query head, so its speed is how many bytes a block keeps
+// in flight and how few instructions it spends per byte. A warp works one page (16 tokens) at a time: it
+// issues every K and V load of the page, then computes. Two lane layouts, one per product:
+//   q . k: lanes 2t and 2t + 1 own token t of the page, each every other 16-byte piece of its K row (one
+//          32-byte sector per lane pair and load), so a score is one lane's dot product plus one shuffle
+//          (not a 5-shuffle sum over the warp). Each lane needs all of q: it is read from shared memory, a
+//          broadcast (every even lane reads the same address, every odd lane the same other one).
+//   p v:   lane c owns output elements [c * D / 32, (c + 1) * D / 32) of every query head, in registers,
+//          and loads that slice of each V row: one coalesced 256-byte row per warp load at D = 128 (8 bytes
+//          a lane). Slices of one row rather than 16-byte pieces of two rows, so that no output element is
+//          accumulated twice: these accumulators, G x D / 32 registers, are what bounds occupancy at G = 8.
+// The G query heads sharing the KV head all use every loaded row: bytes are read once per KV head.
+
+inline constexpr unsigned kFullWarp = 0xffffffffu;
+
+// The running softmax of one warp for the G query heads (FlashAttention's online softmax): max m, sum l of
+// exp(s - m) over this lane's tokens (added over the warp at the end), and this lane's output slice
+// accumulated with the same weights, all rescaled when the max grows.
+template <int D, int G>
+struct WarpSoftmax {
+  float m[G], l[G], acc[G][D / 32];
+};
+
+// A lane's V slice of a row: D / 32 halves (8 bytes at D = 128, 4 at D = 64).
+template <int D>
+using VSlice = std::conditional_t<D / 32 == 4, uint2, unsigned>;
+
+__device__ inline void to_floats(const uint4& raw, float (&out)[8]) {
+  __half2 pairs[4];
+  memcpy(static_cast<void*>(pairs), &raw, sizeof raw);  // the bytes as half pairs (compiles to nothing)
+#pragma unroll
+  for (int i = 0; i < 4; ++i) {
+    const float2 f = __half22float2(pairs[i]);
+    out[2 * i] = f.x;
+    out[2 * i + 1] = f.y;
+  }
+}
+
+// Every load of one page, all issued before any is used (8 KB per warp at D = 128). The first `rows` slots
+// belong to the sequence; a slot past its end may hold anything (even NaN), so its loads read the page's
+// first slot instead (the sequence's, and already on its way) and the caller gives it weight 0.
+template <int D>
+__device__ inline void load_page(const uint4* k_rows, const VSlice<D>* v_rows, int k_stride, int v_stride, int rows,
+                                 int lane, uint4 (&k_raw)[D / 16], VSlice<D> (&v_raw)[kBlockTokens]) {
+  const int token = lane / 2, parity = lane % 2;
+#pragma unroll
+  for (int j = 0; j < D / 16; ++j) k_raw[j] = k_rows[(token < rows ? token : 0) * k_stride + 2 * j + parity];
+#pragma unroll
+  for (int row = 0; row < kBlockTokens; ++row) v_raw[row] = v_rows[(row < rows ? row : 0) * v_stride + lane];
+}
+
+// q . k for this lane's token, both halves added (lanes 2t and 2t + 1 end with the same scores).
+template <int D, int G>
+__device__ inline void page_scores(const float (&s_q)[G][D], const uint4 (&k_raw)[D / 16], int parity, float (&s)[G]) {
+#pragma unroll
+  for (int g = 0; g < G; ++g) s[g] = 0.0f;
+#pragma unroll
+  for (int j = 0; j < D / 16; ++j) {
+    float k[8];
+    to_floats(k_raw[j], k);
+    const int d0 = (2 * j + parity) * 8;
+#pragma unroll
+    for (int g = 0; g < G; ++g) {
+      const float4 qa = *reinterpret_cast<const float4*>(&s_q[g][d0]);
+      const float4 qb = *reinterpret_cast<const float4*>(&s_q[g][d0 + 4]);
+      s[g] = fmaf(qa.x, k[0], s[g]);
+      s[g] = fmaf(qa.y, k[1], s[g]);
+      s[g] = fmaf(qa.z, k[2], s[g]);
+      s[g] = fmaf(qa.w, k[3], s[g]);
+      s[g] = fmaf(qb.x, k[4], s[g]);
+      s[g] = fmaf(qb.y, k[5], s[g]);
+      s[g] = fmaf(qb.z, k[6], s[g]);
+      s[g] = fmaf(qb.w, k[7], s[g]);
+    }
+  }
+#pragma unroll
+  for (int g = 0; g < G; ++g) s[g] += __shfl_xor_sync(kFullWarp, s[g], 1);
+}
+
+// One softmax step per page and query head: the page's max over its 16 tokens (a lane pair holds the same
+// score, so offsets 2 to 16), the rescale of what came before, and this lane's token's weight p.
+template <int D, int G>
+__device__ inline void softmax_step(WarpSoftmax<D, G>& w, const float (&s)[G], bool token_valid, float (&p)[G]) {
+#pragma unroll
+  for (int g = 0; g < G; ++g) {
+    const float score = token_valid ? s[g] : -INFINITY;
+    float page_max = score;
+    for (int offset = 2; offset < 32; offset *= 2) page_max = fmaxf(page_max, __shfl_xor_sync(kFullWarp, page_max, offset));
+    const float m_new = fmaxf(w.m[g], page_max);  // finite: a page holds at least one token of the sequence
+    const float correction = __expf(w.m[g] - m_new);  // 0 on the first page (m = -inf)
+    p[g] = __expf(score - m_new);                     // 0 past the sequence's end (score = -inf)
+    w.l[g] = w.l[g] * correction + p[g];
+#pragma unroll
+    for (int e = 0; e < D / 32; ++e) w.acc[g][e] *= correction;
+    w.m[g] = m_new;
+  }
+}
+
+// p v: this lane's slice of every row of the page, weighted by the row's p fetched from lane 2 * row.
+template <int D, int G>
+__device__ inline void add_values(WarpSoftmax<D, G>& w, const VSlice<D> (&v_raw)[kBlockTokens], const float (&p)[G]) {
+#pragma unroll
+  for (int row = 0; row < kBlockTokens; ++row) {
+    __half2 pairs[D / 64];
+    memcpy(static_cast<void*>(pairs), &v_raw[row], sizeof pairs);
+#pragma unroll
+    for (int g = 0; g < G; ++g) {
+      const float weight = __shfl_sync(kFullWarp, p[g], 2 * row);
+#pragma unroll
+      for (int e = 0; e < D / 64; ++e) {
+        const float2 v = __half22float2(pairs[e]);
+        w.acc[g][2 * e] = fmaf(weight, v.x, w.acc[g][2 * e]);
+        w.acc[g][2 * e + 1] = fmaf(weight, v.y, w.acc[g][2 * e + 1]);
+      }
+    }
+  }
+}
+// STUDENT END
+
 // ---- decode attention ----
 //
 // Block (chunk, kv_head, b): sequence b's tokens [chunk * kChunkTokens, ...) against the G query heads that
@@ -75,86 +197,88 @@ __global__ void decode_attention_kernel(const __half* __restrict__ q, const __ha
                                         const int* __restrict__ seq_lens, PagedCacheLayout layout, float scale,
                                         int chunks, float* __restrict__ workspace) {
   // STUDENT BEGIN (lab06.decode)
-  // Each lane owns D / 32 consecutive elements of every row (2 for D = 64, 4 for D = 128): a warp reads a
-  // whole K or V row (128 or 256 bytes) in one coalesced load, and the dot product is the lanes' partial
-  // sums added by warp_sum. The G query heads that share the KV head reuse every row from registers: this
-  // is what grouped-query attention saves, bytes read once per KV head, not once per query head.
-  constexpr int kPer = D / 32;
+  // The block's 4 warps take the chunk's pages round-robin, each keeping its own running softmax; the warps
+  // merge in shared memory at the end. The layouts and the why: "decode attention's parts" above.
+  constexpr int kChunkPages = kChunkTokens / kBlockTokens;
+  static_assert(kBlockTokens == 16, "a page's 16 tokens map onto the warp's 16 lane pairs");
+  static_assert(kChunkPages / kDecodeWarps <= 32, "one lane holds each page number of the warp");
   const int b = blockIdx.z, kv_head = blockIdx.y, chunk = blockIdx.x;
   const int heads = layout.kv_heads * G;
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const int len = seq_lens[b];
-  const int begin = chunk * kChunkTokens;
-  const int end = min(len, begin + kChunkTokens);
+  const int first_page = chunk * kChunkPages;
+  if (first_page * kBlockTokens >= len) return;  // the whole block is past this sequence's end
+  const int pages = min(kChunkPages, (len - first_page * kBlockTokens + kBlockTokens - 1) / kBlockTokens);
 
-  // The G queries, this lane's slice, pre-multiplied by the softmax scale (one multiply per element, not
-  // one per score).
-  float qr[G][kPer];
+  // The group's G queries (contiguous in q), pre-multiplied by the softmax scale: one multiply per element
+  // here instead of one per score.
+  __shared__ __align__(16) float s_q[G][D];
+  const __half* q_group = q + (static_cast<std::size_t>(b) * heads + kv_head * G) * D;
+  for (int i = threadIdx.x; i < G * D; i += kDecodeBlock) s_q[i / D][i % D] = scale * __half2float(q_group[i]);
+  __syncthreads();
+
+  // The block table is a pointer chase (table entry, then the page): lane i fetches the block number of the
+  // warp's i-th page up front, one load for the whole chunk, and the page loop takes it with a shuffle.
+  const int lane_page = warp + kDecodeWarps * lane;
+  const int lane_block = lane_page < pages ? block_table[static_cast<std::size_t>(b) * layout.max_blocks + first_page + lane_page] : 0;
+
+  WarpSoftmax<D, G> w;
 #pragma unroll
   for (int g = 0; g < G; ++g) {
-    load_halves<kPer>(q + (static_cast<std::size_t>(b) * heads + kv_head * G + g) * D + lane * kPer, qr[g]);
+    w.m[g] = -INFINITY;
+    w.l[g] = 0.0f;
 #pragma unroll
-    for (int j = 0; j < kPer; ++j) qr[g][j] *= scale;
+    for (int e = 0; e < D / 32; ++e) w.acc[g][e] = 0.0f;
   }
-
-  // Online softmax (the same trick as FlashAttention): a running max m, a running sum l of exp(s - m) and
-  // an output accumulated with the same weights, rescaled whenever the max grows. Scores never leave
-  // registers, so the chunk costs one pass over K and V.
-  float m[G], l[G], acc[G][kPer];
-#pragma unroll
-  for (int g = 0; g < G; ++g) {
-    m[g] = -INFINITY;
-    l[g] = 0.0f;
-#pragma unroll
-    for (int j = 0; j < kPer; ++j) acc[g][j] = 0.0f;
-  }
-  // Warps take tokens round-robin: four rows in flight per block at once, independent of each other.
-  for (int t = begin + warp; t < end; t += kDecodeWarps) {
-    const int block = block_table[static_cast<std::size_t>(b) * layout.max_blocks + t / kBlockTokens];
-    const std::size_t at = pool_index(layout, block, t % kBlockTokens, kv_head, lane * kPer);
-    float kr[kPer], vr[kPer];
-    load_halves<kPer>(k_pool + at, kr);
-    load_halves<kPer>(v_pool + at, vr);
-#pragma unroll
-    for (int g = 0; g < G; ++g) {
-      float partial = 0.0f;
-#pragma unroll
-      for (int j = 0; j < kPer; ++j) partial = fmaf(qr[g][j], kr[j], partial);
-      const float s = warp_sum(partial);
-      const float m_new = fmaxf(m[g], s);
-      const float correction = __expf(m[g] - m_new);  // 0 on the first token (m = -inf)
-      const float p = __expf(s - m_new);
-      l[g] = l[g] * correction + p;
-#pragma unroll
-      for (int j = 0; j < kPer; ++j) acc[g][j] = fmaf(p, vr[j], acc[g][j] * correction);
-      m[g] = m_new;
+  const int slot_stride = layout.kv_heads * D;  // halves from one slot of a block to the next
+  for (int i = 0, page = warp; page < pages; ++i, page += kDecodeWarps) {
+    const int block = __shfl_sync(kFullWarp, lane_block, i);
+    const std::size_t at = pool_index(layout, block, 0, kv_head, 0);
+    const auto* k_rows = reinterpret_cast<const uint4*>(k_pool + at);  // 16-byte pieces
+    const auto* v_rows = reinterpret_cast<const VSlice<D>*>(v_pool + at);
+    const int valid = len - (first_page + page) * kBlockTokens;  // slots of the page in the sequence, >= 1
+    uint4 k_raw[D / 16];
+    VSlice<D> v_raw[kBlockTokens];
+    // Full pages (all but a sequence's last) need no clamp. The two branches also keep the loads together
+    // in the machine code: as one straight run, ptxas moves each load down to its first use to save
+    // registers, and the warp then waits for its loads one after another.
+    if (valid >= kBlockTokens) {
+      load_page<D>(k_rows, v_rows, slot_stride / 8, slot_stride / (D / 32), kBlockTokens, lane, k_raw, v_raw);
+    } else {
+      load_page<D>(k_rows, v_rows, slot_stride / 8, slot_stride / (D / 32), valid, lane, k_raw, v_raw);
     }
+    float s[G], p[G];
+    page_scores<D, G>(s_q, k_raw, lane % 2, s);
+    softmax_step<D, G>(w, s, lane / 2 < valid, p);
+    add_values<D, G>(w, v_raw, p);
   }
+  // l counted every token twice, once per lane of its pair: add the even lanes only.
+#pragma unroll
+  for (int g = 0; g < G; ++g) w.l[g] = warp_sum(lane % 2 == 0 ? w.l[g] : 0.0f);
 
-  // Merge the four warps' partial softmaxes through shared memory, then write the chunk's result.
+  // Merge the four warps' partial softmaxes through shared memory, then write the chunk's result. A warp
+  // with no page (a short last chunk) has m = -inf and weighs exp(-inf) = 0.
   __shared__ float s_m[kDecodeWarps][G], s_l[kDecodeWarps][G];
   __shared__ float s_acc[kDecodeWarps][G][D];
 #pragma unroll
   for (int g = 0; g < G; ++g) {
     if (lane == 0) {
-      s_m[warp][g] = m[g];
-      s_l[warp][g] = l[g];
+      s_m[warp][g] = w.m[g];
+      s_l[warp][g] = w.l[g];
     }
 #pragma unroll
-    for (int j = 0; j < kPer; ++j) s_acc[warp][g][lane * kPer + j] = acc[g][j];
+    for (int e = 0; e < D / 32; ++e) s_acc[warp][g][lane * (D / 32) + e] = w.acc[g][e];
   }
   __syncthreads();
   for (int i = threadIdx.x; i < G * D; i += kDecodeBlock) {
     const int g = i / D, d = i % D;
     float m_all = -INFINITY;
-    for (int w = 0; w < kDecodeWarps; ++w) m_all = fmaxf(m_all, s_m[w][g]);
+    for (int v = 0; v < kDecodeWarps; ++v) m_all = fmaxf(m_all, s_m[v][g]);
     float l_all = 0.0f, out = 0.0f;
-    if (m_all != -INFINITY) {  // an empty chunk (past this sequence's end) contributes nothing
-      for (int w = 0; w < kDecodeWarps; ++w) {
-        const float weight = __expf(s_m[w][g] - m_all);
-        l_all += s_l[w][g] * weight;
-        out += s_acc[w][g][d] * weight;
-      }
+    for (int v = 0; v < kDecodeWarps; ++v) {
+      const float weight = __expf(s_m[v][g] - m_all);
+      l_all += s_l[v][g] * weight;
+      out += s_acc[v][g][d] * weight;
     }
     float* slot = workspace + ((static_cast<std::size_t>(b) * heads + kv_head * G + g) * chunks + chunk) * (D + 2);
     if (d == 0) {
