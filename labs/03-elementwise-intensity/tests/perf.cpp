@@ -106,8 +106,17 @@ ROOFLAB_TEST(Lab03Perf, FusionSpeedupAsPredicted) {
   rooflab::grading::award(rooflab::sliding_score(t, fraction),
                           fmt::format("fusion speedup {:.2f}x measured, {:.2f}x predicted from the bytes ({:.0f}%)",
                                       measured, predicted, 100 * fraction));
-  EXPECT_TRUE(rooflab::grading::speed_verdict(fraction <= rooflab::implausible_above(), "speedup within the plausible margin"))
-      << "faster than removing the bytes can explain: check the work";
+  // The bound on plausibility is the fused chain's own bandwidth, not the speedup: the speedup may beat the
+  // byte ratio when the three unfused kernels sit lower on the memory roof than the fused one (on an H100
+  // the reference's unfused kernels reached 78% of the copy ceiling and the speedup was 106% of the byte
+  // ratio, docs/measurements.md). No chain moves its bytes faster than the copy ceiling.
+  const double fused_bw = fused.work.bytes() / fused.min_s;
+  const double roof = rooflab::grading::ceiling_in_force(rooflab::Ceiling::copy_bandwidth);
+  rooflab::grading::note(fmt::format("fused chain {:.0f} GB/s = {:.0f}% of the copy ceiling", fused_bw / 1e9,
+                                     100 * fused_bw / roof));
+  EXPECT_TRUE(rooflab::grading::speed_verdict(fused_bw <= rooflab::implausible_above() * roof,
+                                              "fused chain within the copy ceiling"))
+      << "faster than the copy ceiling: check the work";
 }
 
 ROOFLAB_TEST(Lab03Perf, IntensitySweepTracesTheRoofline) {

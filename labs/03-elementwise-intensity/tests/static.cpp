@@ -12,7 +12,7 @@
 
 ROOFLAB_INSPECT_KERNELS(lab03::kKernels);
 
-// The FMA and store facts are asked of the kernels the sweep and the fused chain's launchers start (a small
+// The FMA, load and store facts are asked of the kernels the sweep and the fused chain's launchers start (a small
 // problem on the CPU backend), not of any kernel in the file.
 ROOFLAB_TEST(Lab03Static, NoSpillsAndTheSweepFmas) {
   constexpr std::size_t rows = 4, cols = 32, n = rows * cols;
@@ -29,6 +29,11 @@ ROOFLAB_TEST(Lab03Static, NoSpillsAndTheSweepFmas) {
     const auto sweep = rooflab::ptx::facts(rooflab::ptx::find_launched_kernel(kernels, "lab03::sweep_kernel", sweep_ran));
     EXPECT_GE(sweep.fma_f32, 1) << arch << ": the sweep kernel has no fma.rn.f32";
     const auto fused = rooflab::ptx::facts(rooflab::ptx::find_launched_kernel(kernels, "lab03::fused_chain_kernel<float>", fused_ran));
-    EXPECT_EQ(fused.global_stores, 1) << arch << ": the fused chain should store only y";
+    // Per element the fused chain loads x, bias and residual and stores y alone: one store per three loads
+    // however far the loop is unrolled; a chain that also stores t or u has more stores than that.
+    EXPECT_GE(fused.global_stores, 1) << arch << ": the fused chain stores nothing";
+    EXPECT_LE(3 * fused.global_stores, fused.global_loads)
+        << arch << ": the fused chain should store only y (" << fused.global_stores << " stores, "
+        << fused.global_loads << " loads)";
   }
 }
