@@ -240,9 +240,12 @@ function(_rooflab_capture_static prefix lab_dir out_dir kernels)
       list(JOIN flags " " flags_sh)
       add_custom_command(
         OUTPUT "${ptx}" "${res}"
-        COMMAND "${CMAKE_CUDA_COMPILER}" ${flags} -ptx "${cu}" -o "${ptx}"
+        COMMAND "${CMAKE_CUDA_COMPILER}" ${flags} -ptx "${cu}" -o "${ptx}" -MD -MF "${ptx}.d"
         COMMAND sh -c "\"${CMAKE_CUDA_COMPILER}\" ${flags_sh} -cubin -Xptxas -v \"${cu}\" -o \"${out_dir}/${stem}.sm_${arch}.cubin\" 2> \"${res}\""
+        # Every header the kernels include (kernels.hpp, lab.hpp, rooflab/*.hpp): a change to one of them
+        # captures again, as nvcc lists them.
         DEPENDS "${cu}" "${lab_dir}/lab.hpp"
+        DEPFILE "${ptx}.d"
         COMMENT "Capturing PTX and ptxas report of ${prefix}/${stem} for sm_${arch}"
         VERBATIM)
       list(APPEND outputs "${ptx}" "${res}")

@@ -94,17 +94,6 @@ struct WarpSoftmax {
 template <int D>
 using VSlice = std::conditional_t<D / 32 == 4, uint2, unsigned>;
 
-__device__ inline void to_floats(const uint4& raw, float (&out)[8]) {
-  __half2 pairs[4];
-  memcpy(static_cast<void*>(pairs), &raw, sizeof raw);  // the bytes as half pairs (compiles to nothing)
-#pragma unroll
-  for (int i = 0; i < 4; ++i) {
-    const float2 f = __half22float2(pairs[i]);
-    out[2 * i] = f.x;
-    out[2 * i + 1] = f.y;
-  }
-}
-
 // Every load of one page, all issued before any is used (8 KB per warp at D = 128). The first `rows` slots
 // belong to the sequence; a slot past its end may hold anything (even NaN), so its loads read the page's
 // first slot instead (the sequence's, and already on its way) and the caller gives it weight 0.
@@ -126,7 +115,7 @@ __device__ inline void page_scores(const float (&s_q)[G][D], const uint4 (&k_raw
 #pragma unroll
   for (int j = 0; j < D / 16; ++j) {
     float k[8];
-    to_floats(k_raw[j], k);
+    rooflab::halves_to_floats(k_raw[j], k);
     const int d0 = (2 * j + parity) * 8;
 #pragma unroll
     for (int g = 0; g < G; ++g) {

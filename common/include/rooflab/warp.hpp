@@ -26,11 +26,12 @@ __device__ inline float warp_max(float v) {
 
 // N consecutive halves from p as floats, in one load of 2N bytes (N = 2, 4 or 8: a 32-, 64- or 128-bit
 // load; p must be aligned to 2N bytes).
-template <int N>
-__device__ inline void load_halves(const __half* p, float (&out)[N]) {
-  static_assert(N == 2 || N == 4 || N == 8, "a load moves 2, 4 or 8 halves");
-  using Raw = std::conditional_t<N == 2, unsigned, std::conditional_t<N == 4, uint2, uint4>>;
-  const Raw raw = *reinterpret_cast<const Raw*>(p);
+// The halves held in a register value already loaded (unsigned, uint2 or uint4: 2, 4 or 8 halves) as floats;
+// for code that issues its loads early and converts later. By value: a reference to global memory here would
+// let the compiler read the halves one by one instead of in one wide load.
+template <typename Raw, int N>
+__device__ inline void halves_to_floats(const Raw raw, float (&out)[N]) {
+  static_assert(sizeof(Raw) == 2 * N, "the raw value holds exactly N halves");
   __half2 pairs[N / 2];
   memcpy(static_cast<void*>(pairs), &raw, sizeof raw);  // the bytes as half pairs (compiles to nothing)
 #pragma unroll
@@ -39,6 +40,14 @@ __device__ inline void load_halves(const __half* p, float (&out)[N]) {
     out[2 * i] = f.x;
     out[2 * i + 1] = f.y;
   }
+}
+
+template <int N>
+__device__ inline void load_halves(const __half* p, float (&out)[N]) {
+  static_assert(N == 2 || N == 4 || N == 8, "a load moves 2, 4 or 8 halves");
+  using Raw = std::conditional_t<N == 2, unsigned, std::conditional_t<N == 4, uint2, uint4>>;
+  const Raw raw = *reinterpret_cast<const Raw*>(p);  // the one wide load
+  halves_to_floats(raw, out);
 }
 #endif
 
