@@ -21,6 +21,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
@@ -68,6 +69,21 @@ rooflab::Measurement time_batched(Linear& l, int batch, double max_seconds = 3.0
       {l.weights(), l.inputs(batch)});
 }
 
+// The roofline's time at `batch` over its time at batch 1 for an n x k layer on this GPU: each time is the
+// longer of the bytes (weights once, inputs, outputs) over the copy ceiling and the FLOPs over the FP32 FMA
+// ceiling (CUDA cores, the slower unit a correct kernel may use). While the FLOPs hide under the bytes the
+// ratio is about 1; once they take longer (batch 64 on an H100: 3.1x batch 1's memory time) the time
+// grows with the batch however the weights are read. Both ceilings come from this GPU's calibration.
+double roofline_ratio(int n, int k, int batch) {
+  const double bw = rooflab::grading::ceiling_in_force(rooflab::Ceiling::copy_bandwidth);
+  const double fma = rooflab::grading::ceiling_in_force(rooflab::Ceiling::fp32_fma_peak);
+  const auto time = [&](int b) {
+    const auto work = lab07::perf::linear_work(n, k, b);
+    return std::max(work.bytes() / bw, work.flops / fma);
+  };
+  return time(batch) / time(1);
+}
+
 }  // namespace
 
 ROOFLAB_TEST(Lab07Perf, GemvOnTheMemoryRoof) {
@@ -95,16 +111,20 @@ ROOFLAB_TEST(Lab07Perf, BatchedReadsTheWeightsOnce) {
   ASSERT_TRUE(l.check(8, "batched_gemv"));
   const auto t64 = time_batched(l, 64);
   ASSERT_TRUE(l.check(64, "batched_gemv"));
+  // Each limit is the lab's slack (thresholds.json) times the roofline's own ratio on this GPU, so that a
+  // kernel that reads W once passes on any GPU and one that rereads it per batch row (8x, 64x) fails.
   const double r8 = t8.min_s / t1.min_s, r64 = t64.min_s / t1.min_s;
-  const double max8 = rooflab::threshold("07", "batch8_time_ratio").ratio_max();
-  const double max64 = rooflab::threshold("07", "batch64_time_ratio").ratio_max();
-  rooflab::grading::note(fmt::format("batched {} x {}: batch 1 {:.1f} us, batch 8 {:.2f}x that (limit {:.1f}x), batch 64 "
-                                     "{:.2f}x (limit {:.1f}x)",
-                                     s, s, t1.min_s * 1e6, r8, max8, r64, max64));
-  EXPECT_TRUE(rooflab::grading::speed_verdict(r8 <= max8, "time(batch 8) / time(batch 1) <= limit"))
+  const double roof8 = roofline_ratio(s, s, 8), roof64 = roofline_ratio(s, s, 64);
+  const double max8 = rooflab::threshold("07", "batch8_time_ratio").ratio_max() * roof8;
+  const double max64 = rooflab::threshold("07", "batch64_time_ratio").ratio_max() * roof64;
+  rooflab::grading::note(fmt::format("batched {} x {}: batch 1 {:.1f} us; batch 8 {:.2f}x that (roofline {:.2f}x, limit "
+                                     "{:.2f}x); batch 64 {:.2f}x (roofline {:.2f}x, limit {:.2f}x)",
+                                     s, s, t1.min_s * 1e6, r8, roof8, max8, r64, roof64, max64));
+  EXPECT_TRUE(rooflab::grading::speed_verdict(r8 <= max8, "time(batch 8) / time(batch 1) <= slack x roofline ratio"))
       << "eight tokens should cost little more than one: read each weight once for the whole batch";
-  EXPECT_TRUE(rooflab::grading::speed_verdict(r64 <= max64, "time(batch 64) / time(batch 1) <= limit"))
-      << "64 tokens cost at most twice one if the weights are read once and the inputs come from cache";
+  EXPECT_TRUE(rooflab::grading::speed_verdict(r64 <= max64, "time(batch 64) / time(batch 1) <= slack x roofline ratio"))
+      << "64 tokens cost little more than the roofline allows if the weights are read once and the inputs come "
+         "from cache";
 }
 
 ROOFLAB_TEST(Lab07Perf, DecodeStepAgainstTheFloor) {
