@@ -86,6 +86,44 @@ int cmd_grade(const GradeArgs& a) {
 
 // The build stage of a grade for one static binary, then its run with --rooflab-inspect: what the compiler
 // said about the student's (or the solutions') kernels.
+namespace {
+
+// The main variant's binary of `kind` that this build can make, or null.
+const Binary* buildable(const Lab& lab, std::string_view kind) {
+  for (const auto& b : lab.variant("main").binaries) {
+    if (b.kind == kind && b.unavailable.empty()) return &b;
+  }
+  return nullptr;
+}
+
+// Inspect's traffic section: the lab's traffic binary (its kernels on the CPU backend, every global load and
+// store recorded and counted as a GPU's memory system counts them; docs/cpu-mode.md, "Memory traffic") run
+// with ROOFLAB_TRAFFIC_SITES=1, which adds each access site's table to each kernel's summary line. The
+// figures are modelled, not measured; a lab without tests/traffic.cpp has no section. Returns an exit code.
+int inspect_traffic(const GradePlan& plan, const Lab& lab, const GradingTree& sandboxed) {
+  const Binary* traffic = buildable(lab, "traffic");
+  if (traffic == nullptr) {
+    fmt::print("\nMemory traffic: lab {} has no traffic hints (tests/traffic.cpp), so nothing is modelled.\n", lab.id);
+    return kExitOk;
+  }
+  if (const std::string error = compile_binary(plan, *traffic, false, build_sandbox(sandboxed)); !error.empty()) {
+    std::cerr << "rooflab inspect: " << error << "\n";
+    return kExitFailed;
+  }
+  fmt::print("\nMemory traffic, modelled on the CPU backend (not measured; one line per kernel, then each access "
+             "site):\n");
+  std::fflush(stdout);
+  const ProcessResult p = run_process({traffic->path.string(), "--gtest_brief=1"},
+                                      {.timeout_s = 300,
+                                       .env = {{"ROOFLAB_TRAFFIC_SITES", "1"}, {"ROOFLAB_EMU_QUIET", "1"}},
+                                       .sandbox = test_sandbox(sandboxed)});
+  std::fputs(p.output.c_str(), stdout);
+  if (!p.ok()) std::cerr << "rooflab inspect: a traffic hint failed (above); it is a hint, worth no points\n";
+  return p.ok() ? kExitOk : kExitFailed;
+}
+
+}  // namespace
+
 int cmd_inspect(const InspectArgs& a) {
   const Manifest base = load_manifest(own_build_dir());
   const Lab& wanted = base.lab(a.lab);
@@ -105,12 +143,10 @@ int cmd_inspect(const InspectArgs& a) {
   }
   const Manifest m = load_manifest(plan.tree.build_dir);
   const Lab& lab = m.lab(wanted.id);
-  const Binary* stat = nullptr;
-  for (const auto& b : lab.variant("main").binaries) {
-    if (b.kind == "static" && b.unavailable.empty()) stat = &b;
-  }
+  const Binary* stat = buildable(lab, "static");
   if (stat == nullptr) {
     std::cerr << "rooflab inspect: lab " << lab.id << " has no static binary (this build has no CUDA compiler)\n";
+    if (!a.json && buildable(lab, "traffic") != nullptr) inspect_traffic(plan, lab, sandboxed);
     return kExitNoGpu;
   }
   if (const std::string error = compile_binary(plan, *stat, false, build_sandbox(sandboxed)); !error.empty()) {
@@ -122,7 +158,9 @@ int cmd_inspect(const InspectArgs& a) {
   if (a.json) argv.push_back("--json");
   const ProcessResult p = run_process(argv, {.timeout_s = 120, .sandbox = test_sandbox(sandboxed)});
   std::fputs(p.output.c_str(), p.ok() ? stdout : stderr);
-  return p.ok() ? kExitOk : (p.exit_code == 2 ? kExitUsage : kExitFailed);
+  if (!p.ok()) return p.exit_code == 2 ? kExitUsage : kExitFailed;
+  // --json keeps its output one JSON document; the traffic section is text.
+  return a.json || !a.traffic ? kExitOk : inspect_traffic(plan, lab, sandboxed);
 }
 
 int cmd_list(bool json) {

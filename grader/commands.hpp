@@ -19,6 +19,7 @@ struct InspectArgs {
   double n = 1 << 28;
   bool json = false;
   bool solutions = false;
+  bool traffic = true;  // after the static section, the modelled memory traffic (labs with traffic hints)
 };
 
 int cmd_grade(const GradeArgs& args);

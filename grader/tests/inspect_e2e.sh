@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# `rooflab inspect` end to end in this tree, whose student files are labs/ (the stubs, in CI): the compiler's
+# view, then the traffic section (the lab's traffic hints run with every access site listed), each kernel's
+# modelled bytes on a line of its own. A hint that fails (a stub moves no bytes) makes inspect exit 1 and say
+# it is a hint; --no-traffic leaves the section out, --json too (one JSON document).
+#   inspect_e2e.sh CLI
+set -uo pipefail
+cli="$1"
+fail() { echo "FAIL: $*"; exit 1; }
+
+out=$("$cli" inspect 01 2>&1); rc=$?
+grep -q "Memory traffic, modelled on the CPU backend" <<<"$out" || { echo "$out"; fail "no traffic section (exit $rc)"; }
+grep -qE "^rooflab: copy: analytic [0-9.e+]+ B, modelled DRAM" <<<"$out" || { echo "$out"; fail "no line for copy's bytes"; }
+case $rc in
+  0) ;;
+  1) grep -q "a traffic hint failed (above); it is a hint" <<<"$out" || { echo "$out"; fail "exit 1 without saying why"; } ;;
+  *) echo "$out"; fail "inspect exited $rc" ;;
+esac
+
+quiet=$("$cli" inspect 01 --no-traffic 2>&1) || { echo "$quiet"; fail "inspect --no-traffic exited $?"; }
+grep -q "Memory traffic" <<<"$quiet" && fail "--no-traffic printed the traffic section"
+json=$("$cli" inspect 01 --json 2>/dev/null) || fail "inspect --json exited $?"
+python3 -c 'import json, sys; json.loads(sys.stdin.read())' <<<"$json" || fail "inspect --json is not one JSON document"
+echo "inspect 01: the compiler's view, the modelled traffic of each kernel (exit $rc), --no-traffic and --json without it"
