@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 #include <rooflab/testing/roofline.hpp>
 #include <rooflab/specs.hpp>
+#include <regex>
 #include <set>
 
 namespace {
@@ -478,7 +479,15 @@ TEST(Thresholds, EveryRuleIsWellFormed) {
   }
   for (const auto& t : rules) {
     SCOPED_TRACE(t.lab + "/" + t.quantity);
-    EXPECT_EQ(t.provenance.kind, "analytic estimate");  // until someone measures on a GPU
+    // An estimate says why and from what; a measurement where, when and what the reference solution
+    // reached, and why the threshold sits where it does against that figure.
+    if (t.provenance.kind == "measured") {
+      EXPECT_FALSE(t.provenance.gpu.empty());
+      EXPECT_TRUE(std::regex_match(t.provenance.date, std::regex(R"(\d{4}-\d{2}-\d{2})"))) << t.provenance.date;
+      EXPECT_GT(t.provenance.figure.value_or(0), 0);
+    } else {
+      EXPECT_EQ(t.provenance.kind, "analytic estimate");
+    }
     EXPECT_FALSE(t.provenance.reasoning.empty());
     EXPECT_FALSE(t.provenance.source.empty());
     if (t.sliding()) {
@@ -560,7 +569,11 @@ TEST(Thresholds, MalformedFileNamesTheField) {
                        "a reference the test times itself is a \"baseline\""));
   EXPECT_TRUE(contains(broken([](json& j) { j["copy"]["full_at"] = "0.9"; }), "copy.full_at: expected a number"));
   EXPECT_TRUE(contains(broken([](json& j) { j["add"]["kind"] = "fraction"; }), "add.kind"));
-  EXPECT_TRUE(contains(broken([](json& j) { j["add"]["provenance"].erase("source"); }), "add.provenance.source: missing"));
+  // An analytic estimate needs its reasoning and its source.
+  EXPECT_TRUE(contains(broken([](json& j) {
+                         j["add"]["provenance"] = {{"kind", "analytic estimate"}, {"reasoning", "the anchor's fraction"}};
+                       }),
+                       "add.provenance.source: missing"));
   // A measured provenance needs the GPU, the date and the figure.
   EXPECT_TRUE(contains(broken([](json& j) {
                          j["copy"]["provenance"] = {{"kind", "measured"}, {"gpu", "h100-sxm"}, {"date", "2025-01-01"}};
