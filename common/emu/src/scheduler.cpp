@@ -462,7 +462,23 @@ bool resolve_warps(BlockRun& b) {
           args.push_back(arg);
           members.push_back(p);
         }
-        fn(args.data(), static_cast<int>(args.size()));
+        {
+          // The call runs as that lane, so that what it touches is that lane's (the traffic model records a
+          // collective's global stores, store_matrix_sync's, as the lane's accesses; a fault names the lane).
+          BlockRun* const outer_block = tl_block;
+          CudaThread* const outer_thread = tl_thread;
+          tl_block = &b;
+          tl_thread = &t;
+          try {
+            fn(args.data(), static_cast<int>(args.size()));
+          } catch (...) {
+            tl_block = outer_block;
+            tl_thread = outer_thread;
+            throw;
+          }
+          tl_block = outer_block;
+          tl_thread = outer_thread;
+        }
         completed.insert(completed.end(), members.begin(), members.end());
         progress = true;
         continue;

@@ -15,8 +15,10 @@
 #include <rooflab/testing/buffer.hpp>
 #include <rooflab/testing/grading.hpp>
 #include <rooflab/testing/random.hpp>
+#include <rooflab/testing/roofline_plot.hpp>
 #include <rooflab/testing/traffic.hpp>
 
+#include <algorithm>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -111,4 +113,42 @@ ROOFLAB_TEST(Lab04Traffic, NaiveRungShowsTheUncoalescedPattern) {
   rooflab::grading::note(rooflab::traffic::format(
       "naive fetches %.1fx the sectors of coalesced from the L2 and moves %.2fx its DRAM bytes in the model",
       sectors, naive.dram_bytes() / coalesced.dram_bytes()));
+}
+
+// The ladder on a roofline twice: each rung at the intensity its tile analysis gives and at the intensity
+// its modelled DRAM bytes give (same FLOPs, this test's shape), under the A100's datasheet roofs. The gap
+// between a rung's two points is what the L2 saves (or, for a rung that rereads more than its tile says,
+// costs); the handout's Q4 reasons about the first point, a profiler on a GPU measures the second.
+ROOFLAB_TEST(Lab04Traffic, LadderOnTheRooflineWithModelledBytes) {
+  const auto& g = rooflab::gpu("a100-80gb-sxm4");
+  const double n = kN, bw = g.bandwidth_gbps * 1e9;
+  auto p = rooflab::roofline_plot(
+      "GEMM ladder at " + std::to_string(kN) + "^3 on the " + g.name + " roofline: tile analysis and modelled DRAM",
+      0.1, 4000, "modelled on the CPU backend (L2 scaled from 4096^3), datasheet roofs: no GPU was measured",
+      "attainable TFLOP/s", "arithmetic intensity from DRAM (FLOP/byte)");
+  rooflab::add_datasheet_roofs(p, g);
+  const auto on_roof = [&](double intensity) {
+    return std::pair{intensity, std::min(g.fp32_tflops * 1e12, intensity * bw) / 1e12};
+  };
+  rooflab::Series analytic{"tile analysis", {}, "points pt 6 ps 2"}, modelled{"modelled DRAM bytes", {}, "points pt 7 ps 2"};
+  for (const lab04::Rung& rung : lab04::kSimtRungs) {
+    const auto k = record_rung(rung).k;
+    const auto& decl = decl_of(rung.registry);
+    // The L2 only removes traffic: what reaches DRAM is at most the sectors the SMs fetched and wrote.
+    const double fetched = 32.0 * static_cast<double>(k.load_sectors + k.store_sectors);
+    ASSERT_GT(k.dram_bytes(), 0) << rung.id << ": no DRAM traffic was modelled";
+    EXPECT_LE(k.dram_bytes(), fetched) << rung.id << ": the modelled L2 added traffic";
+    const double tile = decl.flops(n) / decl.bytes(n), dram = decl.flops(n) / k.dram_bytes();
+    analytic.points.push_back(on_roof(tile));
+    analytic.labels.emplace_back(rung.id);
+    modelled.points.push_back(on_roof(dram));
+    modelled.labels.emplace_back(rung.id);
+    rooflab::grading::note(std::string(rung.id) +
+                           rooflab::traffic::format(": %.3g FLOP/byte from the tile analysis, %.3g from the modelled "
+                                                    "DRAM bytes",
+                                                    tile, dram));
+  }
+  p.series.push_back(std::move(analytic));
+  p.series.push_back(std::move(modelled));
+  rooflab::grading::save_plot(p, "lab04-roofline-modelled");
 }
