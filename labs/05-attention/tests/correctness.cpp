@@ -262,8 +262,9 @@ ROOFLAB_TEST(Lab05Kernels, FlashMemoryIsLinearInLength) {
   // One head, head dim 64, causal. On a GPU: the smallest power of two from 131072 up whose FP16 score
   // matrix (L x L x 2 bytes) is larger than the GPU's memory, so a kernel that keeps the scores cannot run
   // at all. On the CPU backend: L = 2048, where an L x L FP16 matrix (8 MiB) is well above the allowance.
-  // The allowance is O(L): 1 MiB plus 8 x the bytes of Q, K, V and O together (DeviceMemoryWatch measures
-  // the peak of what the launcher allocates; rooflab/testing/device_memory.hpp says how).
+  // The allowance is O(L): 1 MiB plus 2 x the bytes of Q, K, V and O together, 3 MiB at L = 2048 (with 8 x,
+  // 9 MiB, a kernel that kept FP16 scores passed here); DeviceMemoryWatch measures the peak of what the
+  // launcher allocates (rooflab/testing/device_memory.hpp says how).
   constexpr int kHeadDim = 64;
 #if defined(ROOFLAB_EMU)
   const int len = 2048;
@@ -282,7 +283,7 @@ ROOFLAB_TEST(Lab05Kernels, FlashMemoryIsLinearInLength) {
   rooflab::DeviceBuffer<float> lse(static_cast<std::size_t>(len));
   o.poison();
   const float scale = default_scale(kHeadDim);
-  const double allowance = 1024.0 * 1024.0 + 8.0 * 4.0 * static_cast<double>(n) * sizeof(__half);
+  const double allowance = 1024.0 * 1024.0 + 2.0 * 4.0 * static_cast<double>(n) * sizeof(__half);
   const double scores = static_cast<double>(len) * len * sizeof(__half);
   std::size_t extra = 0;
   {
