@@ -10,6 +10,7 @@
 
 #include <rooflab/testing/buffer.hpp>
 #include <rooflab/testing/grading.hpp>
+#include <rooflab/testing/plot.hpp>
 #include <rooflab/testing/random.hpp>
 #include <rooflab/testing/traffic.hpp>
 
@@ -59,9 +60,18 @@ ROOFLAB_TEST(Lab01Traffic, TriadVec4MovesSixteenBytesPerAccess) {
 }
 
 // At stride s a warp's 32 reads touch min(s, 8) sectors per 32 bytes the threads use: the model shows the
-// strided kernel fetching min(s, 8) x its bytes, as the handout's bandwidth plot predicts.
+// strided kernel fetching min(s, 8) x its bytes, as the handout's bandwidth plot predicts. The plot
+// lab01-strided-modelled puts the modelled bytes per byte used beside the analysis, stride by stride.
 ROOFLAB_TEST(Lab01Traffic, StridedReadFetchesWholeSectors) {
   constexpr std::size_t n_out = std::size_t{1} << 15;
+  rooflab::Plot plot{.title = "Strided read: DRAM bytes read per byte used",
+                     .xlabel = "stride (floats)",
+                     .ylabel = "bytes read / bytes used",
+                     .logx = true,
+                     .logy = true,
+                     .note = "modelled on the CPU backend (L2 a quarter of the output): no GPU was measured"};
+  rooflab::Series analysis{"min(stride, 8): whole 32-byte sectors per 4 bytes used", {}, "lines"};
+  rooflab::Series modelled{"modelled DRAM reads", {}, "points pt 7 ps 1.5"};
   for (std::size_t stride : {1, 2, 4, 8, 16, 32}) {
     rooflab::DeviceBuffer<float> in{std::span<const float>(rooflab::random_floats(n_out * stride, 4))};
     rooflab::DeviceBuffer<float> out(n_out);
@@ -76,5 +86,10 @@ ROOFLAB_TEST(Lab01Traffic, StridedReadFetchesWholeSectors) {
         << "stride " << stride << ": modelled DRAM reads against " << factor << "x the bytes read";
     EXPECT_NEAR(k.dram_write_bytes / writes, 1.0, 0.10) << "stride " << stride;
     EXPECT_NEAR(k.sectors_per_load_request(), 4 * factor, 0.5) << "stride " << stride;
+    analysis.points.emplace_back(static_cast<double>(stride), factor);
+    modelled.points.emplace_back(static_cast<double>(stride), k.dram_read_bytes / (4.0 * static_cast<double>(n_out)));
   }
+  plot.series.push_back(std::move(analysis));
+  plot.series.push_back(std::move(modelled));
+  rooflab::grading::save_plot(plot, "lab01-strided-modelled");
 }
