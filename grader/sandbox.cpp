@@ -65,6 +65,18 @@ std::size_t ruleset_size(int abi) {
   return offsetof(RulesetAttr, handled_access_net);
 }
 
+// Adds the rule `rights` beneath the path `fd` is open on, then closes `fd`: 0, or the errno. No allocation
+// and no exception, so that the child may call it between fork and exec.
+int add_rule(int ruleset, int fd, __u64 rights) {
+  landlock_path_beneath_attr rule{};
+  rule.allowed_access = rights;
+  rule.parent_fd = fd;
+  const long rc = syscall(SYS_landlock_add_rule, ruleset, LANDLOCK_RULE_PATH_BENEATH, &rule, 0);
+  const int err = errno;
+  close(fd);
+  return rc == 0 ? 0 : err;
+}
+
 // A rule: `rights` beneath `path` (on a file, only the file rights apply). A path that does not exist
 // here (no /lib32, no GPU) is left out.
 void allow(int ruleset, const fs::path& path, __u64 rights) {
@@ -72,13 +84,9 @@ void allow(int ruleset, const fs::path& path, __u64 rights) {
   if (fd < 0) return;
   struct stat st{};
   if (fstat(fd, &st) == 0 && !S_ISDIR(st.st_mode)) rights &= kFileRights;
-  landlock_path_beneath_attr rule{};
-  rule.allowed_access = rights;
-  rule.parent_fd = fd;
-  const long rc = syscall(SYS_landlock_add_rule, ruleset, LANDLOCK_RULE_PATH_BENEATH, &rule, 0);
-  const int err = errno;
-  close(fd);
-  if (rc != 0) throw std::runtime_error(fmt::format("sandbox: cannot allow {}: {}", path.string(), std::strerror(err)));
+  if (const int err = add_rule(ruleset, fd, rights); err != 0) {
+    throw std::runtime_error(fmt::format("sandbox: cannot allow {}: {}", path.string(), std::strerror(err)));
+  }
 }
 
 // Copies one regular file without following a link (the process may still be swapping files in its
@@ -132,7 +140,8 @@ std::vector<fs::path> readable_source_entries(const fs::path& source_dir) {
   std::vector<fs::path> out;
   for (const auto& top : fs::directory_iterator(source_dir)) {
     const std::string name = top.path().filename().string();
-    if (name == "solutions" || name == "build" || name == ".git") continue;
+    // reference/: the values a Gradescope package recorded from the solutions (gradescope.cpp)
+    if (name == "solutions" || name == "reference" || name == "build" || name == ".git") continue;
     out.push_back(top.path());
   }
   return out;
@@ -268,13 +277,7 @@ int PreparedSandbox::enter() const noexcept {
   // does /proc/self name the program's own pid (exec keeps it): the rule covers its threads' task/ folders
   // and no other process's files. open and syscall are safe between fork and exec.
   if (const int self = open("/proc/self", O_PATH | O_CLOEXEC); self >= 0) {
-    landlock_path_beneath_attr rule{};
-    rule.allowed_access = own_proc_rights_;
-    rule.parent_fd = self;
-    const long rc = syscall(SYS_landlock_add_rule, ruleset_fd_, LANDLOCK_RULE_PATH_BENEATH, &rule, 0);
-    const int err = errno;
-    close(self);
-    if (rc != 0) return err;
+    if (const int err = add_rule(ruleset_fd_, self, own_proc_rights_); err != 0) return err;
   }
   if (syscall(SYS_landlock_restrict_self, ruleset_fd_, 0) != 0) return errno;
   return 0;

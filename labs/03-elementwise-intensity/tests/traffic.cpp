@@ -63,8 +63,7 @@ ROOFLAB_TEST(Lab03Traffic, FusedChainKeepsIntermediatesOnChip) {
   };
   double unfused = 0, fused = 0;
   for (const Case& c : cases) {
-    // Every launch of the call, whatever its kernels are named.
-    const auto traffic = rooflab::traffic::only(rooflab::traffic::record(c.call, options()), "");
+    const auto traffic = rooflab::traffic::record_call(c.call, options());
     rooflab::traffic::note_summary(c.name, traffic, c.work.bytes(), c.work.flops);
     EXPECT_TRUE(rooflab::traffic::dram_near(traffic, c.work.bytes(), 0.10)) << c.name;
     EXPECT_TRUE(rooflab::traffic::coalesced(traffic)) << c.name;

@@ -74,8 +74,7 @@ ROOFLAB_TEST(Lab05Traffic, FlashNeverWritesTheScores) {
     for (const Case& c : cases) {
       rooflab::traffic::Options options;
       options.l2_bytes = static_cast<std::size_t>(2 * 2 * kLen * kHeadDim * c.elem);
-      // Every launch of the call, whatever its kernels are named.
-      const auto traffic = rooflab::traffic::only(rooflab::traffic::record(c.call, options), "");
+      const auto traffic = rooflab::traffic::record_call(c.call, options);
       rooflab::traffic::note_summary(c.name, traffic, flash_bytes(c.elem), flash_flops());
       EXPECT_TRUE(rooflab::traffic::dram_near(traffic, flash_bytes(c.elem), 0.10)) << c.name;
       EXPECT_TRUE(rooflab::traffic::coalesced_in(traffic, c.operands)) << c.name;

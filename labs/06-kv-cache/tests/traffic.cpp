@@ -65,17 +65,14 @@ ROOFLAB_TEST(Lab06Traffic, EachKvByteReadOnce) {
   const double kv_bytes = lab06::perf::decode_work(lens, kv_heads).bytes();
   rooflab::traffic::Options options;
   options.l2_bytes = static_cast<std::size_t>(kv_bytes / 4);
-  // Every launch of the call, whatever its kernels are named.
-  const auto traffic = rooflab::traffic::only(rooflab::traffic::record(
-                                                  [&] {
-                                                    lab06::paged_decode_attention(
-                                                        q.data(), k.data(), v.data(), block_table.data(),
-                                                        seq_lens.data(), static_cast<int>(batch), heads, max_len,
-                                                        layout, static_cast<float>(1.0 / std::sqrt(head_dim)),
-                                                        workspace.data(), out.data(), nullptr);
-                                                  },
-                                                  options),
-                                              "");
+  const auto traffic = rooflab::traffic::record_call(
+      [&] {
+        lab06::paged_decode_attention(q.data(), k.data(), v.data(), block_table.data(), seq_lens.data(),
+                                      static_cast<int>(batch), heads, max_len, layout,
+                                      static_cast<float>(1.0 / std::sqrt(head_dim)), workspace.data(), out.data(),
+                                      nullptr);
+      },
+      options);
   const double expected = kv_bytes + 2.0 * static_cast<double>(q.size() + out.size());
   const double flops = 4.0 * heads * head_dim * std::accumulate(lens.begin(), lens.end(), 0.0);
   rooflab::traffic::note_summary("paged_decode_attention", traffic, expected, flops);

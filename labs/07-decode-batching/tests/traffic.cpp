@@ -48,20 +48,16 @@ ROOFLAB_TEST(Lab07Traffic, EachWeightByteReadOnce) {
   auto x = random_halves(std::size_t{max_batch} * k, 2);
   rooflab::DeviceBuffer<__half> y(std::size_t{max_batch} * n);
 
-  const auto gemv = rooflab::traffic::only(
-      rooflab::traffic::record([&] { lab07::gemv(w.data(), x.data(), y.data(), n, k, nullptr); }, options()), "lab07::");
+  const auto gemv =
+      rooflab::traffic::record_call([&] { lab07::gemv(w.data(), x.data(), y.data(), n, k, nullptr); }, options());
   const auto layer1 = lab07::perf::linear_work(n, k, 1);
   rooflab::traffic::note_summary("gemv", gemv, layer1.bytes(), layer1.flops);
   EXPECT_TRUE(rooflab::traffic::dram_near(gemv, layer1.bytes(), 0.10)) << "gemv";
   EXPECT_TRUE(rooflab::traffic::coalesced_in(gemv, {w.data()})) << "gemv";
 
   for (const int batch : {1, 8, max_batch}) {
-    // Every launch of the call, whatever its kernels are named: a launcher that loops over the batch
-    // launches as many times.
-    const auto batched = rooflab::traffic::only(
-        rooflab::traffic::record([&] { lab07::batched_gemv(w.data(), x.data(), y.data(), n, k, batch, nullptr); },
-                                 options()),
-        "");
+    const auto batched = rooflab::traffic::record_call(
+        [&] { lab07::batched_gemv(w.data(), x.data(), y.data(), n, k, batch, nullptr); }, options());
     const auto layer = lab07::perf::linear_work(n, k, batch);
     const std::string name = "batched_gemv, batch " + std::to_string(batch);
     rooflab::traffic::note_summary(name, batched, layer.bytes(), layer.flops);

@@ -74,8 +74,7 @@ ROOFLAB_TEST(Lab08Traffic, EachPackedByteReadOnce) {
        [&] { lab08::gemv_int4(packed4.packed.data(), packed4.scales.data(), x.data(), y.data(), n, k, group4, nullptr); }},
   };
   for (const Case& c : cases) {
-    // Every launch of the call, whatever its kernels are named.
-    const auto k_traffic = rooflab::traffic::only(rooflab::traffic::record(c.call, options), "");
+    const auto k_traffic = rooflab::traffic::record_call(c.call, options);
     const auto work = lab08::perf::gemv_work(n, k, c.weight_bytes);
     rooflab::traffic::note_summary(c.name, k_traffic, work.bytes(), work.flops);
     EXPECT_TRUE(rooflab::traffic::dram_near(k_traffic, work.bytes(), 0.10)) << c.name;

@@ -24,6 +24,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace rooflab::traffic {
@@ -68,11 +69,18 @@ inline KernelTraffic only(const std::vector<KernelTraffic>& launches, std::strin
     out.sites.insert(out.sites.end(), k.sites.begin(), k.sites.end());
   }
   if (!found) {
-    std::string message("no launch of ");
-    message.append(kernel).append(" was recorded");
+    std::string message = kernel.empty() ? std::string("no kernel launch was recorded")
+                                         : std::string("no launch of ").append(kernel).append(" was recorded");
     throw std::runtime_error(message);
   }
   return out;
+}
+
+// Every launch `call` makes, merged into one (a launcher's work however it splits it over launches and
+// kernels: one that loops over a batch shows each pass's bytes).
+template <typename Call>
+KernelTraffic record_call(Call&& call, const Options& options = {}) {
+  return only(record(std::forward<Call>(call), options), "");
 }
 
 inline std::string format(const char* f, double a, double b = 0, double c = 0, double d = 0) {
