@@ -78,5 +78,14 @@ function(rooflab_emu_use target)
   else()
     target_link_libraries(${target} PRIVATE rooflab::emu_cublas rooflab::emu)
   endif()
-  target_include_directories(${target} BEFORE PRIVATE "${ROOFLAB_EMU_CUDA_INCLUDE}")
+  # CCCL (cuda::std, <cuda/...>): CUDA 13 keeps it in include/cccl, which nvcc adds by itself. After the
+  # backend's own headers, whose <cuda/barrier> and <cuda/pipeline> replace CCCL's (their waits spin, and a
+  # block's threads are fibers of one OS thread); CUDA 12 has it in include/ itself.
+  set(cccl "")
+  foreach(dir IN LISTS CUDAToolkit_INCLUDE_DIRS)
+    if(IS_DIRECTORY "${dir}/cccl")
+      list(APPEND cccl "${dir}/cccl")
+    endif()
+  endforeach()
+  target_include_directories(${target} BEFORE PRIVATE "${ROOFLAB_EMU_CUDA_INCLUDE}" ${cccl})
 endfunction()

@@ -1,6 +1,7 @@
 # cmake -DPROGRAMS=a;b;c -P run_suite.cmake: runs each conformance program under the three schedules (each
 # must exit 0: its kernels matched its host reference), and the misaligned-float4 program once more with
-# misaligned input, where the backend's report must name the kernel, block, thread, address and alignment.
+# misaligned input, where the backend's report must name the kernel, block, thread, address and alignment,
+# and the asynchronous-copy program with its known-bad kernel (below).
 # Every failure is listed, then the script fails.
 set(failures "")
 
@@ -12,6 +13,7 @@ function(run_program out_code out_text program schedule)
   set(${out_text} "${text}" PARENT_SCOPE)
 endfunction()
 
+set(PROGRAMS_ALL "${PROGRAMS}")
 foreach(program IN LISTS PROGRAMS)
   get_filename_component(name "${program}" NAME)
   foreach(schedule forward reverse random)
@@ -30,6 +32,22 @@ foreach(program IN LISTS PROGRAMS)
   set(want "sum4_kernel[^\n]*, block \\(0,0,0\\), thread \\(0,0,0\\)[^\n]*misaligned address 0x[0-9a-f]+ \\(4 bytes past a 16-byte boundary\\)[^\n]*misaligned_float4.cu:18")
   if(code STREQUAL "0" OR NOT text MATCHES "${want}")
     list(APPEND failures "misaligned float4 load: want a failing run whose report matches\n  ${want}\ngot exit ${code}:\n${text}")
+  endif()
+endforeach()
+
+# Asynchronous copies touched before their wait: a write is reported with the copy's line and the wait's; a
+# read gets the poisoned bytes, so the program's own check fails.
+set(async_programs "${PROGRAMS_ALL}")
+list(FILTER async_programs INCLUDE REGEX "async_copy_tiles")
+foreach(program IN LISTS async_programs)
+  run_program(code text "${program}" forward --write-before-wait)
+  set(want "row_sum_cg_kernel[^\n]*, block \\([0-9]+,0,0\\), thread \\([0-9]+,0,0\\): shared memory written while an asynchronous copy was filling it[^\n]*copy issued at [^\n]*async_copy_tiles.cu:120 [^\n]*before the wait that completes it \\([^\n]*async_copy_tiles.cu:12[35]\\)")
+  if(code STREQUAL "0" OR NOT text MATCHES "${want}")
+    list(APPEND failures "async copy written before its wait: want a failing run whose report matches\n  ${want}\ngot exit ${code}:\n${text}")
+  endif()
+  run_program(code text "${program}" random --read-before-wait)
+  if(code STREQUAL "0" OR NOT text MATCHES "cooperative_groups::memcpy_async: \\[0\\] = ")
+    list(APPEND failures "async copy read before its wait: want wrong sums (the bytes are poison until the wait), got exit ${code}:\n${text}")
   endif()
 endforeach()
 

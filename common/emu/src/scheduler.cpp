@@ -15,6 +15,7 @@
 #pragma GCC diagnostic ignored "-Wrestrict"
 #endif
 
+#include <rooflab/emu/async_copy.hpp>
 #include <rooflab/emu/runtime.hpp>
 
 #include "internal.hpp"
@@ -196,7 +197,7 @@ struct PooledStack {
 
 // ---- per-thread and per-block state ----
 
-enum class State { not_started, runnable, at_barrier, at_warp, done };
+enum class State { not_started, runnable, at_barrier, at_warp, at_wait, done };
 
 struct CudaThread {
   uint3 idx{};
@@ -218,6 +219,10 @@ struct CudaThread {
   int arg = 0;
   int width = 32;
   unsigned char result[16] = {};
+  // at_wait (detail::wait_until: cuda::barrier, block-scope pipelines): runnable again once ready(arg)
+  bool (*ready)(const void*) = nullptr;
+  const void* ready_arg = nullptr;
+  const char* wait_what = "";
   unsigned barriers_passed = 0;  // parity of the race-mode barrier object
   unsigned collectives = 0;      // parity of the race-mode warp object
   void* tsan_fiber = nullptr;
@@ -562,6 +567,18 @@ bool resolve_warps(BlockRun& b) {
   return progress;
 }
 
+// Makes the threads whose detail::wait_until condition now holds runnable; true if there were any.
+bool wake_waiters(BlockRun& b) {
+  bool woke = false;
+  for (auto& t : b.threads) {
+    if (t.state == State::at_wait && t.ready(t.ready_arg)) {
+      t.state = State::runnable;
+      woke = true;
+    }
+  }
+  return woke;
+}
+
 // ---- one block ----
 
 // Per worker, reused by its blocks: the thread records and the schedule's orders. (Race mode allocates the
@@ -639,6 +656,7 @@ void run_block(Launch& launch, unsigned long long linear_block) {
   while (!launch.failed && b.alive > 0) {
     for (unsigned i : make_order(n, linear_block * 1000003ull + round, tl_round_order)) {
       CudaThread& t = b.threads[i];
+      if (t.state == State::at_wait && t.ready(t.ready_arg)) t.state = State::runnable;
       if (t.state == State::not_started || t.state == State::runnable) resume(b, t);
       if (launch.failed) break;
     }
@@ -646,6 +664,7 @@ void run_block(Launch& launch, unsigned long long linear_block) {
     if (launch.failed || b.alive == 0) break;
     if (b.waiting_warp > 0 && resolve_warps(b)) continue;
     if (launch.failed) break;
+    if (wake_waiters(b)) continue;  // a wait ended by a thread that ran after the waiter in this round
     // Every live thread now waits somewhere. A block barrier is released when all of them wait at it, at
     // the same __syncthreads.
     const CudaThread* first = nullptr;
@@ -681,6 +700,11 @@ void run_block(Launch& launch, unsigned long long linear_block) {
                       " can never complete: lanes of its mask wait elsewhere");
           break;
         }
+      }
+      for (const auto& t : b.threads) {
+        if (launch.failed || t.state != State::at_wait) continue;
+        launch.fail(where(b, t) + ": " + t.wait_what + " at " + t.file + ":" + std::to_string(t.line) +
+                    " can never complete: every other thread of the block has exited or waits elsewhere");
       }
       if (!launch.failed) launch.fail("kernel " + launch.name + ": the scheduler found no thread able to run");
       break;
@@ -976,6 +1000,22 @@ void warp_call(unsigned mask, void (*fn)(void* const*, int), void* arg, const ch
   std::memcpy(packed, &fn, sizeof fn);
   std::memcpy(packed + sizeof fn, &arg, sizeof arg);
   warp_collective(kWarpCall, mask, packed, sizeof packed, 0, 32, nullptr, file, line);
+}
+
+void wait_until(bool (*ready)(const void*), const void* arg, const char* what, const char* file, unsigned line) {
+  CudaThread* t = tl_thread;
+  if (t == nullptr) throw KernelError(std::string(what) + " called outside a kernel");
+  {
+    IgnoreScope ignore;
+    if (ready(arg)) return;
+    t->state = State::at_wait;
+    t->ready = ready;
+    t->ready_arg = arg;
+    t->wait_what = what;
+    t->file = file;
+    t->line = line;
+  }
+  suspend();  // the caller synchronizes (race mode) on its own objects
 }
 
 unsigned lane_id() {

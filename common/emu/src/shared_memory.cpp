@@ -16,6 +16,7 @@
 // Race mode: consecutive blocks on a worker are not ordered (as on a GPU), so reusing a mapping for the next
 // block would look like a race to ThreadSanitizer. There every block gets new mappings: munmap clears TSan's
 // shadow of the old ones.
+#include <rooflab/emu/async_copy.hpp>
 #include <rooflab/emu/runtime.hpp>
 
 #include "internal.hpp"
@@ -112,6 +113,7 @@ void* shared_begin_block(std::size_t dynamic_bytes, std::size_t limit) {
   w.static_bytes = 0;
   w.dynamic_bytes = dynamic_bytes;
   w.limit = limit;
+  async_begin_block();  // asynchronous copies and cuda::barrier bookkeeping are per block too
   if (w.dynamic.mapping == nullptr || w.dynamic.bytes != dynamic_bytes) {
     unmap_guarded(w.dynamic);
     w.dynamic = map_guarded(dynamic_bytes, 16, "block's dynamic shared memory");
@@ -130,6 +132,7 @@ std::string shared_end_block() {
     unmap_guarded(w.dynamic);
     for (const auto& [key, site] : w.in_block) unmap_guarded(site->region);
   }
+  async_end_block();
   w.in_block.clear();
   w.in_a_block = false;
   return report;
