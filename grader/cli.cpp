@@ -29,7 +29,14 @@ void add_grade_options(CLI::App& g, GradeArgs& grade) {
   auto* verify_flag = g.add_flag_callback("--verify", [&grade] { grade.verify = true; },
                                           "Check every passing test's values in a process without student code (a run "
                                           "of the reference solutions' binaries; default: on with --submission)");
-  g.add_flag_callback("--no-verify", [&grade] { grade.verify = false; }, "Do not (see --verify)")->excludes(verify_flag);
+  auto* no_verify = g.add_flag_callback("--no-verify", [&grade] { grade.verify = false; }, "Do not (see --verify)")
+                        ->excludes(verify_flag);
+  g.add_option("--reference-values", grade.reference_values,
+               "Verify against the reference values gradescope-package recorded in DIR (DIR/NN/<kind>.json) instead "
+               "of running the reference solutions; a test with no recorded value for this seed earns nothing")
+      ->check(CLI::ExistingDirectory)
+      ->excludes(no_verify)
+      ->excludes(sol);
   g.add_option("--kind", grade.kinds,
                fmt::format("Only these kinds of test binary: {} (data/test_kinds.json; dryrun: the perf tests on "
                            "the CPU backend, worth no points) (repeatable)",

@@ -43,6 +43,7 @@ std::vector<std::string> to_argv(const GradeArgs& a) {
   if (a.verify) argv.emplace_back(*a.verify ? "--verify" : "--no-verify");
   add(argv, "--seed", a.seed);
   add(argv, "--hidden-tests", a.hidden_tests);
+  add(argv, "--reference-values", a.reference_values);
   add(argv, "-v", a.verbose);
   add(argv, "--watch", a.watch);
   add(argv, "--all-kinds", a.all_kinds);

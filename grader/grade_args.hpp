@@ -37,6 +37,9 @@ struct GradeArgs {
   // (and the reference solutions' ones they are verified against) and graded like the public tests.
   std::optional<std::filesystem::path> hidden_tests;
   bool gradescope = false;  // write results.json for Gradescope's autograder (gradescope.hpp)
+  // Verify against the reference values gradescope-package recorded (DIR/<lab>/<kind>.json) instead of
+  // building and running the reference solutions: what a package without solutions/ verifies with.
+  std::optional<std::filesystem::path> reference_values;
 
   bool operator==(const GradeArgs&) const = default;
 };

@@ -4,6 +4,8 @@
 #include "grade_args.hpp"
 #include "pipeline.hpp"
 #include "process.hpp"
+#include "release.hpp"
+#include "runner.hpp"
 #include "util.hpp"
 
 #include <fmt/format.h>
@@ -14,6 +16,7 @@
 #include <fstream>
 #include <iterator>
 #include <iostream>
+#include <map>
 #include <set>
 #include <unistd.h>
 
@@ -26,6 +29,10 @@ namespace fs = std::filesystem;
 namespace {
 
 std::string words(const std::vector<std::string>& ids) { return fmt::format("{}", fmt::join(ids, " ")); }
+
+// Where the package keeps the reference values it recorded (reference/<lab>/<kind>.json). Student processes
+// may not read it (sandbox.cpp: readable_source_entries).
+constexpr const char* kReferenceDir = "reference";
 
 // The grade both scripts run: analytic and CPU-backend points of a submission (what Gradescope can grade).
 GradeArgs autograder_grade(const std::vector<std::string>& lab_ids) {
@@ -43,13 +50,14 @@ std::string autograder_setup_script(const std::vector<std::string>& lab_ids, boo
   g.submission = "labs";  // the stubs, as a submission that uploaded nothing
   g.build_dir = "build/submission";
   if (hidden_tests) g.hidden_tests = "hidden-tests";
+  g.reference_values = kReferenceDir;  // read once here: a malformed record fails the image build
   return fmt::format(R"sh(#!/usr/bin/env bash
 # rooflab's Gradescope autograder, set up once: Gradescope runs this as root in /autograder/source (the
 # unpacked package) when it builds the assignment's image. It installs the CUDA toolkit (the CPU backend
 # compiles the students' .cu files with its headers; no GPU is needed) and the Debian packages rooflab builds
-# with, builds the grader, then the harness, once: every lab's tests with the stub files as a submission, and
-# the reference solutions' tests that each submission is verified against. A submission then rebuilds its own
-# files only. Written by `rooflab gradescope-package`.
+# with, builds the grader, then the harness, once: every lab's tests with the stub files as a submission. A
+# submission then rebuilds its own files only, and is verified against the reference values recorded in
+# reference/ when the package was made (the package holds no solutions). Written by `rooflab gradescope-package`.
 set -euo pipefail
 cd "$(dirname "${{BASH_SOURCE[0]}}")"
 export DEBIAN_FRONTEND=noninteractive
@@ -108,9 +116,10 @@ std::string run_autograder_script(const std::vector<std::string>& lab_ids, bool 
   g.json = "$results";
   g.report_dir = "$work/report";
   if (hidden_tests) g.hidden_tests = "$source/hidden-tests";
+  g.reference_values = fmt::format("$source/{}", kReferenceDir);
   g.seed = seed;
   const std::set<std::string> set_by_the_script = {"$work/submission", "$build", "$results", "$work/report",
-                                                   "$source/hidden-tests"};
+                                                   "$source/hidden-tests", g.reference_values->string()};
   return fmt::format(R"sh(#!/usr/bin/env bash
 # rooflab's Gradescope autograder, run for every submission in a fresh container of setup.sh's image. The
 # upload is in $root/submission: a student's files laid out like labs/ (or one lab's files at its top), maybe
@@ -202,26 +211,12 @@ void write_executable(const fs::path& path, const std::string& text) {
                             fs::perms::others_read | fs::perms::others_exec);
 }
 
-}  // namespace
-
-int cmd_gradescope_package(const GradescopeArgs& a) {
-  require_numeric_seed(a.seed);
-  const Manifest m = load_manifest(own_build_dir());
-  const std::vector<const Lab*> labs = resolve_labs(m, a.labs);  // an unknown lab: a usage error
-  std::vector<std::string> ids;  // empty: every lab of the image's checkout
-  std::vector<std::string> notes;
-  for (const Lab* lab : labs) {
-    if (!a.labs.empty()) ids.push_back(lab->id);
-    if (a.hidden_tests) notes.push_back(hidden_tests_note(*a.hidden_tests, lab->id));
-  }
-
-  const fs::path src = source_dir();
-  // The image grades a file a student did not upload as the stub in its labs/: a filled-in one would give
-  // every such student its answers.
+// The image grades a file a student did not upload as the stub in its labs/: a filled-in one would give
+// every such student its answers.
+void require_stubs(const std::vector<const Lab*>& labs) {
   for (const Lab* lab : labs) {
     for (const auto& file : lab->student_files) {
-      const fs::path path = lab->dir / file;
-      std::ifstream in(path, std::ios::binary);
+      std::ifstream in(lab->dir / file, std::ios::binary);
       const std::string text(std::istreambuf_iterator<char>(in), {});
       const Stub stub = committed_stub(*lab, file);
       if (stub.why_not || text != stub.text) {
@@ -233,39 +228,99 @@ int cmd_gradescope_package(const GradescopeArgs& a) {
       }
     }
   }
-  std::string pattern = (fs::temp_directory_path() / "rooflab-gradescope-XXXXXX").string();
-  if (mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("cannot make a folder in " + pattern);
-  const fs::path stage = pattern;
-  struct Cleanup {
-    fs::path dir;
-    ~Cleanup() {
-      std::error_code ec;
-      fs::remove_all(dir, ec);
-    }
-  } cleanup{stage};
+}
 
-  const auto files = project_files(src);
-  for (const auto& rel : files) {
+struct Staged {
+  std::size_t files = 0;
+  std::map<std::string, std::size_t> left_out;  // why -> files
+};
+
+// The project's files into `stage`, less what a student copy leaves out (release.hpp: withheld): the
+// solutions and their known-bad cases, new-lab's template, example hidden tests, the labs not packed.
+Staged stage_project(const fs::path& src, const fs::path& stage, const std::vector<std::string>& shipped) {
+  Staged out;
+  for (const auto& rel : project_files(src)) {
+    if (const auto why = withheld(rel, shipped)) {
+      ++out.left_out[*why];
+      continue;
+    }
     fs::create_directories((stage / rel).parent_path());
-    fs::copy_file(src / rel, stage / rel);  // with its permissions: ./rooflab stays executable
-  }
-  for (const char* name : {"setup.sh", "run_autograder"}) {
-    if (fs::exists(stage / name)) throw std::runtime_error(fmt::format("the project has a {} of its own", name));
-  }
-  write_executable(stage / "setup.sh", autograder_setup_script(ids, a.hidden_tests.has_value()));
-  write_executable(stage / "run_autograder", run_autograder_script(ids, a.hidden_tests.has_value(), a.seed));
-  std::size_t hidden_files = 0;
-  if (a.hidden_tests) {
-    for (const auto& e : fs::recursive_directory_iterator(*a.hidden_tests)) {
-      if (!fs::is_regular_file(e.symlink_status())) continue;
-      const fs::path to = stage / "hidden-tests" / e.path().lexically_relative(*a.hidden_tests);
-      fs::create_directories(to.parent_path());
-      fs::copy_file(e.path(), to);
-      ++hidden_files;
+    if (rel == "labs/CMakeLists.txt") {
+      write_text(stage / rel, registered_labs_only(read_all(src / rel), shipped));
+    } else {
+      fs::copy_file(src / rel, stage / rel);  // with its permissions: ./rooflab stays executable
     }
+    ++out.files;
   }
+  return out;
+}
 
-  const fs::path out = fs::absolute(a.out);
+// What the records were made from (for people; a grade checks only the seed).
+nlohmann::json record_provenance(const fs::path& src) {
+  nlohmann::json j;
+  j["recorded"] = utc_now(true);
+  std::ifstream cache(own_build_dir() / "CMakeCache.txt");
+  for (std::string line; std::getline(cache, line);) {
+    if (line.rfind("CMAKE_PROJECT_VERSION:", 0) == 0) j["rooflab_version"] = line.substr(line.find('=') + 1);
+  }
+  const ProcessResult head = run_process({"git", "-C", src.string(), "rev-parse", "HEAD"});
+  const ProcessResult dirty = run_process({"git", "-C", src.string(), "status", "--porcelain", "--untracked-files=no"});
+  if (head.ok()) {
+    j["commit"] = head.output.substr(0, head.output.find('\n'));
+    j["uncommitted_changes"] = dirty.ok() && !dirty.output.empty();
+  }
+  return j;
+}
+
+// One lab's reference runs, every test of the kinds Gradescope grades (hidden ones included), run as a grade's
+// verification runs them: the same seed, environment and thread order. A reference test that does not pass
+// stops the packing (no student could be verified on it).
+void record_lab(const Lab& lab, const GradescopeArgs& a, const std::optional<std::string>& seed,
+                const nlohmann::json& about, const fs::path& out) {
+  std::string why;
+  const std::string hidden = a.hidden_tests ? fs::absolute(*a.hidden_tests).lexically_normal().string() : "";
+  const auto binaries = reference_test_binaries(lab, false, hidden, autograder_grade({}).kinds, &why);
+  if (binaries.empty()) throw std::runtime_error(fmt::format("lab {}: no reference to record: {}", lab.id, why));
+  const ScratchRoot plots;  // where the reference tests' plots go (nobody reads them)
+  RunOptions options;
+  options.env["ROOFLAB_REPORT_DIR"] = plots.path().string();
+  if (seed) options.env["ROOFLAB_SEED"] = *seed;
+  for (const auto& [kind, binary] : binaries) {
+    RecordedReference rec{lab.id, kind, seed, about, {}};
+    std::vector<std::string> failed;
+    for (const auto& test : binary.tests()) {
+      std::string why_not;
+      if (auto report = run_reference(binary.path, test, options, &why_not)) {
+        rec.tests.emplace(test.id(), std::move(*report));
+      } else {
+        failed.push_back(test.id() + ": " + why_not);
+      }
+    }
+    if (!failed.empty()) {
+      throw std::runtime_error(fmt::format("lab {}: the reference solutions fail tests they must pass, so no "
+                                           "reference values can be recorded for them:\n  {}",
+                                           lab.id, fmt::join(failed, "\n  ")));
+    }
+    write_text(out / lab.id / (kind + ".json"), recorded_json(rec).dump() + "\n");
+    fmt::print("rooflab: lab {}: recorded the reference values of {} {} tests\n", lab.id, rec.tests.size(), kind);
+    std::fflush(stdout);
+  }
+}
+
+std::size_t copy_hidden_tests(const fs::path& from, const fs::path& to) {
+  std::size_t files = 0;
+  for (const auto& e : fs::recursive_directory_iterator(from)) {
+    if (!fs::is_regular_file(e.symlink_status())) continue;
+    const fs::path dest = to / e.path().lexically_relative(from);
+    fs::create_directories(dest.parent_path());
+    fs::copy_file(e.path(), dest);
+    ++files;
+  }
+  return files;
+}
+
+// Zips `stage` into `out`: an exit code.
+int zip_stage(const fs::path& stage, const fs::path& out) {
   if (out.has_parent_path()) fs::create_directories(out.parent_path());
   fs::remove(out);  // zip would add to an archive already there
   const ProcessResult z = run_process({"zip", "-q", "-r", "-X", out.string(), "."}, {.timeout_s = 600, .cwd = stage});
@@ -277,15 +332,72 @@ int cmd_gradescope_package(const GradescopeArgs& a) {
     std::cerr << z.output << "\nrooflab gradescope-package: zip failed (" << z.describe() << ")\n";
     return kExitHarness;
   }
-  fmt::print("rooflab: wrote {} ({:.1f} MB): the project's {} files, setup.sh and run_autograder{}\n", out.string(),
-             static_cast<double>(fs::file_size(out)) / 1e6, files.size(),
+  return kExitOk;
+}
+
+class TempDir {
+ public:
+  TempDir() {
+    std::string pattern = (fs::temp_directory_path() / "rooflab-gradescope-XXXXXX").string();
+    if (mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("cannot make a folder in " + pattern);
+    path_ = pattern;
+  }
+  ~TempDir() {
+    std::error_code ec;
+    fs::remove_all(path_, ec);
+  }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  const fs::path& path() const { return path_; }
+
+ private:
+  fs::path path_;
+};
+
+}  // namespace
+
+int cmd_gradescope_package(const GradescopeArgs& a) {
+  require_numeric_seed(a.seed);
+  // The seed the records are made with and run_autograder grades with: the one given, else ROOFLAB_SEED's.
+  std::optional<std::string> seed = a.seed;
+  if (const char* env = std::getenv("ROOFLAB_SEED"); !seed && env != nullptr && *env != '\0') seed = env;
+  const Manifest m = load_manifest(own_build_dir());
+  const std::vector<const Lab*> labs = resolve_labs(m, a.labs);  // an unknown lab: a usage error
+  std::vector<std::string> ids, shipped;  // ids empty: every lab of the image's checkout
+  std::vector<std::string> notes;
+  for (const Lab* lab : labs) {
+    if (!a.labs.empty()) ids.push_back(lab->id);
+    shipped.push_back(lab->dir_name());
+    if (a.hidden_tests) notes.push_back(hidden_tests_note(*a.hidden_tests, lab->id));
+  }
+  require_stubs(labs);
+
+  const fs::path src = source_dir();
+  const TempDir stage_dir;
+  const fs::path& stage = stage_dir.path();
+  const Staged staged = stage_project(src, stage, shipped);
+  for (const char* name : {"setup.sh", "run_autograder", kReferenceDir}) {
+    if (fs::exists(stage / name)) throw std::runtime_error(fmt::format("the project has a {} of its own", name));
+  }
+  write_executable(stage / "setup.sh", autograder_setup_script(ids, a.hidden_tests.has_value()));
+  write_executable(stage / "run_autograder", run_autograder_script(ids, a.hidden_tests.has_value(), seed));
+  const std::size_t hidden_files = a.hidden_tests ? copy_hidden_tests(*a.hidden_tests, stage / "hidden-tests") : 0;
+  const nlohmann::json about = record_provenance(src);
+  for (const Lab* lab : labs) record_lab(*lab, a, seed, about, stage / kReferenceDir);
+
+  const fs::path out = fs::absolute(a.out);
+  if (const int rc = zip_stage(stage, out); rc != kExitOk) return rc;
+  fmt::print("rooflab: wrote {} ({:.1f} MB): the project's {} files, setup.sh, run_autograder and the reference "
+             "values{}\n", out.string(), static_cast<double>(fs::file_size(out)) / 1e6, staged.files,
              a.hidden_tests ? fmt::format(", {} hidden-test files", hidden_files) : "");
+  for (const auto& [why, n] : staged.left_out) fmt::print("  left out: {} ({} file{})\n", why, n, n == 1 ? "" : "s");
   for (const auto& n : notes) fmt::print("  {}\n", n);
-  fmt::print("  labs graded: {}; on Gradescope: analytic and CPU-backend points; the perf tests are named in the\n"
-             "  output, graded on the GPU cluster (grade-class). Upload it as the autograder of a programming\n"
-             "  assignment (base image Ubuntu 24.04, or 22.04, where setup.sh adds g++-12 and CMake from PyPI).\n"
-             "  setup.sh installs the CUDA toolkit and builds the harness once; the image build fails if it does not.\n",
-             ids.empty() ? "all" : words(ids));
+  fmt::print("  labs graded: {}; on Gradescope: analytic and CPU-backend points, verified against the reference\n"
+             "  values recorded here{}; the perf tests are named in the output, graded on the GPU cluster\n"
+             "  (grade-class). Upload it as the autograder of a programming assignment (base image Ubuntu 24.04, or\n"
+             "  22.04, where setup.sh adds g++-12 and CMake from PyPI). setup.sh installs the CUDA toolkit and builds\n"
+             "  the harness once; the image build fails if it does not.\n",
+             ids.empty() ? "all" : words(ids), seed ? " with the package's seed" : "");
   return kExitOk;
 }
 

@@ -132,7 +132,8 @@ GradePlan plan_grade(const GradeArgs& a, const Manifest& base) {
     p.tree.defs["ROOFLAB_SELFTEST"] = "OFF";
   }
   if (p.gpu.present) p.tree.defs["CMAKE_CUDA_ARCHITECTURES"] = p.gpu.arch;  // build for the GPU that is here
-  p.verify = a.verify.value_or(a.submission.has_value()) && !a.solutions;
+  p.verify = (a.reference_values || a.verify.value_or(a.submission.has_value())) && !a.solutions;
+  if (a.reference_values) p.reference_values = fs::absolute(*a.reference_values).lexically_normal();
   // Dry runs (the perf tests on the CPU backend, no points) only when asked for: ROOFLAB_DRYRUN=1 adds them to a
   // grade, --kind dryrun runs them on their own (what a student or an instructor looks at to see them run).
   const char* dry_env = std::getenv("ROOFLAB_DRYRUN");
@@ -239,8 +240,8 @@ std::string compile_binary(const GradePlan& plan, const Binary& b, bool verbose,
 
 // ---- verify ----
 
-std::map<std::string, fs::path> reference_binaries(const Lab& lab, bool verbose, const std::string& hidden_tests,
-                                                   std::string* why) {
+std::map<std::string, Binary> reference_test_binaries(const Lab& lab, bool verbose, const std::string& hidden_tests,
+                                                     const std::vector<std::string>& kinds, std::string* why) {
   // Our own code from our own tree: built outside the student's sandbox (which may not read build/solutions).
   const SandboxScope unconfined(std::nullopt);
   static std::optional<Manifest> solutions;
@@ -258,20 +259,28 @@ std::map<std::string, fs::path> reference_binaries(const Lab& lab, bool verbose,
       configure_error = "configuring build/solutions failed: " + tail_lines(conf.output, 5);
     }
   }
-  std::map<std::string, fs::path> out;
+  std::map<std::string, Binary> out;
   if (!solutions) {
     *why = configure_error;
     return out;
   }
   for (const auto& b : solutions->lab(lab.id).variant("main").binaries) {
-    if (!b.unavailable.empty() || (b.kind != "analytic" && b.kind != "emu" && b.kind != "gpu")) continue;
+    const bool wanted = kinds.empty() || std::find(kinds.begin(), kinds.end(), b.kind) != kinds.end();
+    if (!b.unavailable.empty() || !verified_kind(b.kind) || !wanted) continue;
     const ProcessResult built = build_target(tree.build_dir, b.target, verbose);
     if (!built.ok()) {
       *why = "the reference solutions did not build: " + compile_errors(built.output, 5);
       return {};
     }
-    out[b.kind] = b.path;
+    out[b.kind] = b;
   }
+  return out;
+}
+
+std::map<std::string, fs::path> reference_binaries(const Lab& lab, bool verbose, const std::string& hidden_tests,
+                                                   std::string* why, const std::vector<std::string>& kinds) {
+  std::map<std::string, fs::path> out;
+  for (const auto& [kind, b] : reference_test_binaries(lab, verbose, hidden_tests, kinds, why)) out[kind] = b.path;
   return out;
 }
 
@@ -301,7 +310,11 @@ std::string run_header(const GradePlan& plan, bool no_sandbox, RunOptions& optio
   (void)options;
   (void)sandboxed;
 #endif
-  if (plan.verify) {
+  if (plan.verify && !plan.reference_values.empty()) {
+    header += "\nEvery passing test's checked values were compared with those a run of the reference solutions "
+              "recorded when this autograder was made (no student code ran there); a test without a recorded "
+              "value earns nothing.";
+  } else if (plan.verify) {
     header += "\nEvery passing test's checked values were compared with a run of the reference solutions in a "
               "process without student code.";
   }
@@ -326,14 +339,23 @@ std::string race_skip_reason(const std::vector<TestResult>& so_far) {
 
 namespace {
 
-// The lab's run options with its verification: the reference binaries built (or why not, said).
+// The lab's run options with its verification: the reference binaries of the graded kinds built (or why not,
+// said), or the recorded reference values read (a malformed record stops the grade: std::runtime_error).
 RunOptions verified_options(const GradeRun& run, const Lab& lab) {
   RunOptions o = run.options;
   if (!run.plan.verify) return o;
+  if (!run.plan.reference_values.empty()) {
+    o.recorded = read_reference_values(run.plan.reference_values, lab.id);
+    fmt::print("rooflab: lab {}: results are checked against the reference values recorded in {} ({} kinds)\n",
+               lab.id, run.plan.reference_values.string(), o.recorded->size());
+    return o;
+  }
+  const auto& kinds = run.args.kinds;  // only these kinds' references are needed; none when none is verified
+  if (!kinds.empty() && std::none_of(kinds.begin(), kinds.end(), verified_kind)) return o;
   fmt::print("rooflab: lab {}: building the reference solutions' tests (results are checked against them) ...\n", lab.id);
   std::fflush(stdout);
   std::string why;
-  o.trusted = reference_binaries(lab, run.args.verbose, run.plan.hidden_tests, &why);
+  o.trusted = reference_binaries(lab, run.args.verbose, run.plan.hidden_tests, &why, kinds);
   if (o.trusted.empty()) fmt::print("rooflab: lab {}: results NOT verified against the reference solutions: {}\n", lab.id, why);
   return o;
 }

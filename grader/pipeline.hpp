@@ -45,6 +45,7 @@ struct GradePlan {
   std::vector<std::string> notes;     // for the report's header
   std::string hidden_tests;           // absolute, "" for none
   bool verify = false;                // check passing tests against the reference solutions' run
+  std::filesystem::path reference_values;  // verify against these records (--reference-values), "" for a run
   bool dry_run = false;               // run the dry-run binaries too (ROOFLAB_DRYRUN=1 or --kind dryrun)
   bool focused = false;               // --kind or --test: not a grade, its own result files
   std::filesystem::path report_dir, json_path, md_path;
@@ -71,10 +72,15 @@ std::string compile_binary(const GradePlan& plan, const Binary& b, bool verbose,
 
 // ---- verify ----
 
-// The reference solutions' test binaries of `lab`, by kind, built in build/solutions: what a run is verified
-// against (rooflab/detail/report.hpp). Empty (with the reason in *why) when they cannot be built.
+// The reference solutions' test binaries of `lab` of the verified kinds (runner.hpp: verified_kind), by kind,
+// built in build/solutions: what a run is verified against (rooflab/detail/report.hpp). Only `kinds` when
+// given (a grade of some kinds needs no other reference). Empty (with the reason in *why) when they cannot
+// be built. reference_binaries: their paths.
+std::map<std::string, Binary> reference_test_binaries(const Lab& lab, bool verbose, const std::string& hidden_tests,
+                                                     const std::vector<std::string>& kinds, std::string* why);
 std::map<std::string, std::filesystem::path> reference_binaries(const Lab& lab, bool verbose,
-                                                                const std::string& hidden_tests, std::string* why);
+                                                                const std::string& hidden_tests, std::string* why,
+                                                                const std::vector<std::string>& kinds = {});
 
 // ---- run ----
 

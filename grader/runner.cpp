@@ -1,6 +1,7 @@
 #include "runner.hpp"
 
 #include "process.hpp"
+#include "util.hpp"
 
 #include <rooflab/detail/report.hpp>
 #include <rooflab/detail/rubric.hpp>
@@ -9,7 +10,11 @@
 #include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+#include <cstdint>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <regex>
 #include <sstream>
@@ -150,27 +155,91 @@ const report::Report* reference_run(const std::filesystem::path& trusted, const 
   const std::string key =
       trusted.string() + "|" + test.id() + "|" + (seed != options.env.end() ? seed->second : std::string());
   auto it = cache.find(key);
-  if (it == cache.end()) {
-    // The reference binary links no student code: it runs outside the sandbox (it may live in another build
-    // tree, build/solutions, that student processes must not read).
-    const SandboxScope unconfined(std::nullopt);
-    // The reference runs in the first of its kind's thread orders, if it has any.
-    const auto* row = rooflab::rubric::find_kind(test.kind);
-    const auto schedules = schedules_of(row != nullptr ? row->binary : test.kind);
-    Run run = run_reporting(trusted, test, options, schedules.empty() ? nullptr : &schedules[0], "want");
-    std::optional<report::Report> r;
-    if (run.process.ok() && run.report.error.empty() && run.report.results.size() == 1 &&
-        run.report.results[0].value("result", "") == "passed") {
-      r = std::move(run.report);
-    }
-    it = cache.emplace(key, std::move(r)).first;
-    if (!it->second) *why_not = fmt::format("the reference run did not pass ({})", run.process.describe());
-  }
+  if (it == cache.end()) it = cache.emplace(key, run_reference(trusted, test, options, why_not)).first;
   if (!it->second && why_not->empty()) *why_not = "the reference run did not pass";
   return it->second ? &*it->second : nullptr;
 }
 
+// The recorded reference run of `test` (grade --reference-values), or null and why: it must exist and have
+// been made with this grade's seed. The seeds are not named: a student reads the reason.
+const report::Report* recorded_reference(const std::string& binary_kind, const DeclaredTest& test,
+                                         const RunOptions& options, std::string* why_not) {
+  const auto kind = options.recorded->find(binary_kind);
+  if (kind == options.recorded->end()) {
+    *why_not = fmt::format("no reference values were recorded for this lab's {} tests", binary_kind);
+    return nullptr;
+  }
+  // The seed the test processes ran with: the grade's, else the one they inherit.
+  std::optional<std::string> ours;
+  const char* inherited = std::getenv("ROOFLAB_SEED");
+  if (const auto seed = options.env.find("ROOFLAB_SEED"); seed != options.env.end()) {
+    ours = seed->second;
+  } else if (inherited != nullptr && *inherited != '\0') {
+    ours = inherited;
+  }
+  if (kind->second.seed != ours) {
+    *why_not = "the reference values were recorded with another seed than this grade's";
+    return nullptr;
+  }
+  const auto t = kind->second.tests.find(test.id());
+  if (t == kind->second.tests.end()) {
+    *why_not = "no reference value was recorded for this test";
+    return nullptr;
+  }
+  return &t->second;
+}
+
+// What a passing test is verified against: the recorded run when the grade has records, else a run of the
+// reference binary of its kind.
+const report::Report* reference_for(const std::string& binary_kind, const DeclaredTest& test,
+                                    const RunOptions& options, std::string* why_not) {
+  if (options.recorded) return recorded_reference(binary_kind, test, options, why_not);
+  return reference_run(options.trusted.at(binary_kind), test, options, why_not);
+}
+
+bool verifies(const std::string& binary_kind, const RunOptions& options) {
+  if (options.recorded) return verified_kind(binary_kind);
+  const auto trusted = options.trusted.find(binary_kind);
+  return trusted != options.trusted.end() && !trusted->second.empty();
+}
+
+// The values a passing test's process says it checked, against the reference (a process with no student
+// code, or its record). Unverifiable against a record: lost, since a missing value must not win points.
+void verify_result(const std::string& binary_kind, const DeclaredTest& test, const RunOptions& options,
+                   const report::Report& got, TestResult& r) {
+  std::string why_not;
+  const report::Report* want = reference_for(binary_kind, test, options, &why_not);
+  if (want == nullptr && options.recorded) {
+    r.status = Status::failed;
+    r.output = "not verified: " + why_not + ", so this result cannot be checked and earns nothing (tell your "
+               "course staff).\n" + r.output;
+  } else if (want == nullptr) {
+    r.output += "\n(not verified against the reference run: " + why_not + ")";
+  } else if (const report::Verdict v = report::verify(got.values, want->values); !v.ok) {
+    r.status = Status::failed;
+    r.output = "the results this test process reported do not match an independent run of the reference "
+               "solution (a process with no student code): " + v.message + ".\n" + r.output;
+  }
+}
+
 }  // namespace
+
+std::optional<report::Report> run_reference(const std::filesystem::path& trusted, const DeclaredTest& test,
+                                            const RunOptions& options, std::string* why_not) {
+  // The reference binary links no student code: it runs outside the sandbox (it may live in another build
+  // tree, build/solutions, that student processes must not read).
+  const SandboxScope unconfined(std::nullopt);
+  // The reference runs in the first of its kind's thread orders, if it has any.
+  const auto* row = rooflab::rubric::find_kind(test.kind);
+  const auto schedules = schedules_of(row != nullptr ? row->binary : test.kind);
+  Run run = run_reporting(trusted, test, options, schedules.empty() ? nullptr : &schedules[0], "want");
+  if (run.process.ok() && run.report.error.empty() && run.report.results.size() == 1 &&
+      run.report.results[0].value("result", "") == "passed") {
+    return std::move(run.report);
+  }
+  *why_not = fmt::format("the reference run did not pass ({})", run.process.describe());
+  return std::nullopt;
+}
 
 std::vector<double> expected_values(const std::filesystem::path& trusted, const DeclaredTest& test,
                                     const RunOptions& options) {
@@ -217,8 +286,7 @@ void read_kernels(const nlohmann::json& result, TestResult* r) {
 
 TestResult run_one(const Lab& lab, const Binary& binary, const DeclaredTest& test, const RunOptions& options,
                    const Schedule* schedule) {
-  const auto trusted_it = options.trusted.find(binary.kind);
-  const bool verify = trusted_it != options.trusted.end() && !trusted_it->second.empty();
+  const bool verify = verifies(binary.kind, options);
   const Run run = run_reporting(binary.path, test, options, schedule, verify ? "got" : "");
   const ProcessResult& p = run.process;
 
@@ -252,20 +320,7 @@ TestResult run_one(const Lab& lab, const Binary& binary, const DeclaredTest& tes
                            "{:.3f} s.\n{}", run.report.claimed_kernel_seconds, p.seconds, r.output);
   }
   // The values this process says it checked, against a run of the reference solution (no student code).
-  if (verify && r.status == Status::passed) {
-    std::string why_not;
-    const report::Report* want = reference_run(trusted_it->second, test, options, &why_not);
-    if (want == nullptr) {
-      r.output += "\n(not verified against the reference run: " + why_not + ")";
-    } else {
-      const report::Verdict v = report::verify(run.report.values, want->values);
-      if (!v.ok) {
-        r.status = Status::failed;
-        r.output = "the results this test process reported do not match an independent run of the reference "
-                   "solution (a process with no student code): " + v.message + ".\n" + r.output;
-      }
-    }
-  }
+  if (verify && r.status == Status::passed) verify_result(binary.kind, test, options, run.report, r);
   // A test ends everything it starts: what it left running (a daemon, a setsid or double-forked child) was
   // killed by the grader (process.hpp), and the test is lost for it whatever it reported.
   if (!p.left_running.empty()) {
@@ -484,6 +539,144 @@ void settle_correctness(std::vector<TestResult>& results, bool gpu_present) {
     r.output = (gpu_present ? "correctness is graded on the GPU; this CPU-backend result is shown for reference.\n"
                             : "correctness is graded on the CPU backend here (no GPU).\n") + r.output;
   }
+}
+
+// ---- recorded reference values (gradescope-package) ----
+
+bool verified_kind(const std::string& binary_kind) {
+  return binary_kind == "analytic" || binary_kind == "emu" || binary_kind == "gpu";
+}
+
+namespace {
+
+constexpr std::string_view kRecordFormat = "rooflab reference values 1";
+constexpr std::string_view kBase64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+std::string base64(const std::string& bytes) {
+  std::string out;
+  out.reserve((bytes.size() + 2) / 3 * 4);
+  for (std::size_t i = 0; i < bytes.size(); i += 3) {
+    const std::size_t n = std::min<std::size_t>(3, bytes.size() - i);
+    std::uint32_t word = 0;
+    for (std::size_t k = 0; k < 3; ++k) word = word << 8 | (k < n ? static_cast<unsigned char>(bytes[i + k]) : 0u);
+    for (std::size_t k = 0; k < 4; ++k) out += k <= n ? kBase64[(word >> (18 - 6 * k)) & 63] : '=';
+  }
+  return out;
+}
+
+// std::nullopt when `text` is not base64 (with its '=' padding).
+std::optional<std::string> unbase64(const std::string& text) {
+  if (text.size() % 4 != 0) return std::nullopt;
+  std::string out;
+  out.reserve(text.size() / 4 * 3);
+  for (std::size_t i = 0; i < text.size(); i += 4) {
+    std::uint32_t word = 0;
+    int pad = 0;
+    for (std::size_t k = 0; k < 4; ++k) {
+      const char c = text[i + k];
+      const std::size_t digit = kBase64.find(c);
+      const bool padding = c == '=' && k >= 2 && i + 4 == text.size() && (k == 3 || text[i + 3] == '=');
+      if (digit == std::string_view::npos && !padding) return std::nullopt;
+      pad += padding ? 1 : 0;
+      word = word << 6 | (padding ? 0u : static_cast<std::uint32_t>(digit));
+    }
+    for (int k = 0; k < 3 - pad; ++k) out += static_cast<char>((word >> (16 - 8 * k)) & 0xff);
+  }
+  return out;
+}
+
+// Data that float32 holds exactly goes as float32 (the channel's own type for float outputs): half the bytes.
+nlohmann::json values_json(const report::Values& v) {
+  const bool f32 = std::all_of(v.data.begin(), v.data.end(), [](double x) {
+    return std::isnan(x) || static_cast<double>(static_cast<float>(x)) == x;
+  });
+  std::string bytes;
+  for (const double x : v.data) {
+    const float f = static_cast<float>(x);
+    bytes.append(f32 ? reinterpret_cast<const char*>(&f) : reinterpret_cast<const char*>(&x), f32 ? 4 : 8);
+  }
+  return {{"label", v.label}, {"atol", v.atol}, {"rtol", v.rtol}, {"dtype", f32 ? "f32" : "f64"},
+          {"count", v.data.size()}, {"data", base64(bytes)}};
+}
+
+report::Values parse_values(const nlohmann::json& j) {
+  report::Values v;
+  v.label = j.at("label").get<std::string>();
+  v.atol = j.at("atol").get<double>();
+  v.rtol = j.at("rtol").get<double>();
+  const std::string dtype = j.at("dtype").get<std::string>();
+  const std::size_t count = j.at("count").get<std::size_t>();
+  const std::size_t width = dtype == "f32" ? 4 : dtype == "f64" ? 8 : 0;
+  const auto bytes = unbase64(j.at("data").get<std::string>());
+  if (width == 0 || !bytes || bytes->size() != count * width) {
+    throw std::runtime_error(fmt::format("comparison \"{}\": its data is not {} {} values in base64", v.label,
+                                         count, dtype));
+  }
+  for (std::size_t i = 0; i < count; ++i) {
+    float f = 0;
+    double d = 0;
+    if (width == 4) std::memcpy(&f, bytes->data() + 4 * i, 4);
+    if (width == 8) std::memcpy(&d, bytes->data() + 8 * i, 8);
+    v.data.push_back(width == 4 ? static_cast<double>(f) : d);
+  }
+  return v;
+}
+
+}  // namespace
+
+nlohmann::json recorded_json(const RecordedReference& rec) {
+  nlohmann::json tests = nlohmann::json::object();
+  for (const auto& [id, report] : rec.tests) {
+    nlohmann::json values = nlohmann::json::array();
+    for (const auto& v : report.values) values.push_back(values_json(v));
+    tests[id] = {{"values", values}};
+  }
+  return {{"format", kRecordFormat}, {"lab", rec.lab}, {"kind", rec.kind},
+          {"seed", rec.seed ? nlohmann::json(*rec.seed) : nlohmann::json(nullptr)}, {"about", rec.about},
+          {"tests", tests}};
+}
+
+RecordedReference parse_recorded(const nlohmann::json& j, const std::string& where) {
+  RecordedReference rec;
+  try {
+    if (!j.is_object() || j.value("format", "") != kRecordFormat) {
+      throw std::runtime_error(fmt::format("not a record of reference values (its \"format\" is not \"{}\")",
+                                           kRecordFormat));
+    }
+    rec.lab = j.at("lab").get<std::string>();
+    rec.kind = j.at("kind").get<std::string>();
+    if (!j.at("seed").is_null()) rec.seed = j.at("seed").get<std::string>();
+    rec.about = j.value("about", nlohmann::json::object());
+    for (const auto& [id, test] : j.at("tests").items()) {
+      report::Report& r = rec.tests[id];
+      for (const auto& v : test.at("values")) r.values.push_back(parse_values(v));
+    }
+  } catch (const std::exception& e) {
+    throw std::runtime_error(fmt::format("reference values {}: malformed: {}", where, e.what()));
+  }
+  return rec;
+}
+
+std::map<std::string, RecordedReference> read_reference_values(const std::filesystem::path& dir,
+                                                               const std::string& lab_id) {
+  std::map<std::string, RecordedReference> out;
+  for (const auto& kind : rooflab::rubric::binary_kinds()) {
+    const std::filesystem::path file = dir / lab_id / (kind + ".json");
+    if (!verified_kind(kind) || !std::filesystem::exists(file)) continue;
+    nlohmann::json j;
+    try {
+      j = nlohmann::json::parse(read_all(file));
+    } catch (const nlohmann::json::exception& e) {
+      throw std::runtime_error(fmt::format("reference values {}: not JSON: {}", file.string(), e.what()));
+    }
+    RecordedReference rec = parse_recorded(j, file.string());
+    if (rec.lab != lab_id || rec.kind != kind) {
+      throw std::runtime_error(fmt::format("reference values {}: recorded for lab {} {}, not lab {} {}",
+                                           file.string(), rec.lab, rec.kind, lab_id, kind));
+    }
+    out.emplace(kind, std::move(rec));
+  }
+  return out;
 }
 
 }  // namespace rooflab::grader

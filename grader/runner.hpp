@@ -9,6 +9,8 @@
 #include <rooflab/testing/ceiling.hpp>
 #include <rooflab/detail/report.hpp>
 
+#include <nlohmann/json.hpp>
+
 #include <filesystem>
 
 #include <map>
@@ -48,6 +50,31 @@ struct TestResult {
   std::vector<std::string> failures = {};  // each failure the test reported, as GoogleTest worded it (terminal summary)
 };
 
+// A reference run recorded ahead of time (gradescope-package): what the reference solutions' test binary of
+// one kind checked in each of its tests, run as verification runs it, with the seed it ran with. It lets a
+// grade verify without the solutions' sources or binaries (docs/instructor-guide.md, Gradescope).
+struct RecordedReference {
+  std::string lab;                  // "02"
+  std::string kind;                 // binary kind: analytic | emu
+  std::optional<std::string> seed;  // ROOFLAB_SEED of the run; nullopt: the tests' own default
+  nlohmann::json about = nlohmann::json::object();  // commit, rooflab version, when (for people; not checked)
+  std::map<std::string, report::Report> tests;       // Suite.Name -> its values (only `values` is kept)
+};
+
+// The binary kinds whose tests verification checks against the reference solutions (the rest are judged by
+// the grader itself: perf claims, compiler output, hints).
+bool verified_kind(const std::string& binary_kind);
+
+// The record as one JSON document (reference/<lab>/<kind>.json in a package). Values are kept exactly: each
+// comparison's data as base64 of little-endian float32 when every value is one, else float64.
+nlohmann::json recorded_json(const RecordedReference& recorded);
+// Reads a record back; std::runtime_error naming `where` and what is wrong with it.
+RecordedReference parse_recorded(const nlohmann::json& j, const std::string& where);
+// Lab `lab_id`'s records in DIR (DIR/<lab>/<kind>.json), by kind; a kind without a file is left out (its tests
+// are then not verified and earn nothing). std::runtime_error on a malformed one.
+std::map<std::string, RecordedReference> read_reference_values(const std::filesystem::path& dir,
+                                                               const std::string& lab_id);
+
 struct RunOptions {
   double timeout_s = 300;
   bool all_schedules = true;  // emu tests under forward, reverse and random
@@ -63,6 +90,10 @@ struct RunOptions {
   // Per binary kind, the same test binary built from the reference solutions: each passing test's checked
   // values are compared with a run of it (rooflab/detail/report.hpp). Empty: not verified.
   std::map<std::string, std::filesystem::path> trusted;
+  // Instead of `trusted`: the reference runs gradescope-package recorded, per binary kind (grade
+  // --reference-values). Every test of a verified kind is checked against them, and one they cannot verify
+  // (no record of it, or one made with another seed) earns nothing.
+  std::optional<std::map<std::string, RecordedReference>> recorded;
 };
 
 // Runs every test a binary declares. `build_error` non-empty: the binary did not compile; every declared
@@ -84,6 +115,12 @@ std::optional<TestResult> untested_kernels_check(const Lab& lab, const std::vect
 // Empty when that run did not pass.
 std::vector<double> expected_values(const std::filesystem::path& trusted, const DeclaredTest& test,
                                     const RunOptions& options);
+
+// One run of the reference solution's binary `trusted` on `test`, as verification runs it (ROOFLAB_RECORD=want,
+// the kind's first thread order, options.env, outside the sandbox): its report when the test passed, else
+// nullopt and why in *why_not. gradescope-package records these.
+std::optional<report::Report> run_reference(const std::filesystem::path& trusted, const DeclaredTest& test,
+                                            const RunOptions& options, std::string* why_not);
 
 // A failure message must teach without handing out the answer: the first expected value that `output`
 // shows (outside "your answer X"), or "". Integers under a million are not counted (sizes, counts).

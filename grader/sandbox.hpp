@@ -45,6 +45,7 @@ struct GradingTree {
   std::filesystem::path student_dir;   // labs/, solutions/ (--solutions) or the assembled submission
   std::vector<std::filesystem::path> readable;  // more read-only places (the calibration cache)
   std::filesystem::path scratch_root;  // where the per-process scratch directories go
+  std::vector<std::filesystem::path> build_tools = {};  // read and executed by the build only (an imported harness)
 };
 
 // `cmake --build` of student targets: writes the build tree; the source tree stays read-only.
@@ -52,7 +53,8 @@ Sandbox build_sandbox(const GradingTree& tree);
 // A test binary: reads and executes the build tree, writes only its scratch directory.
 Sandbox test_sandbox(const GradingTree& tree);
 
-// What of the source tree a student process may read: every top-level entry except solutions/, build/
+// What of the source tree a student process may read: every top-level entry except solutions/, reference/
+// (a Gradescope package's recorded reference values), build/
 // (other graders' trees; the run's own tree is added on its own) and .git. The known-bad cases quote the
 // solutions in their patches, so they live in solutions/NN/selftest/, unreadable with the rest of it.
 std::vector<std::filesystem::path> readable_source_entries(const std::filesystem::path& source_dir);

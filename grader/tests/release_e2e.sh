@@ -31,79 +31,9 @@ if find "$work/all/labs" -path '*/selftest*' | grep -q .; then fail "the copy ho
 cmp -s "$work/all/labs/$lab/kernels.cu" <(git -C "$src" show "HEAD:labs/$lab/kernels.cu") ||
   fail "labs/$lab/kernels.cu in the copy is not the committed stub"
 
-# leaks COPY: prints "file:line: text (from solution)" for every solution line found in COPY; exit 1 if any.
-# A line that is no answer in the place it is found (an idiom every kernel writes the same way, a public test's
-# own reference formula, a handout's worked launch) is let in there only: listed below by the first 12 hex
-# digits of its SHA-1 (so this file quotes no solution), with where it may be. A new one fails the test, which
-# prints the line and its hash: look at it before listing it.
-leaks() {
-  python3 - "$src" "$1" <<'PY'
-import hashlib, os, re, sys
-src, copy = sys.argv[1], sys.argv[2]
-# (hash of the line, where it may be): what it is.
-allowed = {
-    ("2e768c936465", "docs/"): "a grid-stride loop in the instructor guide's example",
-    ("6b0437bfc728", ""): "cuBLAS's alpha and beta",
-    ("940f9dec3e30", ""): "a loop over iterations",
-    ("436e7425d0dc", "labs/03-elementwise-intensity/"): "rows times columns, in Lab 03's tests",
-    ("c95514ea30ae", "common/emu/tests/"): "a cuBLAS handle in the CPU backend's cuBLAS tests",
-    ("9ff0c40a4a9e", "common/emu/tests/"): "cublasSetStream in the CPU backend's cuBLAS tests",
-    ("6e2c647041b7", "common/emu/tests/"): "a lane index in the CPU backend's race tests",
-    ("f1114e6bf6c1", "labs/"): "Lab 01's grid size, PROVIDED in later labs' stubs",
-    ("cd30e8576f08", "labs/02-ridge-point/"): "a loop over Lab 02's chains in its lab.hpp",
-    ("932cb4fc1e06", "labs/04-gemm/tests/"): "the cuBLAS baseline's call in Lab 04's perf test",
-    ("ea318ea0c192", "labs/05-attention/tests/"): "the public test's own reference (sequence length)",
-    ("6b3f7e2c4648", "labs/05-attention/tests/"): "the public test's own reference (length and head size)",
-    ("38b5adc8a5ed", "labs/05-attention/tests/"): "the public test's own reference (causal pairs)",
-    ("8fb0e28c3454", "labs/04-gemm/tests/"): "the public test's own reference (the shape as doubles)",
-    ("ff8df2061d4f", "labs/04-gemm/tests/"): "the public test's own reference (GEMM FLOPs)",
-    ("5dda0614eb8e", "labs/06-kv-cache/tests/"): "the public test's own reference (query heads per KV head)",
-    ("0662ee87a72d", "labs/08-quantization/tests/"): "the public test's own reference (the quantization scale)",
-    ("d9a245307a22", "common/emu/conformance/"): "the K loop of the CPU backend's conformance SGEMM (a tiled GEMM)",
-    ("865f03ecb633", "labs/01-memory-bandwidth/README.md"): "the handout's worked launch of the copy kernel",
-    ("a58af36927aa", "labs/03-elementwise-intensity/README.md"): "the handout's worked launch of GELU",
-    ("ca07011f568b", "labs/04-gemm/README.md"): "the handout's worked launch of the naive GEMM",
-    ("6e33dfd97762", "labs/04-gemm/README.md"): "the handout's worked launch of the naive GEMM",
-    ("e04dd1e9dd11", "labs/04-gemm/README.md"): "the handout's worked launch of the naive GEMM",
-    ("7651a7d053c0", "labs/05-attention/README.md"): "the handout's worked launch of the Flash kernel",
-    ("aee9681b2ba2", "docs/instructor-guide.md"): "the guide's example patch (a grid-stride loop, as every text has it)",
-}
-def let_in(needle, rel):
-    h = hashlib.sha1(needle.encode()).hexdigest()[:12]
-    return any(k == h and rel.startswith(where) for k, where in allowed)
-fence = re.compile(r"STUDENT BEGIN[^\n]*\n(.*?)//\s*STUDENT END", re.S)
-needles = {}
-for lab in sorted(os.listdir(f"{src}/solutions")):
-    for name in ("kernels.cu", "answers.cpp"):
-        path = f"{src}/solutions/{lab}/{name}"
-        if not os.path.isfile(path):
-            continue
-        stub_path = f"{src}/labs/{lab}/{name}"
-        stub = [l.strip() for l in open(stub_path)] if os.path.isfile(stub_path) else []
-        for body in fence.findall(open(path).read()):
-            for line in body.splitlines():
-                text = line.strip()
-                # a line the stub has (whole or inside a longer one) is given to the student anyway
-                if len(text) > 30 and not any(text in given for given in stub):
-                    needles.setdefault(text, f"solutions/{lab}/{name}")
-found = 0
-for root, _, files in os.walk(copy):
-    for f in files:
-        path = os.path.join(root, f)
-        rel = os.path.relpath(path, copy)
-        with open(path, errors="replace") as fh:
-            lines = fh.readlines()
-        for number, line in enumerate(lines, 1):
-            text = line.strip()
-            for needle, origin in needles.items():
-                if needle in text and not let_in(needle, rel):
-                    sha = hashlib.sha1(needle.encode()).hexdigest()[:12]
-                    print(f"{rel}:{number}: {needle}   (from {origin}; sha1 {sha})")
-                    found += 1
-print(f"{len(needles)} solution lines looked for in {copy}: {found} found", file=sys.stderr)
-sys.exit(1 if found else 0)
-PY
-}
+# leaks COPY: prints "file:line: text (from solution)" for every solution line found in COPY; exit 1 if any
+# (solution_lines.py, which lists the lines let in where they are found).
+leaks() { python3 "$src/grader/tests/solution_lines.py" "$src" "$1"; }
 leaks "$work/all" > "$work/leaks.txt" 2> "$work/leaks.log" || { cat "$work/leaks.txt"; fail "solution lines in the copy"; }
 cat "$work/leaks.log"
 # The check can fail: a solution planted in the copy is found, with its file and line.

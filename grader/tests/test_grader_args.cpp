@@ -41,10 +41,11 @@ TEST(Gradescope, ScriptsCarryTheLabsTheHiddenTestsAndTheSeed) {
   // The script's own paths are expansions (double quotes), the rest as to_argv writes them.
   EXPECT_NE(run.find(R"(grade=(grade 01 03 --submission "$work/submission" --build-dir "$build" --json "$results" )"
                      R"(--report-dir "$work/report" --gradescope --kind analytic --kind emu --no-color --seed 4242 )"
-                     R"(--hidden-tests "$source/hidden-tests"))"),
+                     R"(--hidden-tests "$source/hidden-tests" --reference-values "$source/reference"))"),
             std::string::npos) << run;
   EXPECT_EQ(run_autograder_script({}, false, std::nullopt).find("--hidden-tests"), std::string::npos);
-  EXPECT_NE(autograder_setup_script({"01"}, true).find("--hidden-tests hidden-tests"), std::string::npos);
+  EXPECT_NE(autograder_setup_script({"01"}, true).find("--hidden-tests hidden-tests --reference-values reference"),
+            std::string::npos);
   for (const std::string& script : {run, autograder_setup_script({"01"}, true)}) {
     const ProcessResult parsed = run_process({"bash", "-n", "-c", script});
     EXPECT_TRUE(parsed.ok()) << parsed.output;
@@ -58,7 +59,12 @@ TEST(Gradescope, ScriptsCarryTheLabsTheHiddenTestsAndTheSeed) {
   std::istringstream in(words.output);
   for (std::string w; std::getline(in, w);) argv.push_back(w);
   ASSERT_FALSE(argv.empty());
-  EXPECT_EQ(argv[argv.size() - 1], "/s/hidden-tests");
+  EXPECT_EQ(argv[argv.size() - 3], "/s/hidden-tests");
+  EXPECT_EQ(argv[argv.size() - 1], "/s/reference");
+  // The package verifies against what it recorded, never without: --reference-values and --no-verify exclude.
+  const std::string tmp = fs::temp_directory_path().string();
+  EXPECT_THROW(parse_grade_argv({"grade", "--reference-values", tmp, "--no-verify"}), CLI::ParseError);
+  EXPECT_THROW(parse_grade_argv({"grade", "--reference-values", tmp, "--solutions"}), CLI::ParseError);
   EXPECT_EQ(argv[4], "/w/submission");
 }
 
@@ -112,6 +118,7 @@ TEST(GradeArgs, ToArgvRoundTripsThroughTheParser) {
   cases[2].all_kinds = true;
   cases[2].no_sandbox = true;
   cases[3].timeout_s = 1e-5;
+  cases[3].reference_values = dir;
   for (const auto& want : cases) {
     const auto argv = to_argv(want);
     EXPECT_EQ(parse_grade_argv(argv), want) << shell_line(argv);

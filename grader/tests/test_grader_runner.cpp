@@ -25,6 +25,7 @@
 #include <cstdint>
 #include <algorithm>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <sstream>
 #include <regex>
@@ -181,4 +182,162 @@ TEST(Runner, UnavailableBinariesKeepTheirPointsOwed) {
   settle_correctness(results, false);
   EXPECT_DOUBLE_EQ(results[0].max_score, 0);  // correctness: counted on the CPU backend's side instead
   EXPECT_DOUBLE_EQ(results[1].max_score, 6);  // performance: owed
+}
+
+// ---- verification against recorded reference values (gradescope-package, grade --reference-values) ----
+
+namespace {
+
+std::string values_frame(const std::string& label, const std::vector<double>& data) {
+  const std::string h =
+      nlohmann::json{{"label", label}, {"dtype", "f64"}, {"count", data.size()}, {"atol", 0.0}, {"rtol", 1e-6}}.dump();
+  std::string payload;
+  for (int i = 0; i < 4; ++i) payload += static_cast<char>((h.size() >> (8 * i)) & 0xff);
+  payload += h;
+  payload.append(reinterpret_cast<const char*>(data.data()), data.size() * sizeof(double));
+  return frame('V', payload);
+}
+
+rooflab::report::Values values(const std::string& label, std::vector<double> data) {
+  rooflab::report::Values v;
+  v.label = label;
+  v.rtol = 1e-6;
+  v.data = std::move(data);
+  return v;
+}
+
+// A record of lab 09's analytic tests made with `seed`: Lab09Analytic.Ridge's answer is `answer`.
+RecordedReference record(std::optional<std::string> seed, double answer) {
+  RecordedReference rec{"09", "analytic", std::move(seed), nlohmann::json::object(), {}};
+  rec.tests["Lab09Analytic.Ridge"].values.push_back(values("near", {answer}));
+  return rec;
+}
+
+}  // namespace
+
+// Records keep every value exactly (float32 where it holds them, float64 where it does not, NaN and infinities
+// too) and a malformed one is an error that names its file, never a record of nothing.
+TEST(RecordedReference, ValuesSurviveTheRecordAndAMalformedOneIsAnError) {
+  RecordedReference rec{"09", "emu", "4242", {{"commit", "abc"}}, {}};
+  const double nan = std::nan("");
+  const double inf = HUGE_VAL;
+  rec.tests["Lab09Kernels.Copy"].values = {values("all_close", {1.5, -0.0, static_cast<double>(3e38f), inf, -inf, nan}),
+                                           values("near", {0.1, 1e300, 5e-324}), values("empty", {})};
+  rec.tests["Lab09Kernels.None"];
+  const nlohmann::json j = nlohmann::json::parse(recorded_json(rec).dump());
+  EXPECT_EQ(j["tests"]["Lab09Kernels.Copy"]["values"][0]["dtype"], "f32");
+  EXPECT_EQ(j["tests"]["Lab09Kernels.Copy"]["values"][1]["dtype"], "f64");
+  const RecordedReference back = parse_recorded(j, "x.json");
+  EXPECT_EQ(back.lab, "09");
+  EXPECT_EQ(back.kind, "emu");
+  EXPECT_EQ(back.seed, std::optional<std::string>("4242"));
+  ASSERT_EQ(back.tests.size(), 2u);
+  const auto& got = back.tests.at("Lab09Kernels.Copy").values;
+  ASSERT_EQ(got.size(), 3u);
+  for (std::size_t i = 0; i < 3; ++i) {
+    const auto& want = rec.tests.at("Lab09Kernels.Copy").values[i];
+    EXPECT_EQ(got[i].label, want.label);
+    ASSERT_EQ(got[i].data.size(), want.data.size());
+    for (std::size_t k = 0; k < want.data.size(); ++k) {
+      if (std::isnan(want.data[k])) {
+        EXPECT_TRUE(std::isnan(got[i].data[k]));
+      } else {
+        EXPECT_EQ(std::signbit(got[i].data[k]), std::signbit(want.data[k]));
+        EXPECT_EQ(got[i].data[k], want.data[k]) << want.label << "[" << k << "]";
+      }
+    }
+  }
+  EXPECT_FALSE(parse_recorded(recorded_json(record(std::nullopt, 1)), "y.json").seed.has_value());
+  // Malformed: another format, a count the data does not hold, data that is not base64, a missing key.
+  const auto malformed = [&](const std::function<void(nlohmann::json&)>& spoil) {
+    nlohmann::json bad = j;
+    spoil(bad);
+    try {
+      parse_recorded(bad, "bad.json");
+    } catch (const std::runtime_error& e) {
+      return std::string(e.what()).find("reference values bad.json: malformed") != std::string::npos;
+    }
+    return false;
+  };
+  EXPECT_TRUE(malformed([](nlohmann::json& b) { b["format"] = "rooflab reference values 0"; }));
+  EXPECT_TRUE(malformed([](nlohmann::json& b) { b["tests"]["Lab09Kernels.Copy"]["values"][1]["count"] = 4; }));
+  EXPECT_TRUE(malformed([](nlohmann::json& b) { b["tests"]["Lab09Kernels.Copy"]["values"][1]["data"] = "AA=A"; }));
+  EXPECT_TRUE(malformed([](nlohmann::json& b) { b["tests"]["Lab09Kernels.Copy"]["values"][0]["dtype"] = "f16"; }));
+  EXPECT_TRUE(malformed([](nlohmann::json& b) { b.erase("seed"); }));
+  EXPECT_TRUE(malformed([](nlohmann::json& b) { b["tests"] = 3; }));
+}
+
+// DIR/<lab>/<kind>.json, one file per verified kind: a missing one is left out, one that is not JSON or is
+// another lab's is an error.
+TEST(RecordedReference, AReadRecordMustBeJsonOfItsOwnLabAndKind) {
+  const fs::path dir = fs::temp_directory_path() / fmt::format("rooflab-records-{}", getpid());
+  fs::remove_all(dir);
+  fs::create_directories(dir / "09");
+  std::ofstream(dir / "09" / "analytic.json") << recorded_json(record("7", 2.5)).dump();
+  const auto read_back = read_reference_values(dir, "09");
+  ASSERT_EQ(read_back.size(), 1u);
+  EXPECT_EQ(read_back.at("analytic").tests.at("Lab09Analytic.Ridge").values[0].data, std::vector<double>{2.5});
+  EXPECT_TRUE(read_reference_values(dir, "10").empty());
+  fs::copy_file(dir / "09" / "analytic.json", dir / "09" / "emu.json");  // lab 09's analytic record as its emu one
+  EXPECT_THROW(read_reference_values(dir, "09"), std::runtime_error);
+  std::ofstream(dir / "09" / "emu.json") << "{ not json";
+  try {
+    read_reference_values(dir, "09");
+    ADD_FAILURE() << "a record that is not JSON was read";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("emu.json: not JSON"), std::string::npos) << e.what();
+  }
+  fs::remove_all(dir);
+}
+
+// With records, a passing test earns its points only when its values match the recorded run of its test for
+// this grade's seed: a value that differs, a test with no record, a record of another seed (not named: the
+// student reads the reason) or of no kind at all, each earns nothing.
+TEST(RecordedReference, OnlyARecordOfThisTestAndSeedThatMatchesVerifies) {
+  const fs::path dir = fs::temp_directory_path() / fmt::format("rooflab-recorded-run-{}", getpid());
+  fs::create_directories(dir);
+  std::ofstream(dir / "report.bin", std::ios::binary)
+      << started("Lab09Analytic", "Ridge") + values_frame("near", {2.5}) + result("Lab09Analytic", "Ridge", "passed");
+  const fs::path fake = dir / "fake_test";
+  std::ofstream(fake) << "#!/bin/sh\ncat '" << (dir / "report.bin").string() << "' >&3\nexit 0\n";
+  fs::permissions(fake, fs::perms::owner_all);
+  Lab lab;
+  lab.id = "09";
+  Binary b;
+  b.kind = "analytic";
+  b.path = fake;
+  b.declared = {{"Lab09Analytic", "Ridge", "analytic", 5}};
+  const auto grade = [&](std::map<std::string, RecordedReference> recorded, std::optional<std::string> seed) {
+    RunOptions options;
+    options.timeout_s = 30;
+    if (seed) options.env["ROOFLAB_SEED"] = *seed;
+    options.recorded = std::move(recorded);
+    const auto results = run_binary(lab, b, options);
+    EXPECT_EQ(results.size(), 1u);
+    return results.empty() ? TestResult{} : results[0];
+  };
+  TestResult r = grade({{"analytic", record("4242", 2.5)}}, "4242");
+  EXPECT_EQ(r.status, Status::passed) << r.output;
+  EXPECT_DOUBLE_EQ(r.score, 5);
+  r = grade({{"analytic", record("4242", 2.75)}}, "4242");
+  EXPECT_EQ(r.status, Status::failed);
+  EXPECT_NE(r.output.find("do not match"), std::string::npos) << r.output;
+  RecordedReference other = record("4242", 2.5);
+  other.tests = {{"Lab09Analytic.Other", other.tests.begin()->second}};
+  r = grade({{"analytic", other}}, "4242");
+  EXPECT_EQ(r.status, Status::failed);
+  EXPECT_DOUBLE_EQ(r.score, 0);
+  EXPECT_NE(r.output.find("not verified: no reference value was recorded for this test"), std::string::npos) << r.output;
+  r = grade({{"analytic", record("4242", 2.5)}}, "977");
+  EXPECT_EQ(r.status, Status::failed);
+  EXPECT_NE(r.output.find("recorded with another seed"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("4242"), std::string::npos) << "the secret seed is shown: " << r.output;
+  if (std::getenv("ROOFLAB_SEED") == nullptr) {
+    EXPECT_EQ(grade({{"analytic", record("4242", 2.5)}}, std::nullopt).status, Status::failed) << "default seed";
+    EXPECT_EQ(grade({{"analytic", record(std::nullopt, 2.5)}}, std::nullopt).status, Status::passed);
+  }
+  r = grade({}, "4242");
+  EXPECT_EQ(r.status, Status::failed);
+  EXPECT_NE(r.output.find("no reference values were recorded for this lab's analytic tests"), std::string::npos);
+  fs::remove_all(dir);
 }
