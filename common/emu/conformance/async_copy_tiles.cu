@@ -8,7 +8,10 @@
 //      barrier's next phase with arrive() and wait(token),
 //   4. cooperative_groups::memcpy_async + wait_prior<1> / wait, double-buffered chunks of a row sum,
 //   5. a thread-scope cuda::pipeline with cuda::aligned_size_t and pipeline_consumer_wait_prior<1>,
-//   6. cuda::std basics in a kernel (array, span, numeric_limits, min/max, type traits).
+//   6. cuda::std basics in a kernel (array, span, numeric_limits, min/max, plus, type traits),
+//   7. warp specialization: a producer warp and consumer warps through a pipeline with cuda::pipeline_role,
+//   8. a barrier with a completion function that threads leave with arrive_and_drop, and a thread-scope
+//      pipeline's copies handed to a barrier with cuda::pipeline_producer_commit.
 // With --read-before-wait or --write-before-wait, kernel 4 touches a chunk before the wait that covers its
 // copy: the bug the backend reports (docs/cpu-mode.md, "CUDA libraries and idioms").
 #include <cooperative_groups.h>
@@ -181,6 +184,65 @@ __global__ void cuda_std_kernel(const int* in, int* out, int n) {
   out[i] = clamp_to_int8(sum);
 }
 
+// ---- 7. one producer warp feeds two consumer warps through a two-stage pipeline ----
+constexpr int WIDTH = 64;
+__global__ void producer_consumer_kernel(const float* in, float* out, int chunks) {
+  constexpr int STAGES = 2;
+  __shared__ alignas(16) float staged[STAGES][WIDTH];
+  __shared__ cuda::pipeline_shared_state<cuda::thread_scope_block, STAGES> state;
+  const auto block = cg::this_thread_block();
+  const bool producer = block.thread_rank() < 32;
+  auto pipe = cuda::make_pipeline(block, &state, producer ? cuda::pipeline_role::producer : cuda::pipeline_role::consumer);
+  const float* src = in + static_cast<size_t>(blockIdx.x) * chunks * WIDTH;
+  const int lane = block.thread_rank() % 32, slot = block.thread_rank() - 32;
+  float acc = 0.0f;
+  for (int c = 0; c < chunks; ++c) {
+    const int s = c % STAGES;
+    if (producer) {
+      pipe.producer_acquire();  // the consumers have released this stage
+      cuda::memcpy_async(&staged[s][2 * lane], &src[c * WIDTH + 2 * lane], cuda::aligned_size_t<8>(2 * sizeof(float)), pipe);
+      pipe.producer_commit();
+    } else {
+      pipe.consumer_wait();
+      acc += staged[s][slot] * static_cast<float>(c + 1);
+      pipe.consumer_release();
+    }
+  }
+  if (!producer) out[blockIdx.x * WIDTH + slot] = acc;
+}
+
+// ---- 8. barrier phases counted by a completion function; half the threads leave after one phase ----
+struct CountPhases {
+  int* phases;
+  __device__ void operator()() noexcept { ++*phases; }
+};
+
+__global__ void barrier_drop_kernel(const float* in, float* out, int* phases_out) {
+  __shared__ int phases;
+  __shared__ alignas(16) float tile[128];
+  __shared__ cuda::barrier<cuda::thread_scope_block, CountPhases> bar;
+  __shared__ cuda::barrier<cuda::thread_scope_block> copied;
+  auto pipe = cuda::make_pipeline();
+  const int t = threadIdx.x;
+  if (t == 0) {
+    phases = 0;
+    init(&bar, blockDim.x, CountPhases{&phases});
+    init(&copied, blockDim.x);
+  }
+  __syncthreads();
+  cuda::memcpy_async(&tile[t], &in[blockIdx.x * blockDim.x + t], sizeof(float), pipe);
+  cuda::pipeline_producer_commit(pipe, copied);  // the copy completes with the barrier's phase
+  copied.arrive_and_wait();
+  if (t % 2 == 1) {
+    bar.arrive_and_drop();  // leaves: the next phase waits for the even threads only
+    return;
+  }
+  bar.arrive_and_wait();
+  out[blockIdx.x * blockDim.x + t] = tile[blockDim.x - 1 - t];
+  bar.arrive_and_wait();
+  if (t == 0) phases_out[blockIdx.x] = phases;
+}
+
 // ---- host side ----
 
 static int count_mismatches(const char* what, const std::vector<float>& got, const std::vector<float>& want) {
@@ -296,12 +358,45 @@ static int check_thread_pipeline_and_std() {
   return bad;
 }
 
+static int check_roles_and_drops() {
+  const int blocks = 2, chunks = 5;
+  const std::vector<float> in = pattern(size_t(blocks) * chunks * WIDTH, 6);
+  std::vector<float> want(size_t(blocks) * WIDTH, 0.0f);
+  for (int b = 0; b < blocks; ++b)
+    for (int c = 0; c < chunks; ++c)
+      for (int i = 0; i < WIDTH; ++i) want[b * WIDTH + i] += in[(size_t(b) * chunks + c) * WIDTH + i] * float(c + 1);
+  float *d_in = to_device(in), *d_out = nullptr;
+  cudaMalloc(&d_out, want.size() * sizeof(float));
+  producer_consumer_kernel<<<blocks, 32 + WIDTH>>>(d_in, d_out, chunks);
+  int bad = count_mismatches("pipeline roles", to_host(d_out, want.size()), want);
+
+  const int threads = 128;
+  std::vector<float> mirrored(size_t(blocks) * threads, 0.0f);
+  for (int b = 0; b < blocks; ++b)
+    for (int t = 0; t < threads; t += 2) mirrored[b * threads + t] = in[b * threads + threads - 1 - t];
+  int* d_phases = nullptr;
+  float* d_mirrored = nullptr;
+  cudaMalloc(&d_phases, blocks * sizeof(int));
+  cudaMalloc(&d_mirrored, mirrored.size() * sizeof(float));
+  cudaMemset(d_mirrored, 0, mirrored.size() * sizeof(float));  // the odd threads leave without writing
+  barrier_drop_kernel<<<blocks, threads>>>(d_in, d_mirrored, d_phases);
+  bad += count_mismatches("pipeline_producer_commit", to_host(d_mirrored, mirrored.size()), mirrored);
+  for (int phases : to_host(d_phases, blocks)) {
+    if (phases != 2 && bad++ < 3) std::printf("barrier completion: %d phases, want 2\n", phases);
+  }
+  cudaFree(d_in);
+  cudaFree(d_out);
+  cudaFree(d_phases);
+  cudaFree(d_mirrored);
+  return bad;
+}
+
 int main(int argc, char** argv) {
   int mode = 0;
   if (argc > 1 && std::strcmp(argv[1], "--read-before-wait") == 0) mode = 1;
   if (argc > 1 && std::strcmp(argv[1], "--write-before-wait") == 0) mode = 2;
   int bad = 0;
-  if (mode == 0) bad += check_matmuls() + check_thread_pipeline_and_std();
+  if (mode == 0) bad += check_matmuls() + check_thread_pipeline_and_std() + check_roles_and_drops();
   bad += check_barrier_and_groups(mode);
   if (cudaGetLastError() != cudaSuccess) ++bad;
   std::printf("%s\n", bad == 0 ? "asynchronous copies: all match" : "asynchronous copies: MISMATCH");
