@@ -61,13 +61,17 @@ int main(int argc, char** argv) {
 
   GradescopeArgs package;
   auto* gs = app.add_subcommand("gradescope-package", "Write the Gradescope autograder zip (setup.sh, run_autograder, "
-                                                      "the project): analytic and CPU-backend points on Gradescope, "
-                                                      "perf points left to the GPU cluster");
+                                                      "the project without its solutions, and the reference values "
+                                                      "recorded here that submissions are verified against): analytic "
+                                                      "and CPU-backend points on Gradescope, perf points left to the "
+                                                      "GPU cluster");
   gs->add_option("labs", package.labs, "Labs the assignment grades (default: all)");
   gs->add_option("--out", package.out, "The zip to write")->capture_default_str();
-  gs->add_option("--hidden-tests", package.hidden_tests, "Hidden tests to pack and grade with (see grade --hidden-tests)")
+  gs->add_option("--hidden-tests", package.hidden_tests, "Hidden tests to pack and grade with (see grade --hidden-tests); "
+                                                        "their reference values are recorded too")
       ->check(CLI::ExistingDirectory);
-  gs->add_option("--seed", package.seed, "A secret seed of the test data, written into run_autograder");
+  gs->add_option("--seed", package.seed, "A secret seed of the test data, written into run_autograder; the reference "
+                                         "values are recorded with it (default: ROOFLAB_SEED, else the tests' own)");
 
   InspectArgs inspect;
   auto* in = app.add_subcommand("inspect", "What the compiler says about a lab's kernels, without a GPU: registers, "
