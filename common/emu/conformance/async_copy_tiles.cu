@@ -12,8 +12,8 @@
 //   7. warp specialization: a producer warp and consumer warps through a pipeline with cuda::pipeline_role,
 //   8. a barrier with a completion function that threads leave with arrive_and_drop, and a thread-scope
 //      pipeline's copies handed to a barrier with cuda::pipeline_producer_commit.
-// With --read-before-wait or --write-before-wait, kernel 4 touches a chunk before the wait that covers its
-// copy: the bug the backend reports (docs/cpu-mode.md, "CUDA libraries and idioms").
+// With --read-before-wait / --write-before-wait, kernel 4 touches a chunk before its wait, and with
+// --barrier-count-too-high a barrier waits forever: bugs the backend reports (docs/cpu-mode.md).
 #include <cooperative_groups.h>
 #include <cooperative_groups/memcpy_async.h>
 #include <cuda/barrier>
@@ -243,6 +243,16 @@ __global__ void barrier_drop_kernel(const float* in, float* out, int* phases_out
   if (t == 0) phases_out[blockIdx.x] = phases;
 }
 
+// Known-bad: the barrier expects one arrival more than the block has threads, so no phase ever completes
+// (a GPU hangs; the backend names the wait).
+__global__ void barrier_count_too_high_kernel(float* out) {
+  __shared__ cuda::barrier<cuda::thread_scope_block> bar;
+  if (threadIdx.x == 0) init(&bar, blockDim.x + 1);
+  __syncthreads();
+  bar.arrive_and_wait();
+  out[threadIdx.x] = 1.0f;
+}
+
 // ---- host side ----
 
 static int count_mismatches(const char* what, const std::vector<float>& got, const std::vector<float>& want) {
@@ -395,6 +405,12 @@ int main(int argc, char** argv) {
   int mode = 0;
   if (argc > 1 && std::strcmp(argv[1], "--read-before-wait") == 0) mode = 1;
   if (argc > 1 && std::strcmp(argv[1], "--write-before-wait") == 0) mode = 2;
+  if (argc > 1 && std::strcmp(argv[1], "--barrier-count-too-high") == 0) {
+    float* d_out = nullptr;
+    cudaMalloc(&d_out, 32 * sizeof(float));
+    barrier_count_too_high_kernel<<<1, 32>>>(d_out);
+    return cudaGetLastError() == cudaSuccess ? 0 : 1;
+  }
   int bad = 0;
   if (mode == 0) bad += check_matmuls() + check_thread_pipeline_and_std() + check_roles_and_drops();
   bad += check_barrier_and_groups(mode);

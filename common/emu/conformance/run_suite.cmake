@@ -36,7 +36,8 @@ foreach(program IN LISTS PROGRAMS)
 endforeach()
 
 # Asynchronous copies touched before their wait: a write is reported with the copy's line and the wait's; a
-# read gets the poisoned bytes, so the program's own check fails.
+# read gets the poisoned bytes, so the program's own check fails. A barrier wait that no arrival can end is
+# reported with its line.
 set(async_programs "${PROGRAMS_ALL}")
 list(FILTER async_programs INCLUDE REGEX "async_copy_tiles")
 foreach(program IN LISTS async_programs)
@@ -44,6 +45,11 @@ foreach(program IN LISTS async_programs)
   set(want "row_sum_cg_kernel[^\n]*, block \\([0-9]+,0,0\\), thread \\([0-9]+,0,0\\): shared memory written while an asynchronous copy was filling it[^\n]*copy issued at [^\n]*async_copy_tiles.cu:123 [^\n]*before the wait that completes it \\([^\n]*async_copy_tiles.cu:12[68]\\)")
   if(code STREQUAL "0" OR NOT text MATCHES "${want}")
     list(APPEND failures "async copy written before its wait: want a failing run whose report matches\n  ${want}\ngot exit ${code}:\n${text}")
+  endif()
+  run_program(code text "${program}" forward --barrier-count-too-high)
+  set(want "barrier_count_too_high_kernel[^\n]*, block \\(0,0,0\\), thread \\([0-9]+,0,0\\): cuda::barrier wait at [^\n]*async_copy_tiles.cu:252 can never complete")
+  if(code STREQUAL "0" OR NOT text MATCHES "${want}")
+    list(APPEND failures "a cuda::barrier no phase of which completes: want a failing run whose report matches\n  ${want}\ngot exit ${code}:\n${text}")
   endif()
   run_program(code text "${program}" random --read-before-wait)
   if(code STREQUAL "0" OR NOT text MATCHES "cooperative_groups::memcpy_async: \\[0\\] = ")
