@@ -17,6 +17,8 @@
 //
 //   f<<<grid, block>>>(args), f not a kernel's name (a pointer variable, table[i], (c ? a : b), pick(x))
 //       -> ::rooflab::emu::detail::launch_pointer(f, "f", grid, block ...)(args): f evaluated once
+//   cudaLaunchCooperativeKernel((void*)k, grid, block, args ...)  (in a function body)
+//       -> ::rooflab::emu::detail::cooperative_launch(k, grid, block, args ...): k's type is known again
 //   reinterpret_cast<T*>(e)[i], *reinterpret_cast<T*>(e), reinterpret_cast<T*>(e)->m  (in a function body)
 //       -> ::rooflab::emu::detail::aligned_reinterpret_cast<T*>(e, "T*"): a kernel that accesses memory
 //          through a pointer misaligned for T is reported, as a GPU faults on the access
@@ -305,6 +307,9 @@ class Rewriter {
       } else if (tok.kind == Kind::identifier && tok.text == "reinterpret_cast" && !scopes.empty() &&
                  scopes.back() == Scope::function) {
         rewrite_pointer_cast(i);
+      } else if (tok.kind == Kind::identifier && tok.text == "cudaLaunchCooperativeKernel" && !scopes.empty() &&
+                 scopes.back() == Scope::function) {
+        rewrite_cooperative_launch(i);
       }
     }
     if (!scopes.empty()) throw ParseError(t_.back().line, "a '{' is never closed");
@@ -630,6 +635,32 @@ class Rewriter {
     replace(t_[i].begin, t_[i].end, "::rooflab::emu::detail::aligned_reinterpret_cast");
     replace(t_[end].begin, t_[end].end, ", \"" + escaped(type) + "\")");
     ++constructs_;
+  }
+
+  // cudaLaunchCooperativeKernel(k, grid, block, args, ...) in a function body: the backend calls k with the
+  // arguments args points at, so it needs k's type, which the usual spelling `(void*)k` hides. The call goes
+  // to ::rooflab::emu::detail::cooperative_launch, and a cast of the first argument to void* (C-style,
+  // reinterpret_cast or static_cast) is dropped; what remains must name the kernel (checked there).
+  void rewrite_cooperative_launch(std::size_t i) {
+    if (!is(i + 1, "(")) return;
+    const std::size_t name_begin = i > 0 && is(i - 1, "::") ? i - 1 : i;
+    replace(t_[name_begin].begin, t_[i].end, "::rooflab::emu::detail::cooperative_launch");
+    ++constructs_;
+    std::size_t a = i + 2;
+    const auto void_pointer = [this](std::size_t k) {  // [const] void * [const], ending where it ends
+      if (is(k, "const")) ++k;
+      if (!is(k, "void") || !is(k + 1, "*")) return std::size_t{0};
+      k += 2;
+      if (is(k, "const")) ++k;
+      return k;
+    };
+    if (is(a, "(")) {
+      const std::size_t close = void_pointer(a + 1);
+      if (close != 0 && is(close, ")")) replace(t_[a].begin, t_[close].end, "");
+    } else if ((is(a, "reinterpret_cast") || is(a, "static_cast")) && is(a + 1, "<")) {
+      const std::size_t close = void_pointer(a + 2);
+      if (close != 0 && is(close, ">") && is(close + 1, "(")) replace(t_[a].begin, t_[close].end, "");  // keeps (k)
+    }
   }
 
   // Whether a `*` before token i is a dereference: what precedes it cannot end an operand (a name, a number,

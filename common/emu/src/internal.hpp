@@ -59,6 +59,11 @@ inline constexpr unsigned char kPoisonByte = 0xCD;
 void* shared_begin_block(std::size_t dynamic_bytes, std::size_t limit);
 // Ends a block; returns a description of a write into the padding after a shared variable, or "".
 std::string shared_end_block();
+// A cooperative launch keeps all its blocks resident: each block gets shared-memory state of its own, and the
+// scheduler puts it in use before running the block's threads (nullptr: the worker's own state again).
+void* shared_new_state();
+void shared_use_state(void* state);
+void shared_delete_state(void* state);
 
 // ---- the scheduler's view of the running thread (scheduler.cpp), for reports ----
 const char* current_kernel_for_report();

@@ -10,6 +10,9 @@
 //   - a warp collective whose mask names a lane that exited or waits at a block barrier,
 //   - an exception escaping a CUDA thread.
 // Blocks are handed to the worker threads from an atomic counter; fibers never move between OS threads.
+// Two more waits: the sync of a tile of several warps (released when the tile's live threads all wait at it,
+// whatever the rest of the block does) and grid.sync() in a cooperative launch, which runs every block on the
+// calling thread, interleaved, each until all its threads wait at grid.sync() (run_cooperative).
 // GCC 12 reports a false -Wrestrict inside std::string's operator+ at -O3 (GCC bug 105329).
 #if defined(__GNUC__) && !defined(__clang__) && __GNUC__ == 12
 #pragma GCC diagnostic ignored "-Wrestrict"
@@ -149,9 +152,12 @@ std::size_t os_page() {
 }
 void note_stack(const ctx::stack_context& s, bool live) {
   const auto guard = reinterpret_cast<std::uintptr_t>(s.sp) - s.size;  // the lowest page is PROT_NONE
-  for (auto& g : g_stack_guards) {
+  // Open addressing from the guard's page number: a stack is noted and forgotten in a step or two, where a
+  // scan from slot 0 made thousands of live fibers (a cooperative grid keeps one per thread) quadratic.
+  const std::size_t start = (guard / os_page()) % kStackRecords;
+  for (std::size_t k = 0; k < kStackRecords; ++k) {
     std::uintptr_t expected = live ? 0 : guard;
-    if (g.compare_exchange_strong(expected, live ? guard : 0)) return;
+    if (g_stack_guards[(start + k) % kStackRecords].compare_exchange_strong(expected, live ? guard : 0)) return;
   }
 }
 ctx::stack_context new_stack() {
@@ -197,12 +203,18 @@ struct PooledStack {
 
 // ---- per-thread and per-block state ----
 
-enum class State { not_started, runnable, at_barrier, at_warp, at_wait, done };
+enum class State : std::uint8_t { not_started, runnable, at_barrier, at_warp, at_tile, at_grid, at_wait, done };
 
 struct CudaThread {
   uint3 idx{};
   unsigned linear = 0;
   State state = State::not_started;
+  // (Small fields here fill what was padding before `fiber`: records scanned per collective stay as short.)
+  std::uint8_t tile_syncs = 0;  // parity of the race-mode tile object
+  std::uint8_t grid_syncs = 0;  // parity of the race-mode grid object
+  // the sync of a tile of more than one warp: its threads [tile_first, tile_first + tile_count) of the block
+  std::uint16_t tile_first = 0;
+  std::uint16_t tile_count = 0;
   ctx::fiber fiber;  // the thread's context while it is suspended
   ctx::fiber sched;  // the scheduler's context while the thread runs
   const char* file = "";
@@ -239,6 +251,8 @@ struct Launch {
   std::atomic<unsigned long long> next_block{0};
   std::atomic<bool> failed{false};
   char done_sync = 0;  // race mode: every thread releases here when it ends; the host acquires after the grid
+  bool cooperative = false;  // cudaLaunchCooperativeKernel: every block resident, grid.sync() allowed
+  char grid_sync[2] = {};    // race mode: grid.sync()'s objects, by parity
   std::mutex error_mutex;
   std::string error;
   void fail(const std::string& message) {
@@ -254,6 +268,14 @@ struct BlockRun {
   std::vector<CudaThread> threads;
   int alive = 0;
   int waiting_warp = 0;  // threads waiting at a warp collective
+  int waiting_tile = 0;  // threads waiting at the sync of a tile of more than one warp
+  int waiting_grid = 0;  // threads waiting at grid.sync()
+  unsigned long long linear = 0;  // the block's rank in the grid
+  std::size_t next_start = 0;     // round 0: threads started so far
+  std::uint64_t round = 0;
+  std::vector<unsigned char> tile_scratch;  // multi-warp tile collectives: 16 bytes in, 16 out per thread
+  std::unique_ptr<char[]> tile_sync;        // race mode: two objects (parities) per thread rank
+  void* shared_state = nullptr;             // a cooperative launch's own shared memory for this block
   void* dynamic_smem = nullptr;            // guarded, poisoned (shared_memory.cpp)
   // Race mode: one object per barrier parity, and per warp per collective parity. On the heap and new for
   // each block: TSan keys sync objects by address, and one left at the same address would order the next
@@ -401,9 +423,13 @@ std::string hex_mask(unsigned m) {
 
 // Two lanes that meet in one collective must be doing the same thing: the same intrinsic (or the same
 // wmma operation) with the same mask. Returns a description of the mismatch, or "".
-std::string collective_mismatch(const CudaThread& a, unsigned lane_a, const CudaThread& b, unsigned lane_b) {
+// The test alone, for the hot path (every lane pair of every collective): no string is built when they agree.
+bool same_collective(const CudaThread& a, const CudaThread& b) {
   const bool same_call = a.op != detail::kWarpCall || std::memcmp(a.value, b.value, sizeof(void (*)())) == 0;
-  if (a.op == b.op && same_call && a.mask == b.mask) return "";
+  return a.op == b.op && same_call && a.mask == b.mask;
+}
+std::string collective_mismatch(const CudaThread& a, unsigned lane_a, const CudaThread& b, unsigned lane_b) {
+  if (same_collective(a, b)) return "";
   const auto site = [](const CudaThread& t, unsigned lane) {
     return "lane " + std::to_string(lane) + " at " + op_name(t.op) + "(mask " + hex_mask(t.mask) + ") " + t.file + ":" +
            std::to_string(t.line);
@@ -428,6 +454,7 @@ bool resolve_warps(BlockRun& b) {
         if (((t.mask >> p) & 1u) == 0) continue;
         const CudaThread& other = b.threads[base + p];
         if (other.state == State::at_warp) {
+          if (same_collective(t, other)) continue;
           if (const std::string m = collective_mismatch(t, static_cast<unsigned>(l), other, static_cast<unsigned>(p));
               !m.empty()) {
             b.launch->fail("kernel " + b.launch->name + ", block " + dim_str(b.idx) + ", warp " +
@@ -588,13 +615,87 @@ thread_local std::vector<CudaThread> tl_thread_cache;
 thread_local std::vector<unsigned> tl_first_order;
 thread_local std::vector<unsigned> tl_round_order;
 
-void run_block(Launch& launch, unsigned long long linear_block) {
-  // The scheduler's bookkeeping is not the kernel's memory traffic (and the thread records are reused by
-  // the next block, which nothing orders after this one).
-  IgnoreScope ignore;
-  BlockRun b;
+// ---- tiles of more than one warp (thread_block_tile<64> ... <1024>) ----
+
+// Releases the tiles whose live threads all wait at their sync. Returns true if any was released; reports
+// a tile that can never complete (a member exited, or waits at a block barrier, a grid barrier or the sync of
+// a different tile).
+bool resolve_tiles(BlockRun& b) {
+  bool progress = false;
+  const std::size_t n = b.threads.size();
+  for (std::size_t i = 0; i < n; ++i) {
+    const CudaThread& t = b.threads[i];
+    if (t.state != State::at_tile) continue;
+    const std::size_t first = t.tile_first, end = std::min<std::size_t>(n, first + t.tile_count);
+    bool ready = true;
+    for (std::size_t p = first; p < end && ready; ++p) {
+      const CudaThread& m = b.threads[p];
+      if (m.state == State::at_tile && m.tile_first == t.tile_first && m.tile_count == t.tile_count) continue;
+      if (m.state == State::at_warp || m.state == State::runnable || m.state == State::not_started) {
+        ready = false;  // its warp collective may still complete
+        continue;
+      }
+      const std::string other = m.state == State::done         ? "has exited"
+                                : m.state == State::at_barrier ? std::string("waits at __syncthreads at ") + m.file +
+                                                                     ":" + std::to_string(m.line)
+                                : m.state == State::at_grid    ? std::string("waits at grid.sync() at ") + m.file +
+                                                                     ":" + std::to_string(m.line)
+                                                               : std::string("waits at the sync of a ") +
+                                                                     std::to_string(m.tile_count) + "-thread tile at " +
+                                                                     m.file + ":" + std::to_string(m.line);
+      b.launch->fail(where(b, t) + ": the sync of its " + std::to_string(t.tile_count) + "-thread tile at " + t.file +
+                     ":" + std::to_string(t.line) + " can never complete: thread " + dim_str(m.idx) +
+                     " of the same tile " + other + " (every thread of a thread_block_tile must reach its sync)");
+      return false;
+    }
+    if (ready) {
+      for (std::size_t p = first; p < end; ++p) {
+        CudaThread& m = b.threads[p];
+        if (m.state != State::at_tile) continue;
+        m.state = State::runnable;
+        --b.waiting_tile;
+      }
+      progress = true;
+    }
+    i = std::max(i, end - 1);
+  }
+  return progress;
+}
+
+// Why a block whose live threads all wait can go no further, reported as the launch's error.
+void report_stuck_block(BlockRun& b) {
+  Launch& launch = *b.launch;
+  const CudaThread* grid = nullptr;
+  const CudaThread* other = nullptr;
+  for (const auto& t : b.threads) {
+    if (t.state == State::at_warp) {
+      launch.fail(where(b, t) + ": warp collective at " + t.file + ":" + std::to_string(t.line) +
+                  " can never complete: lanes of its mask wait elsewhere");
+      return;
+    }
+    if (t.state == State::at_wait) {
+      launch.fail(where(b, t) + ": " + t.wait_what + " at " + t.file + ":" + std::to_string(t.line) +
+                  " can never complete: every other thread of the block has exited or waits elsewhere");
+      return;
+    }
+    if (t.state == State::at_grid && grid == nullptr) grid = &t;
+    if (t.state != State::at_grid && t.state != State::done && other == nullptr) other = &t;
+  }
+  if (grid != nullptr && other != nullptr) {
+    launch.fail(where(b, *grid) + ": waits at grid.sync() at " + grid->file + ":" + std::to_string(grid->line) +
+                " while thread " + dim_str(other->idx) + " of its block waits at " + other->file + ":" +
+                std::to_string(other->line) + " (every thread of the grid must reach grid.sync())");
+    return;
+  }
+  launch.fail("kernel " + launch.name + ": the scheduler found no thread able to run");
+}
+
+// Sets up block `linear_block` of the launch in `b` (its thread records, shared memory, sync objects).
+// A cooperative launch gives each block records of its own: all its blocks are resident at once.
+void begin_block(Launch& launch, BlockRun& b, unsigned long long linear_block) {
   b.launch = &launch;
-  if (!kRaceMode) b.threads.swap(tl_thread_cache);
+  b.linear = linear_block;
+  if (!kRaceMode && !launch.cooperative) b.threads.swap(tl_thread_cache);
   const dim3 g = launch.grid;
   b.idx = {static_cast<unsigned>(linear_block % g.x), static_cast<unsigned>((linear_block / g.x) % g.y),
            static_cast<unsigned>(linear_block / (static_cast<unsigned long long>(g.x) * g.y))};
@@ -609,6 +710,8 @@ void run_block(Launch& launch, unsigned long long linear_block) {
     t.state = State::not_started;
     t.barriers_passed = 0;
     t.collectives = 0;
+    t.tile_syncs = 0;
+    t.grid_syncs = 0;
     t.tsan_fiber = nullptr;
   }
   b.alive = static_cast<int>(n);
@@ -620,23 +723,29 @@ void run_block(Launch& launch, unsigned long long linear_block) {
   // Exactly the requested bytes (rounded up to 16), ending against a guard page, poisoned: an overrun is
   // reported, and nothing the previous block left is visible.
   b.dynamic_smem = shared_begin_block(launch.dynamic_smem, launch.shared_limit);
-  blockIdx = b.idx;
-  blockDim = launch.block;
-  gridDim = launch.grid;
-  tl_block = &b;
+}
 
-  std::uint64_t round = 0;
+// Makes `b` the block the running code sees (built-in variables, the scheduler's view).
+void enter_block(BlockRun& b) {
+  blockIdx = b.idx;
+  blockDim = b.launch->block;
+  gridDim = b.launch->grid;
+  tl_block = &b;
+}
+
+// Round 0: start the threads back to back on one fiber, in the schedule's order. Most threads of most
+// kernels never block, and then a whole block runs on a handful of fibers. A thread that blocks keeps the
+// fiber it runs on, and the threads after it continue on a new one. (Race mode gives every thread a fiber
+// of its own instead, in the rounds: TSan needs one identity per CUDA thread.)
+void start_threads(BlockRun& b) {
 #if !defined(ROOFLAB_EMU_TSAN)
-  // Round 0: start the threads back to back on one fiber, in the schedule's order. Most threads of most
-  // kernels never block, and then a whole block runs on a handful of fibers. A thread that blocks keeps the
-  // fiber it runs on, and the threads after it continue on a new one. (Race mode gives every thread a
-  // fiber of its own instead: TSan needs one identity per CUDA thread.)
-  const std::vector<unsigned>& first_order = make_order(n, linear_block * 1000003ull, tl_first_order);
-  std::size_t next = 0;
-  while (next < n && !launch.failed) {
-    ctx::fiber runner(std::allocator_arg, PooledStack{}, [&b, &first_order, &next, n](ctx::fiber&& sched) {
-      while (next < n && !b.launch->failed) {
-        CudaThread& t = b.threads[first_order[next++]];
+  const std::size_t n = b.threads.size();
+  const std::vector<unsigned>& first_order = make_order(n, b.linear * 1000003ull, tl_first_order);
+  while (b.next_start < n && !b.launch->failed) {
+    // `first_order` is read only while threads are still to start, which ends within this function.
+    ctx::fiber runner(std::allocator_arg, PooledStack{}, [&b, &first_order, n](ctx::fiber&& sched) {
+      while (b.next_start < n && !b.launch->failed) {
+        CudaThread& t = b.threads[first_order[b.next_start++]];
         t.state = State::runnable;
         tl_thread = &t;
         threadIdx = t.idx;
@@ -649,72 +758,85 @@ void run_block(Launch& launch, unsigned long long linear_block) {
     runner = std::move(runner).resume();
     tl_thread = nullptr;
     // A non-empty continuation means the thread that was running blocked: the fiber is its from now on.
-    if (runner) b.threads[first_order[next - 1]].fiber = std::move(runner);
+    if (runner) b.threads[first_order[b.next_start - 1]].fiber = std::move(runner);
   }
-  round = 1;
+  b.round = 1;
+#else
+  (void)b;
 #endif
+}
+
+// Every live thread waits somewhere and no warp collective or tile can complete. Releases the block barrier
+// if all of them wait at one __syncthreads and returns true; otherwise reports why the block is stuck.
+bool release_block_barrier(BlockRun& b) {
+  Launch& launch = *b.launch;
+  const CudaThread* first = nullptr;
+  bool all_at_barrier = true;
+  int count = 0, all = 1, any = 0;
+  for (const auto& t : b.threads) {
+    if (t.state == State::done) continue;
+    if (t.state != State::at_barrier) {
+      all_at_barrier = false;
+      continue;
+    }
+    count += t.predicate != 0;
+    all &= t.predicate != 0;
+    any |= t.predicate != 0;
+    if (first == nullptr) {
+      first = &t;
+    } else if (t.line != first->line || (t.file != first->file && std::strcmp(t.file, first->file) != 0)) {
+      launch.fail("kernel " + launch.name + ", block " + dim_str(b.idx) +
+                  ": threads wait at different __syncthreads (a barrier inside a branch some threads skip): thread " +
+                  dim_str(first->idx) + " at " + first->file + ":" + std::to_string(first->line) + ", thread " +
+                  dim_str(t.idx) + " at " + t.file + ":" + std::to_string(t.line) +
+                  ". The CUDA programming guide makes __syncthreads in a branch that not every thread of the "
+                  "block takes undefined behaviour: some GPUs let it pass, others hang or corrupt shared memory, "
+                  "so the CPU backend refuses it; move the barrier out of the branch");
+      return false;
+    }
+  }
+  if (!all_at_barrier) {
+    report_stuck_block(b);
+    return false;
+  }
+  for (auto& t : b.threads) {
+    if (t.state != State::at_barrier) continue;
+    t.barrier_result = t.barrier_mode == 1 ? count : t.barrier_mode == 2 ? all : t.barrier_mode == 3 ? any : 0;
+    t.state = State::runnable;
+  }
+  return true;
+}
+
+// Runs the block's threads round after round until they have all finished (true), or, in a cooperative
+// launch, until every live one waits at grid.sync() (false: the grid scheduler releases them).
+bool advance_block(BlockRun& b) {
+  Launch& launch = *b.launch;
+  const std::size_t n = b.threads.size();
   while (!launch.failed && b.alive > 0) {
-    for (unsigned i : make_order(n, linear_block * 1000003ull + round, tl_round_order)) {
+    for (unsigned i : make_order(n, b.linear * 1000003ull + b.round, tl_round_order)) {
       CudaThread& t = b.threads[i];
       if (t.state == State::at_wait && t.ready(t.ready_arg)) t.state = State::runnable;
       if (t.state == State::not_started || t.state == State::runnable) resume(b, t);
       if (launch.failed) break;
     }
-    ++round;
+    ++b.round;
     if (launch.failed || b.alive == 0) break;
     if (b.waiting_warp > 0 && resolve_warps(b)) continue;
     if (launch.failed) break;
     if (wake_waiters(b)) continue;  // a wait ended by a thread that ran after the waiter in this round
-    // Every live thread now waits somewhere. A block barrier is released when all of them wait at it, at
-    // the same __syncthreads.
-    const CudaThread* first = nullptr;
-    bool all_at_barrier = true;
-    int count = 0, all = 1, any = 0;
-    for (const auto& t : b.threads) {
-      if (t.state == State::done) continue;
-      if (t.state != State::at_barrier) {
-        all_at_barrier = false;
-        continue;
-      }
-      count += t.predicate != 0;
-      all &= t.predicate != 0;
-      any |= t.predicate != 0;
-      if (first == nullptr) {
-        first = &t;
-      } else if (t.line != first->line || (t.file != first->file && std::strcmp(t.file, first->file) != 0)) {
-        launch.fail("kernel " + launch.name + ", block " + dim_str(b.idx) +
-                    ": threads wait at different __syncthreads (a barrier inside a branch some threads skip): thread " +
-                    dim_str(first->idx) + " at " + first->file + ":" + std::to_string(first->line) + ", thread " +
-                    dim_str(t.idx) + " at " + t.file + ":" + std::to_string(t.line) +
-                    ". The CUDA programming guide makes __syncthreads in a branch that not every thread of the "
-                    "block takes undefined behaviour: some GPUs let it pass, others hang or corrupt shared memory, "
-                    "so the CPU backend refuses it; move the barrier out of the branch");
-        break;
-      }
-    }
+    if (b.waiting_tile > 0 && resolve_tiles(b)) continue;
     if (launch.failed) break;
-    if (!all_at_barrier) {
-      for (const auto& t : b.threads) {
-        if (t.state == State::at_warp) {
-          launch.fail(where(b, t) + ": warp collective at " + t.file + ":" + std::to_string(t.line) +
-                      " can never complete: lanes of its mask wait elsewhere");
-          break;
-        }
-      }
-      for (const auto& t : b.threads) {
-        if (launch.failed || t.state != State::at_wait) continue;
-        launch.fail(where(b, t) + ": " + t.wait_what + " at " + t.file + ":" + std::to_string(t.line) +
-                    " can never complete: every other thread of the block has exited or waits elsewhere");
-      }
-      if (!launch.failed) launch.fail("kernel " + launch.name + ": the scheduler found no thread able to run");
-      break;
-    }
-    for (auto& t : b.threads) {
-      if (t.state != State::at_barrier) continue;
-      t.barrier_result = t.barrier_mode == 1 ? count : t.barrier_mode == 2 ? all : t.barrier_mode == 3 ? any : 0;
-      t.state = State::runnable;
-    }
+    if (b.waiting_grid > 0 && b.waiting_grid == b.alive) return false;
+    // Every live thread now waits somewhere: a block barrier is released when all of them wait at the same
+    // __syncthreads.
+    if (!release_block_barrier(b)) break;
   }
+  return true;
+}
+
+// Ends the block: unwinds what a failed launch left suspended and checks shared-memory padding.
+void end_block(BlockRun& b) {
+  Launch& launch = *b.launch;
   // Destroying a suspended fiber unwinds its stack (a failed launch); done fibers are already empty.
   if (b.alive > 0) {
     for (auto& t : b.threads) t.fiber = ctx::fiber();
@@ -729,7 +851,68 @@ void run_block(Launch& launch, unsigned long long linear_block) {
     launch.fail("kernel " + launch.name + ", block " + dim_str(b.idx) + ": " + padding);
   }
   tl_block = nullptr;
-  if (!kRaceMode) b.threads.swap(tl_thread_cache);
+  if (!kRaceMode && !launch.cooperative) b.threads.swap(tl_thread_cache);
+}
+
+void run_block(Launch& launch, unsigned long long linear_block) {
+  // The scheduler's bookkeeping is not the kernel's memory traffic (and the thread records are reused by
+  // the next block, which nothing orders after this one).
+  IgnoreScope ignore;
+  BlockRun b;
+  begin_block(launch, b, linear_block);
+  enter_block(b);
+  start_threads(b);
+  advance_block(b);
+  end_block(b);
+}
+
+// ---- cooperative launches: every block resident, grid.sync() a barrier of the whole grid ----
+//
+// All blocks run on the calling OS thread, interleaved: each runs, in the schedule's order of blocks, until
+// it ends or all its live threads wait at grid.sync(); then every waiting thread is released and the next
+// phase begins. Each block keeps its own thread records and shared memory (shared_use_state) from phase to
+// phase, as a resident block keeps its shared memory on a GPU. The order of blocks differs per schedule, so a
+// kernel that reads another block's results without grid.sync() reads stale data under one of them.
+void run_cooperative(Launch& launch, unsigned long long blocks) {
+  IgnoreScope ignore;
+  std::vector<std::unique_ptr<BlockRun>> runs(blocks);
+  std::vector<char> finished(blocks, 0);
+  for (unsigned long long i = 0; i < blocks && !launch.failed; ++i) {
+    runs[i] = std::make_unique<BlockRun>();
+    runs[i]->shared_state = shared_new_state();
+    shared_use_state(runs[i]->shared_state);
+    begin_block(launch, *runs[i], i);
+  }
+  std::vector<unsigned> order;
+  for (std::uint64_t phase = 0; !launch.failed; ++phase) {
+    bool waiting = false;
+    for (unsigned i : make_order(blocks, phase * 7919u + 1u, order)) {
+      BlockRun& b = *runs[i];
+      if (finished[i] != 0) continue;
+      shared_use_state(b.shared_state);
+      enter_block(b);
+      if (phase == 0) start_threads(b);
+      finished[i] = advance_block(b) ? 1 : 0;
+      waiting = waiting || finished[i] == 0;
+      if (launch.failed) break;
+    }
+    if (launch.failed || !waiting) break;
+    for (unsigned long long i = 0; i < blocks; ++i) {  // every block waits at grid.sync(): release them all
+      if (finished[i] != 0) continue;
+      for (auto& t : runs[i]->threads) {
+        if (t.state == State::at_grid) t.state = State::runnable;
+      }
+      runs[i]->waiting_grid = 0;
+    }
+  }
+  for (unsigned long long i = 0; i < blocks; ++i) {
+    if (!runs[i]) continue;
+    shared_use_state(runs[i]->shared_state);
+    enter_block(*runs[i]);
+    end_block(*runs[i]);
+    shared_use_state(nullptr);
+    shared_delete_state(runs[i]->shared_state);
+  }
 }
 
 }  // namespace
@@ -879,8 +1062,55 @@ void count_launch(const void* kernel, unsigned long long threads);  // runtime_a
 
 namespace detail {
 
+cudaError_t launch_grid(const void* kernel, dim3 grid, dim3 block, std::size_t dynamic_smem,
+                        const std::function<void()>& thread_body, const char* name, bool cooperative);
+
+namespace {
+// The CPU backend holds every thread of a cooperative grid suspended at grid.sync() at once, each on a fiber
+// stack of its own (two mappings each, under the kernel's vm.max_map_count of 65530): a bound of its own,
+// below what a large pretend GPU would hold.
+constexpr unsigned long long kCooperativeThreads = 16384;
+
+// cudaLaunchCooperativeKernel's checks before anything runs: the grid must fit on the pretend GPU at once (as
+// cudaOccupancyMaxActiveBlocksPerMultiprocessor answers for this kernel, times the SMs), else
+// cudaErrorCooperativeLaunchTooLarge as on a GPU; and within the backend's own bound (a KernelError).
+cudaError_t check_cooperative(const void* kernel, const std::string& name, unsigned long long blocks,
+                              unsigned long long threads, std::size_t dynamic_smem) {
+  int per_sm = 0, sms = 0;
+  cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, static_cast<int>(threads), dynamic_smem);
+  cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0);
+  const unsigned long long resident = static_cast<unsigned long long>(per_sm) * static_cast<unsigned long long>(sms);
+  if (blocks > resident) {
+    std::fprintf(stderr,
+                 "rooflab emu: cudaLaunchCooperativeKernel(%s): %llu blocks, but the pretend GPU holds at most %llu "
+                 "of them at once (%d SMs x %d blocks per SM, cudaOccupancyMaxActiveBlocksPerMultiprocessor): "
+                 "cudaErrorCooperativeLaunchTooLarge\n",
+                 name.c_str(), blocks, resident, sms, per_sm);
+    return cudaErrorCooperativeLaunchTooLarge;
+  }
+  if (blocks * threads > kCooperativeThreads) {
+    throw KernelError("kernel " + name + ": a cooperative launch of " + std::to_string(blocks * threads) +
+                      " threads; the CPU backend holds at most " + std::to_string(kCooperativeThreads) +
+                      " threads of a cooperative grid at once (each waits at grid.sync() on a stack of its own). "
+                      "A GPU would run it: size the grid for a smaller pretend GPU (ROOFLAB_EMU_SMS=4, say) or "
+                      "launch fewer blocks");
+  }
+  return cudaSuccess;
+}
+}  // namespace
+
 cudaError_t run_grid(const void* kernel, dim3 grid, dim3 block, std::size_t dynamic_smem,
                      const std::function<void()>& thread_body, const char* name) {
+  return launch_grid(kernel, grid, block, dynamic_smem, thread_body, name, false);
+}
+
+cudaError_t run_cooperative_grid(const void* kernel, dim3 grid, dim3 block, std::size_t dynamic_smem,
+                                 const std::function<void()>& thread_body, const char* name) {
+  return launch_grid(kernel, grid, block, dynamic_smem, thread_body, name, true);
+}
+
+cudaError_t launch_grid(const void* kernel, dim3 grid, dim3 block, std::size_t dynamic_smem,
+                        const std::function<void()>& thread_body, const char* name, bool cooperative) {
   banner();
   const std::string kernel_text = name != nullptr ? std::string(name) : kernel_name(kernel);
   const unsigned long long threads = static_cast<unsigned long long>(block.x) * block.y * block.z;
@@ -901,6 +1131,11 @@ cudaError_t run_grid(const void* kernel, dim3 grid, dim3 block, std::size_t dyna
                       "bytes), up to 227 KiB)");
   }
   const unsigned long long blocks = static_cast<unsigned long long>(grid.x) * grid.y * grid.z;
+  if (cooperative) {
+    if (const cudaError_t err = check_cooperative(kernel, kernel_text, blocks, threads, dynamic_smem); err != cudaSuccess) {
+      return err;
+    }
+  }
   count_launch(kernel, blocks * threads);
   note_kernel_launch(kernel_text);
   const DeviceMemoryOpen device_memory_open;  // the kernel may touch device memory; host code may not
@@ -914,6 +1149,7 @@ cudaError_t run_grid(const void* kernel, dim3 grid, dim3 block, std::size_t dyna
   launch.block = block;
   launch.dynamic_smem = dynamic_smem;
   launch.body = &thread_body;
+  launch.cooperative = cooperative;
   const auto work = [&launch, blocks] {
     ensure_fault_handler();  // this OS thread's alternate signal stack: a fiber stack overflow is reported
     tl_launch = &launch;
@@ -923,7 +1159,12 @@ cudaError_t run_grid(const void* kernel, dim3 grid, dim3 block, std::size_t dyna
     tl_launch = nullptr;
   };
   const int workers = static_cast<int>(std::min<unsigned long long>(static_cast<unsigned long long>(config().workers), blocks));
-  if (workers <= 1) {
+  if (cooperative) {
+    ensure_fault_handler();
+    tl_launch = &launch;
+    run_cooperative(launch, blocks);  // every block on this OS thread, interleaved at grid.sync()
+    tl_launch = nullptr;
+  } else if (workers <= 1) {
     work();
   } else {
     std::vector<std::thread> pool;
@@ -936,6 +1177,68 @@ cudaError_t run_grid(const void* kernel, dim3 grid, dim3 block, std::size_t dyna
     throw KernelError("kernel " + launch.name + ": " + overrun);
   }
   return cudaSuccess;
+}
+
+void tile_sync(unsigned first, unsigned count, const char* file, unsigned line) {
+  CudaThread* t = tl_thread;
+  if (t == nullptr) throw KernelError("a thread_block_tile's sync called outside a kernel");
+  void* sync = nullptr;
+  {
+    IgnoreScope ignore;
+    BlockRun& b = *tl_block;
+    if (!b.tile_sync) b.tile_sync = std::make_unique<char[]>(2 * b.threads.size());
+    sync = &b.tile_sync[2 * first + t->tile_syncs++ % 2u];
+  }
+  tsan_release(sync);
+  {
+    IgnoreScope ignore;
+    t->state = State::at_tile;
+    t->tile_first = static_cast<std::uint16_t>(first);
+    t->tile_count = static_cast<std::uint16_t>(count);
+    t->file = file;
+    t->line = line;
+    ++tl_block->waiting_tile;
+  }
+  suspend();
+  tsan_acquire(sync);
+}
+
+void* tile_scratch() {
+  IgnoreScope ignore;
+  BlockRun* b = tl_block;
+  if (b == nullptr) throw KernelError("a thread_block_tile collective called outside a kernel");
+  if (b->tile_scratch.empty()) b->tile_scratch.resize(b->threads.size() * 32);
+  return b->tile_scratch.data();
+}
+
+bool grid_is_cooperative() { return tl_block != nullptr && tl_block->launch->cooperative; }
+
+void grid_sync(const char* file, unsigned line) {
+  CudaThread* t = tl_thread;
+  if (t == nullptr) throw KernelError("grid.sync() called outside a kernel");
+  Launch& launch = *tl_block->launch;
+  if (!launch.cooperative) {
+    throw KernelError(std::string("grid.sync() at ") + file + ":" + std::to_string(line) +
+                      " in a kernel not launched with cudaLaunchCooperativeKernel: only a cooperative launch keeps "
+                      "every block resident, so a grid barrier elsewhere is undefined on a GPU (this_grid()."
+                      "is_valid() is false there, and the sync traps or hangs); launch the kernel with "
+                      "cudaLaunchCooperativeKernel");
+  }
+  void* sync = nullptr;
+  {
+    IgnoreScope ignore;
+    sync = &launch.grid_sync[t->grid_syncs++ % 2];
+  }
+  tsan_release(sync);
+  {
+    IgnoreScope ignore;
+    t->state = State::at_grid;
+    t->file = file;
+    t->line = line;
+    ++tl_block->waiting_grid;
+  }
+  suspend();
+  tsan_acquire(sync);
 }
 
 int syncthreads(int predicate, int mode, const char* file, unsigned line) {

@@ -58,7 +58,9 @@ struct WorkerShared {
   }
 };
 
-thread_local WorkerShared tl_shared;
+thread_local WorkerShared tl_worker_shared;
+thread_local WorkerShared* tl_block_shared = nullptr;  // a cooperative launch's running block, else null
+WorkerShared& shared_now() { return tl_block_shared != nullptr ? *tl_block_shared : tl_worker_shared; }
 
 void poison(const GuardedMapping& m) { std::memset(m.start, kPoisonByte, m.padded); }
 
@@ -107,7 +109,7 @@ std::string padding_report(const GuardedMapping& m, const std::string& what) {
 }  // namespace
 
 void* shared_begin_block(std::size_t dynamic_bytes, std::size_t limit) {
-  WorkerShared& w = tl_shared;
+  WorkerShared& w = shared_now();
   w.in_block.clear();
   w.in_a_block = true;
   w.static_bytes = 0;
@@ -123,7 +125,7 @@ void* shared_begin_block(std::size_t dynamic_bytes, std::size_t limit) {
 }
 
 std::string shared_end_block() {
-  WorkerShared& w = tl_shared;
+  WorkerShared& w = shared_now();
   std::string report = padding_report(w.dynamic, "block's dynamic shared memory");
   for (const auto& [key, site] : w.in_block) {
     if (report.empty()) report = padding_report(site->region, site->what);
@@ -138,12 +140,16 @@ std::string shared_end_block() {
   return report;
 }
 
+void* shared_new_state() { return new WorkerShared(); }
+void shared_use_state(void* state) { tl_block_shared = static_cast<WorkerShared*>(state); }
+void shared_delete_state(void* state) { delete static_cast<WorkerShared*>(state); }
+
 namespace detail {
 
 void* static_shared_storage(const void* key, std::size_t bytes, std::size_t align, const char* name, const char* file,
                             unsigned line) {
   IgnoreScope ignore;  // the lookup and the poison are the backend's, not the kernel's, memory traffic
-  WorkerShared& w = tl_shared;
+  WorkerShared& w = shared_now();
   for (const auto& [k, site] : w.in_block) {
     if (k == key) return site->region.start;
   }
@@ -171,7 +177,7 @@ void* static_shared_storage(const void* key, std::size_t bytes, std::size_t alig
 }  // namespace detail
 
 void* dynamic_shared_memory() {
-  WorkerShared& w = tl_shared;
+  WorkerShared& w = shared_now();
   if (!w.in_a_block) throw KernelError("dynamic shared memory asked for outside a kernel");
   return w.dynamic.start;
 }

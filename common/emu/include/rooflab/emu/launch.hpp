@@ -104,6 +104,17 @@ namespace detail {
 cudaError_t run_grid(const void* kernel, dim3 grid, dim3 block, std::size_t dynamic_smem,
                      const std::function<void()>& thread_body, const char* name = nullptr);
 void set_last_error(cudaError_t err);
+// run_grid for cudaLaunchCooperativeKernel: every block resident at once, so grid.sync() is a barrier of the
+// whole grid. A grid larger than the pretend GPU holds at once returns cudaErrorCooperativeLaunchTooLarge
+// without running anything, as on a GPU.
+cudaError_t run_cooperative_grid(const void* kernel, dim3 grid, dim3 block, std::size_t dynamic_smem,
+                                 const std::function<void()>& thread_body, const char* name = nullptr);
+// Cooperative groups beyond a warp (scheduler.cpp, for rooflab/emu/cooperative_groups.hpp): the sync of the
+// block's threads [first, first + count); 32 bytes per thread of the block for tile collectives; grid.sync().
+void tile_sync(unsigned first, unsigned count, const char* file, unsigned line);
+void* tile_scratch();
+void grid_sync(const char* file, unsigned line);
+bool grid_is_cooperative();
 
 // Device memory is closed to host code (PROT_NONE) except while a kernel runs, as on a GPU where host code
 // that dereferences a device pointer faults. One of these opens every device allocation while it lives:
@@ -186,6 +197,44 @@ template <typename Tuple, std::size_t... I>
 void check_pointer_arguments(const std::string& kernel, const Tuple& params, const char* parameters,
                              std::index_sequence<I...>) {
   (check_pointer_argument(kernel, I, std::get<I>(params), parameters), ...);
+}
+}  // namespace detail
+
+namespace detail {
+template <typename... P, std::size_t... I>
+std::tuple<std::decay_t<P>...> arguments_from(void** args, std::index_sequence<I...>) {
+  return std::tuple<std::decay_t<P>...>(*static_cast<std::decay_t<P>*>(args[I])...);
+}
+
+// cudaLaunchCooperativeKernel(kernel, grid, block, args, smem, stream), as the source rewriter passes it (a
+// `(void*)kernel` cast dropped, so that the kernel's parameter types are known): args[i] points at the i-th
+// argument, as in CUDA. The stream is ignored (streams are synchronous on the CPU).
+template <typename... P>
+cudaError_t cooperative_launch(void (*kernel)(P...), dim3 grid, dim3 block, void** args, std::size_t dynamic_smem = 0,
+                               cudaStream_t /*stream*/ = nullptr) {
+  const void* address = reinterpret_cast<const void*>(kernel);
+  const std::string name = kernel_name(address);
+  if (args == nullptr && sizeof...(P) > 0) {
+    throw KernelError("cudaLaunchCooperativeKernel(" + name + ", ...): args is null but the kernel takes " +
+                      std::to_string(sizeof...(P)) + " arguments (cudaErrorInvalidValue on a GPU)");
+  }
+  const auto params = arguments_from<P...>(args, std::index_sequence_for<P...>{});
+  begin_launch_arguments();
+  check_pointer_arguments(name, params, nullptr, std::index_sequence_for<P...>{});
+  const cudaError_t err = run_cooperative_grid(
+      address, grid, block, dynamic_smem, [&] { std::apply(kernel, params); }, name.c_str());
+  set_last_error(err);
+  return err;
+}
+
+// Anything else as the first argument: a pointer whose kernel the backend cannot see.
+template <typename T>
+cudaError_t cooperative_launch(T*, dim3, dim3, void**, std::size_t = 0, cudaStream_t = nullptr) {
+  static_assert(sizeof(T*) == 0,
+                "rooflab emu: cudaLaunchCooperativeKernel's first argument must name the kernel (k, &k, k<8>, or "
+                "any of these cast to void*): the CPU backend calls it with the arguments args points at, and "
+                "needs its parameter types for that");
+  return cudaErrorInvalidDeviceFunction;
 }
 }  // namespace detail
 
