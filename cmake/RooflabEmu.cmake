@@ -21,6 +21,23 @@
 # reports (dladdr).
 include_guard(GLOBAL)
 
+# The backend's include paths (ROOFLAB_EMU_CUDA_INCLUDE) and the headers the rewriter never rewrites
+# (ROOFLAB_EMU_SKIP_INCLUDES), from the backend's source directory (common/emu): set by the backend's build
+# and by a build that imports it (cmake/RooflabHarness.cmake).
+macro(rooflab_emu_paths emu_dir)
+  # cuda_include/ holds the backend's own versions of toolkit headers that need nvcc (<cooperative_groups.h>):
+  # it comes before the toolkit's include directory (rooflab_emu_add_cu also puts it first on each target).
+  set(ROOFLAB_EMU_CUDA_INCLUDE "${emu_dir}/cuda_include" CACHE INTERNAL "")
+  # Headers the rewriter never rewrites: the backend's, the toolkit's, the system's and rooflab's own harness
+  # headers (their nvcc branches launch kernels the CPU build never compiles). (The system's are the
+  # compiler's own directories and /usr/include, not all of /usr or /opt: a repository cloned under /opt is
+  # the user's.)
+  get_filename_component(_rooflab_common_dir "${emu_dir}" DIRECTORY)
+  set(ROOFLAB_EMU_SKIP_INCLUDES "${ROOFLAB_EMU_CUDA_INCLUDE}" "${emu_dir}/include"
+      ${CUDAToolkit_INCLUDE_DIRS} "${CUDAToolkit_LIBRARY_ROOT}" "${_rooflab_common_dir}/include"
+      ${CMAKE_CXX_IMPLICIT_INCLUDE_DIRECTORIES} /usr/include /usr/local/include CACHE INTERNAL "")
+endmacro()
+
 function(rooflab_emu_add_cu target)
   cmake_parse_arguments(E "RACE;TRAFFIC" "" "" ${ARGN})
   set(traffic_options "")

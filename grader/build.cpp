@@ -19,16 +19,37 @@
 #include <cstdio>
 #include <set>
 #include <sstream>
+#include <stdexcept>
 #include <thread>
 
 namespace rooflab::grader {
 
 namespace fs = std::filesystem;
 
+std::optional<fs::path> shared_harness() {
+  const char* dir = std::getenv("ROOFLAB_HARNESS");
+  if (dir == nullptr || *dir == '\0') return std::nullopt;
+  const fs::path build = fs::absolute(dir);
+  if (!fs::is_regular_file(build / "harness" / "targets.cmake")) {
+    throw std::invalid_argument(fmt::format("ROOFLAB_HARNESS={}: not a build of rooflab (no harness/targets.cmake); "
+                                            "unset it to compile the harness in each tree", dir));
+  }
+  return build;
+}
+
+std::vector<fs::path> harness_dirs() {
+  const auto build = shared_harness();
+  if (!build) return {};
+  return {*build / "common", *build / "harness"};
+}
+
 ProcessResult configure(const BuildTree& tree, bool echo, const std::optional<Sandbox>& sandbox) {
   std::vector<std::string> argv = {"cmake", "-S", tree.source_dir.string(), "--preset", tree.preset,
                                    "-B", tree.build_dir.string()};
   for (const auto& [k, v] : tree.defs) argv.push_back(fmt::format("-D{}={}", k, v));
+  // Always given, empty included: a tree configured once with an imported harness compiles its own again.
+  const auto harness = shared_harness();
+  argv.push_back("-DROOFLAB_HARNESS_TARGETS=" + (harness ? (*harness / "harness" / "targets.cmake").string() : ""));
   ProcessOptions o;
   o.timeout_s = 600;
   o.echo = echo;
@@ -55,7 +76,7 @@ std::string configure_inputs(const BuildTree& tree) {
   for (const auto& [k, v] : tree.defs) s += fmt::format("-D{}={}\n", k, v);
   // What the compiler and package checks of a configure see.
   for (const char* var : {"CXX", "CC", "CUDACXX", "CUDAARCHS", "CMAKE_PREFIX_PATH", "CPATH", "LIBRARY_PATH",
-                          "ROOFLAB_DEPS_PREFIX", "PATH"}) {
+                          "ROOFLAB_DEPS_PREFIX", "PATH", "ROOFLAB_HARNESS"}) {
     const char* v = std::getenv(var);
     s += fmt::format("env {}={}\n", var, v == nullptr ? "(unset)" : v);
   }

@@ -21,6 +21,13 @@ struct BuildTree {
   std::map<std::string, std::string> defs;  // extra -D definitions
 };
 
+// The harness a grade's trees import instead of compiling common/ again: ROOFLAB_HARNESS names a full build
+// of this project (CI's end-to-end tests set it to the build they test; cmake/RooflabHarness.cmake). Empty when
+// unset; std::invalid_argument when it names no such build. harness_dirs() is what a build sandbox must read
+// and execute then (the libraries and the CPU backend's rewriter); nothing of the build's solutions.
+std::optional<std::filesystem::path> shared_harness();
+std::vector<std::filesystem::path> harness_dirs();
+
 // Both run in `sandbox` when given (build_sandbox(): the build tree writable, the source tree read-only).
 ProcessResult configure(const BuildTree& tree, bool echo, const std::optional<Sandbox>& sandbox = std::nullopt);
 ProcessResult build_target(const std::filesystem::path& build_dir, const std::string& target, bool echo,

@@ -49,7 +49,7 @@ int cmd_grade(const GradeArgs& a) {
 
   // The build and every test binary run sandboxed (sandbox.hpp); the build may write the build tree.
   const ScratchRoot scratch;
-  GradingTree sandboxed{source_dir(), plan.tree.build_dir, plan.student_dir, {}, scratch.path()};
+  GradingTree sandboxed{source_dir(), plan.tree.build_dir, plan.student_dir, {}, scratch.path(), harness_dirs()};
   GradingTree for_build = sandboxed;  // the hidden tests are compiled; no test process may read them
   if (a.hidden_tests) for_build.readable.push_back(plan.hidden_tests);
   std::optional<Sandbox> build_box;
@@ -133,7 +133,7 @@ int cmd_inspect(const InspectArgs& a) {
   plan.student_dir = a.solutions ? source_dir() / "solutions" : base.student_dir;
   // Student code is compiled and its static binary run: both sandboxed, as in grade.
   const ScratchRoot scratch;
-  const GradingTree sandboxed{source_dir(), plan.tree.build_dir, plan.student_dir, {}, scratch.path()};
+  const GradingTree sandboxed{source_dir(), plan.tree.build_dir, plan.student_dir, {}, scratch.path(), harness_dirs()};
   if (a.solutions) {
     const ProcessResult conf = configure(plan.tree, false, build_sandbox(sandboxed));
     if (!conf.ok()) {

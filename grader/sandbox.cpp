@@ -186,6 +186,7 @@ Sandbox common_sandbox(const GradingTree& tree) {
 Sandbox build_sandbox(const GradingTree& tree) {
   Sandbox s = common_sandbox(tree);
   s.write.push_back(tree.build_dir);
+  s.read_exec.insert(s.read_exec.end(), tree.build_tools.begin(), tree.build_tools.end());
   return s;
 }
 

@@ -3,7 +3,7 @@
 # untracked and not ignored; never the tree itself) it scaffolds the next free lab id, then checks:
 #   1. nothing changed but new files under labs/NN-NAME/ and solutions/NN-NAME/ and one added line of
 #      labs/CMakeLists.txt; a second new-lab with the same id is refused (exit 2) and changes nothing;
-#   2. the lab builds alone (ROOFLAB_LABS=NN) against this build's harness (new_lab_root.cmake);
+#   2. the lab builds alone (ROOFLAB_LABS=NN) against this build's harness (cmake/RooflabHarness.cmake);
 #   3. `rooflab selftest` passes on every variant of it: the stub scores 0 saying "not implemented", the
 #      scaffolded solution earns full marks, its known-bad case loses the test it names and nothing else.
 #   new_lab_e2e.sh CLI BUILD_DIR SOURCE_DIR
@@ -81,9 +81,9 @@ PY
 scaffolded=$(date +%s)
 
 # ---- build the lab alone, against this build's harness ----
-# The course's top CMakeLists.txt would compile the harness again: new_lab_root.cmake imports this build's.
-cp "$src/grader/tests/new_lab_root.cmake" "$course/CMakeLists.txt"
-cmake -S "$course" -B "$work/build" -G Ninja -C "$build/new-lab/harness.cmake" \
+# The course's own top CMakeLists.txt, which imports this build's harness (harness/harness.cmake names it)
+# instead of compiling common/ again.
+cmake -S "$course" -B "$work/build" -G Ninja -C "$build/harness/harness.cmake" -DROOFLAB_SELFTEST=ON \
   -DROOFLAB_LABS="$id" -DROOFLAB_STUDENT_DIR="$course/solutions" \
   > "$work/configure.log" 2>&1 || { cat "$work/configure.log"; fail "configure of lab $id failed"; }
 configured=$(date +%s)

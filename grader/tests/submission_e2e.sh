@@ -36,4 +36,13 @@ grep -q "compared with a run of the reference solutions" "$work/honest.log" || {
 [[ "$f_score" == "0" ]] || { echo "the forged report earned $f_score of $f_max"; cat "$work/forged.log"; exit 1; }
 [[ "$forged_text" == *"do not match an independent run of the reference solution"* ]] ||
   { echo "the forged report lost its points for another reason: $forged_text"; exit 1; }
+# With ROOFLAB_HARNESS (as CTest runs this), both trees link that build's harness and compile none of their own.
+if [[ -n "${ROOFLAB_HARNESS:-}" ]]; then
+  for tree in "$work/tree" "$src/build/solutions"; do
+    ! grep -q "^build common/librooflab_common.a" "$tree/build.ninja" ||
+      { echo "$tree compiles the harness though ROOFLAB_HARNESS names one"; exit 1; }
+    grep -q "^ROOFLAB_HARNESS_TARGETS:[A-Z]*=$ROOFLAB_HARNESS/harness/targets.cmake\$" "$tree/CMakeCache.txt" ||
+      { echo "$tree does not import $ROOFLAB_HARNESS's harness"; exit 1; }
+  done
+fi
 echo "honest submission $h_score / $h_max, forged report $f_score / $f_max (values checked against the reference run)"

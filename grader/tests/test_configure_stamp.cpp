@@ -6,6 +6,9 @@
 
 #include <filesystem>
 #include <fstream>
+#include <stdexcept>
+#include <vector>
+#include <cstdlib>
 #include <unistd.h>
 
 namespace rooflab::grader {
@@ -77,6 +80,32 @@ TEST(ConfigureStamp, StudentFilesAddedOrRemovedConfigureAgain) {
   fs::create_directories(students / "01-memory-bandwidth");
   std::ofstream(students / "01-memory-bandwidth" / "kernels.cu") << "// lab 01\n";
   EXPECT_TRUE(configure_needed(t.tree).has_value()) << "another lab's files";
+}
+
+// ROOFLAB_HARNESS (CI's end-to-end trees import a full build's harness): a tree switched either way configures
+// again, and a value that names no build is refused rather than compiling against nothing.
+TEST(SharedHarness, NamesABuildOrIsRefusedAndSwitchingConfiguresAgain) {
+  FakeTree t;
+  unsetenv("ROOFLAB_HARNESS");
+  EXPECT_FALSE(shared_harness().has_value());
+  EXPECT_TRUE(harness_dirs().empty()) << "no harness imported: the build sandbox reads nothing more";
+  write_configure_stamp(t.tree);
+
+  const fs::path build = t.root / "full-build";
+  setenv("ROOFLAB_HARNESS", build.c_str(), 1);
+  EXPECT_THROW(shared_harness(), std::invalid_argument) << "no harness/targets.cmake there yet";
+  fs::create_directories(build / "harness");
+  std::ofstream(build / "harness" / "targets.cmake") << "# exported targets\n";
+  ASSERT_TRUE(shared_harness().has_value());
+  EXPECT_EQ(*shared_harness(), build);
+  const auto dirs = harness_dirs();
+  EXPECT_EQ(dirs, (std::vector<fs::path>{build / "common", build / "harness"}))
+      << "the libraries and the rewriter, never the whole build (it holds the solutions' binaries)";
+  EXPECT_TRUE(configure_needed(t.tree).has_value()) << "a tree that compiled its harness now imports one";
+  write_configure_stamp(t.tree);
+  EXPECT_FALSE(configure_needed(t.tree).has_value());
+  unsetenv("ROOFLAB_HARNESS");
+  EXPECT_TRUE(configure_needed(t.tree).has_value()) << "and back: it compiles its own again";
 }
 
 TEST(FirstBuild, TheEstimateSaysMinutesForTheCoresThereAre) {
