@@ -1068,8 +1068,9 @@ cudaError_t launch_grid(const void* kernel, dim3 grid, dim3 block, std::size_t d
 namespace {
 // The CPU backend holds every thread of a cooperative grid suspended at grid.sync() at once, each on a fiber
 // stack of its own (two mappings each, under the kernel's vm.max_map_count of 65530): a bound of its own,
-// below what a large pretend GPU would hold.
-constexpr unsigned long long kCooperativeThreads = 16384;
+// below what a large pretend GPU would hold. Race mode adds ThreadSanitizer's own state per fiber (about half
+// a megabyte): 12,416 threads exhausted its allocator, 4,096 run.
+constexpr unsigned long long kCooperativeThreads = kRaceMode ? 4096 : 16384;
 
 // cudaLaunchCooperativeKernel's checks before anything runs: the grid must fit on the pretend GPU at once (as
 // cudaOccupancyMaxActiveBlocksPerMultiprocessor answers for this kernel, times the SMs), else
