@@ -6,6 +6,8 @@
 #include "cg_beyond_warp_kernels.hpp"
 
 #include <cooperative_groups.h>
+#include <cooperative_groups/reduce.h>
+#include <cooperative_groups/scan.h>
 
 namespace cg = cooperative_groups;
 
@@ -62,6 +64,30 @@ __global__ void tile_member_exits_kernel(int* out) {
   tile.sync();
   out[block.thread_rank()] = 1;
 }
+
+// What each thread of a <<<>>> launch sees of the groups (GroupFacts, one per thread of the block).
+__global__ void group_facts_kernel(GroupFacts* out) {
+  cg::thread_block block = cg::this_thread_block();
+  GroupFacts f{};
+  f.grid_valid = cg::this_grid().is_valid() ? 1 : 0;
+  const cg::thread_group warp = cg::tiled_partition<32>(block);  // a tile of one warp is a thread_group
+  f.warp_rank = static_cast<unsigned>(warp.thread_rank());
+  f.warp_size = static_cast<unsigned>(warp.size());
+  const cg::thread_group eight = cg::tiled_partition(warp, 8);  // run-time partition of a tile
+  f.eight_rank = static_cast<unsigned>(eight.thread_rank());
+  f.eight_size = static_cast<unsigned>(eight.size());
+  const cg::thread_group sixteen = cg::tiled_partition(block, 16);
+  f.sixteen_size = static_cast<unsigned>(sixteen.size());
+  sixteen.sync();
+  if (block.size() % 64 == 0) {
+    cg::thread_block_tile<64> tile = cg::tiled_partition<64>(block);
+    f.exclusive = cg::exclusive_scan(tile, 1);
+    f.largest = cg::reduce(tile, static_cast<int>(block.thread_rank()), cg::greater<int>());
+  }
+  out[block.thread_rank()] = f;
+}
+
+void group_facts(GroupFacts* out, unsigned threads) { group_facts_kernel<<<1, threads>>>(out); }
 
 void divergent_tiles(int* out) { divergent_tiles_kernel<<<1, 256>>>(out); }
 

@@ -19,6 +19,16 @@ cudaError_t two_phase_sum(const int* in, int* block_sums, int* total, int n, uns
 // The same kernel launched with <<<>>>: its grid.sync() must be reported.
 void two_phase_sum_plain_launch(const int* in, int* block_sums, int* total, int n, unsigned blocks);
 
+// What thread t of one block of `threads` threads saw (group_facts_kernel, launched with <<<>>>).
+struct GroupFacts {
+  int grid_valid;                        // this_grid().is_valid(): 0 outside a cooperative launch
+  unsigned warp_rank, warp_size;         // tiled_partition<32>(block) as a thread_group
+  unsigned eight_rank, eight_size;       // tiled_partition(that group, 8)
+  unsigned sixteen_size;                 // tiled_partition(block, 16): the last tile may be short
+  int exclusive, largest;                // over tiled_partition<64>(block), when the block holds whole tiles
+};
+void group_facts(GroupFacts* out, unsigned threads);
+
 // A 128-thread tile of a 64-thread block (the tile cannot exist).
 void tile_larger_than_block(int* out);
 

@@ -89,6 +89,28 @@ TEST(CgBeyondWarp, ACooperativeGridLargerThanTheDeviceHoldsIsRefused) {
   cudaGetLastError();
 }
 
+TEST(CgBeyondWarp, TypeErasedGroupsAndRunTimePartitions) {
+  for (unsigned threads : {128u, 40u}) {  // 40: the last 16-thread tile holds 8 threads, the last warp 8
+    DeviceBuffer<cgbeyond::GroupFacts> out(threads);
+    cgbeyond::group_facts(out.data(), threads);
+    const auto got = out.download();
+    for (unsigned t = 0; t < threads; ++t) {
+      const std::string where = std::to_string(threads) + " threads, thread " + std::to_string(t);
+      const auto& f = got[t];
+      EXPECT_EQ(f.grid_valid, 0) << where;
+      EXPECT_EQ(f.warp_rank, t % 32) << where;
+      EXPECT_EQ(f.warp_size, 32u) << where;
+      EXPECT_EQ(f.eight_rank, t % 8) << where;
+      EXPECT_EQ(f.eight_size, 8u) << where;
+      EXPECT_EQ(f.sixteen_size, t / 16 * 16 + 16 <= threads ? 16u : threads % 16) << where;
+      if (threads % 64 == 0) {
+        EXPECT_EQ(f.exclusive, static_cast<int>(t % 64)) << where;
+        EXPECT_EQ(f.largest, static_cast<int>(t / 64 * 64 + 63)) << where;
+      }
+    }
+  }
+}
+
 TEST(CgBeyondWarp, ATileLargerThanTheBlockIsReported) {
   DeviceBuffer<int> out(64);
   const std::string e = kernel_error([&] { cgbeyond::tile_larger_than_block(out.data()); });
