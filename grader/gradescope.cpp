@@ -124,7 +124,8 @@ std::string run_autograder_script(const std::vector<std::string>& lab_ids, bool 
 # rooflab's Gradescope autograder, run for every submission in a fresh container of setup.sh's image. The
 # upload is in $root/submission: a student's files laid out like labs/ (or one lab's files at its top), maybe
 # inside one folder. The results go to $root/results/results.json. Gradescope has no GPU: the analytic and
-# CPU-backend points are graded here; the perf tests are named in the output, graded on the GPU cluster.
+# CPU-backend points are graded here, verified against the reference values the package recorded (reference/;
+# the package holds no solutions); the perf tests are named in the output, graded on the GPU cluster.
 # Outside Gradescope (the grader's own test): ROOFLAB_AUTOGRADER_ROOT (default /autograder), ROOFLAB_CLI (the
 # grader), ROOFLAB_AUTOGRADER_BUILD (its build tree), ROOFLAB_AUTOGRADER_ARGS (more grade options, split on
 # blanks). Written by `rooflab gradescope-package`.

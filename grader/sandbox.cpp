@@ -140,8 +140,11 @@ std::vector<fs::path> readable_source_entries(const fs::path& source_dir) {
   std::vector<fs::path> out;
   for (const auto& top : fs::directory_iterator(source_dir)) {
     const std::string name = top.path().filename().string();
-    // reference/: the values a Gradescope package recorded from the solutions (gradescope.cpp)
-    if (name == "solutions" || name == "reference" || name == "build" || name == ".git") continue;
+    // A Gradescope package's reference/ (the values it recorded from the solutions) and hidden-tests/ (a grade's
+    // build is given its hidden tests on their own: GradingTree::readable)
+    if (name == "solutions" || name == "reference" || name == "hidden-tests" || name == "build" || name == ".git") {
+      continue;
+    }
     out.push_back(top.path());
   }
   return out;

@@ -54,7 +54,7 @@ Sandbox build_sandbox(const GradingTree& tree);
 Sandbox test_sandbox(const GradingTree& tree);
 
 // What of the source tree a student process may read: every top-level entry except solutions/, reference/
-// (a Gradescope package's recorded reference values), build/
+// and hidden-tests/ (a Gradescope package's recorded reference values and hidden tests), build/
 // (other graders' trees; the run's own tree is added on its own) and .git. The known-bad cases quote the
 // solutions in their patches, so they live in solutions/NN/selftest/, unreadable with the rest of it.
 std::vector<std::filesystem::path> readable_source_entries(const std::filesystem::path& source_dir);

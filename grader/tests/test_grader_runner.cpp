@@ -10,6 +10,7 @@
 #include "report.hpp"
 #include "slurm.hpp"
 #include "runner.hpp"
+#include "sandbox.hpp"
 #include "symbols.hpp"
 #include "tests/test_support.hpp"
 
@@ -339,5 +340,17 @@ TEST(RecordedReference, OnlyARecordOfThisTestAndSeedThatMatchesVerifies) {
   r = grade({}, "4242");
   EXPECT_EQ(r.status, Status::failed);
   EXPECT_NE(r.output.find("no reference values were recorded for this lab's analytic tests"), std::string::npos);
+  fs::remove_all(dir);
+}
+
+// A package's records hold the reference run's values and its hidden tests answer what they test: no student
+// process may read them, as it may not read solutions/ (the sandbox's readable top-level entries leave all
+// three out; a grade's build is given its hidden tests on their own).
+TEST(RecordedReference, StudentProcessesMayNotReadThem) {
+  const fs::path dir = fs::temp_directory_path() / fmt::format("rooflab-readable-{}", getpid());
+  for (const char* top : {"labs", "common", "solutions", "reference", "hidden-tests"}) fs::create_directories(dir / top);
+  std::set<std::string> readable;
+  for (const auto& p : readable_source_entries(dir)) readable.insert(p.filename().string());
+  EXPECT_EQ(readable, (std::set<std::string>{"labs", "common"}));
   fs::remove_all(dir);
 }
