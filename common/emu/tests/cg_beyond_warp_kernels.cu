@@ -76,6 +76,8 @@ __global__ void group_facts_kernel(GroupFacts* out) {
   const cg::thread_group eight = cg::tiled_partition(warp, 8);  // run-time partition of a tile
   f.eight_rank = static_cast<unsigned>(eight.thread_rank());
   f.eight_size = static_cast<unsigned>(eight.size());
+  const cg::thread_group me = cg::this_thread();
+  f.alone = static_cast<unsigned>(me.size() * 100 + me.thread_rank());
   const cg::thread_group sixteen = cg::tiled_partition(block, 16);
   f.sixteen_size = static_cast<unsigned>(sixteen.size());
   sixteen.sync();

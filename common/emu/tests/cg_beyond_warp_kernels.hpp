@@ -24,6 +24,7 @@ struct GroupFacts {
   int grid_valid;                        // this_grid().is_valid(): 0 outside a cooperative launch
   unsigned warp_rank, warp_size;         // tiled_partition<32>(block) as a thread_group
   unsigned eight_rank, eight_size;       // tiled_partition(that group, 8)
+  unsigned alone;                        // this_thread(): size * 100 + thread_rank = 100
   unsigned sixteen_size;                 // tiled_partition(block, 16): the last tile may be short
   int exclusive, largest;                // over tiled_partition<64>(block), when the block holds whole tiles
 };

@@ -102,6 +102,7 @@ TEST(CgBeyondWarp, TypeErasedGroupsAndRunTimePartitions) {
       EXPECT_EQ(f.warp_size, 32u) << where;
       EXPECT_EQ(f.eight_rank, t % 8) << where;
       EXPECT_EQ(f.eight_size, 8u) << where;
+      EXPECT_EQ(f.alone, 100u) << where;
       EXPECT_EQ(f.sixteen_size, t / 16 * 16 + 16 <= threads ? 16u : threads % 16) << where;
       if (threads % 64 == 0) {
         EXPECT_EQ(f.exclusive, static_cast<int>(t % 64)) << where;

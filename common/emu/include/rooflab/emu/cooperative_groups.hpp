@@ -404,6 +404,11 @@ thread_block_tile<Size, thread_block_tile<ParentSize, GrandParentT>> tiled_parti
       rooflab::emu::cg_detail::make_tile{}, parent.thread_rank() / Size, ParentSize / Size);
 }
 
+// The calling thread alone, as a tile of one (meta_group_rank 0 of 1, as in the toolkit).
+inline thread_block_tile<1> this_thread() {
+  return thread_block_tile<1>(rooflab::emu::cg_detail::make_tile{}, 0, 1);
+}
+
 template <typename GroupT>
 void sync(const GroupT& group, const char* file = __builtin_FILE(), unsigned line = __builtin_LINE()) {
   group.sync(file, line);
