@@ -12,6 +12,7 @@
 #include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cstdlib>
 #include <fstream>
 #include <iterator>
@@ -280,8 +281,18 @@ void record_lab(const Lab& lab, const GradescopeArgs& a, const std::optional<std
                 const nlohmann::json& about, const fs::path& out) {
   std::string why;
   const std::string hidden = a.hidden_tests ? fs::absolute(*a.hidden_tests).lexically_normal().string() : "";
-  const auto binaries = reference_test_binaries(lab, false, hidden, autograder_grade({}).kinds, &why);
+  const std::vector<std::string> kinds = autograder_grade({}).kinds;
+  const auto binaries = reference_test_binaries(lab, false, hidden, kinds, &why);
   if (binaries.empty()) throw std::runtime_error(fmt::format("lab {}: no reference to record: {}", lab.id, why));
+  // A kind Gradescope grades with no reference here would be a kind no student could earn there.
+  for (const auto& b : lab.variant("main").binaries) {
+    const bool graded = std::find(kinds.begin(), kinds.end(), b.kind) != kinds.end() && !b.tests().empty();
+    if (graded && binaries.count(b.kind) == 0) {
+      throw std::runtime_error(fmt::format("lab {}: the reference solutions' {} tests cannot be built here{}, so no "
+                                           "value of theirs can be recorded", lab.id, b.kind,
+                                           b.unavailable.empty() ? "" : " (" + b.unavailable + ")"));
+    }
+  }
   const ScratchRoot plots;  // where the reference tests' plots go (nobody reads them)
   RunOptions options;
   options.env["ROOFLAB_REPORT_DIR"] = plots.path().string();
