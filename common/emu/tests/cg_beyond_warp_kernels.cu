@@ -43,7 +43,7 @@ __global__ void two_phase_sum_kernel(const int* in, int* block_sums, int* total,
     for (unsigned k = 0; k < block.size(); ++k) b += partial[k];
     block_sums[grid.block_rank()] = b;
   }
-  if (sync) grid.sync();
+  if (sync) grid.barrier_wait(grid.barrier_arrive());  // the split form of grid.sync()
   if (grid.block_rank() == 0 && block.thread_rank() == 0) {
     int t = 0;
     for (unsigned long long k = 0; k < grid.num_blocks(); ++k) t += block_sums[k];

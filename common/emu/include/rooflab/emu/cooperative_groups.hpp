@@ -100,6 +100,12 @@ class thread_block : public thread_group {
   static dim3 thread_index() { return dim3(threadIdx.x, threadIdx.y, threadIdx.z); }
   static dim3 dim_threads() { return blockDim; }
   static dim3 group_dim() { return blockDim; }
+  // The split barrier: the toolkit's own block version arrives for free and syncs at the wait, as here.
+  struct arrival_token {};
+  arrival_token barrier_arrive() const { return {}; }
+  void barrier_wait(arrival_token&&, const char* file = __builtin_FILE(), unsigned line = __builtin_LINE()) const {
+    __syncthreads(file, line);
+  }
 
  private:
   thread_block() : thread_group(kBlock) {}
@@ -120,6 +126,13 @@ class grid_group : public thread_group {
   // False in a kernel launched with <<<>>>, as on a GPU; grid.sync() there is reported.
   bool is_valid() const { return rooflab::emu::detail::grid_is_cooperative(); }
   void sync(const char* file = __builtin_FILE(), unsigned line = __builtin_LINE()) const {
+    rooflab::emu::detail::grid_sync(file, line);
+  }
+  // The split barrier: every thread waits at barrier_wait until the whole grid is there, a stricter order than
+  // a GPU's (which waits for the arrivals only); what a kernel may rely on between the two holds either way.
+  using arrival_token = unsigned int;
+  arrival_token barrier_arrive() const { return 0; }
+  void barrier_wait(arrival_token&&, const char* file = __builtin_FILE(), unsigned line = __builtin_LINE()) const {
     rooflab::emu::detail::grid_sync(file, line);
   }
   static unsigned long long num_blocks() { return static_cast<unsigned long long>(gridDim.x) * gridDim.y * gridDim.z; }
