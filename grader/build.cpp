@@ -552,9 +552,40 @@ Stub committed_stub(const Lab& lab, const std::string& file) {
   return stub;
 }
 
+namespace {
+
+// Writes `text` unless the file holds exactly that already: an unchanged student file keeps its time, so a
+// grade again, or the next student of a class handing in the same file, does not compile it again.
+void write_unless_same(const fs::path& path, const std::string& text) {
+  std::error_code ec;
+  if (fs::is_regular_file(fs::symlink_status(path, ec)) && read_file_or_empty(path) == text) return;
+  fs::remove(path, ec);  // whatever else is there (nothing the grader wrote is a link, but be sure)
+  std::ofstream(path, std::ios::binary | std::ios::trunc) << text;
+}
+
+// Removes from `dest` (lab folders, and the files in them) whatever this assembly did not write: another
+// student's file, another lab's folder.
+void remove_unwritten(const fs::path& dest, const std::set<fs::path>& written) {
+  std::error_code ec;
+  for (const auto& lab : fs::directory_iterator(dest, ec)) {
+    bool kept = false;
+    for (const auto& f : fs::directory_iterator(lab.path(), ec)) {
+      if (written.count(f.path()) != 0) {
+        kept = true;
+      } else {
+        fs::remove_all(f.path(), ec);
+      }
+    }
+    if (!kept) fs::remove_all(lab.path(), ec);
+  }
+}
+
+}  // namespace
+
 AssembledSubmission assemble_submission(const std::vector<const Lab*>& labs, const fs::path& submission,
                                         const fs::path& dest) {
   AssembledSubmission out;
+  std::set<fs::path> written;
   // Files at the top of a submission graded for several labs belong to none: say where they must go.
   if (labs.size() > 1) {
     std::set<std::string> names;
@@ -587,7 +618,8 @@ AssembledSubmission assemble_submission(const std::vector<const Lab*>& labs, con
         why = read_student_file(submission, rel, text);
         if (!why) why = include_policy_violation(text, lab->dir);
         if (!why) {
-          std::ofstream(out_dir / file, std::ios::binary) << text;
+          write_unless_same(out_dir / file, text);
+          written.insert(out_dir / file);
           continue;
         }
         out.refused.push_back({lab->id, file, *why});
@@ -597,11 +629,12 @@ AssembledSubmission assemble_submission(const std::vector<const Lab*>& labs, con
       const std::string as = stub.why_not ? "as a file that does not compile: " + *stub.why_not : "with " + stub.from;
       out.notes.push_back(why ? fmt::format("lab {}: {} was refused ({}); graded as missing, {}", lab->id, file, *why, as)
                               : fmt::format("lab {}: {} is not in the submission; graded {}", lab->id, file, as));
-      std::ofstream(out_dir / file, std::ios::binary)
-          << (stub.why_not ? "#error \"not in the submission, and no stub to grade it with (see the report)\"\n"
-                           : stub.text);
+      const std::string no_stub = "#error \"not in the submission, and no stub to grade it with (see the report)\"\n";
+      write_unless_same(out_dir / file, stub.why_not ? no_stub : stub.text);
+      written.insert(out_dir / file);
     }
   }
+  remove_unwritten(dest, written);
   return out;
 }
 

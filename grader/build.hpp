@@ -112,7 +112,9 @@ struct Stub {
 };
 Stub committed_stub(const Lab& lab, const std::string& file);
 
-// Copies the whitelisted student files of `labs` from a submission into `dest` laid out like labs/.
+// Copies the whitelisted student files of `labs` from a submission into `dest` laid out like labs/ (a file
+// whose bytes are already there keeps its time, so the build does not compile it again; what `dest` held
+// that this submission does not is removed).
 // A submission may hold <lab dir>/<file> or, when one lab is graded, the files at its top level. A file
 // the submission lacks, or one that read_student_file or include_policy_violation refuses, is graded as the
 // stub (committed_stub: never what an instructor wrote into labs/ of the grading checkout) and named in the

@@ -92,7 +92,6 @@ void take_student_files(const GradeArgs& a, GradePlan& p, bool first) {
   if (a.submission) {
     // Only the whitelisted files are taken, into the build tree (so parallel graders do not share them).
     p.student_dir = p.tree.build_dir / "student-files";
-    fs::remove_all(p.student_dir);
     auto assembled = assemble_submission(p.labs, fs::absolute(*a.submission), p.student_dir);
     if (first) p.notes.insert(p.notes.end(), assembled.notes.begin(), assembled.notes.end());
     p.refused = std::move(assembled.refused);

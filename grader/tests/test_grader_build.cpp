@@ -21,9 +21,11 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <algorithm>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -71,5 +73,41 @@ TEST(Build, SubmissionTakesOnlyWhitelistedFiles) {
   EXPECT_FALSE(fs::exists(tmp / "out" / "01-x" / "tests"));
   ASSERT_EQ(notes.size(), 1u);
   EXPECT_NE(notes[0].find("answers.cpp"), std::string::npos);
+  fs::remove_all(tmp);
+}
+
+// Assembling into a tree that holds a previous submission: a file with the same bytes keeps its time (the
+// build does not compile it again), a changed one is rewritten, and what the new submission lacks goes.
+TEST(Build, AssemblingAgainKeepsUnchangedFilesAndRemovesTheRest) {
+  const fs::path tmp = fs::temp_directory_path() / ("rooflab-grader-reuse-" + std::to_string(getpid()));
+  fs::remove_all(tmp);
+  fs::create_directories(tmp / "labs" / "01-x");
+  fs::create_directories(tmp / "a" / "01-x");
+  fs::create_directories(tmp / "b" / "01-x");
+  std::ofstream(tmp / "labs" / "01-x" / "answers.cpp") << "stub";
+  std::ofstream(tmp / "a" / "01-x" / "kernels.cu") << "same";
+  std::ofstream(tmp / "a" / "01-x" / "answers.cpp") << "a's answers";
+  std::ofstream(tmp / "b" / "01-x" / "kernels.cu") << "same";
+  Lab lab;
+  lab.id = "01";
+  lab.name = "x";
+  lab.dir = tmp / "labs" / "01-x";
+  lab.student_files = {"kernels.cu", "answers.cpp"};
+  const fs::path out = tmp / "out";
+  assemble_submission({&lab}, tmp / "a", out);
+  fs::create_directories(out / "02-y");
+  std::ofstream(out / "02-y" / "kernels.cu") << "another lab's file, from an earlier grade";
+  std::ofstream(out / "01-x" / "notes.txt") << "not a student file";
+  const auto old_time = fs::last_write_time(out / "01-x" / "kernels.cu") - std::chrono::hours(1);
+  fs::last_write_time(out / "01-x" / "kernels.cu", old_time);
+  fs::last_write_time(out / "01-x" / "answers.cpp", old_time);
+
+  assemble_submission({&lab}, tmp / "b", out);
+  EXPECT_EQ(read(out / "01-x" / "kernels.cu"), "same");
+  EXPECT_EQ(fs::last_write_time(out / "01-x" / "kernels.cu"), old_time) << "the same bytes: not rewritten";
+  EXPECT_EQ(read(out / "01-x" / "answers.cpp"), "stub") << "b has none: graded as the stub";
+  EXPECT_NE(fs::last_write_time(out / "01-x" / "answers.cpp"), old_time) << "other bytes: rewritten";
+  EXPECT_FALSE(fs::exists(out / "01-x" / "notes.txt"));
+  EXPECT_FALSE(fs::exists(out / "02-y")) << "a lab this grade does not grade leaves the student folder";
   fs::remove_all(tmp);
 }
