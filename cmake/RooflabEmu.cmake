@@ -48,6 +48,12 @@ function(rooflab_emu_add_cu target)
     set(traffic_options ";-fsanitize=thread;--param=tsan-instrument-func-entry-exit=0;-g1;-fno-tree-vectorize;-fno-tree-slp-vectorize;-fno-tree-sra;-finline-limit=10000")
     target_link_libraries(${target} PRIVATE rooflab::emu_traffic)
   endif()
+  # Every load and store of the kernels is checked for its type's alignment (GCC's UBSan alignment check alone,
+  # answered by the backend's own entry point in common/emu/src/alignment.cpp, not libubsan): a GPU faults on a
+  # misaligned float4 (half2, double2 ...) access whatever code the host compiler would emit for it, through a
+  # pointer kept in a variable or made by a C-style cast too. Recoverable: the entry point fails the launch and
+  # returns (GCC declares the check's call nothrow, so it cannot throw out of the kernel).
+  set(alignment_options ";-fsanitize=alignment;-fsanitize-recover=alignment")
   # A .cu's standard is the target's CUDA_STANDARD (as nvcc would compile it), even where the target's .cpp
   # files use another; without one, the target's CXX_STANDARD. A generator expression: set it before or after.
   set(cuda_standard "$<TARGET_PROPERTY:${target},CUDA_STANDARD>")
@@ -74,7 +80,7 @@ function(rooflab_emu_add_cu target)
       COMMAND_EXPAND_LISTS
       VERBATIM)
     target_sources(${target} PRIVATE "${wrapper}")
-    set_source_files_properties("${wrapper}" PROPERTIES COMPILE_OPTIONS "-iquote;${dir}${traffic_options};${standard}")
+    set_source_files_properties("${wrapper}" PROPERTIES COMPILE_OPTIONS "-iquote;${dir}${alignment_options}${traffic_options};${standard}")
   endforeach()
   if(E_RACE)
     rooflab_emu_use(${target} RACE)

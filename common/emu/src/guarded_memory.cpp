@@ -408,6 +408,15 @@ void on_fault(int sig, siginfo_t* info, void* context) {
   // from memory holding the 0xCD poison).
   const bool general_protection = sig == SIGSEGV && info->si_code == SI_KERNEL;
   if (in_kernel && (general_protection || (sig == SIGBUS && info->si_code == BUS_ADRALN))) {
+    // The check before the access reported it already, with the access's line: the CPU faults as well when
+    // the compiler chose an aligned SSE instruction for it.
+    if (const char* report = pending_misaligned_report(); report != nullptr) {
+      std::snprintf(msg, sizeof msg, "\nrooflab emu: kernel %s, block (%u,%u,%u), thread (%u,%u,%u): %s.\n",
+                    kernel != nullptr ? kernel : "?", block.x, block.y, block.z, thread.x, thread.y, thread.z, report);
+      write_err(msg);
+      end_with_default_action(sig);
+      return;
+    }
     std::uintptr_t at = addr;
     unsigned width = 16;
     int decoded = sig == SIGBUS ? 1 : 0;

@@ -95,6 +95,8 @@ void count_copy(Direction d, std::size_t bytes);
 void install_fault_handler();
 // The cudaMalloc allocation whose data pages hold `addr`, if any (lock-free: the fault handler uses it).
 const GuardRecord* device_data_record(std::uintptr_t addr);
+// The misaligned access the alignment sanitizer reported for the running CUDA thread, if any (alignment.cpp).
+const char* pending_misaligned_report();
 // Appends " made at f <- g" (where the allocation was made) to msg.
 void append_site(char* msg, std::size_t cap, const GuardRecord& g);
 GuardRecord* register_guard(const void* guard, const void* front_guard, const void* start, std::size_t size,

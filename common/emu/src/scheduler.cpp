@@ -1052,6 +1052,14 @@ bool current_thread_for_report(uint3* block, uint3* thread) {
   *thread = tl_thread->idx;
   return true;
 }
+// A report from code that must not throw (the alignment sanitizer's entry point, alignment.cpp): the running
+// thread's launch fails with it as if the thread had thrown it; the thread itself runs on.
+bool fail_current_launch(const std::string& what) {
+  if (tl_block == nullptr || tl_thread == nullptr) return false;
+  IgnoreScope ignore;  // the backend's bookkeeping, not the kernel's memory traffic
+  tl_block->launch->fail(where(*tl_block, *tl_thread) + ": " + what);
+  return true;
+}
 
 std::size_t max_dynamic_smem(const void* kernel);  // runtime_api.cpp (cudaFuncSetAttribute)
 std::string check_padding_canaries();             // runtime_api.cpp
