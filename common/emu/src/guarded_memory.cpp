@@ -456,6 +456,13 @@ void on_fault(int sig, siginfo_t* info, void* context) {
     end_with_default_action(sig);
     return;
   }
+  // A misaligned access that ran on after its report (the check cannot stop the thread) and crossed the end of
+  // its allocation: the misalignment is the cause, the overrun its consequence.
+  if (const char* report = in_kernel ? pending_misaligned_report() : nullptr; report != nullptr) {
+    std::snprintf(msg, sizeof msg, "\nrooflab emu: kernel %s, block (%u,%u,%u), thread (%u,%u,%u): %s; then:",
+                  kernel != nullptr ? kernel : "?", block.x, block.y, block.z, thread.x, thread.y, thread.z, report);
+    write_err(msg);
+  }
   for (const auto& g : g_guards) {
     const std::uintptr_t guard = g.guard.load(std::memory_order_relaxed);
     if (guard == 0) continue;
