@@ -119,6 +119,18 @@ for v in "${variants[@]}"; do
   tail -n 1 "$work/selftest-$v.log"
 done
 grep -q "not implemented" "$work/selftest-stubs.log" || fail "the stub's failures do not say \"not implemented\""
+
+# ---- a known-bad case out of date with its solution: the tree still configures, the case's test fails ----
+# (the scaffold's case patches the loop header of the solution's kernel; a solution edit takes it away)
+case_dir=$(ls -d "$course/solutions/$dir/selftest/"*/ | head -n1)
+case=$(basename "$case_dir")
+sed -i 's/i < n; i += grid_threads()/i < n; i += grid_threads() \/* edited *\//' "$course/solutions/$dir/kernels.cu"
+cmake -S "$course" -B "$work/build" > "$work/stale-configure.log" 2>&1 ||
+  { cat "$work/stale-configure.log"; fail "a stale known-bad case stopped the configure"; }
+grep -q "known-bad case $case left out" "$work/stale-configure.log" || fail "the configure did not warn about $case"
+! ctest --test-dir "$work/build" --output-on-failure -R "^lab$id[.]selftest[.]st-$case\$" > "$work/stale-test.log" 2>&1 ||
+  { cat "$work/stale-test.log"; fail "the stale case's test passed"; }
+grep -q "must match exactly once" "$work/stale-test.log" || { cat "$work/stale-test.log"; fail "the stale case's test does not say why"; }
 done_at=$(date +%s)
 echo "new-lab $id: scaffold $((scaffolded - start)) s, configure $((configured - scaffolded)) s," \
      "build ${#targets[@]} binaries $((built - configured)) s, selftest $((done_at - built)) s"
