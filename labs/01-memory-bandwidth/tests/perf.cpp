@@ -90,7 +90,7 @@ void grade_kernel(std::string_view id) {
   ASSERT_NO_FATAL_FAILURE(expect_output(v, arr));
   rooflab::grading::note(std::string(v.id()) + ": " + m.summary());
   // Best sample against the ceiling's best sample (calibration reports the best, as BabelStream does).
-  rooflab::grading::award("01", v.decl.graded_by[0], m.work.bytes() / m.min_s);
+  rooflab::grading::award(ROOFLAB_LAB_ID, v.decl.graded_by[0], m.work.bytes() / m.min_s);
 }
 
 double strided_gbps(std::size_t stride) {
@@ -124,7 +124,7 @@ ROOFLAB_TEST(Lab01Perf, StridedCollapse) {
   ROOFLAB_REQUIRE_GPU();
   const double bw1 = strided_gbps(1);
   const double bw32 = strided_gbps(32);
-  const double limit = rooflab::threshold("01", lab01::kernel("strided_read").decl.graded_by[0]).ratio_max();
+  const double limit = rooflab::threshold(ROOFLAB_LAB_ID, lab01::kernel("strided_read").decl.graded_by[0]).ratio_max();
   rooflab::grading::note(fmt::format("strided read: {:.1f} GB/s at stride 1, {:.1f} GB/s at stride 32 (ratio {:.3f}, "
                                      "must be at most {:.2f})", bw1, bw32, bw32 / bw1, limit));
   EXPECT_TRUE(rooflab::grading::speed_verdict(bw32 / bw1 <= limit, "stride-32 / stride-1 bandwidth <= limit"))

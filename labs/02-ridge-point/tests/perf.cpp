@@ -54,7 +54,7 @@ ROOFLAB_TEST(Lab02Perf, FmaFp32Peak) {
   rooflab::grading::note(fmt::format("{}; SM clock {:.0f} MHz ({}); {}", m.summary(), clock,
                                      m.mean_sm_clock_mhz > 0 ? "measured" : "maximum: NVML absent", theory));
   // The best sample, as the calibration's ceilings are measured.
-  rooflab::grading::award("02", "fma_fp32", m.work.flops / m.min_s);
+  rooflab::grading::award(ROOFLAB_LAB_ID, "fma_fp32", m.work.flops / m.min_s);
 }
 
 ROOFLAB_TEST(Lab02Perf, FmaHalf2AgainstDatasheet) {

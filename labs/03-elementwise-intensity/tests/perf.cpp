@@ -78,7 +78,7 @@ ROOFLAB_TEST(Lab03Perf, UnfusedKernelsOnTheMemoryRoof) {
   const double worst = std::min({bias_add.best_gbps(), gelu.best_gbps(), residual.best_gbps()});
   rooflab::grading::note(fmt::format("bias add {:.0f} GB/s, GELU {:.0f} GB/s, residual add {:.0f} GB/s",
                                      bias_add.best_gbps(), gelu.best_gbps(), residual.best_gbps()));
-  rooflab::grading::award("03", "unfused", rooflab::units::bytes_per_s_from_gb(worst));
+  rooflab::grading::award(ROOFLAB_LAB_ID, "unfused", rooflab::units::bytes_per_s_from_gb(worst));
 }
 
 ROOFLAB_TEST(Lab03Perf, FusionSpeedupAsPredicted) {
@@ -101,7 +101,7 @@ ROOFLAB_TEST(Lab03Perf, FusionSpeedupAsPredicted) {
   // The predicted speedup is the byte ratio (both are memory-bound), counted here, not by the answers.
   const double predicted = unfused.work.bytes() / fused.work.bytes();
   const double measured = unfused.min_s / fused.min_s;
-  const auto& t = rooflab::threshold("03", "fusion_speedup");
+  const auto& t = rooflab::threshold(ROOFLAB_LAB_ID, "fusion_speedup");
   const double fraction = measured / predicted;
   rooflab::grading::award(rooflab::sliding_score(t, fraction),
                           fmt::format("fusion speedup {:.2f}x measured, {:.2f}x predicted from the bytes ({:.0f}%)",
@@ -147,7 +147,7 @@ ROOFLAB_TEST(Lab03Perf, IntensitySweepTracesTheRoofline) {
     const double got = m.work.flops / m.min_s;
     const double roof = std::min(peak, intensity * bw);
     const bool near_ridge = intensity > ridge / 2 && intensity < ridge * 2;
-    const double need = rooflab::threshold("03", near_ridge ? "sweep_near" : "sweep_far").ratio_min();
+    const double need = rooflab::threshold(ROOFLAB_LAB_ID, near_ridge ? "sweep_near" : "sweep_far").ratio_min();
     const bool ok = got >= need * roof;
     failures += ok ? 0 : 1;
     report += fmt::format("  I = {:>7.2f}: {:>8.2f} of {:>8.2f} TFLOP/s ({:.0f}%, need {:.0f}%){}\n", intensity,

@@ -101,7 +101,7 @@ Pair time_pair(const lab04::Shape& s, const std::string& name,
 // The one place a rung is scored: its FLOP/s against cuBLAS's measured in this run, by the lab's
 // thresholds.json rule for `quantity` (its "baseline": cublas_sgemm_same_run or cublas_hgemm_same_run).
 void grade_against_cublas(std::string_view quantity, double measured_flops, double cublas_flops) {
-  rooflab::grading::award("04", quantity, measured_flops, cublas_flops);
+  rooflab::grading::award(ROOFLAB_LAB_ID, quantity, measured_flops, cublas_flops);
 }
 
 // Both shapes; the worse fraction of cuBLAS is graded (a kernel must be fast on awkward shapes too).

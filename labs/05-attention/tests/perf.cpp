@@ -121,7 +121,7 @@ ROOFLAB_TEST(Lab05Perf, FlashAgainstNaiveSameRun) {
                                      "{:.1f} TFLOP/s ({:.3f} ms): {:.2f}x",
                                      s.batch_heads, s.head_dim, s.len, p.naive_flops / 1e12, p.naive_s * 1e3,
                                      p.flash_flops / 1e12, p.flash_s * 1e3, p.flash_flops / p.naive_flops));
-  rooflab::grading::award("05", "flash_vs_naive", p.flash_flops, p.naive_flops);
+  rooflab::grading::award(ROOFLAB_LAB_ID, "flash_vs_naive", p.flash_flops, p.naive_flops);
 }
 
 ROOFLAB_TEST(Lab05Perf, SoftmaxOnTheCopyRoof) {
@@ -150,7 +150,7 @@ ROOFLAB_TEST(Lab05Perf, SoftmaxOnTheCopyRoof) {
   ASSERT_TRUE(rooflab::timed_output_matches("softmax_rows", probs.download(), rooflab::sampled_indices(elems, 64, 4),
                                             want, {1e-6, 1e-2}));
   rooflab::grading::note(fmt::format("softmax over {} rows of {}: {:.0f} GB/s", s.batch_heads * s.len, s.len, m.best_gbps()));
-  rooflab::grading::award("05", "softmax", m.work.bytes() / m.min_s);
+  rooflab::grading::award(ROOFLAB_LAB_ID, "softmax", m.work.bytes() / m.min_s);
 }
 
 // Both paths from L = 512 up, doubling, while the naive path's scores fit in half the free memory (a dry

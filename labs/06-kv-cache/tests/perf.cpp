@@ -128,7 +128,7 @@ ROOFLAB_TEST(Lab06Perf, DecodeAttentionOnTheMemoryRoof) {
   rooflab::grading::note(fmt::format("decode attention, 16 sequences of {:.0f} tokens on average (GQA 4, 8 KV heads of 128): "
                                      "{:.1f} MB of KV in {:.1f} us, {:.0f} GB/s",
                                      total / 16, m.work.bytes() / 1e6, m.min_s * 1e6, m.best_gbps()));
-  rooflab::grading::award("06", "decode", m.work.bytes() / m.min_s);
+  rooflab::grading::award(ROOFLAB_LAB_ID, "decode", m.work.bytes() / m.min_s);
 }
 
 ROOFLAB_TEST(Lab06Perf, TimeFollowsKvHeadsNotQueryHeads) {
@@ -144,7 +144,7 @@ ROOFLAB_TEST(Lab06Perf, TimeFollowsKvHeadsNotQueryHeads) {
   ASSERT_TRUE(one.output_is_right());
   ASSERT_TRUE(eight.output_is_right());
   const double ratio = t8.min_s / t1.min_s;
-  const double limit = rooflab::threshold("06", "gqa_time_ratio").ratio_max();
+  const double limit = rooflab::threshold(ROOFLAB_LAB_ID, "gqa_time_ratio").ratio_max();
   rooflab::grading::note(fmt::format("GQA 8 takes {:.2f}x the time of GQA 1 on the same KV bytes (limit {:.2f}x)", ratio, limit));
   EXPECT_TRUE(rooflab::grading::speed_verdict(ratio <= limit, "time(GQA 8) / time(GQA 1) <= limit"))
       << "eight query heads per KV head should cost little more than one: read each K and V row once for the group";

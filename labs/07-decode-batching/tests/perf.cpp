@@ -98,7 +98,7 @@ ROOFLAB_TEST(Lab07Perf, GemvOnTheMemoryRoof) {
   ASSERT_TRUE(l.check(1, "gemv"));
   rooflab::grading::note(fmt::format("GEMV {} x {} (FP16): {:.1f} MB of weights in {:.1f} us, {:.0f} GB/s", s, s,
                                      m.work.bytes() / 1e6, m.min_s * 1e6, m.best_gbps()));
-  rooflab::grading::award("07", "gemv", m.work.bytes() / m.min_s);
+  rooflab::grading::award(ROOFLAB_LAB_ID, "gemv", m.work.bytes() / m.min_s);
 }
 
 ROOFLAB_TEST(Lab07Perf, BatchedReadsTheWeightsOnce) {
@@ -115,8 +115,8 @@ ROOFLAB_TEST(Lab07Perf, BatchedReadsTheWeightsOnce) {
   // kernel that reads W once passes on any GPU and one that rereads it per batch row (8x, 64x) fails.
   const double r8 = t8.min_s / t1.min_s, r64 = t64.min_s / t1.min_s;
   const double roof8 = roofline_ratio(s, s, 8), roof64 = roofline_ratio(s, s, 64);
-  const double max8 = rooflab::threshold("07", "batch8_time_ratio").ratio_max() * roof8;
-  const double max64 = rooflab::threshold("07", "batch64_time_ratio").ratio_max() * roof64;
+  const double max8 = rooflab::threshold(ROOFLAB_LAB_ID, "batch8_time_ratio").ratio_max() * roof8;
+  const double max64 = rooflab::threshold(ROOFLAB_LAB_ID, "batch64_time_ratio").ratio_max() * roof64;
   rooflab::grading::note(fmt::format("batched {} x {}: batch 1 {:.1f} us; batch 8 {:.2f}x that (roofline {:.2f}x, limit "
                                      "{:.2f}x); batch 64 {:.2f}x (roofline {:.2f}x, limit {:.2f}x)",
                                      s, s, t1.min_s * 1e6, r8, roof8, max8, r64, roof64, max64));

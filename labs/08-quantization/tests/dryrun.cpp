@@ -40,7 +40,7 @@ ROOFLAB_TEST(Lab08DryRun, PerfWorkMatchesTheAnalysis) {
         << c.quantity << ": FLOPs vs the registry";
     // award() counts both GEMVs in the layer's FP16 weight bytes per second, so its fraction is the speedup:
     // the rule's full_at and zero_at are the speedups, below what the bytes allow (16 / bits).
-    const auto& t = rooflab::threshold("08", c.quantity);
+    const auto& t = rooflab::threshold(ROOFLAB_LAB_ID, c.quantity);
     EXPECT_TRUE(near(t.full_at, c.full_speedup, {0, 1e-9})) << c.quantity << ": full points at " << c.full_speedup << "x";
     EXPECT_TRUE(near(t.zero_at, 1.0, {0, 1e-9})) << c.quantity << ": none at 1.0x";
     EXPECT_LT(t.full_at, 16 / bits) << c.quantity << ": full points within what the bytes allow";

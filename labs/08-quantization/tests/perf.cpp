@@ -179,7 +179,7 @@ void grade_against_fp16(const char* quantity, int bits, int group) {
   EXPECT_TRUE(rooflab::grading::speed_verdict(q_bps <= rooflab::implausible_above() * copy,
                                               "packed bytes per second within the copy ceiling"))
       << quantized.name() << " GEMV streams its weights faster than this GPU copies memory: check the work";
-  rooflab::grading::award("08", quantity, fp16.weight_bytes / tq.min_s, fp16_bps);
+  rooflab::grading::award(ROOFLAB_LAB_ID, quantity, fp16.weight_bytes / tq.min_s, fp16_bps);
 }
 
 }  // namespace

@@ -2,7 +2,7 @@
 //
 //   ROOFLAB_TEST(Lab01Analytic, BytesMoved) { ... }
 //   ROOFLAB_TEST(Lab01Kernels, TriadSizes) { ... }
-//   ROOFLAB_TEST(Lab01Perf, Triad) { ROOFLAB_REQUIRE_GPU(); ... award("01", "triad", bytes_per_s); }
+//   ROOFLAB_TEST(Lab01Perf, Triad) { ROOFLAB_REQUIRE_GPU(); ... award(ROOFLAB_LAB_ID, "triad", bytes_per_s); }
 //
 // Each test's kind and points are in the lab's rubric.json (rooflab/detail/rubric.hpp), read by the grader without
 // building (so a lab whose student files fail to compile still shows every test it lost); the outcome
