@@ -1,5 +1,7 @@
 #include "build.hpp"
 
+#include "util.hpp"
+
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -61,13 +63,6 @@ ProcessResult configure(const BuildTree& tree, bool echo, const std::optional<Sa
 
 namespace {
 constexpr const char* kStampName = ".rooflab-configured";
-
-std::string read_file_or_empty(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 }  // namespace
 
 std::string configure_inputs(const BuildTree& tree) {
@@ -115,7 +110,7 @@ std::optional<std::string> configure_needed(const BuildTree& tree) {
   for (const char* f : {"CMakeCache.txt", "build.ninja", kStampName}) {
     if (!fs::exists(tree.build_dir / f)) return fmt::format("its first configure: no {}", f);
   }
-  if (read_file_or_empty(tree.build_dir / kStampName) != configure_inputs(tree)) {
+  if (read_all(tree.build_dir / kStampName) != configure_inputs(tree)) {
     return std::string("configured with other options before");
   }
   return std::nullopt;
@@ -558,7 +553,7 @@ namespace {
 // grade again, or the next student of a class handing in the same file, does not compile it again.
 void write_unless_same(const fs::path& path, const std::string& text) {
   std::error_code ec;
-  if (fs::is_regular_file(fs::symlink_status(path, ec)) && read_file_or_empty(path) == text) return;
+  if (fs::is_regular_file(fs::symlink_status(path, ec)) && read_all(path) == text) return;
   fs::remove(path, ec);  // whatever else is there (nothing the grader wrote is a link, but be sure)
   std::ofstream(path, std::ios::binary | std::ios::trunc) << text;
 }
