@@ -69,6 +69,15 @@ fs::path probe_program() {
   return own_build_dir() / "grader" / "rooflab-doctor-probe";
 }
 
+// The nvcc the build uses (its CMakeCache.txt says which), else the one on PATH.
+std::string nvcc() {
+  std::ifstream cache(own_build_dir() / "CMakeCache.txt");
+  for (std::string line; std::getline(cache, line);) {
+    if (line.rfind("CMAKE_CUDA_COMPILER:", 0) == 0) return line.substr(line.find('=') + 1);
+  }
+  return "nvcc";
+}
+
 namespace {
 
 ToolOutput read_file(const fs::path& path) {
@@ -87,15 +96,6 @@ ToolOutput run(const std::vector<std::string>& argv, double timeout_s = 30, std:
   ToolOutput out{true, p.ok() ? 0 : (p.exit_code > 0 ? p.exit_code : 1), p.output};
   if (p.timed_out || p.signaled) out.text += "\n(" + p.describe() + ")";
   return out;
-}
-
-// The nvcc the build uses (its CMakeCache.txt says which), else the one on PATH.
-std::string nvcc() {
-  std::ifstream cache(own_build_dir() / "CMakeCache.txt");
-  for (std::string line; std::getline(cache, line);) {
-    if (line.rfind("CMAKE_CUDA_COMPILER:", 0) == 0) return line.substr(line.find('=') + 1);
-  }
-  return "nvcc";
 }
 
 std::string dev_nvidia() {

@@ -44,4 +44,7 @@ std::unique_ptr<Tools> make_tools();
 // The probe program: ROOFLAB_DOCTOR_PROBE, else rooflab-doctor-probe beside this build's grader.
 std::filesystem::path probe_program();
 
+// The nvcc this build uses (its CMakeCache.txt says which), else "nvcc" from PATH. `release` compiles with it too.
+std::string nvcc();
+
 }  // namespace rooflab::grader::doctor

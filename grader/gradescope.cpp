@@ -388,6 +388,8 @@ int cmd_gradescope_package(const GradescopeArgs& a) {
   const TempDir stage_dir;
   const fs::path& stage = stage_dir.path();
   const Staged staged = stage_project(src, stage, shipped);
+  // What a student copy carries instead of the calibration kernels' source, which stage_project left out.
+  write_calibration_binary(make_calibration_binary(src), stage);
   for (const char* name : {"setup.sh", "run_autograder", kReferenceDir}) {
     if (fs::exists(stage / name)) throw std::runtime_error(fmt::format("the project has a {} of its own", name));
   }

@@ -1,6 +1,7 @@
 #include "release.hpp"
 
 #include "build.hpp"
+#include "doctor_tools.hpp"
 #include "process.hpp"
 #include "util.hpp"
 
@@ -9,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cstdlib>
 #include <map>
 #include <set>
 #include <sstream>
@@ -28,6 +30,9 @@ std::optional<std::string> withheld(const fs::path& rel, const std::vector<std::
   if (top == "solutions") return "the reference solutions and their known-bad cases";
   // new-lab's template scaffolds a solution too; adding a lab is the full course's business.
   if (top == "templates") return "new-lab's template (with its scaffolded solution)";
+  // The harness's calibration kernels are close to Lab 01's and Lab 02's answers: a copy carries them compiled
+  // (common/prebuilt/, written by write_calibration_binary) and launches them from there.
+  if (rel == fs::path(kCalibrationSource)) return "the calibration kernels' source (shipped compiled, common/prebuilt/)";
   // The example hidden tests of the grader's own test, and the test that writes more: hidden tests answer what
   // they test.
   if (parts.size() >= 3 && top == "grader" && parts[1] == "tests" && parts[2].find("hidden") != std::string::npos) {
@@ -78,6 +83,94 @@ void student_copy_check(const std::string& command, GradeArgs& grade, bool inspe
   }
   // Verification builds build/solutions from solutions/; here that would be the stubs: never a reference.
   grade.verify = false;
+}
+
+// ---- the calibration kernels, compiled ----
+
+namespace {
+
+// The nvcc a release compiles with: ROOFLAB_NVCC, else the one this build uses (or PATH's).
+std::string release_nvcc() {
+  if (const char* env = std::getenv("ROOFLAB_NVCC"); env != nullptr && *env != '\0') return env;
+  return doctor::nvcc();
+}
+
+std::runtime_error no_toolkit(const std::string& nvcc, const ProcessResult& r) {
+  return std::runtime_error(fmt::format(
+      "a student copy carries the calibration kernels compiled, and `{} --version` {}: install the CUDA toolkit "
+      "(nvcc, 12.0 or later; the driver of every student's GPU must be as new as it: docs/instructor-guide.md, "
+      "\"release\"), or name its nvcc with ROOFLAB_NVCC=/path/to/nvcc. Nothing was written",
+      nvcc, r.failed_to_start ? "could not be run" : r.describe()));
+}
+
+// "13.0" from nvcc --version's "Cuda compilation tools, release 13.0, V13.0.88".
+std::string toolkit_version(const std::string& version_text) {
+  const std::size_t at = version_text.find("release ");
+  if (at == std::string::npos) return "unknown";
+  const std::size_t from = at + std::string("release ").size();
+  return version_text.substr(from, version_text.find_first_of(", \n", from) - from);
+}
+
+// The architectures the copy gets SASS for: the "release" preset's (CMakePresets.json, the course's build for
+// every GPU), less those this nvcc no longer compiles for.
+std::vector<int> release_archs(const fs::path& src, const std::string& nvcc) {
+  std::string listed;
+  const nlohmann::json presets = read_json(src / "CMakePresets.json");
+  for (const auto& p : presets.value("configurePresets", nlohmann::json::array())) {
+    if (p.value("name", "") == "release") listed = p["cacheVariables"].value("CMAKE_CUDA_ARCHITECTURES", "");
+  }
+  const ProcessResult known = run_process({nvcc, "--list-gpu-arch"}, {.timeout_s = 60});
+  if (!known.ok()) throw no_toolkit(nvcc, known);
+  std::vector<int> archs;
+  std::istringstream items(listed);
+  for (std::string item; std::getline(items, item, ';');) {
+    const int arch = std::atoi(item.c_str());
+    if (arch > 0 && known.output.find(fmt::format("compute_{}\n", arch)) != std::string::npos) archs.push_back(arch);
+  }
+  if (archs.empty()) {
+    throw std::runtime_error(fmt::format("CMakePresets.json's \"release\" preset lists no architecture ({}) that {} "
+                                         "compiles for", listed.empty() ? "none" : listed, nvcc));
+  }
+  return archs;
+}
+
+}  // namespace
+
+CalibrationBinary make_calibration_binary(const fs::path& src) {
+  const std::string nvcc = release_nvcc();
+  const ProcessResult version = run_process({nvcc, "--version"}, {.timeout_s = 60});
+  if (!version.ok()) throw no_toolkit(nvcc, version);
+  const std::vector<int> archs = release_archs(src, nvcc);
+  const ScratchRoot scratch;
+  const fs::path fatbin = scratch.path() / "calibration_kernels.fatbin";
+  // One recipe for the course's own test of the loader and for releases (common/calibration_fatbin.cmake).
+  const ProcessResult made = run_process(
+      {"cmake", "-DNVCC=" + nvcc, fmt::format("-DARCHS={}", fmt::join(archs, ";")),
+       "-DSOURCE=" + (src / kCalibrationSource).string(), "-DINCLUDE=" + (src / "common" / "include").string(),
+       "-DOUT=" + fatbin.string(), "-P", (src / "common" / "calibration_fatbin.cmake").string()},
+      {.timeout_s = 600});
+  if (!made.ok()) {
+    throw std::runtime_error(fmt::format("compiling the calibration kernels for the copy failed ({}):\n{}\nNothing "
+                                         "was written", made.describe(), made.output));
+  }
+  CalibrationBinary out;
+  out.fatbin = read_all(fatbin);
+  out.made["toolkit"] = toolkit_version(version.output);
+  out.made["architectures"] = archs;
+  out.made["ptx"] = archs.back();
+  out.made["nvcc"] = nvcc;
+  const ProcessResult head = run_process({"git", "-C", src.string(), "rev-parse", "HEAD"});
+  if (head.ok()) out.made["source_commit"] = head.output.substr(0, head.output.find('\n'));
+  out.made["source"] = kCalibrationSource;
+  out.made["about"] = "The harness's calibration kernels (copy bandwidth, FP32 FMA peak), compiled by ./rooflab release "
+                      "instead of shipped as source: SASS for each architecture, PTX of the newest for newer GPUs. "
+                      "A driver older than this toolkit cannot load them (docs/instructor-guide.md, \"release\").";
+  return out;
+}
+
+void write_calibration_binary(const CalibrationBinary& binary, const fs::path& copy) {
+  write_text(copy / "common" / "prebuilt" / "calibration_kernels.fatbin", binary.fatbin);
+  write_text(copy / "common" / "prebuilt" / "calibration_kernels.json", binary.made.dump(1) + "\n");
 }
 
 // ---- the copy ----
@@ -172,6 +265,8 @@ int cmd_release(const ReleaseArgs& a) {
   for (const Lab* lab : labs) {
     for (const auto& file : lab->student_files) stubs[fs::path("labs") / lab->dir_name() / file] = release_stub(*lab, file);
   }
+  // The calibration kernels compiled before anything is written: no toolkit, no copy.
+  const CalibrationBinary calibration = make_calibration_binary(src);
   const fs::path out = release_folder(a.out, src);
   std::map<std::string, std::size_t> left_out;  // why -> files
   std::size_t copied = 0;
@@ -195,6 +290,7 @@ int cmd_release(const ReleaseArgs& a) {
     write_text(out / rel, text);
     ++copied;
   }
+  write_calibration_binary(calibration, out);
   write_text(out / "release.json", provenance(src, shipped).dump(1) + "\n");
   fmt::print("rooflab: wrote a student copy of the course to {}: {} files, labs {}\n", out.string(), copied,
              fmt::join(shipped, ", "));

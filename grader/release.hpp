@@ -8,6 +8,8 @@
 
 #include "grade_args.hpp"
 
+#include <nlohmann/json.hpp>
+
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -24,6 +26,21 @@ struct ReleaseArgs {
 // `shipped` (labs/NN-name names), or nullopt when it goes in. Student files are not decided here: they are
 // always the stubs (release_stub).
 std::optional<std::string> withheld(const std::filesystem::path& rel, const std::vector<std::string>& shipped);
+
+// The calibration kernels' source: withheld from a copy, which carries them compiled instead.
+inline constexpr const char* kCalibrationSource = "common/src/calibration_kernels.cu";
+
+// The calibration kernels compiled for a copy (common/calibration_fatbin.cmake): SASS for the architectures of
+// the "release" preset that this nvcc supports, PTX of the newest, and where it came from (toolkit version,
+// architectures, source commit). nvcc is ROOFLAB_NVCC, else this build's. Throws std::runtime_error, saying what
+// to install, when there is no toolkit; made before a copy is written, so that nothing is half-written.
+struct CalibrationBinary {
+  std::string fatbin;
+  nlohmann::json made;
+};
+CalibrationBinary make_calibration_binary(const std::filesystem::path& src);
+// Writes it into the copy at `copy`: common/prebuilt/calibration_kernels.fatbin and .json (common/CMakeLists.txt).
+void write_calibration_binary(const CalibrationBinary& binary, const std::filesystem::path& copy);
 
 // labs/CMakeLists.txt with the add_subdirectory lines of labs not shipped taken out.
 std::string registered_labs_only(const std::string& labs_cmake, const std::vector<std::string>& shipped);

@@ -1,0 +1,111 @@
+// The calibration kernels from a fatbinary instead of their source: what a student copy of the course
+// (./rooflab release) runs on a GPU. The copy leaves calibration_kernels.cu out (its kernels are close to Lab
+// 01's and Lab 02's answers) and ships them compiled, SASS per architecture plus the newest PTX
+// (common/calibration_fatbin.cmake). The fatbinary is embedded in this object when it is compiled, so no file
+// has to be found or opened at run time (the doctor's probe runs in the grading sandbox), and is loaded once,
+// on first use, with the runtime's library API (CUDA 12.0 and later). The full course builds this file too, for
+// a test of exactly what a copy runs (common/tests/test_calibration_fatbin.cpp).
+//
+// CMake defines:
+//   ROOFLAB_CALIB_FATBIN   the fatbinary's path, read by the assembler (.incbin)
+//   ROOFLAB_CALIB_TOOLKIT  the CUDA toolkit version that made it ("13.0"), for the load error
+//   ROOFLAB_CALIB_ARCHS    its SASS architectures ("75;80;..."), likewise
+#include "calibration_kernels.hpp"
+
+#include <rooflab/check.hpp>
+#include <rooflab/launch.hpp>
+
+#include <string>
+
+#if !defined(ROOFLAB_CALIB_FATBIN) || !defined(ROOFLAB_CALIB_TOOLKIT) || !defined(ROOFLAB_CALIB_ARCHS)
+#error "calibration_loader.cpp needs ROOFLAB_CALIB_FATBIN, ROOFLAB_CALIB_TOOLKIT and ROOFLAB_CALIB_ARCHS"
+#endif
+
+// The fatbinary's bytes, in read-only data. The runtime wants the image 8-byte aligned; 64 costs nothing.
+asm(".pushsection .rodata\n"
+    ".balign 64\n"
+    ".globl rooflab_calib_fatbin\n"
+    ".hidden rooflab_calib_fatbin\n"
+    "rooflab_calib_fatbin:\n"
+    ".incbin \"" ROOFLAB_CALIB_FATBIN "\"\n"
+    ".popsection\n");
+extern "C" const unsigned char rooflab_calib_fatbin[];
+
+namespace rooflab::calib {
+
+namespace {
+
+struct Kernels {
+  cudaKernel_t copy = nullptr;
+  cudaKernel_t fma = nullptr;
+};
+
+// Why the kernels would not load, and what to do: the usual cause is a driver older than the toolkit that
+// made the copy (it cannot read that toolkit's code), the other a GPU with neither SASS nor usable PTX here.
+std::string load_failure(cudaError_t err) {
+  int driver = 0;
+  int device = 0;
+  int major = 0;
+  int minor = 0;
+  const bool known = cudaDriverGetVersion(&driver) == cudaSuccess && cudaGetDevice(&device) == cudaSuccess &&
+                     cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) == cudaSuccess &&
+                     cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device) == cudaSuccess;
+  const std::string driver_text =
+      known ? std::to_string(driver / 1000) + "." + std::to_string(driver % 1000 / 10) : std::string("unknown");
+  const std::string gpu_text = known ? "sm_" + std::to_string(major * 10 + minor) : std::string("unknown");
+  return std::string("rooflab: the calibration kernels (common/prebuilt/calibration_kernels.fatbin, made with "
+                     "CUDA toolkit " ROOFLAB_CALIB_TOOLKIT " for sm " ROOFLAB_CALIB_ARCHS
+                     " and PTX of the newest) could not be loaded: ") +
+         cudaGetErrorName(err) + " (" + cudaGetErrorString(err) + "). This GPU is " + gpu_text +
+         " and its driver supports CUDA up to " + driver_text +
+         ". A driver older than the toolkit " ROOFLAB_CALIB_TOOLKIT
+         " cannot load its code: update the GPU driver, or ask your instructor for a copy of the course made "
+         "with an older CUDA toolkit (docs/instructor-guide.md, \"release\").";
+}
+
+Kernels load() {
+  cudaLibrary_t library = nullptr;
+  // Kept loaded for the life of the process: every calibration and probe launch uses it.
+  const cudaError_t err =
+      cudaLibraryLoadData(&library, rooflab_calib_fatbin, nullptr, nullptr, 0, nullptr, nullptr, 0);
+  if (err != cudaSuccess) {
+    cudaGetLastError();  // not sticky, but leave no error for the next check to misreport
+    throw CudaError(err, load_failure(err));
+  }
+  Kernels k;
+  ROOFLAB_CUDA_CHECK(cudaLibraryGetKernel(&k.copy, library, kCopyKernelName));
+  ROOFLAB_CUDA_CHECK(cudaLibraryGetKernel(&k.fma, library, kFmaKernelName));
+  return k;
+}
+
+// Loaded on first use (a failed load throws, and is tried again at the next use).
+const Kernels& kernels() {
+  static const Kernels k = load();
+  return k;
+}
+
+// A launch through the kernel handle: the runtime takes a cudaKernel_t where it takes a kernel's address.
+void launch_handle(cudaKernel_t kernel, unsigned blocks, unsigned threads, void** args, cudaStream_t stream) {
+  ROOFLAB_CUDA_CHECK(cudaLaunchKernel(reinterpret_cast<const void*>(kernel), dim3(blocks), dim3(threads), args, 0,
+                                      stream));
+  ROOFLAB_LAUNCH_CHECK();
+}
+
+}  // namespace
+
+void copy_vec4(const float4* in, float4* out, std::size_t n4, int sms, cudaStream_t stream) {
+  const unsigned blocks = grid_for(n4, kCopyBlock, kCopyBlocksPerSm * static_cast<unsigned>(sms));
+  // The kernel's parameters, in order: (const float4* in, float4* out, std::size_t n4).
+  void* args[] = {&in, &out, &n4};
+  launch_handle(kernels().copy, blocks, kCopyBlock, args, stream);
+}
+
+double fma_peak(float a, float b, int iterations, float* out, unsigned blocks, unsigned threads,
+                cudaStream_t stream) {
+  // (float a, float b, int iterations, float* out)
+  void* args[] = {&a, &b, &iterations, &out};
+  launch_handle(kernels().fma, blocks, threads, args, stream);
+  return fma_flops(iterations, blocks, threads);
+}
+
+}  // namespace rooflab::calib
