@@ -4,6 +4,9 @@
 # lab's stub) is looked for in every file of the copy, and a planted one must be found (the check can fail).
 # A copy of Lab 03 alone is then built as a student builds it (its launcher, no solutions/) and grades Lab 03's
 # stub and its solution, analytic and CPU-backend points, as this tree grades the same files.
+# The calibration kernels (close to Lab 01's and 02's answers) travel compiled: the copy has their fatbinary and
+# its provenance and not their source, a release without nvcc stops before writing anything, the copy's grader
+# builds the loader, and its dry-run calibration runs on the CPU stand-ins.
 #   release_e2e.sh CLI BUILD_DIR SOURCE_DIR [copy|compare]
 # copy: everything in the copies (its own build: no lock on the shared tree, beside the other tests);
 # compare: this tree's grades of the same files in the shared submission tree, compared with the copy's.
@@ -15,6 +18,27 @@ tree="$build/e2e-submission/tree"  # this tree's grades: the shared submission t
 lab=03-elementwise-intensity
 opts=(--kind analytic --kind emu --seed 2727 --timeout 120 --no-color)
 fail() { echo "FAIL: $*"; exit 1; }
+
+# calibration_checks COPY: the copy holds the calibration kernels compiled (SASS of every architecture its
+# provenance lists, all of them in the release preset, and the newest's PTX) and not their source.
+calibration_checks() {
+  local prebuilt="$1/common/prebuilt/calibration_kernels" archs
+  [[ ! -e "$1/common/src/calibration_kernels.cu" ]] || fail "the copy holds the calibration kernels' source"
+  [[ -s "$prebuilt.fatbin" && -s "$prebuilt.json" ]] || fail "the copy lacks $prebuilt.fatbin or its .json"
+  archs="$(python3 - "$prebuilt.json" "$src/CMakePresets.json" <<'PY'
+import json, sys
+made = json.load(open(sys.argv[1]))
+preset = next(p for p in json.load(open(sys.argv[2]))["configurePresets"] if p["name"] == "release")
+listed = {int(a) for a in preset["cacheVariables"]["CMAKE_CUDA_ARCHITECTURES"].split(";")}
+archs = made.get("architectures") or []
+if not (made.get("toolkit") and made.get("source_commit") and archs and set(archs) <= listed):
+    sys.exit(f"calibration provenance {made}: want toolkit, source_commit and architectures from {sorted(listed)}")
+print(" ".join(map(str, archs)))
+PY
+)" || fail "the calibration kernels' provenance"
+  # shellcheck disable=SC2086  # one argument per architecture
+  python3 "$src/common/tests/check_calibration_fatbin.py" "$prebuilt.fatbin" $archs || fail "the calibration fatbinary"
+}
 
 copy_checks() {
 rm -rf "$work"
@@ -41,6 +65,15 @@ cp "$src/solutions/$lab/kernels.cu" "$work/all/labs/$lab/planted.cu"
 if leaks "$work/all" > "$work/planted.txt" 2>/dev/null; then fail "a planted solution was not found"; fi
 grep -q "^labs/$lab/planted.cu:[0-9]*: " "$work/planted.txt" || { cat "$work/planted.txt"; fail "the planted solution's lines were not named"; }
 
+# ---- the calibration kernels: compiled, not as source (they are close to Lab 01's and 02's answers) ----
+calibration_checks "$work/all"
+# No toolkit to compile them with: an error that says what to install, and no copy half-written.
+if ROOFLAB_NVCC="$work/no-such-nvcc" "$cli" release 03 --out "$work/no-nvcc" > "$work/no-nvcc.log" 2>&1; then
+  fail "release ran without nvcc"
+fi
+grep -q "install the CUDA toolkit" "$work/no-nvcc.log" || { cat "$work/no-nvcc.log"; fail "release without nvcc: no word of what to install"; }
+[[ ! -e "$work/no-nvcc" ]] || fail "release without nvcc wrote $work/no-nvcc"
+
 # ---- a copy of Lab 03 alone, graded as a student grades it, and as this tree grades the same files ----
 "$cli" release 03 --out "$work/course" > "$work/course.log" 2>&1 || { cat "$work/course.log"; fail "release 03 exited $?"; }
 shipped="$(cd "$work/course/labs" && ls -d -- */ | tr -d /)"
@@ -62,6 +95,17 @@ for who in stub solution; do
   (cd "$work/course" && ROOFLAB_NO_INSTALL=1 ./rooflab grade 03 "${sub[@]}" "${opts[@]}" --json "$work/$who-copy.json" \
      --report-dir "$work/$who-copy") > "$work/$who-copy.log" 2>&1 || { cat "$work/$who-copy.log"; fail "grade in the copy ($who)"; }
 done
+# The copy built its loader of the calibration kernels with the toolkit (the grade built its grader, which
+# links it), and its dry-run calibration runs on the CPU stand-ins.
+if grep -q '^CMAKE_CUDA_COMPILER:.*nvcc' "$work/course/build/default/CMakeCache.txt"; then
+  [[ -f "$work/course/build/default/common/CMakeFiles/rooflab_cuda.dir/src/calibration_loader.cpp.o" ]] ||
+    fail "the copy's grader was built without the calibration loader"
+fi
+(cd "$work/course" && cmake --build build/default --target rooflab-dryrun-calibrate > "$work/dryrun-build.log" 2>&1) ||
+  { tail -30 "$work/dryrun-build.log"; fail "the copy's dry-run calibration does not build"; }
+ROOFLAB_EMU_QUIET=1 ROOFLAB_CACHE_DIR="$work/dryrun-cache" "$work/course/build/default/common/rooflab-dryrun-calibrate" \
+  --remeasure > "$work/dryrun.log" 2>&1 || { cat "$work/dryrun.log"; fail "the copy's dry-run calibration failed"; }
+grep -q "^\[dry run.*FP32 FMA" "$work/dryrun.log" || { cat "$work/dryrun.log"; fail "the copy's dry-run calibration measured no FMA rate"; }
 # What needs the solutions says it belongs to the full course (a usage error), never grades the stubs as them.
 if (cd "$work/course" && build/default/grader/rooflab-cli grade 03 --solutions > "$work/refused.log" 2>&1); then
   fail "grade --solutions ran in the copy"
