@@ -582,6 +582,7 @@ function(rooflab_add_lab)
   # The dry run checks the perf tests' counts against the reference answers, whatever the student wrote.
   set(solution_answers "${answers_rel}")
   list(TRANSFORM solution_answers PREPEND "${solution_dir}/")
+  _rooflab_lab_figures(${L_ID} "${lab_dir}" ${solution_answers})
 
   set(lab_json "{}")
   _rooflab_json_set_string(lab_json id "${L_ID}")
@@ -646,6 +647,33 @@ function(rooflab_add_lab)
   set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS "${lab_dir}/rubric.json")
   set(entry "${lab_json}")
   set_property(GLOBAL APPEND PROPERTY ROOFLAB_LAB_JSON "${entry}")
+endfunction()
+
+# The lab's figures for the grader's handout figures test (grader/tests/test_handout_figures.cpp, which
+# creates rooflab_handout_figures): tests/figures.cpp, the adapters from a handout's marks to the lab's
+# functions (rooflab/testing/figures.hpp), with the reference answers they call. A lab without the file offers
+# no figures; a student copy (no solutions/) and a build of labs only (no grader) build none. Out of the
+# default build: only the test's binary needs the objects. One translation unit (a unity build of the two
+# files, so the figures file keeps its helpers in an anonymous namespace): the headers both include are most
+# of either's compile, so the adapters cost little beyond the answers (measured one at a time: 1.60 s for
+# answers.cpp alone, 1.65 s for both; a second translation unit would add about 1.5 s per lab).
+function(_rooflab_lab_figures lab lab_dir)
+  set(figures "${lab_dir}/tests/figures.cpp")
+  if(NOT TARGET rooflab_handout_figures OR NOT EXISTS "${figures}")
+    return()
+  endif()
+  foreach(answers IN LISTS ARGN)
+    if(NOT EXISTS "${answers}")
+      return()
+    endif()
+  endforeach()
+  add_library(lab${lab}_figures OBJECT EXCLUDE_FROM_ALL ${ARGN} "${figures}")
+  target_include_directories(lab${lab}_figures PRIVATE "${lab_dir}")
+  target_link_libraries(lab${lab}_figures PRIVATE rooflab::common)
+  target_compile_definitions(lab${lab}_figures PRIVATE ROOFLAB_LAB_ID="${lab}")
+  set_target_properties(lab${lab}_figures PROPERTIES UNITY_BUILD ON UNITY_BUILD_BATCH_SIZE 0)
+  rooflab_warnings(lab${lab}_figures)
+  target_sources(rooflab_handout_figures INTERFACE $<TARGET_OBJECTS:lab${lab}_figures>)
 endfunction()
 
 # lab<NN>.analytic.seeded: every analytic question is asked of inputs drawn from the seed, not only of
