@@ -21,12 +21,14 @@ TEST(Release, LeavesOutWhatAnswersALab) {
   EXPECT_TRUE(withheld("grader/tests/hidden/01/analytic.cpp", kShipped));
   EXPECT_TRUE(withheld("grader/tests/hidden_e2e.sh", kShipped));
   EXPECT_TRUE(withheld("labs/04-gemm/README.md", kShipped));  // a lab not named
+  EXPECT_TRUE(withheld("common/src/calibration_kernels.cu", kShipped));  // shipped compiled instead
 }
 
 TEST(Release, ShipsTheRest) {
   for (const char* rel : {"labs/03-elementwise-intensity/kernels.cu", "labs/03-elementwise-intensity/tests/perf.cpp",
                           "labs/CMakeLists.txt", "common/src/specs.cpp", "grader/tests/release_e2e.sh", "rooflab",
-                          "data/gpus.json", "docs/student-guide.md"}) {
+                          "data/gpus.json", "docs/student-guide.md", "common/src/calibration_kernels.hpp",
+                          "common/src/calibration_loader.cpp", "common/src/calibration_standins.cu"}) {
     EXPECT_EQ(withheld(rel, kShipped), std::nullopt) << rel;
   }
 }
