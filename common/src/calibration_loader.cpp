@@ -40,25 +40,34 @@ struct Kernels {
   cudaKernel_t fma = nullptr;
 };
 
-// Why the kernels would not load, and what to do: the usual cause is a driver older than the toolkit that
-// made the copy (it cannot read that toolkit's code), the other a GPU with neither SASS nor usable PTX here.
-std::string load_failure(cudaError_t err) {
+// What this machine can say about itself for the load error: the driver's CUDA version and the GPU's
+// architecture, each only when it can be queried.
+std::string machine_facts() {
   int driver = 0;
+  std::string out = cudaDriverGetVersion(&driver) == cudaSuccess && driver > 0
+                        ? "Its driver supports CUDA up to " + std::to_string(driver / 1000) + "." +
+                              std::to_string(driver % 1000 / 10) + "."
+                        : std::string("No CUDA driver answered.");
   int device = 0;
   int major = 0;
   int minor = 0;
-  const bool known = cudaDriverGetVersion(&driver) == cudaSuccess && cudaGetDevice(&device) == cudaSuccess &&
-                     cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) == cudaSuccess &&
-                     cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device) == cudaSuccess;
-  const std::string driver_text =
-      known ? std::to_string(driver / 1000) + "." + std::to_string(driver % 1000 / 10) : std::string("unknown");
-  const std::string gpu_text = known ? "sm_" + std::to_string(major * 10 + minor) : std::string("unknown");
+  if (cudaGetDevice(&device) == cudaSuccess &&
+      cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) == cudaSuccess &&
+      cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device) == cudaSuccess) {
+    out += " This GPU is sm_" + std::to_string(major * 10 + minor) + ".";
+  }
+  cudaGetLastError();  // the queries' own failures are not the caller's error
+  return out;
+}
+
+// Why the kernels would not load, and what to do: the usual cause is a driver older than the toolkit that
+// made the copy (it cannot read that toolkit's code), the other a GPU with neither SASS nor usable PTX here.
+std::string load_failure(cudaError_t err) {
   return std::string("rooflab: the calibration kernels (common/prebuilt/calibration_kernels.fatbin, made with "
                      "CUDA toolkit " ROOFLAB_CALIB_TOOLKIT " for sm " ROOFLAB_CALIB_ARCHS
                      " and PTX of the newest) could not be loaded: ") +
-         cudaGetErrorName(err) + " (" + cudaGetErrorString(err) + "). This GPU is " + gpu_text +
-         " and its driver supports CUDA up to " + driver_text +
-         ". A driver older than the toolkit " ROOFLAB_CALIB_TOOLKIT
+         cudaGetErrorName(err) + " (" + cudaGetErrorString(err) + "). " + machine_facts() +
+         " A driver older than the toolkit " ROOFLAB_CALIB_TOOLKIT
          " cannot load its code: update the GPU driver, or ask your instructor for a copy of the course made "
          "with an older CUDA toolkit (docs/instructor-guide.md, \"release\").";
 }
