@@ -18,6 +18,8 @@
 #                      backend at scaled-down sizes (a dry run: proves the GPU path runs; worth no points),
 #                      with the reference solution's answers.cpp (tests/dryrun checks the perf tests' byte
 #                      and FLOP counts against them)
+# and, once per lab that has tests/figures.cpp, lab<NN>_figures: that file and the reference answers, linked
+# into the grader's handout figures test (_rooflab_lab_figures).
 # The student files listed here are the submission whitelist the grader reads from
 # build/rooflab/labs.json, so the whitelist and the stub/solution mirror cannot drift apart.
 include_guard(GLOBAL)
