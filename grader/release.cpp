@@ -160,7 +160,13 @@ CalibrationBinary make_calibration_binary(const fs::path& src) {
   out.made["ptx"] = archs.back();
   out.made["nvcc"] = nvcc;
   const ProcessResult head = run_process({"git", "-C", src.string(), "rev-parse", "HEAD"});
-  if (head.ok()) out.made["source_commit"] = head.output.substr(0, head.output.find('\n'));
+  if (head.ok()) {
+    out.made["source_commit"] = head.output.substr(0, head.output.find('\n'));
+    // Compiled from the working tree: whether that differed from the commit.
+    const ProcessResult edited = run_process({"git", "-C", src.string(), "status", "--porcelain", "--",
+                                              kCalibrationSource, "common/src/calibration_kernels.hpp"});
+    out.made["source_uncommitted_changes"] = edited.ok() && !edited.output.empty();
+  }
   out.made["source"] = kCalibrationSource;
   out.made["about"] = "The harness's calibration kernels (copy bandwidth, FP32 FMA peak), compiled by ./rooflab release "
                       "instead of shipped as source: SASS for each architecture, PTX of the newest for newer GPUs. "
