@@ -84,6 +84,17 @@ Kernels load() {
   Kernels k;
   ROOFLAB_CUDA_CHECK(cudaLibraryGetKernel(&k.copy, library, kCopyKernelName));
   ROOFLAB_CUDA_CHECK(cudaLibraryGetKernel(&k.fma, library, kFmaKernelName));
+  // Under lazy loading (the default since CUDA 12.2) the code reaches the GPU at its first use: ask for each
+  // kernel's attributes now, so that a driver or GPU that cannot run it is reported here, saying what to do,
+  // and not as a bare launch error.
+  for (cudaKernel_t kernel : {k.copy, k.fma}) {
+    cudaFuncAttributes attributes{};
+    const cudaError_t used = cudaFuncGetAttributes(&attributes, reinterpret_cast<const void*>(kernel));
+    if (used != cudaSuccess) {
+      cudaGetLastError();
+      throw CudaError(used, load_failure(used));
+    }
+  }
   return k;
 }
 
