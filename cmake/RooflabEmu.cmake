@@ -38,31 +38,59 @@ macro(rooflab_emu_paths emu_dir)
       ${CMAKE_CXX_IMPLICIT_INCLUDE_DIRECTORIES} /usr/include /usr/local/include CACHE INTERNAL "")
 endmacro()
 
-function(rooflab_emu_add_cu target)
-  cmake_parse_arguments(E "RACE;TRAFFIC" "" "" ${ARGN})
-  set(traffic_options "")
-  if(E_TRAFFIC)
+# The compile options of a wrapper of the given flavour (plain, race or traffic) beyond its target's: set in
+# `var`. The precompiled prelude of that flavour is compiled with the same ones (rooflab_emu_precompile_prelude).
+function(_rooflab_emu_wrapper_options var flavor)
+  if(flavor STREQUAL "traffic")
     # -finline-limit: the instrumentation has no hook for a store that is the result of a call returning a
     # struct (`y[i] = __float2half(x)`, the toolkit's __half being a struct), so the conversions are inlined
     # and the store becomes a plain one (docs/cpu-mode.md, "What it does not see").
-    set(traffic_options ";-fsanitize=thread;--param=tsan-instrument-func-entry-exit=0;-g1;-fno-tree-vectorize;-fno-tree-slp-vectorize;-fno-tree-sra;-finline-limit=10000")
+    set(${var} -fsanitize=thread --param=tsan-instrument-func-entry-exit=0 -g1 -fno-tree-vectorize
+        -fno-tree-slp-vectorize -fno-tree-sra -finline-limit=10000 PARENT_SCOPE)
+  elseif(flavor STREQUAL "plain")
+    # Every load and store of the kernels is checked for its type's alignment (GCC's UBSan alignment check
+    # alone, answered by the backend's own entry point in common/emu/src/alignment.cpp, not libubsan): a GPU
+    # faults on a misaligned float4 (half2, double2 ...) access whatever code the host compiler would emit for
+    # it, through a pointer kept in a variable or made by a C-style cast too. Recoverable: the entry point
+    # fails the launch and returns (GCC declares the check's call nothrow, so it cannot throw out of the
+    # kernel). Plain builds only (the emu tests, dry runs and conformance programs): race and traffic builds
+    # run the same kernels to find races and count bytes, and the check would only repeat the emu tests'
+    # report at about 0.5 s of compile per file.
+    set(${var} -fsanitize=alignment -fsanitize-recover=alignment PARENT_SCOPE)
+  else()
+    set(${var} "" PARENT_SCOPE)
+  endif()
+endfunction()
+
+function(rooflab_emu_add_cu target)
+  cmake_parse_arguments(E "RACE;TRAFFIC" "" "" ${ARGN})
+  set(flavor plain)
+  if(E_TRAFFIC)
+    set(flavor traffic)
     target_link_libraries(${target} PRIVATE rooflab::emu_traffic)
+  elseif(E_RACE)
+    set(flavor race)
   endif()
-  # Every load and store of the kernels is checked for its type's alignment (GCC's UBSan alignment check alone,
-  # answered by the backend's own entry point in common/emu/src/alignment.cpp, not libubsan): a GPU faults on a
-  # misaligned float4 (half2, double2 ...) access whatever code the host compiler would emit for it, through a
-  # pointer kept in a variable or made by a C-style cast too. Recoverable: the entry point fails the launch and
-  # returns (GCC declares the check's call nothrow, so it cannot throw out of the kernel). Plain builds only (the
-  # emu tests, dry runs and conformance programs): race and traffic builds run the same kernels to find races
-  # and count bytes, and the check would only repeat the emu tests' report at about 0.5 s of compile per file.
-  set(alignment_options "")
-  if(NOT E_RACE AND NOT E_TRAFFIC)
-    set(alignment_options ";-fsanitize=alignment;-fsanitize-recover=alignment")
-  endif()
+  _rooflab_emu_wrapper_options(options ${flavor})
   # A .cu's standard is the target's CUDA_STANDARD (as nvcc would compile it), even where the target's .cpp
   # files use another; without one, the target's CXX_STANDARD. A generator expression: set it before or after.
   set(cuda_standard "$<TARGET_PROPERTY:${target},CUDA_STANDARD>")
   set(standard "$<$<BOOL:${cuda_standard}>:-std=c++${cuda_standard}>")
+  # The prelude every wrapper starts with, precompiled for this flavour when this build has it: GCC takes it
+  # from the .gch beside the header -include names, and parses the header itself when the .gch does not fit
+  # the wrapper's options (another standard), so the result is the same either way, only slower.
+  get_property(pch GLOBAL PROPERTY ROOFLAB_EMU_PRELUDE_${flavor})
+  set(pch_options "")
+  set(pch_depends "")
+  if(pch)
+    # Only where the wrapper is compiled as C++20, the prelude's standard (a C++17 file never reads it).
+    set(is20 "$<OR:$<STREQUAL:${cuda_standard},20>,$<AND:$<NOT:$<BOOL:${cuda_standard}>>,$<STREQUAL:$<TARGET_PROPERTY:${target},CXX_STANDARD>,20>>>")
+    # -Winvalid-pch: a prelude that no longer fits the wrappers (a flag or macro that reaches one and not the
+    # other) is reported, an error under ROOFLAB_WERROR as in CI, rather than silently costing its time back.
+    set(pch_options "$<${is20}:-include${pch}>" "$<${is20}:-Winvalid-pch>")
+    set(pch_depends "${pch}.gch")
+    add_dependencies(${target} rooflab_emu_prelude_${flavor})
+  endif()
   foreach(cu IN LISTS E_UNPARSED_ARGUMENTS)
     get_filename_component(abs "${cu}" ABSOLUTE)
     get_filename_component(dir "${abs}" DIRECTORY)
@@ -85,7 +113,9 @@ function(rooflab_emu_add_cu target)
       COMMAND_EXPAND_LISTS
       VERBATIM)
     target_sources(${target} PRIVATE "${wrapper}")
-    set_source_files_properties("${wrapper}" PROPERTIES COMPILE_OPTIONS "-iquote;${dir}${alignment_options}${traffic_options};${standard}")
+    set(wrapper_options -iquote "${dir}" ${options} "${standard}" ${pch_options})
+    set_source_files_properties("${wrapper}" PROPERTIES COMPILE_OPTIONS "${wrapper_options}"
+                                OBJECT_DEPENDS "${pch_depends}")
   endforeach()
   if(E_RACE)
     rooflab_emu_use(${target} RACE)
@@ -116,4 +146,74 @@ function(rooflab_emu_use target)
     endif()
   endforeach()
   target_include_directories(${target} BEFORE PRIVATE "${ROOFLAB_EMU_CUDA_INCLUDE}" ${cccl})
+endfunction()
+
+# rooflab_emu_precompile_prelude(): the prelude of the wrappers precompiled (GCC), once per flavour (plain,
+# race, traffic: each with its wrappers' options), so that the about 170 wrappers of a full build do not each
+# parse the same 150,000 lines: about a third of a wrapper's compile. The prelude is the backend's
+# runtime.hpp and rewritten.hpp, which every wrapper includes first, then the harness and standard headers
+# the labs' kernels include; each has include guards, so a wrapper's own #include of them is then a no-op.
+# Not <rooflab/inspect.hpp>: it reads macros that only the static binaries define (GCC would refuse the
+# prelude to every binary whose macros differ from the prelude's).
+# Built on demand: a build that compiles no race wrapper never builds the race prelude. A build that imports
+# the harness (cmake/RooflabHarness.cmake) has none, and its wrappers parse the headers.
+function(rooflab_emu_precompile_prelude)
+  if(NOT CMAKE_CXX_COMPILER_ID STREQUAL "GNU")
+    return()  # GCC's precompiled headers (.gch found beside the -include'd header); other compilers parse
+  endif()
+  foreach(flavor plain race traffic)
+    if((flavor STREQUAL "race" AND NOT TARGET rooflab::emu_race) OR
+       (flavor STREQUAL "traffic" AND NOT TARGET rooflab::emu_traffic))
+      continue()
+    endif()
+    set(header "${CMAKE_BINARY_DIR}/emu_prelude/${flavor}/rooflab_emu_prelude.hpp")
+    file(CONFIGURE OUTPUT "${header}" CONTENT [[
+// The CPU backend's prelude, precompiled for the @flavor@ wrappers (cmake/RooflabEmu.cmake).
+#include <rooflab/emu/runtime.hpp>
+#include <rooflab/emu/rewritten.hpp>
+#include <rooflab/check.hpp>
+#include <rooflab/cuda.hpp>
+#include <rooflab/grid.hpp>
+#include <rooflab/launch.hpp>
+#include <rooflab/specs.hpp>
+#include <rooflab/stub.hpp>
+#include <rooflab/warp.hpp>
+#include <mma.h>
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+]] @ONLY)
+    # Compiled as a C++ header, GCC writes a precompiled header (CMake's `-x c++` comes before; the last -x
+    # before the file counts); it is then linked where GCC looks for it, beside the header `-include` names.
+    set(owner rooflab_emu_prelude_${flavor}_pch)
+    add_library(${owner} OBJECT EXCLUDE_FROM_ALL "${header}")
+    _rooflab_emu_wrapper_options(options ${flavor})
+    set_source_files_properties("${header}" PROPERTIES LANGUAGE CXX COMPILE_OPTIONS "${options};-x;c++-header")
+    # No rooflab_common: a macro defined on the prelude's command line must be defined on every wrapper's too
+    # (GCC checks), and only the backend's usage requirements reach every wrapper.
+    rooflab_warnings(${owner})  # as the wrappers' targets: -Wpedantic alone changes a predefined macro
+    if(flavor STREQUAL "race")
+      rooflab_emu_use(${owner} RACE)
+    else()
+      rooflab_emu_use(${owner})
+    endif()
+    if(flavor STREQUAL "traffic")
+      target_link_libraries(${owner} PRIVATE rooflab::emu_traffic)
+    endif()
+    add_custom_command(
+      OUTPUT "${header}.gch"
+      COMMAND "${CMAKE_COMMAND}" -E rm -f "${header}.gch"
+      COMMAND "${CMAKE_COMMAND}" -E create_hardlink "$<TARGET_OBJECTS:${owner}>" "${header}.gch"
+      DEPENDS ${owner} "$<TARGET_OBJECTS:${owner}>"
+      COMMENT "Precompiled CPU backend prelude (${flavor})"
+      VERBATIM)
+    add_custom_target(rooflab_emu_prelude_${flavor} DEPENDS "${header}.gch")
+    set_property(GLOBAL PROPERTY ROOFLAB_EMU_PRELUDE_${flavor} "${header}")
+  endforeach()
 endfunction()

@@ -42,8 +42,8 @@ def retarget(args, cuda_include, cuda12_include):
         if a in ("-o", "-MF", "-MT"):
             skip = 1
             continue
-        if a == "-MD":
-            continue
+        if a == "-MD" or a == "-Winvalid-pch" or (a.startswith("-include") and a.endswith("rooflab_emu_prelude.hpp")):
+            continue  # the precompiled CPU-backend prelude was made with the build's toolkit headers: parse them
         if a == "-I" + cuda_include:
             a = "-I" + cuda12_include
         elif a in ("-I", "-isystem") and i + 1 < len(args) and args[i + 1] == cuda_include:
