@@ -26,9 +26,12 @@ start=$(date +%s)
   { cat "$work/package.log"; fail "gradescope-package exited $?"; }
 listing="$(unzip -Z1 "$work/autograder.zip")"
 for f in setup.sh run_autograder rooflab CMakeLists.txt "labs/$lab/rubric.json" "labs/$lab/kernels.cu" grader/main.cpp \
-         reference/02/analytic.json reference/02/emu.json; do
+         reference/02/analytic.json reference/02/emu.json common/prebuilt/calibration_kernels.fatbin \
+         common/prebuilt/calibration_kernels.json; do
   grep -qx "$f" <<<"$listing" || fail "the package lacks $f"
 done
+# The calibration kernels travel compiled, as in a student copy (release_e2e.sh checks the fatbinary itself).
+if grep -qx "common/src/calibration_kernels.cu" <<<"$listing"; then fail "the package holds the calibration kernels' source"; fi
 if grep -qE '^(build[^/]*|\.git|solutions|templates|labs/01-memory-bandwidth)/' <<<"$listing"; then
   fail "the package holds a build tree, .git, solutions/, new-lab's template or a lab it does not grade"
 fi
