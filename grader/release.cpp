@@ -33,6 +33,12 @@ std::optional<std::string> withheld(const fs::path& rel, const std::vector<std::
   // The harness's calibration kernels are close to Lab 01's and Lab 02's answers: a copy carries them compiled
   // (common/prebuilt/, written by write_calibration_binary) and launches them from there.
   if (rel == fs::path(kCalibrationSource)) return "the calibration kernels' source (shipped compiled, common/prebuilt/)";
+  // The CPU backend's own tests, conformance files and benchmarks: their kernels (a tiled SGEMM, WMMA GEMMs,
+  // tree reductions) come close to the labs' answers, and a copy tests the labs, not the backend.
+  if (parts.size() >= 3 && top == "common" && parts[1] == "emu" &&
+      (parts[2] == "tests" || parts[2] == "conformance" || parts[2] == "bench")) {
+    return "the CPU backend's own tests and benchmarks";
+  }
   // The example hidden tests of the grader's own test, and the test that writes more: hidden tests answer what
   // they test.
   if (parts.size() >= 3 && top == "grader" && parts[1] == "tests" && parts[2].find("hidden") != std::string::npos) {

@@ -7,6 +7,10 @@ target_link_libraries(rooflab_emu_traffic PUBLIC rooflab_emu)
 rooflab_warnings(rooflab_emu_traffic)
 add_library(rooflab::emu_traffic ALIAS rooflab_emu_traffic)
 
+if(NOT ROOFLAB_EMU_OWN_TESTS)
+  return()  # a student copy: no self-tests, no benchmark (common/emu/CMakeLists.txt)
+endif()
+
 # The model's self-tests: closed-form access patterns (tests/test_traffic.cpp).
 if(BUILD_TESTING)
   add_executable(rooflab_emu_traffic_tests tests/test_traffic.cpp)

@@ -50,7 +50,7 @@ for f in rooflab CMakeLists.txt CMakePresets.json README.md release.json "labs/$
   [[ -f "$work/all/$f" ]] || fail "the copy lacks $f"
 done
 [[ -x "$work/all/rooflab" ]] || fail "./rooflab is not executable in the copy"
-for d in solutions templates grader/tests/hidden build; do [[ ! -e "$work/all/$d" ]] || fail "the copy holds $d"; done
+for d in solutions templates grader/tests/hidden build common/emu/tests common/emu/conformance common/emu/bench; do [[ ! -e "$work/all/$d" ]] || fail "the copy holds $d"; done
 if find "$work/all/labs" -path '*/selftest*' | grep -q .; then fail "the copy holds selftest cases"; fi
 cmp -s "$work/all/labs/$lab/kernels.cu" <(git -C "$src" show "HEAD:labs/$lab/kernels.cu") ||
   fail "labs/$lab/kernels.cu in the copy is not the committed stub"
@@ -64,6 +64,14 @@ cat "$work/leaks.log"
 cp "$src/solutions/$lab/kernels.cu" "$work/all/labs/$lab/planted.cu"
 if leaks "$work/all" > "$work/planted.txt" 2>/dev/null; then fail "a planted solution was not found"; fi
 grep -q "^labs/$lab/planted.cu:[0-9]*: " "$work/planted.txt" || { cat "$work/planted.txt"; fail "the planted solution's lines were not named"; }
+rm "$work/all/labs/$lab/planted.cu"
+# ... and an answer under other names: the calibration kernels' source (withheld from copies) runs Lab 02's FMA
+# chains with its variables renamed; planted, the check names the line by its shape.
+cp "$src/common/src/calibration_kernels.cu" "$work/all/common/src/planted_calibration.cu"
+if leaks "$work/all" > "$work/planted-shape.txt" 2>/dev/null; then fail "Lab 02's FMA loop, renamed, was not found"; fi
+grep -q "^common/src/planted_calibration.cu:[0-9]*: .*(shape of a line of solutions/02-ridge-point/kernels.cu" \
+  "$work/planted-shape.txt" || { cat "$work/planted-shape.txt"; fail "the renamed FMA loop was not named by its shape"; }
+rm "$work/all/common/src/planted_calibration.cu"
 
 # ---- the calibration kernels: compiled, not as source (they are close to Lab 01's and 02's answers) ----
 calibration_checks "$work/all"

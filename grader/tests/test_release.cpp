@@ -22,13 +22,18 @@ TEST(Release, LeavesOutWhatAnswersALab) {
   EXPECT_TRUE(withheld("grader/tests/hidden_e2e.sh", kShipped));
   EXPECT_TRUE(withheld("labs/04-gemm/README.md", kShipped));  // a lab not named
   EXPECT_TRUE(withheld("common/src/calibration_kernels.cu", kShipped));  // shipped compiled instead
+  // The CPU backend's own tests, conformance files and benchmarks (a tiled SGEMM, WMMA GEMMs among them).
+  EXPECT_TRUE(withheld("common/emu/tests/kernels.cu", kShipped));
+  EXPECT_TRUE(withheld("common/emu/conformance/kernels/sgemm_shared.cuh", kShipped));
+  EXPECT_TRUE(withheld("common/emu/bench/bench_kernels.cu", kShipped));
 }
 
 TEST(Release, ShipsTheRest) {
   for (const char* rel : {"labs/03-elementwise-intensity/kernels.cu", "labs/03-elementwise-intensity/tests/perf.cpp",
                           "labs/CMakeLists.txt", "common/src/specs.cpp", "grader/tests/release_e2e.sh", "rooflab",
                           "data/gpus.json", "docs/student-guide.md", "common/src/calibration_kernels.hpp",
-                          "common/src/calibration_loader.cpp", "common/src/calibration_standins.cu"}) {
+                          "common/src/calibration_loader.cpp", "common/src/calibration_standins.cu",
+                          "common/emu/src/scheduler.cpp", "common/emu/CMakeLists.txt", "common/emu/traffic.cmake"}) {
     EXPECT_EQ(withheld(rel, kShipped), std::nullopt) << rel;
   }
 }
