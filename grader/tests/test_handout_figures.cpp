@@ -72,7 +72,8 @@ DType FigureArgs::dtype(std::size_t i) const {
   static const std::map<std::string, DType> types = {{"fp64", DType::fp64}, {"fp32", DType::fp32},
                                                      {"tf32", DType::tf32}, {"fp16", DType::fp16},
                                                      {"bf16", DType::bf16}, {"fp8", DType::fp8},
-                                                     {"int8", DType::int8}};
+                                                     {"int8", DType::int8},
+                                                     {"fp16_nontensor", DType::fp16_nontensor}};
   const auto it = types.find(name(i));
   if (it == types.end()) throw std::invalid_argument("unknown data type " + name(i));
   return it->second;
@@ -103,6 +104,7 @@ using rooflab::testing::FigureLab;
 const std::vector<Figure>& data_figures() {
   static const std::vector<Figure> table = {
       {"gpu::bandwidth_gbps", [](const FigureArgs& a) { return a.gpu(0).bandwidth_gbps; }},
+      {"gpu::memory_gb", [](const FigureArgs& a) { return a.gpu(0).memory_gb; }},
       {"gpu::peak_tflops",
        [](const FigureArgs& a) { return rooflab::peak_flops(a.gpu(0), a.dtype(1)).value() / 1e12; }},
       {"gpu::count", [](const FigureArgs&) { return static_cast<double>(rooflab::gpus().size()); }},

@@ -13,6 +13,10 @@ ROOFLAB_FIGURES({
      [](const FigureArgs& a) { return lab02::attainable_flops(a.num(0), a.gpu(1), a.dtype(2)); }},
     {"fraction_of_peak",
      [](const FigureArgs& a) { return lab02::fraction_of_peak(a.num(0), a.gpu(1), a.dtype(2)); }},
+    {"decode_step_s",
+     [](const FigureArgs& a) {
+       return lab02::decode_step_s(a.num(0), a.num(1), static_cast<int>(a.size(2)), a.gpu(3), a.dtype(4));
+     }},
     {"fp32_peak_flops",
      [](const FigureArgs& a) {
        return lab02::fp32_peak_flops(static_cast<int>(a.num(0)), static_cast<int>(a.num(1)), a.num(2));

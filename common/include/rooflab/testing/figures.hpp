@@ -43,7 +43,7 @@ class FigureArgs {
   const std::string& name(std::size_t i) const;
   const GpuSpec& gpu(std::size_t i) const;        // a GPU id of data/gpus.json
   const ModelSpec& model(std::size_t i) const;    // a model id of data/models.json
-  DType dtype(std::size_t i) const;               // fp64, fp32, tf32, fp16, bf16, fp8 or int8
+  DType dtype(std::size_t i) const;               // fp64, fp32, tf32, fp16, bf16, fp8, int8 or fp16_nontensor
 };
 
 // A plain function pointer (a lambda without captures converts to one): no std::function to compile per
