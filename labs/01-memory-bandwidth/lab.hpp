@@ -62,8 +62,10 @@ double gb_to_gib(double gb);
 double gib_to_gb(double gib);
 
 // Q7. The smallest array, in bytes, that a STREAM benchmark should use on `gpu` so that it measures DRAM and
-//     not the L2 cache: BabelStream's rule of at least 4x the largest cache (gpu.l2_mb: decimal MB, an
-//     std::optional that is empty where NVIDIA does not publish the size; the tests skip those GPUs).
+//     not the L2 cache: BabelStream's rule of at least 4x the largest cache (gpu.l2_mb, counted as decimal
+//     MB like every size in the data, though NVIDIA's L2 MB are binary in practice: handout, "Which megabytes
+//     q7 counts"; an std::optional that is empty where NVIDIA does not publish the size; the tests skip those
+//     GPUs).
 double min_array_bytes(const rooflab::GpuSpec& gpu);
 
 // Q8. What fraction of `gpu`'s datasheet bandwidth a measured copy reached: the copy moved `bytes_copied`
