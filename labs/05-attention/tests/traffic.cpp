@@ -3,8 +3,9 @@
 // "Memory traffic"). Flash attention's point is that the len x len scores never reach global memory: a kernel
 // moves Q, K and V in and O (and the row statistics) out, and nothing else. The test counts every launch of
 // one call (each starting with an empty L2) and compares the modelled DRAM bytes with those; a kernel that
-// writes the scores out adds len x len values to the four len x head_dim matrices, several times their
-// bytes. Hints: no points (rubric.json), and no GPU needed.
+// writes the scores out adds len x len values to the four len x head_dim matrices, len / (4 head_dim) times
+// their bytes (as much again at the shape below: 256 / (4 x 64) = 1). Hints: no points (rubric.json), and no
+// GPU needed.
 //
 // Shape: 2 heads of 256 tokens, head dimension 64, causal and not. The modelled L2 holds two heads' K and V:
 // on a GPU the K and V a block rereads for each of its query tiles stay in the L2 (a few hundred KB per
