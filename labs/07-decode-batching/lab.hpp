@@ -13,16 +13,18 @@ namespace lab07 {
 
 // ---- analytic questions (answers.cpp; handout sections "Decode reads every weight" and "Batching") ----
 // Rules: a model's weights are params_b x 10^9 parameters at `bytes_per_param` each, and all of them are
-// read from DRAM once per decode step (every expert of a mixture, once a batch is large enough to touch
-// them all). A token costs 2 FLOPs per active parameter (active_params_b for a mixture, else params_b).
+// read from DRAM once per decode step: for a mixture of experts Q2 and Q3 count every expert at every batch,
+// batch 1 included, as if the batch's tokens touched them all (Q7 is the batch-1 floor that reads the
+// active experts alone). A token costs 2 FLOPs per active parameter (active_params_b for a mixture, else
+// params_b).
 // The KV cache of a sequence of `context` tokens is 2 x layers x kv_heads x head_dim x kv_elem_bytes per
 // token (Lab 06), read once per step. Bandwidth is the GPU's datasheet GB/s (10^9 bytes per second), peaks
 // are rooflab::peak_flops(gpu, type).
 
 double weight_bytes(const rooflab::ModelSpec& m, double bytes_per_param);  // Q1
 // Q2: the roofline's least time of one decode step for `batch` sequences of `context` tokens: the larger of
-// the bytes it must read (weights, then every sequence's KV cache) over the bandwidth and the FLOPs it
-// must do over the peak of `compute`.
+// the bytes it must read (all the weights, every expert of a mixture, then every sequence's KV cache) over
+// the bandwidth and the FLOPs it must do over the peak of `compute`.
 double step_floor_s(const rooflab::ModelSpec& m, const rooflab::GpuSpec& gpu, std::size_t batch, std::size_t context,
                     double bytes_per_param, double kv_elem_bytes, rooflab::DType compute);
 // Q3: tokens per second at that floor (every sequence gains one token per step).

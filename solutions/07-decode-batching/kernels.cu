@@ -246,9 +246,10 @@ __global__ void __launch_bounds__(kBlock, 2) batched_kernel(const __half* __rest
 // array.
 // Why these choices (an H100 at batch 64): a warp per slab that staged X on its own read all 2 MB of X from
 // L2 for every 16 rows (2 GB per call) and took 14x batch 1's time; shared by 4 warps that is 512 MB. The
-// staged rows are padded by 8 halves (kTcLd) so that the 16 rows a fragment load reads fall in different
-// shared-memory banks (a 128-byte row pitch puts them all in the same ones). kTcK = 128 keeps 4 KB of W
-// per warp in flight per step.
+// staged rows are padded by 8 halves (kTcLd): each row then starts 4 banks further round than the one
+// before, so the 8 rows of 16 bytes a fragment load reads in one phase fall in different shared-memory banks
+// (a 256-byte row pitch puts them all in the same ones). kTcK = 128 keeps 4 KB of W per warp in flight per
+// step.
 inline constexpr unsigned kTcBlock = 128;  // 4 warps: 4 slabs of 16 rows share one staging of X
 inline constexpr int kTcWarps = kTcBlock / 32;
 inline constexpr int kTcK = 128;           // K columns staged per step

@@ -72,7 +72,7 @@ rooflab::Measurement time_batched(Linear& l, int batch, double max_seconds = 3.0
 // The roofline's time at `batch` over its time at batch 1 for an n x k layer on this GPU: each time is the
 // longer of the bytes (weights once, inputs, outputs) over the copy ceiling and the FLOPs over the FP32 FMA
 // ceiling (CUDA cores, the slower unit a correct kernel may use). While the FLOPs hide under the bytes the
-// ratio is about 1; once they take longer (batch 64 on an H100: 3.1x batch 1's memory time) the time
+// ratio is about 1; once they take longer (batch 64 on an H100: 3.2x batch 1's memory time) the time
 // grows with the batch however the weights are read. Both ceilings come from this GPU's calibration.
 double roofline_ratio(int n, int k, int batch) {
   const double bw = rooflab::grading::ceiling_in_force(rooflab::Ceiling::copy_bandwidth);
