@@ -122,6 +122,17 @@ int inspect_traffic(const GradePlan& plan, const Lab& lab, const GradingTree& sa
   return p.ok() ? kExitOk : kExitFailed;
 }
 
+// The GPU inspect predicts for when none is named: this machine's, when nvidia-smi answers and data/gpus.json
+// knows it, else the H100 SXM (what most students rent, and the GPU the model was checked on).
+std::string default_inspect_gpu() {
+  const ProcessResult smi = run_process({"nvidia-smi", "--query-gpu=name", "--format=csv,noheader"}, {.timeout_s = 20});
+  if (smi.ok()) {
+    const std::string name = smi.output.substr(0, smi.output.find('\n'));
+    if (const GpuSpec* g = find_gpu_by_cuda_name(name); g != nullptr) return g->id;
+  }
+  return "h100-sxm";
+}
+
 }  // namespace
 
 int cmd_inspect(const InspectArgs& a) {
@@ -153,7 +164,9 @@ int cmd_inspect(const InspectArgs& a) {
     std::cerr << "rooflab inspect: " << error << "\n";
     return kExitFailed;
   }
-  std::vector<std::string> argv = {stat->path.string(), "--rooflab-inspect", "--gpu", a.gpu, "--n", fmt::format("{:g}", a.n)};
+  std::vector<std::string> argv = {stat->path.string(), "--rooflab-inspect", "--gpu",
+                                   a.gpu.empty() ? default_inspect_gpu() : a.gpu};
+  if (a.n > 0) argv.insert(argv.end(), {"--n", fmt::format("{:g}", a.n)});
   if (!a.arch.empty()) argv.insert(argv.end(), {"--arch", a.arch});
   if (a.json) argv.push_back("--json");
   const ProcessResult p = run_process(argv, {.timeout_s = 120, .sandbox = test_sandbox(sandboxed)});

@@ -14,9 +14,9 @@ namespace rooflab::grader {
 
 struct InspectArgs {
   std::string lab = "01";
-  std::string gpu = "a100-80gb-sxm4";
+  std::string gpu;    // empty: this machine's GPU when data/gpus.json knows it, else the H100 SXM
   std::string arch;   // empty: the GPU's own architecture when captured
-  double n = 1 << 28;
+  double n = 0;       // 0: the size the lab's perf tests time
   bool json = false;
   bool solutions = false;
   bool traffic = true;  // after the static section, the modelled memory traffic (labs with traffic hints)

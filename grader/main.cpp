@@ -75,12 +75,17 @@ int main(int argc, char** argv) {
 
   InspectArgs inspect;
   auto* in = app.add_subcommand("inspect", "What the compiler says about a lab's kernels, without a GPU: registers, "
-                                           "spills, shared memory, occupancy, widest loads, tensor cores, roofline floor; then "
+                                           "spills, shared memory, occupancy, widest loads, tensor cores, roofline floor, a predicted time and "
+                                           "what limits it; then "
                                            "the bytes each kernel moves as modelled on the CPU backend");
   in->add_option("lab", inspect.lab, "The lab (default 01)");
-  in->add_option("--gpu", inspect.gpu, "GPU id from data/gpus.json for occupancy and the floor")->capture_default_str();
+  in->add_option("--gpu", inspect.gpu,
+                 "GPU id from data/gpus.json for occupancy, the floor and the prediction (default: this machine's GPU, "
+                 "else h100-sxm)");
   in->add_option("--arch", inspect.arch, "sm_80, sm_90, ... (one the build captured; default: the GPU's own)");
-  in->add_option("--n", inspect.n, "Problem size for the roofline floor (the lab's meaning of n)")->capture_default_str();
+  in->add_option("--n", inspect.n,
+                 "Problem size for the floor and the prediction, in the lab's meaning of n (default: the size its perf "
+                 "tests time)");
   in->add_flag("--json", inspect.json, "Machine-readable");
   in->add_flag("--solutions", inspect.solutions, "Inspect the reference solutions instead of labs/");
   in->add_flag("!--no-traffic", inspect.traffic,

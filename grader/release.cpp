@@ -39,6 +39,10 @@ std::optional<std::string> withheld(const fs::path& rel, const std::vector<std::
       (parts[2] == "tests" || parts[2] == "conformance" || parts[2] == "bench")) {
     return "the CPU backend's own tests and benchmarks";
   }
+  // The performance model's validation fixtures: the reference solutions of a recorded GPU run.
+  if (parts.size() >= 3 && top == "common" && parts[1] == "tests" && parts[2] == "perf_validation") {
+    return "the performance model's validation fixtures (reference solutions of a recorded GPU run)";
+  }
   // The example hidden tests of the grader's own test, and the test that writes more: hidden tests answer what
   // they test.
   if (parts.size() >= 3 && top == "grader" && parts[1] == "tests" && parts[2].find("hidden") != std::string::npos) {

@@ -1,5 +1,6 @@
 #include <rooflab/testing/grading.hpp>
 #include <rooflab/inspect.hpp>
+#include <rooflab/perf_model.hpp>
 #include <rooflab/testing/ptx.hpp>
 #include <rooflab/specs.hpp>
 
@@ -126,6 +127,20 @@ std::vector<Row> inspect(std::span<const KernelDecl> kernels, const std::string&
     const double t_compute = r.flops / peak;
     r.floor_s = std::max(t_mem, t_compute);
     r.bound = t_mem >= t_compute ? "memory" : "compute";
+    try {
+      const perf::Constants c = perf::constants_for(gpu);
+      perf::Work w;
+      w.flops = r.flops;
+      w.bytes = r.bytes;
+      w.dtype = k.dtype;
+      w.block = k.block;
+      w.blocks_per_sm = r.occ.blocks_per_sm;
+      w.registers = r.registers;
+      if (r.occ.blocks_per_sm > 0) r.prediction = std::make_shared<const perf::Prediction>(perf::predict(w, perf::analyze(facts.body), gpu, c));
+      else r.prediction_error = r.occ.error;
+    } catch (const std::exception& e) {
+      r.prediction_error = e.what();
+    }
     rows.push_back(std::move(r));
   }
   return rows;
@@ -160,6 +175,20 @@ std::string table(const std::vector<Row>& rows, const GpuSpec& gpu, double n) {
   }
   out += "ld/st: widest global load/store in bits (128 = float4). occupancy: active warps per SM of the maximum, "
          "as blocks x warps.\nfloor: the roofline's lower bound on time for the declared FLOPs and bytes.\n";
+  out += fmt::format("\nPredicted on the {} (a model of the compiled code, not a measurement; docs/inspect.md, \"The "
+                     "prediction\"):\n",
+                     gpu.name);
+  for (const auto& r : rows) {
+    if (!r.prediction) {
+      out += fmt::format("{}: no prediction: {}\n", r.kernel, r.prediction_error);
+      continue;
+    }
+    const auto& p = *r.prediction;
+    out += fmt::format("{}: {:.0f}% of the {}, {} (floor {}), limited by {}\n", r.kernel, 100 * p.fraction, p.roof,
+                       time_str(p.time_s), time_str(p.roof_time_s), p.limiter);
+    if (p.fraction < 0.9) out += fmt::format("  to go faster: {}\n", p.advice);
+    for (const auto& e : p.evidence) out += "  " + e + "\n";
+  }
   return out;
 }
 
@@ -187,6 +216,16 @@ std::string to_json(const std::vector<Row>& rows, const GpuSpec& gpu, double n) 
                             {"bytes", r.bytes},
                             {"floor_s", r.floor_s},
                             {"bound", r.bound}});
+    auto& row = j["kernels"].back();
+    if (r.prediction) {
+      const auto& p = *r.prediction;
+      row["prediction"] = {{"model", true},          {"time_s", p.time_s},     {"fraction", p.fraction},
+                           {"roof", p.roof},         {"roof_time_s", p.roof_time_s}, {"limiter", p.limiter},
+                           {"advice", p.advice},     {"evidence", p.evidence}, {"code_from", p.from_ptx ? "PTX" : "SASS"}};
+    } else {
+      row["prediction"] = nullptr;
+      row["prediction_error"] = r.prediction_error;
+    }
   }
   return j.dump(2);
 }
@@ -198,6 +237,7 @@ struct Registered {
   std::span<const KernelDecl> kernels;
   std::string static_dir;
   std::vector<std::string> archs;
+  double timed_n = 0;  // 0: the lab registered none
 };
 Registered& lab() {
   static Registered r;
@@ -211,6 +251,11 @@ bool register_lab(std::span<const KernelDecl> kernels, const char* static_dir, c
   std::stringstream list(archs);
   for (std::string a; std::getline(list, a, ',');) lab().archs.push_back("sm_" + a);
   grading::set_extra_main("--rooflab-inspect", &main);
+  return true;
+}
+
+bool register_timed_size(double n) {
+  lab().timed_n = n;
   return true;
 }
 
@@ -229,17 +274,21 @@ std::string registry_json(std::span<const KernelDecl> kernels) {
 }
 
 int main(int argc, char** argv) {
-  std::string gpu_id = "a100-80gb-sxm4";
+  std::string gpu_id = "h100-sxm";
   std::string arch;
-  double n = 1 << 28;
+  double n = 0;
   bool json = false;
   bool registry = false;
+  std::string code_dir;
   CLI::App app{"the kernels of this lab as the compiler built them (rooflab inspect)"};
   app.add_flag("--rooflab-inspect")->description("this entry point");
   app.add_option("--gpu", gpu_id, "GPU id from data/gpus.json")->capture_default_str();
   app.add_option("--arch", arch, "sm_80, sm_90, ... (one the build captured; default: the GPU's own)");
-  app.add_option("--n", n, "problem size for the roofline floor")->capture_default_str();
+  app.add_option("--n", n, "problem size for the roofline floor (default: the size the lab's perf tests time)");
   app.add_flag("--json", json, "machine-readable");
+  app.add_option("--code-dir", code_dir,
+                 "read kernels.<arch>.ptx and kernels.<arch>.ptxas.txt from this folder instead of the build's capture "
+                 "(another version of the kernels, such as the validation fixtures of a recorded GPU run)");
   app.add_flag("--registry", registry, "print the lab's kernel registry as JSON (no compiler output needed)");
   try {
     app.parse(argc, argv);
@@ -250,14 +299,15 @@ int main(int argc, char** argv) {
     std::cout << registry_json(lab().kernels) << "\n";
     return 0;
   }
+  if (n <= 0) n = lab().timed_n > 0 ? lab().timed_n : double(1 << 28);
   try {
     const GpuSpec& g = gpu(gpu_id);
     if (arch.empty()) {
       // The chosen GPU's own architecture when the build captured it, else the first captured one.
       arch = g.arch();
-      if (std::find(lab().archs.begin(), lab().archs.end(), arch) == lab().archs.end()) arch = lab().archs.front();
+      if (code_dir.empty() && std::find(lab().archs.begin(), lab().archs.end(), arch) == lab().archs.end()) arch = lab().archs.front();
     }
-    if (std::find(lab().archs.begin(), lab().archs.end(), arch) == lab().archs.end()) {
+    if (code_dir.empty() && std::find(lab().archs.begin(), lab().archs.end(), arch) == lab().archs.end()) {
       std::string known;
       for (const auto& x : lab().archs) known += " " + x;
       throw std::invalid_argument("the build captured the compiler's output for" + known + " only, not " + arch +
@@ -267,8 +317,9 @@ int main(int argc, char** argv) {
       std::cerr << "rooflab inspect: note: the " << g.name << " is " << g.arch() << "; showing the " << arch
                 << " code's registers and shared memory with the " << g.name << "'s limits\n";
     }
-    const auto rows = inspect(lab().kernels, ptx::read_file(lab().static_dir + "/kernels." + arch + ".ptx"),
-                              ptx::read_file(lab().static_dir + "/kernels." + arch + ".ptxas.txt"), g, arch, n);
+    const std::string dir = code_dir.empty() ? lab().static_dir : code_dir;
+    const auto rows = inspect(lab().kernels, ptx::read_file(dir + "/kernels." + arch + ".ptx"),
+                              ptx::read_file(dir + "/kernels." + arch + ".ptxas.txt"), g, arch, n);
     std::cout << (json ? to_json(rows, g, n) : table(rows, g, n)) << "\n";
     return 0;
   } catch (const std::exception& e) {

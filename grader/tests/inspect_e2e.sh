@@ -17,8 +17,23 @@ case $rc in
   *) echo "$out"; fail "inspect exited $rc" ;;
 esac
 
+# The prediction: labelled as a model, on the H100 SXM when this machine has no GPU data/gpus.json knows.
+if ! command -v nvidia-smi >/dev/null 2>&1; then
+  grep -q "^Predicted on the NVIDIA H100 SXM5 (a model of the compiled code, not a measurement" <<<"$out" ||
+    { echo "$out"; fail "no prediction section for the default GPU"; }
+fi
+h200=$("$cli" inspect 05 --gpu h200-sxm --no-traffic 2>&1) || { echo "$h200"; fail "inspect 05 --gpu h200-sxm exited $?"; }
+grep -q "^Predicted on the NVIDIA H200" <<<"$h200" || { echo "$h200"; fail "no prediction for the H200"; }
+# Lab 05's floor is at its own timed size (L = 4096), not Lab 01's n: well under a second.
+grep -qE "problem size n = 4096$" <<<"$h200" || { echo "$h200"; fail "Lab 05 not inspected at its timed size"; }
+
 quiet=$("$cli" inspect 01 --no-traffic 2>&1) || { echo "$quiet"; fail "inspect --no-traffic exited $?"; }
 grep -q "Memory traffic" <<<"$quiet" && fail "--no-traffic printed the traffic section"
 json=$("$cli" inspect 01 --json 2>/dev/null) || fail "inspect --json exited $?"
 python3 -c 'import json, sys; json.loads(sys.stdin.read())' <<<"$json" || fail "inspect --json is not one JSON document"
-echo "inspect 01: the compiler's view, the modelled traffic of each kernel (exit $rc), --no-traffic and --json without it"
+python3 -c '
+import json, sys
+ks = json.loads(sys.stdin.read())["kernels"]
+bad = [k["kernel"] for k in ks if not (k.get("prediction") and k["prediction"]["model"] is True and k["prediction"]["limiter"])]
+sys.exit(f"no prediction (model, limiter) for {bad}" if bad else 0)' <<<"$json" || fail "inspect --json lacks a prediction"
+echo "inspect 01: the compiler's view, the prediction, the modelled traffic of each kernel (exit $rc), --no-traffic and --json without it; inspect 05 on an H200 at its timed size"

@@ -17,6 +17,7 @@
 
 #include <array>
 #include <cstddef>
+#include <memory>
 #include <span>
 #include <string>
 #include <string_view>
@@ -26,6 +27,9 @@
 
 namespace rooflab {
 struct GpuSpec;
+}
+namespace rooflab::perf {
+struct Prediction;  // rooflab/perf_model.hpp: kept out of this header, which the labs' kernels include
 }
 
 namespace rooflab::inspect {
@@ -91,6 +95,9 @@ struct Row {
   double bytes = 0;
   double floor_s = 0;        // max(bytes / bandwidth, flops / the peak of its dtype) on the chosen GPU
   std::string bound;         // "memory" or "compute"
+  // The performance model's prediction on the chosen GPU (rooflab/perf_model.hpp): a model, not a measurement.
+  std::shared_ptr<const perf::Prediction> prediction;
+  std::string prediction_error;  // why there is none (no constants for the architecture, say)
 };
 
 std::vector<Row> inspect(std::span<const KernelDecl> kernels, const std::string& ptx, const std::string& ptxas,
@@ -103,10 +110,16 @@ std::string registry_json(std::span<const KernelDecl> kernels);
 
 // Registration by a lab's static test binary, and the entry point test_main calls for --rooflab-inspect.
 bool register_lab(std::span<const KernelDecl> kernels, const char* static_dir, const char* archs);
+// The problem size the lab's perf tests time, in the lab's meaning of n (the registry's flops and bytes take it):
+// inspect's default, so that floors and predictions are those of the timed problem.
+bool register_timed_size(double n);
 bool registered();
 int main(int argc, char** argv);
 
 }  // namespace rooflab::inspect
+
+#define ROOFLAB_INSPECT_TIMED_SIZE(n) \
+  [[maybe_unused]] static const bool rooflab_inspect_timed_size_ = ::rooflab::inspect::register_timed_size(n)
 
 #define ROOFLAB_INSPECT_KERNELS(list)                                                  \
   [[maybe_unused]] static const bool rooflab_inspect_registered_ =                     \

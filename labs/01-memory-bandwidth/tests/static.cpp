@@ -16,6 +16,8 @@
 
 // `lab01_static --rooflab-inspect` (what `rooflab inspect 01` runs) prints the table for these kernels.
 ROOFLAB_INSPECT_KERNELS(lab01::kKernelDecls);
+// Inspect at the timed size: 256 MB per array (at least 4x the L2, the harness rule; 64 Mi floats on an H100).
+ROOFLAB_INSPECT_TIMED_SIZE(double(1u << 26));
 
 // 128-bit accesses are the point of the vectorized triad: one ld.global.v4.f32 instead of four loads.
 // Asked of the kernel lab01::triad_vec4 starts on aligned arrays (run on the CPU backend), not of any kernel

@@ -11,6 +11,8 @@
 #include <cstddef>
 
 ROOFLAB_INSPECT_KERNELS(lab03::kKernels);
+// Inspect at the timed size: 256 MB of FP32 (at least 4x the L2, the harness rule; 64 Mi elements on an H100).
+ROOFLAB_INSPECT_TIMED_SIZE(double(1u << 26));
 
 // The FMA, load and store facts are asked of the kernels the sweep and the fused chain's launchers start (a small
 // problem on the CPU backend), not of any kernel in the file.

@@ -13,6 +13,8 @@
 #include <utility>
 
 ROOFLAB_INSPECT_KERNELS(lab04::kKernels);
+// Inspect at the timed size: 4096^3.
+ROOFLAB_INSPECT_TIMED_SIZE(4096.0);
 
 ROOFLAB_TEST(Lab04Static, NoSpillsAndSharedMemoryWithinLimits) {
   for (const auto& arch : rooflab::ptx::captured_archs()) {

@@ -16,6 +16,8 @@
 #include <vector>
 
 ROOFLAB_INSPECT_KERNELS(lab05::kKernels);
+// Inspect at the timed size: L = 4096 (16 heads of 64).
+ROOFLAB_INSPECT_TIMED_SIZE(4096.0);
 
 ROOFLAB_TEST(Lab05Static, NoSpillsAndSharedMemoryWithinLimits) {
   for (const auto& arch : rooflab::ptx::captured_archs()) {

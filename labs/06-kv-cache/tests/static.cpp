@@ -9,6 +9,8 @@
 #include <rooflab/testing/static_capture.hpp>
 
 ROOFLAB_INSPECT_KERNELS(lab06::kKernels);
+// Inspect at the timed size: 16 sequences of 4180 tokens.
+ROOFLAB_INSPECT_TIMED_SIZE(16.0 * 4180);
 
 namespace {
 // The kernels lab06::paged_kv_append starts for one token of one sequence (run on the CPU backend).

@@ -14,6 +14,8 @@
 #include <utility>
 
 ROOFLAB_INSPECT_KERNELS(lab07::kKernels);
+// Inspect at one timed layer: 4096 x 14336 weights (an MLP projection of the timed block).
+ROOFLAB_INSPECT_TIMED_SIZE(4096.0 * 14336);
 
 namespace {
 constexpr int kN = 32, kK = 64;  // a small problem whose rows take the 128-bit path (k a multiple of 8)

@@ -15,6 +15,8 @@
 #include <string>
 
 ROOFLAB_INSPECT_KERNELS(lab08::kKernels);
+// Inspect at the timed size: 8192 x 8192 weights.
+ROOFLAB_INSPECT_TIMED_SIZE(8192.0 * 8192);
 
 namespace {
 // Global loads of 8-bit elements: ld.global.u8, ld.global.nc.s8, ld.global.v4.u8 ...

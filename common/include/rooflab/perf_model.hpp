@@ -1,0 +1,120 @@
+// The performance model: how fast a kernel will run on a named GPU, predicted without one.
+//
+// A prediction reads what the build already has about a kernel (its PTX, the ptxas report, its launch block
+// and the occupancy that follows) and the GPU's rates (data/gpus.json, data/perf_model.json). It names the
+// limiter and prints the evidence behind it:
+//
+//   1. bytes of global loads in flight per SM on the loop that runs (Little's law): per thread, the load bytes
+//      the loop issues before the first instruction that uses one of them, times the threads resident per SM;
+//   2. issue slots, MUFU and shared-memory wavefronts per trip, against the architecture's rates;
+//   3. the instruction class's ceiling (mma.sync and WMMA on sm_90 reach about two thirds of the dense tensor
+//      peak, which needs wgmma);
+//   4. occupancy: one block per SM with a barrier in the loop leaves the SM idle while the block waits.
+//
+// It is a model, never a measurement: it earns no points, a measurement on a GPU is printed beside it, and
+// docs/measurements.md holds it against the GPU runs. It reads PTX, not SASS (this toolkit has no cuobjdump):
+// ptxas may still move loads or unroll further, and the evidence says the figures come from PTX.
+//
+//   const auto code = rooflab::perf::analyze(kernel.body);     // loops, per-trip counts
+//   const auto p = rooflab::perf::predict(decl_work, code, occupancy, gpu, constants, n);
+//   p.fraction, p.limiter, p.evidence
+#pragma once
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <rooflab/specs.hpp>
+
+namespace rooflab::perf {
+
+// What one trip of a loop (or the whole body of a kernel without one) does, per thread, read from PTX.
+struct Trip {
+  int first_line = 0;  // lines of the kernel body (1-based) the loop spans
+  int last_line = 0;
+  int instructions = 0;  // PTX instructions: about the warp instructions one warp issues per trip
+  int global_loads = 0;
+  double load_bytes = 0;
+  // Load bytes issued before the first instruction that reads a register one of them wrote: what a thread
+  // has in flight at once. A loop that uses each value right after loading it has one load in flight.
+  double load_bytes_before_use = 0;
+  int global_stores = 0;
+  double store_bytes = 0;
+  double cp_async_bytes = 0;  // cp.async global -> shared: in flight until a wait
+  int ffma = 0;               // fma.rn.f32 and friends (one FP32 pipe slot each)
+  int hfma2 = 0;              // fma.rn.f16x2 / bf16x2
+  int mufu = 0;               // ex2, lg2, rcp, rsqrt, sqrt, sin, cos, tanh (approx): the special-function unit
+  int conversions = 0;        // cvt.* (many run at a quarter rate or on the MUFU pipe)
+  double shared_wavefronts = 0;  // ld/st.shared and ldmatrix, counted as 128-byte wavefronts, no conflicts
+  double hmma = 0;               // tensor instructions in HMMA.16816 equivalents (m16n8k16: 1, wmma 16x16x16: 2)
+  int barriers = 0;              // bar.sync / barrier.sync
+  bool loop = false;             // false: the kernel's whole body, it has no loop
+  // An unrolled loop's remainder: the compiler unrolled the loop before it and this one runs the trips that
+  // are left. It runs when a thread has fewer trips than the unroll factor.
+  bool remainder = false;
+  int remainder_of = -1;  // index of the unrolled loop it finishes
+};
+
+struct Code {
+  std::vector<Trip> loops;  // innermost loops, in program order; the whole body when there is none
+  int hot = -1;             // the loop the prediction reads (see analyze)
+  int mover = -1;           // the loop that moves the most global bytes of its own (-1: none moves any)
+  std::string why_hot;      // in words
+};
+
+// The innermost loops of a kernel's PTX body (backward branches), each with its per-trip counts. The hot loop
+// is the one with tensor instructions if any, else the one that moves the most global bytes, else the one with
+// the most FP32 FMAs; a remainder loop is never chosen over the unrolled loop it finishes (a timed problem is
+// large: its threads run many trips of the unrolled loop). A kernel without loops is one straight trip.
+Code analyze(std::string_view ptx_body);
+
+// Per-architecture constants (data/perf_model.json), each with where it comes from.
+struct Constants {
+  std::string arch;                 // "sm_90"
+  double issue_per_clock = 4;       // warp instructions per SM per clock (four schedulers)
+  double mufu_per_clock = 0.5;      // warp MUFU instructions per SM per clock (16 lanes)
+  double shared_wavefronts_per_clock = 1;  // 128-byte shared-memory wavefronts per SM per clock
+  double hmma_per_clock = 0;        // HMMA.16816 per SM per clock at the dense FP16 peak (from gpus.json)
+  double mma_sync_ceiling = 1;      // fraction of the dense tensor peak mma.sync / WMMA can reach
+  // The bytes-in-flight curve: X bytes in flight per SM give f = 1 / (1 + (knee / X)^curve_exponent) of the copy
+  // ceiling, knee = knee_latency_ns x the copy ceiling per SM.
+  double knee_latency_ns = 140;
+  double curve_exponent = 1.5;
+  double copy_fraction = 0.89;      // copy ceiling over datasheet bandwidth, when no calibration is given
+  double issue_efficiency = 0.5;    // sustained fraction of issue slots a memory-bound loop reaches
+  double barrier_latency_ns = 700;  // one block per SM: a k-step's loads are not overlapped with math
+  std::string provenance;           // the file's words for this architecture
+};
+Constants constants_for(const GpuSpec& gpu);  // throws DataError when the file lacks the architecture
+Constants load_constants(const std::filesystem::path& file, const GpuSpec& gpu);
+
+// What the kernel must do and how it is launched.
+struct Work {
+  double flops = 0;
+  double bytes = 0;       // DRAM bytes (declared; the traffic model's figure where known)
+  DType dtype = DType::fp32;
+  unsigned block = 0;
+  int blocks_per_sm = 0;  // from the occupancy calculator
+  int registers = 0;
+  std::optional<double> copy_ceiling_gbps;  // calibrated copy ceiling; else datasheet x copy_fraction
+};
+
+struct Prediction {
+  double time_s = 0;
+  double fraction = 0;        // of the kernel's roof
+  std::string roof;           // "copy ceiling", "FP32 peak", "FP16 tensor peak"
+  double roof_time_s = 0;     // the floor on that roof
+  std::string limiter;        // "loads in flight", "issue slots", "MUFU", "shared memory", "tensor class", ...
+  std::string advice;         // what to change, in words
+  std::vector<std::string> evidence;  // one line per measure, with its figures
+  bool from_ptx = true;       // the code figures come from PTX (no SASS here)
+};
+
+// The bytes-in-flight curve alone: the fraction of the copy ceiling X bytes in flight per SM allow.
+double in_flight_fraction(double bytes_per_sm, double copy_bytes_per_s_per_sm, const Constants& c);
+
+Prediction predict(const Work& work, const Code& code, const GpuSpec& gpu, const Constants& c);
+
+}  // namespace rooflab::perf

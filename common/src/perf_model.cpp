@@ -1,0 +1,539 @@
+#include <rooflab/perf_model.hpp>
+
+#include <rooflab/testing/ptx.hpp>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <map>
+#include <regex>
+#include <set>
+#include <sstream>
+
+namespace rooflab::perf {
+
+namespace {
+
+// One PTX statement of a kernel body.
+struct Statement {
+  int line = 0;
+  std::string label;   // "$L__BB0_2" for a label, else empty
+  std::string opcode;  // "ld.global.nc.f32"
+  std::vector<std::string> operands;
+};
+
+std::string trim(std::string_view s) {
+  const auto b = s.find_first_not_of(" \t\r{}");
+  if (b == std::string_view::npos) return {};
+  const auto e = s.find_last_not_of(" \t\r{}");
+  return std::string(s.substr(b, e - b + 1));
+}
+
+// Operands split at top-level commas ("{%f1, %f2}, [%rd3]" is two).
+std::vector<std::string> split_operands(std::string_view s) {
+  std::vector<std::string> out;
+  int depth = 0;
+  std::string cur;
+  for (const char ch : s) {
+    if (ch == '{' || ch == '[') ++depth;
+    if (ch == '}' || ch == ']') --depth;
+    if (ch == ',' && depth == 0) {
+      out.push_back(trim(cur));
+      cur.clear();
+    } else {
+      cur += ch;
+    }
+  }
+  if (!trim(cur).empty()) out.push_back(trim(cur));
+  return out;
+}
+
+std::vector<Statement> statements(std::string_view body) {
+  std::vector<Statement> out;
+  std::istringstream in{std::string(body)};
+  int line_no = 0;
+  for (std::string line; std::getline(in, line);) {
+    ++line_no;
+    if (const auto c = line.find("//"); c != std::string::npos) line.resize(c);
+    std::stringstream parts(line);
+    for (std::string part; std::getline(parts, part, ';');) {
+      std::string s = trim(part);
+      if (s.empty() || s[0] == '.') continue;  // .reg, .local, .shared declarations
+      Statement st;
+      st.line = line_no;
+      if (s.back() == ':') {
+        st.label = s.substr(0, s.size() - 1);
+        out.push_back(std::move(st));
+        continue;
+      }
+      std::size_t pos = 0;
+      if (s[0] == '@') {  // a guard predicate is read like any operand
+        const auto sp = s.find_first_of(" \t");
+        if (sp == std::string::npos) continue;
+        st.operands.push_back(s.substr(1, sp - 1));
+        pos = s.find_first_not_of(" \t", sp);
+        if (pos == std::string::npos) continue;
+      }
+      const auto sp = s.find_first_of(" \t", pos);
+      st.opcode = s.substr(pos, sp == std::string::npos ? std::string::npos : sp - pos);
+      if (sp != std::string::npos) {
+        auto ops = split_operands(s.substr(sp));
+        // Keep the guard last: operands[0] is the destination of instructions that write one.
+        if (!st.operands.empty()) ops.push_back(st.operands.front());
+        st.operands = std::move(ops);
+      }
+      out.push_back(std::move(st));
+    }
+  }
+  return out;
+}
+
+bool starts_with(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
+
+std::vector<std::string> registers_in(std::string_view operand) {
+  static const std::regex reg(R"(%[a-z]+[0-9]+)");
+  std::vector<std::string> out;
+  const std::string s(operand);
+  for (auto it = std::sregex_iterator(s.begin(), s.end(), reg); it != std::sregex_iterator(); ++it) out.push_back(it->str());
+  return out;
+}
+
+// Instructions whose first operand is not a register they write.
+bool writes_first_operand(std::string_view op) {
+  return !(starts_with(op, "st.") || starts_with(op, "bra") || starts_with(op, "bar") || starts_with(op, "barrier") ||
+           starts_with(op, "cp.async") || starts_with(op, "wmma.store") || starts_with(op, "red.") ||
+           starts_with(op, "prefetch") || starts_with(op, "ret") || starts_with(op, "exit") ||
+           starts_with(op, "stmatrix") || starts_with(op, "membar") || starts_with(op, "fence"));
+}
+
+bool is_mufu(std::string_view op) {
+  for (const char* p : {"ex2.approx", "lg2.approx", "rcp.approx", "rsqrt.approx", "sqrt.approx", "sin.approx",
+                        "cos.approx", "tanh.approx", "div.approx", "div.full"}) {
+    if (starts_with(op, p)) return true;
+  }
+  return false;
+}
+
+double hmma_of(std::string_view op) {
+  if (!(starts_with(op, "mma.sync") || starts_with(op, "wmma.mma"))) return 0;
+  const bool wmma = starts_with(op, "wmma");
+  // Shapes: m16n8k16 = 2048 MACs = one HMMA.16816; m16n8k8 half of it; WMMA's 16x16x16 (and 32x8x16, 8x32x16)
+  // = 4096 MACs = two.
+  if (op.find("m16n8k16") != std::string_view::npos) return 1;
+  if (op.find("m16n8k8") != std::string_view::npos) return 0.5;
+  if (op.find("m16n8k32") != std::string_view::npos) return 1;  // int8: the same tensor time as FP16's k16
+  if (wmma) return 2;
+  return 1;
+}
+
+// Shared-memory wavefronts of an instruction (128 bytes each; no bank conflicts assumed).
+double wavefronts_of(std::string_view op) {
+  if (starts_with(op, "ldmatrix") || starts_with(op, "stmatrix")) {
+    if (op.find(".x4") != std::string_view::npos) return 4;
+    if (op.find(".x2") != std::string_view::npos) return 2;
+    return 1;
+  }
+  if (starts_with(op, "wmma.load") && op.find(".shared") != std::string_view::npos) return 4;  // 512 B of f16
+  if (starts_with(op, "wmma.store") && op.find(".shared") != std::string_view::npos) {
+    return op.find(".f32") != std::string_view::npos ? 8 : 4;
+  }
+  if ((starts_with(op, "ld.shared") || starts_with(op, "st.shared")) ||
+      (starts_with(op, "ld.") && op.find(".shared") != std::string_view::npos)) {
+    return std::max(1.0, ptx::access_bits(op) / 32.0);
+  }
+  return 0;
+}
+
+bool is_global_load(std::string_view op) { return starts_with(op, "ld.global"); }
+bool is_global_store(std::string_view op) { return starts_with(op, "st.global") || starts_with(op, "red.global"); }
+
+Trip count(const std::vector<Statement>& sts, std::size_t begin, std::size_t end) {
+  Trip t;
+  t.first_line = sts[begin].line;
+  t.last_line = sts[end - 1].line;
+  std::set<std::string> pending;
+  bool used = false;
+  for (std::size_t i = begin; i < end; ++i) {
+    const auto& s = sts[i];
+    if (!s.label.empty() || s.opcode.empty()) continue;
+    const std::string& op = s.opcode;
+    ++t.instructions;
+    // Whether this instruction reads a register a pending load writes (the first use ends what is in flight).
+    if (!used && !pending.empty()) {
+      const std::size_t first_source = writes_first_operand(op) ? 1 : 0;
+      for (std::size_t k = first_source; k < s.operands.size() && !used; ++k) {
+        for (const auto& r : registers_in(s.operands[k])) {
+          if (pending.count(r) != 0) used = true;
+        }
+      }
+    }
+    if (is_global_load(op)) {
+      const double bytes = ptx::access_bits(op) / 8.0;
+      ++t.global_loads;
+      t.load_bytes += bytes;
+      if (!used) {
+        t.load_bytes_before_use += bytes;
+        if (!s.operands.empty()) {
+          for (const auto& r : registers_in(s.operands[0])) pending.insert(r);
+        }
+      }
+    } else if (is_global_store(op)) {
+      ++t.global_stores;
+      t.store_bytes += ptx::access_bits(op) / 8.0;
+    } else if (starts_with(op, "cp.async") && op.find(".global") != std::string::npos && s.operands.size() >= 3) {
+      try {
+        t.cp_async_bytes += std::stod(s.operands[2]);
+      } catch (const std::exception&) {
+        t.cp_async_bytes += 16;
+      }
+    }
+    if (starts_with(op, "fma.rn.f32") || starts_with(op, "fma.rz.f32") || starts_with(op, "fma.rn.ftz.f32")) ++t.ffma;
+    if (starts_with(op, "fma.rn.f16x2") || starts_with(op, "fma.rn.bf16x2")) ++t.hfma2;
+    if (is_mufu(op)) ++t.mufu;
+    if (starts_with(op, "cvt.") && op.find(".rn.f32.f64") == std::string::npos) {
+      // Integer widening (cvt.u64.u32) is an ordinary ALU op; conversions to or from floating point are not.
+      if (op.find(".f") != std::string::npos || op.find(".bf") != std::string::npos) ++t.conversions;
+    }
+    t.shared_wavefronts += wavefronts_of(op);
+    t.hmma += hmma_of(op);
+    if (starts_with(op, "bar.sync") || starts_with(op, "barrier.sync") || starts_with(op, "bar.cta")) ++t.barriers;
+  }
+  return t;
+}
+
+double moved(const Trip& t) { return t.load_bytes + t.store_bytes + t.cp_async_bytes; }
+
+}  // namespace
+
+Code analyze(std::string_view ptx_body) {
+  const auto sts = statements(ptx_body);
+  std::map<std::string, std::size_t> labels;
+  for (std::size_t i = 0; i < sts.size(); ++i) {
+    if (!sts[i].label.empty()) labels[sts[i].label] = i;
+  }
+  // Every backward branch closes a loop: [label, branch].
+  std::vector<std::pair<std::size_t, std::size_t>> ranges;
+  for (std::size_t i = 0; i < sts.size(); ++i) {
+    if (!starts_with(sts[i].opcode, "bra")) continue;
+    for (const auto& o : sts[i].operands) {
+      const auto it = labels.find(o);
+      if (it != labels.end() && it->second < i) ranges.emplace_back(it->second, i + 1);
+    }
+  }
+  std::sort(ranges.begin(), ranges.end());
+  ranges.erase(std::unique(ranges.begin(), ranges.end()), ranges.end());
+  Code code;
+  for (const auto& [b, e] : ranges) {
+    Trip t = count(sts, b, e);
+    t.loop = true;
+    code.loops.push_back(t);
+  }
+  if (code.loops.empty()) {
+    code.loops.push_back(count(sts, 0, sts.size()));
+  }
+  // A remainder loop: the next loop after an unrolled one, doing the same kind of work k times less per trip.
+  for (std::size_t i = 1; i < code.loops.size(); ++i) {
+    const Trip& a = code.loops[i - 1];
+    Trip& b = code.loops[i];
+    if (!a.loop || !b.loop || b.first_line <= a.last_line || b.global_loads == 0 || a.global_loads <= b.global_loads) continue;
+    const double k = a.load_bytes / b.load_bytes;
+    const bool same_stores = (a.store_bytes == 0 && b.store_bytes == 0) ||
+                             (b.store_bytes > 0 && std::abs(a.store_bytes / b.store_bytes - k) < 1e-9);
+    if (k >= 2 && std::abs(k - std::round(k)) < 1e-9 && same_stores) {
+      b.remainder = true;
+      b.remainder_of = static_cast<int>(i - 1);
+    }
+  }
+  // The hot loop: the innermost loop with tensor instructions; else the loop whose own work (what it does outside
+  // the loops nested in it: global bytes, and FP32 FMAs at four bytes each) is largest, never a remainder loop over
+  // the unrolled loop it finishes. Its counts include its nested loops once (their trip counts are not known
+  // here): a GEMM's k-loop with its tile loads, say.
+  const std::size_t count_loops = code.loops.size();
+  std::vector<double> own(count_loops);
+  for (std::size_t i = 0; i < count_loops; ++i) {
+    const Trip& t = code.loops[i];
+    own[i] = moved(t) + 4.0 * (t.ffma + t.hfma2);
+    for (std::size_t j = 0; j < count_loops; ++j) {
+      const Trip& u = code.loops[j];
+      const bool inside = j != i && u.first_line >= t.first_line && u.last_line <= t.last_line &&
+                          (u.first_line != t.first_line || u.last_line != t.last_line);
+      bool directly = inside;  // count only loops nested one level down (deeper ones are in those)
+      for (std::size_t k = 0; k < count_loops && directly; ++k) {
+        const Trip& v = code.loops[k];
+        if (k != i && k != j && v.first_line >= t.first_line && v.last_line <= t.last_line && u.first_line >= v.first_line &&
+            u.last_line <= v.last_line && (v.first_line != u.first_line || v.last_line != u.last_line)) {
+          directly = false;
+        }
+      }
+      if (directly) own[i] -= moved(u) + 4.0 * (u.ffma + u.hfma2);
+    }
+  }
+  auto better = [&](std::size_t i, std::size_t j) {  // is loop i a better pick than loop j
+    const Trip& a = code.loops[i];
+    const Trip& b = code.loops[j];
+    if ((a.hmma > 0) != (b.hmma > 0)) return a.hmma > 0;
+    if (a.hmma > 0) return a.last_line - a.first_line < b.last_line - b.first_line;
+    if (a.remainder != b.remainder) return !a.remainder;
+    return own[i] > own[j];
+  };
+  for (std::size_t i = 0; i < count_loops; ++i) {
+    if (code.hot < 0 || better(i, static_cast<std::size_t>(code.hot))) code.hot = static_cast<int>(i);
+  }
+  if (code.hot < 0) code.hot = 0;
+  for (std::size_t i = 0; i < count_loops; ++i) {
+    if (code.loops[i].remainder || moved(code.loops[i]) == 0) continue;
+    if (code.mover < 0 || own[i] > own[static_cast<std::size_t>(code.mover)]) code.mover = static_cast<int>(i);
+  }
+  const Trip& h = code.loops[static_cast<std::size_t>(code.hot)];
+  if (!h.loop) {
+    code.why_hot = "no loop: the whole body, once per thread";
+  } else if (h.hmma > 0) {
+    code.why_hot = "the innermost loop with tensor instructions";
+  } else {
+    code.why_hot = "the loop that does the most work of its own per trip (global bytes, FP32 FMAs)";
+  }
+  return code;
+}
+
+// ---- constants ----
+
+Constants load_constants(const std::filesystem::path& file, const GpuSpec& gpu) {
+  std::ifstream in(file);
+  if (!in) throw DataError(file.string() + ": cannot open (the performance model's constants)");
+  nlohmann::json j;
+  try {
+    in >> j;
+  } catch (const std::exception& e) {
+    throw DataError(file.string() + ": not JSON: " + e.what());
+  }
+  const std::string arch = gpu.arch();
+  if (!j.contains("architectures") || !j["architectures"].contains(arch)) {
+    throw DataError(fmt::format("{}: architectures.{}: missing (the performance model has no constants for the {})",
+                                file.string(), arch, gpu.name));
+  }
+  const auto& a = j["architectures"][arch];
+  Constants c;
+  c.arch = arch;
+  auto num = [&](const char* key, double& out) {
+    if (!a.contains(key)) throw DataError(fmt::format("{}: architectures.{}.{}: missing", file.string(), arch, key));
+    const auto& v = a[key];
+    const auto& value = v.is_object() ? v.at("value") : v;
+    if (!value.is_number()) throw DataError(fmt::format("{}: architectures.{}.{}: not a number", file.string(), arch, key));
+    out = value.get<double>();
+  };
+  num("issue_per_clock", c.issue_per_clock);
+  num("mufu_per_clock", c.mufu_per_clock);
+  num("shared_wavefronts_per_clock", c.shared_wavefronts_per_clock);
+  num("mma_sync_ceiling", c.mma_sync_ceiling);
+  num("knee_latency_ns", c.knee_latency_ns);
+  num("curve_exponent", c.curve_exponent);
+  num("copy_fraction", c.copy_fraction);
+  num("issue_efficiency", c.issue_efficiency);
+  num("barrier_latency_ns", c.barrier_latency_ns);
+  c.provenance = a.value("provenance", std::string{});
+  // HMMA.16816 per SM per clock at the dense FP16 peak, from the GPU's own figures.
+  const auto fp16 = peak_flops(gpu, DType::fp16);
+  const double tclock = gpu.tensor_clock_mhz.value_or(gpu.boost_clock_mhz.value_or(0)) * 1e6;
+  if (fp16 && gpu.sms && tclock > 0) c.hmma_per_clock = *fp16 / (*gpu.sms * tclock * 2 * 2048);
+  return c;
+}
+
+Constants constants_for(const GpuSpec& gpu) { return load_constants(data_dir() / "perf_model.json", gpu); }
+
+// ---- prediction ----
+
+namespace {
+std::string kb(double bytes) { return fmt::format("{:.1f} KB", bytes / 1024); }
+
+struct Limit {
+  std::string name;
+  double fraction;  // of the roof this measure alone allows
+  std::string advice;
+};
+}  // namespace
+
+double in_flight_fraction(double bytes_per_sm, double copy_bytes_per_s_per_sm, const Constants& c) {
+  if (bytes_per_sm <= 0) return 0;
+  const double knee = c.knee_latency_ns * 1e-9 * copy_bytes_per_s_per_sm;
+  return 1 / (1 + std::pow(knee / bytes_per_sm, c.curve_exponent));
+}
+
+Prediction predict(const Work& w, const Code& code, const GpuSpec& gpu, const Constants& c) {
+  Prediction p;
+  const Trip& h = code.loops.at(static_cast<std::size_t>(std::max(code.hot, 0)));
+  const double sms = gpu.sms.value_or(1);
+  const double clock = gpu.boost_clock_mhz.value_or(1000) * 1e6;
+  const double copy_bw = w.copy_ceiling_gbps ? *w.copy_ceiling_gbps * 1e9 : gpu.bandwidth_gbps * 1e9 * c.copy_fraction;
+  const auto peak_opt = peak_flops(gpu, w.dtype);
+  const double peak = peak_opt.value_or(gpu.fp32_tflops * 1e12);
+  const double t_mem = w.bytes / copy_bw;
+  const double t_math = w.flops / peak;
+  const bool tensor = h.hmma > 0 && w.dtype != DType::fp32 && w.dtype != DType::fp16_nontensor;
+  const bool memory = t_mem >= t_math;
+  const double threads = static_cast<double>(w.blocks_per_sm) * w.block;
+  const double warps = threads / 32;
+  p.evidence.push_back(fmt::format("code: {} (PTX lines {}-{}; PTX, not SASS: ptxas may still reorder)", code.why_hot,
+                                   h.first_line, h.last_line));
+  if (h.remainder) p.evidence.push_back("  this is the remainder loop of an unrolled loop: one trip's loads at a time");
+  for (std::size_t i = 0; i < code.loops.size(); ++i) {
+    const Trip& t = code.loops[i];
+    if (t.remainder && t.remainder_of == code.hot) {
+      p.evidence.push_back(fmt::format("  lines {}-{} are its remainder loop ({:g} B of loads before the first use per trip): "
+                                       "it runs when fewer trips are left than the unroll",
+                                       t.first_line, t.last_line, t.load_bytes_before_use));
+    }
+  }
+  p.evidence.push_back(fmt::format(
+      "per trip and thread: {} instructions, {} global loads ({:g} B, {:g} B before the first use), {} stores ({:g} B)"
+      "{}{}{}{}{}",
+      h.instructions, h.global_loads, h.load_bytes, h.load_bytes_before_use, h.global_stores, h.store_bytes,
+      h.cp_async_bytes > 0 ? fmt::format(", cp.async {:g} B", h.cp_async_bytes) : "",
+      h.ffma > 0 ? fmt::format(", {} FFMA", h.ffma) : "", h.mufu > 0 ? fmt::format(", {} MUFU", h.mufu) : "",
+      h.shared_wavefronts > 0 ? fmt::format(", {:g} shared wavefronts", h.shared_wavefronts) : "",
+      h.hmma > 0 ? fmt::format(", {:g} HMMA.16816", h.hmma) : ""));
+  p.evidence.push_back(fmt::format("residency: {} blocks of {} threads per SM = {:g} warps (occupancy; the grid is "
+                                   "assumed to fill every SM)",
+                                   w.blocks_per_sm, w.block, warps));
+
+  // Two sides, each the slowest of its measures: moving the declared bytes (loads in flight, issue, special
+  // pipes per byte) and doing the declared math (the math pipe against issue, shared memory, MUFU, the
+  // instruction class, occupancy). The kernel takes the longer of the two.
+  auto slowest = [](const std::vector<Limit>& limits, Limit fallback) {
+    for (const auto& l : limits) {
+      if (l.fraction < fallback.fraction) fallback = l;
+    }
+    return fallback;
+  };
+  Limit mem{"DRAM bandwidth", 1, "at the roof"};
+  double t_mem_pred = 0;
+  if (w.bytes > 0) {
+    std::vector<Limit> limits;
+    const double b_sm = copy_bw / sms;
+    // The loop that moves the kernel's bytes: the hot loop, unless the bytes move outside it (an FMA kernel's
+    // loop touches no memory; its one load and store are the memory side).
+    const Trip& m = code.loops.at(static_cast<std::size_t>(code.mover >= 0 && moved(h) == 0 ? code.mover : code.hot));
+    const double in_flight = threads * (m.load_bytes_before_use + m.cp_async_bytes);
+    const double f_mlp = in_flight_fraction(in_flight, b_sm, c);
+    p.evidence.push_back(fmt::format(
+        "loads in flight: {} per SM ({:g} B x {:g} threads) against a knee of {} ({:.1f} GB/s per SM x {:g} ns): "
+        "{:.0f}% of the copy ceiling",
+        kb(in_flight), m.load_bytes_before_use + m.cp_async_bytes, threads, kb(c.knee_latency_ns * 1e-9 * b_sm), b_sm / 1e9,
+        c.knee_latency_ns, 100 * f_mlp));
+    // A loop that only stores (a fill) has no loads to wait for: stores do not hold a thread up.
+    if (in_flight > 0) {
+      limits.push_back({"loads in flight", f_mlp,
+                        "issue more independent loads per thread before the first use (unroll the loop, wider loads)"});
+    }
+    const double warp_bytes = 32 * moved(h);
+    if (memory && warp_bytes > 0) {
+      const double trips_per_s = b_sm / warp_bytes;  // warp trips per SM per second at the copy ceiling
+      const double issue = trips_per_s * h.instructions / (c.issue_per_clock * clock);
+      p.evidence.push_back(fmt::format(
+          "issue: {} instructions per {:g} B a warp moves: {:.0f}% of the issue slots at the copy ceiling (a "
+          "memory-bound loop sustains about {:.0f}%)",
+          h.instructions, warp_bytes, 100 * issue, 100 * c.issue_efficiency));
+      limits.push_back({"issue slots", issue > c.issue_efficiency ? c.issue_efficiency / issue : 1,
+                        "fewer instructions per byte: wider loads, less index and branch code"});
+      const double special = h.mufu + h.conversions;
+      if (special > 0) {
+        const double mufu = trips_per_s * special / (c.mufu_per_clock * clock);
+        p.evidence.push_back(fmt::format("special functions and conversions: {} per trip: {:.0f}% of the MUFU pipe at the "
+                                         "copy ceiling",
+                                         special, 100 * mufu));
+        limits.push_back({"MUFU and conversions", mufu > 1 ? 1 / mufu : 1,
+                          "fewer exponentials and conversions per element (packed half2 math, one exp per element)"});
+      }
+      if (h.shared_wavefronts > 0) {
+        const double smem = trips_per_s * h.shared_wavefronts / (c.shared_wavefronts_per_clock * clock);
+        p.evidence.push_back(fmt::format("shared memory: {:g} wavefronts per trip: {:.0f}% of its bandwidth at the copy "
+                                         "ceiling",
+                                         h.shared_wavefronts, 100 * smem));
+        limits.push_back({"shared memory", smem > 1 ? 1 / smem : 1, "fewer shared-memory round trips per byte"});
+      }
+    }
+    mem = slowest(limits, mem);
+    t_mem_pred = t_mem / std::max(mem.fraction, 1e-3);
+  }
+  Limit math{"math pipe", 1, "at the roof"};
+  double t_math_pred = 0;
+  const double fma = w.dtype == DType::fp16_nontensor ? h.hfma2 : h.ffma;
+  if (w.flops > 0 && (tensor || fma > 0)) {
+    std::vector<Limit> limits;
+    const double lanes = peak / (2 * sms * clock);  // FMA lanes per SM per clock at the roof's peak
+    double math_cycles = 0;                          // per trip and SM, at the roof's rate
+    if (tensor) {
+      const double rate = c.hmma_per_clock > 0 ? c.hmma_per_clock : 1;
+      math_cycles = warps * h.hmma / rate;
+      p.evidence.push_back(fmt::format("math: {:g} HMMA.16816 per trip at {:.2f} per SM per clock = {:.0f} cycles per "
+                                       "trip per SM",
+                                       h.hmma, rate, math_cycles));
+      if (c.mma_sync_ceiling < 1) {
+        p.evidence.push_back(fmt::format("instruction class: mma.sync / WMMA reach about {:.0f}% of the dense tensor peak "
+                                         "on {} (data/perf_model.json)",
+                                         100 * c.mma_sync_ceiling, c.arch));
+        limits.push_back({"tensor instruction class", c.mma_sync_ceiling,
+                          "mma.sync and WMMA cannot reach this GPU's dense peak (it needs wgmma)"});
+      }
+    } else {
+      const double rate = lanes / 32;
+      math_cycles = warps * fma / rate;
+      p.evidence.push_back(fmt::format("math: {:g} FMA per trip at {:.0f} warp FMAs per SM per clock = {:.0f} cycles per "
+                                       "trip per SM",
+                                       fma, rate, math_cycles));
+    }
+    const double issue_cycles = warps * h.instructions / c.issue_per_clock;
+    const double smem_cycles = warps * h.shared_wavefronts / c.shared_wavefronts_per_clock;
+    const double mufu_cycles = warps * (h.mufu + h.conversions) / c.mufu_per_clock;
+    p.evidence.push_back(fmt::format("issue: {} instructions per trip = {:.0f} cycles ({:.1f} per math instruction)",
+                                     h.instructions, issue_cycles, h.instructions / (tensor ? h.hmma : fma)));
+    limits.push_back({"issue slots", std::min(1.0, math_cycles / issue_cycles),
+                      tensor ? "fewer instructions per tensor instruction: keep fragments in registers (mma.sync, "
+                               "ldmatrix), larger warp tiles"
+                             : "more FMAs per instruction: a larger register tile per thread, wider shared loads"});
+    if (smem_cycles > 0) {
+      p.evidence.push_back(fmt::format("shared memory: {:g} wavefronts per trip = {:.0f} cycles", h.shared_wavefronts,
+                                       smem_cycles));
+      limits.push_back({"shared memory", std::min(1.0, math_cycles / smem_cycles),
+                        "reuse each shared-memory load for more math (register tiles, 128-bit shared loads)"});
+    }
+    if (mufu_cycles > 0) {
+      p.evidence.push_back(fmt::format("MUFU and conversions: {} per trip = {:.0f} cycles", h.mufu + h.conversions,
+                                       mufu_cycles));
+      limits.push_back({"MUFU and conversions", std::min(1.0, math_cycles / mufu_cycles),
+                        "fewer exponentials and conversions per math instruction"});
+    }
+    // One block per SM with a barrier in the loop: while the block waits for a k-step's tiles no other block
+    // computes, so that wait adds to every step.
+    if (w.blocks_per_sm == 1 && h.barriers > 0 && (h.global_loads > 0 || h.cp_async_bytes > 0)) {
+      const double busy =
+          std::max({math_cycles / (tensor ? c.mma_sync_ceiling : 1.0), issue_cycles, smem_cycles}) / clock;
+      const double f_occ = busy / (busy + c.barrier_latency_ns * 1e-9);
+      p.evidence.push_back(fmt::format("occupancy: one block per SM and a barrier per trip: {:.0f} ns of work per trip "
+                                       "against about {:.0f} ns of load latency not overlapped",
+                                       busy * 1e9, c.barrier_latency_ns));
+      limits.push_back({"one block per SM", f_occ * std::min(1.0, math_cycles / std::max({math_cycles, issue_cycles, smem_cycles})),
+                        "fit two blocks per SM (__launch_bounds__, fewer registers or less shared memory) or prefetch "
+                        "the next tile (cp.async stages)"});
+    }
+    math = slowest(limits, math);
+    t_math_pred = t_math / std::max(math.fraction, 1e-3);
+  } else if (w.flops > 0 && !memory) {
+    p.evidence.push_back("math: the hot loop has none of the kernel's math instructions (is it written yet?)");
+  }
+  p.roof = memory ? "copy ceiling"
+                  : (tensor ? fmt::format("dense tensor peak ({:.0f} TFLOP/s)", peak / 1e12)
+                            : fmt::format("{} peak ({:.1f} TFLOP/s)", w.dtype == DType::fp16_nontensor ? "FP16x2" : "FP32",
+                                          peak / 1e12));
+  p.roof_time_s = std::max(t_mem, t_math);
+  p.time_s = std::max({t_mem_pred, t_math_pred, p.roof_time_s});
+  const Limit& why = t_mem_pred >= t_math_pred ? mem : math;
+  p.limiter = why.name;
+  p.advice = why.advice;
+  p.fraction = p.time_s > 0 ? p.roof_time_s / p.time_s : 1;
+  return p;
+}
+
+}  // namespace rooflab::perf

@@ -1,0 +1,117 @@
+#!/usr/bin/env python3
+"""The performance model against a recorded GPU run.
+
+The kernels that ran (lab*/kernels.cu of the run's folder, the reference solutions at the run's commit) are compiled
+to PTX and a ptxas report for the run's architecture, each lab's static binary predicts them (`--rooflab-inspect
+--code-dir`, the same code path as `rooflab inspect`), and each prediction is put beside the measured figure of
+measured.json. It prints the table that docs/measurements.md records; with --check DOC, it fails when the table
+in DOC (between the markers) is not the one the model gives now, so that a change to the model shows in the
+document that holds it against the measurements.
+
+No score depends on this: it is how the model is judged, in the open.
+"""
+import argparse
+import json
+import pathlib
+import subprocess
+import sys
+import tempfile
+
+BEGIN = "<!-- perf-model-validation: begin (common/tests/perf_validation/validate.py writes this table) -->"
+END = "<!-- perf-model-validation: end -->"
+
+
+def predict(args, lab, run_dir, arch, gpu):
+    src = run_dir / f"lab{lab}" / "kernels.cu"
+    lab_dir = next((args.source / "labs").glob(f"{lab}-*"))
+    with tempfile.TemporaryDirectory() as tmp:
+        ptx = pathlib.Path(tmp) / f"kernels.{arch}.ptx"
+        subprocess.run([args.nvcc, "-std=c++20", f"-arch={arch}", f"-I{args.source / 'common' / 'include'}", f"-I{lab_dir}",
+                        "-ptx", str(src), "-o", str(ptx)], check=True)
+        report = subprocess.run([args.ptxas, f"-arch={arch}", "-m64", "-v", str(ptx), "-o", str(pathlib.Path(tmp) / "k.cubin")],
+                                check=True, capture_output=True, text=True)
+        (pathlib.Path(tmp) / f"kernels.{arch}.ptxas.txt").write_text(report.stderr)
+        binary = args.build / "labs" / "bin" / f"lab{lab}_static"
+        out = subprocess.run([str(binary), "--rooflab-inspect", "--code-dir", tmp, "--gpu", gpu, "--arch", arch, "--json"],
+                             check=True, capture_output=True, text=True)
+    return {k["kernel"]: k for k in json.loads(out.stdout)["kernels"]}
+
+
+def table(args):
+    run_dir = args.run
+    measured = json.loads((run_dir / "measured.json").read_text())
+    gpu = measured["gpu"]
+    arch = measured.get("arch", "sm_90")
+    predictions = {}
+    rows = []
+    within = flagged_right = 0
+    wrong_flags = []
+    for r in measured["results"]:
+        lab = r["lab"]
+        if lab not in predictions:
+            predictions[lab] = predict(args, lab, run_dir, arch, gpu)
+        p = predictions[lab][r["kernel"]]["prediction"]
+        if "ratio_to" in r:
+            base = predictions[lab][r["ratio_to"]]["prediction"]
+            value = p["time_s"] / base["time_s"]
+            shown = f"{value:.2f}x"
+            meas = f"{r['measured']:.2f}x"
+            predicted_short = value > r["full_at"]
+            missed = r["measured"] > r["full_at"]
+        else:
+            roof = measured["roofs"][r.get("roof", "copy")]
+            kernel = predictions[lab][r["kernel"]]
+            floor = kernel["bytes"] / roof["bytes_per_s"] if "bytes_per_s" in roof else kernel["flops"] / roof["flops"]
+            value = floor / p["time_s"]
+            shown = f"{100 * value:.1f}%"
+            meas = f"{100 * r['measured']:.1f}%"
+            predicted_short = r["full_at"] is not None and value < r["full_at"]
+            missed = r["full_at"] is not None and r["measured"] < r["full_at"]
+        error = value / r["measured"] - 1
+        ok = abs(error) <= 0.2
+        within += ok
+        if r["full_at"] is not None:
+            if predicted_short == missed:
+                flagged_right += 1
+            else:
+                wrong_flags.append(r["test"])
+        flag = "-" if r["full_at"] is None else ("short of it" if predicted_short else "meets it")
+        rows.append(f"| {r['test']} | {meas} | {shown} | {100 * error:+.0f}%{'' if ok else ' (outside 20%)'} | "
+                    f"{flag} | {'short of it' if missed else ('met it' if r['full_at'] is not None else '-')} | {p['limiter']} |")
+    graded = sum(1 for r in measured["results"] if r["full_at"] is not None)
+    lines = [BEGIN,
+             "| test (kernel) | measured | predicted | error | predicted, full-point mark | measured, full-point mark | limiter (model) |",
+             "|---|---|---|---|---|---|---|"] + rows + [
+        "",
+        f"Within 20% of the measured figure: {within} of {len(rows)}. Predicted on the right side of the full-point "
+        f"mark: {flagged_right} of {graded}" + (f" (wrong: {', '.join(wrong_flags)})." if wrong_flags else "."),
+        END]
+    return "\n".join(lines)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--source", type=pathlib.Path, required=True)
+    ap.add_argument("--build", type=pathlib.Path, required=True)
+    ap.add_argument("--run", type=pathlib.Path, required=True, help="the run's folder: measured.json, lab*/kernels.cu")
+    ap.add_argument("--nvcc", default="nvcc")
+    ap.add_argument("--ptxas", default="ptxas")
+    ap.add_argument("--check", type=pathlib.Path, help="the document whose table must be this one")
+    args = ap.parse_args()
+    text = table(args)
+    print(text)
+    if args.check:
+        doc = args.check.read_text()
+        if BEGIN not in doc or END not in doc:
+            print(f"{args.check}: has no table between the markers", file=sys.stderr)
+            return 1
+        recorded = doc[doc.index(BEGIN):doc.index(END) + len(END)]
+        if recorded != text:
+            print(f"\n{args.check}: the recorded table is not what the model predicts now; replace it with the one "
+                  f"above (and say in the page what changed in the model, and why)", file=sys.stderr)
+            return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

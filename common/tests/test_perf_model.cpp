@@ -1,0 +1,208 @@
+// The performance model's limiters on small kernels whose answer is known by construction: hand-written PTX
+// bodies, so that each test states the code it is about and no compiler version moves its figures.
+#include <rooflab/inspect.hpp>
+#include <rooflab/perf_model.hpp>
+#include <rooflab/specs.hpp>
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+namespace {
+
+using rooflab::perf::analyze;
+using rooflab::perf::predict;
+
+const rooflab::GpuSpec& h100() { return rooflab::gpu("h100-sxm"); }
+const rooflab::GpuSpec& h200() { return rooflab::gpu("h200-sxm"); }
+
+// A grid-stride copy whose loop loads `loads` floats before it stores the first of them.
+std::string copy_loop(int loads) {
+  std::string body = "\tmov.u32 \t%r1, %tid.x;\n$L__BB0_1:\n";
+  for (int i = 0; i < loads; ++i) body += "\tld.global.nc.f32 \t%f" + std::to_string(i + 1) + ", [%rd" + std::to_string(i + 10) + "];\n";
+  for (int i = 0; i < loads; ++i) body += "\tst.global.f32 \t[%rd" + std::to_string(i + 20) + "], %f" + std::to_string(i + 1) + ";\n";
+  body += "\tadd.s64 \t%rd10, %rd10, %rd3;\n\tsetp.lt.u64 \t%p1, %rd10, %rd4;\n\t@%p1 bra \t$L__BB0_1;\n\tret;\n";
+  return body;
+}
+
+rooflab::perf::Work copy_work(int blocks_per_sm) {
+  rooflab::perf::Work w;
+  w.bytes = 8.0 * (1 << 26);
+  w.block = 256;
+  w.blocks_per_sm = blocks_per_sm;
+  return w;
+}
+
+TEST(PerfModel, OneLoadPerTripVersusFour) {
+  const auto one = analyze(copy_loop(1));
+  const auto four = analyze(copy_loop(4));
+  ASSERT_EQ(one.loops.size(), 1u);
+  EXPECT_EQ(one.loops[0].load_bytes_before_use, 4);
+  EXPECT_EQ(four.loops[0].load_bytes_before_use, 16);
+  EXPECT_EQ(four.loops[0].global_loads, 4);
+  EXPECT_EQ(four.loops[0].store_bytes, 16);
+  const auto c = rooflab::perf::constants_for(h100());
+  const auto p1 = predict(copy_work(8), one, h100(), c);
+  const auto p4 = predict(copy_work(8), four, h100(), c);
+  // 8 KB in flight per SM (4 B x 2048 threads): the H100 run's 80%; 32 KB: about 97%.
+  EXPECT_EQ(p1.limiter, "loads in flight");
+  EXPECT_NEAR(p1.fraction, 0.80, 0.02);
+  EXPECT_NEAR(p4.fraction, 0.97, 0.02);
+  EXPECT_EQ(p1.roof, "copy ceiling");
+  // The same code on an H200 needs 1.43x the bytes in flight: a lower fraction of its own ceiling.
+  const auto on_h200 = predict(copy_work(8), one, h200(), rooflab::perf::constants_for(h200()));
+  EXPECT_LT(on_h200.fraction, p1.fraction - 0.05);
+}
+
+TEST(PerfModel, FewerResidentThreadsFewerLoadsInFlight) {
+  const auto code = analyze(copy_loop(4));
+  const auto c = rooflab::perf::constants_for(h100());
+  EXPECT_LT(predict(copy_work(1), code, h100(), c).fraction, predict(copy_work(8), code, h100(), c).fraction - 0.2);
+}
+
+TEST(PerfModel, ARunTimeTripCountLoopHasItsRemainderSeen) {
+  // An unrolled loop (four loads per trip) and the remainder loop the compiler adds for the last trips.
+  std::string body = copy_loop(4);
+  body.resize(body.find("\tret;"));
+  body += "$L__BB0_2:\n\tld.global.nc.f32 \t%f9, [%rd30];\n\tst.global.f32 \t[%rd31], %f9;\n"
+          "\tsetp.lt.u64 \t%p2, %rd30, %rd4;\n\t@%p2 bra \t$L__BB0_2;\n\tret;\n";
+  const auto code = analyze(body);
+  ASSERT_EQ(code.loops.size(), 2u);
+  EXPECT_FALSE(code.loops[0].remainder);
+  EXPECT_TRUE(code.loops[1].remainder);
+  EXPECT_EQ(code.loops[1].remainder_of, 0);
+  EXPECT_EQ(code.hot, 0) << "a timed problem runs many trips of the unrolled loop";
+  const auto p = predict(copy_work(8), code, h100(), rooflab::perf::constants_for(h100()));
+  bool named = false;
+  for (const auto& e : p.evidence) named = named || e.find("remainder loop") != std::string::npos;
+  EXPECT_TRUE(named) << "the evidence names the remainder path";
+}
+
+// An FP32 tile loop: global loads, a store to shared memory, a barrier, then `ffma` FMAs fed by shared loads.
+std::string gemm_loop(int ffma, int shared_loads) {
+  std::string body = "$L__BB0_1:\n\tld.global.nc.f32 \t%f1, [%rd1];\n\tst.shared.f32 \t[%r1], %f1;\n\tbar.sync \t0;\n";
+  for (int i = 0; i < shared_loads; ++i) body += "\tld.shared.v4.f32 \t{%f10, %f11, %f12, %f13}, [%r2];\n";
+  for (int i = 0; i < ffma; ++i) body += "\tfma.rn.f32 \t%f20, %f10, %f11, %f20;\n";
+  body += "\tbar.sync \t0;\n\tadd.s64 \t%rd1, %rd1, %rd3;\n\tsetp.lt.u64 \t%p1, %rd1, %rd4;\n\t@%p1 bra \t$L__BB0_1;\n\tret;\n";
+  return body;
+}
+
+TEST(PerfModel, OneHundredFiftyRegistersAtTwoHundredFiftySixThreadsIsOneBlockPerSm) {
+  // 150 registers x 32 lanes, rounded to 256 per warp = 4864; 8 warps = 38912 of 65536: one block per SM.
+  const auto limits = rooflab::inspect::limits_of(h100());
+  const auto occ = rooflab::inspect::occupancy(limits, 150, 4096, 0, 256);
+  ASSERT_EQ(occ.blocks_per_sm, 1);
+  const auto code = analyze(gemm_loop(512, 32));
+  EXPECT_EQ(code.loops[0].ffma, 512);
+  EXPECT_EQ(code.loops[0].barriers, 2);
+  rooflab::perf::Work w;
+  w.flops = 2.0 * 4096 * 4096 * 4096;
+  w.bytes = 4.0 * 4096 * 4096 * 3;
+  w.block = 256;
+  w.blocks_per_sm = occ.blocks_per_sm;
+  const auto c = rooflab::perf::constants_for(h100());
+  const auto one = predict(w, code, h100(), c);
+  EXPECT_EQ(one.limiter, "one block per SM");
+  w.blocks_per_sm = 2;
+  const auto two = predict(w, code, h100(), c);
+  EXPECT_NE(two.limiter, "one block per SM");
+  EXPECT_GT(two.fraction, one.fraction);
+}
+
+TEST(PerfModel, SharedMemoryBoundTileLoop) {
+  // Two 32-bit shared loads per FMA: two wavefronts per FMA instruction against four FMA instructions per clock.
+  std::string body = "$L__BB0_1:\n";
+  for (int i = 0; i < 8; ++i) body += "\tld.shared.f32 \t%f1, [%r1];\n\tld.shared.f32 \t%f2, [%r2];\n\tfma.rn.f32 \t%f3, %f1, %f2, %f3;\n";
+  body += "\t@%p1 bra \t$L__BB0_1;\n";
+  const auto code = analyze(body);
+  EXPECT_EQ(code.loops[0].shared_wavefronts, 16);
+  rooflab::perf::Work w;
+  w.flops = 1e12;
+  w.bytes = 1e6;
+  w.block = 256;
+  w.blocks_per_sm = 8;
+  const auto p = predict(w, code, h100(), rooflab::perf::constants_for(h100()));
+  EXPECT_EQ(p.limiter, "shared memory");
+  EXPECT_NEAR(p.fraction, 1.0 / 8, 0.01);  // 8 FMA-cycles of math per 16 wavefront-cycles x 4 lanes/clk
+}
+
+// A tensor-core k-loop: four 16-byte global loads of the next tiles, staged through registers or by cp.async,
+// then ldmatrix and eight m16n8k16 MMAs.
+std::string tensor_loop(bool cp_async) {
+  std::string body = "$L__BB0_1:\n";
+  for (int i = 0; i < 4; ++i) {
+    if (cp_async) {
+      body += "\tcp.async.cg.shared.global [%r" + std::to_string(10 + i) + "], [%rd" + std::to_string(10 + i) + "], 16;\n";
+    } else {
+      body += "\tld.global.nc.v4.u32 \t{%r20, %r21, %r22, %r23}, [%rd" + std::to_string(10 + i) + "];\n"
+              "\tst.shared.v4.u32 \t[%r" + std::to_string(10 + i) + "], {%r20, %r21, %r22, %r23};\n";
+    }
+  }
+  if (cp_async) body += "\tcp.async.wait_group 1;\n";
+  body += "\tbar.sync \t0;\n";
+  for (int i = 0; i < 4; ++i) body += "\tldmatrix.sync.aligned.m8n8.x4.shared.b16 \t{%r30, %r31, %r32, %r33}, [%r40];\n";
+  for (int i = 0; i < 8; ++i) {
+    body += "\tmma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 \t{%f1, %f2, %f3, %f4}, {%r30, %r31, %r32, %r33}, "
+            "{%r34, %r35}, {%f1, %f2, %f3, %f4};\n";
+  }
+  body += "\t@%p1 bra \t$L__BB0_1;\n\tret;\n";
+  return body;
+}
+
+TEST(PerfModel, TensorLoopWithAndWithoutCpAsync) {
+  const auto staged = analyze(tensor_loop(false));
+  const auto async = analyze(tensor_loop(true));
+  EXPECT_EQ(staged.loops[0].hmma, 8);
+  EXPECT_EQ(async.loops[0].hmma, 8);
+  // Through registers, the first shared store waits for the first load: 16 bytes in flight per thread.
+  EXPECT_EQ(staged.loops[0].load_bytes_before_use, 16);
+  EXPECT_EQ(async.loops[0].cp_async_bytes, 64);
+  rooflab::perf::Work w;
+  w.flops = 2.0 * 8192 * 8192 * 8192;
+  w.bytes = 2.0 * 8192 * 8192 * 3;
+  w.dtype = rooflab::DType::fp16;
+  w.block = 128;
+  w.blocks_per_sm = 4;
+  const auto c = rooflab::perf::constants_for(h100());
+  const auto p_staged = predict(w, staged, h100(), c);
+  const auto p_async = predict(w, async, h100(), c);
+  EXPECT_GE(p_async.fraction, p_staged.fraction);
+  // On sm_90 neither passes mma.sync's ceiling; on an A100 (sm_80) the class has no such ceiling.
+  EXPECT_LE(p_async.fraction, c.mma_sync_ceiling + 1e-9);
+  EXPECT_NE(p_async.roof.find("tensor"), std::string::npos);
+  EXPECT_EQ(rooflab::perf::constants_for(rooflab::gpu("a100-80gb-sxm4")).mma_sync_ceiling, 1);
+}
+
+TEST(PerfModel, MufuBoundElementwiseLoop) {
+  // At the H100's copy ceiling (22.6 GB/s per SM) an SM streams 2.8 G elements of 8 bytes (load and store) per
+  // second, and its 16 MUFU lanes at 1.98 GHz give 31.7 G results: about 11 exponentials per element. With 64
+  // the special-function pipe, not DRAM, sets the pace: 11 / 64 of the copy ceiling.
+  std::string body = "$L__BB0_1:\n\tld.global.nc.f32 \t%f1, [%rd1];\n";
+  for (int i = 0; i < 64; ++i) body += "\tex2.approx.ftz.f32 \t%f1, %f1;\n";
+  body += "\tst.global.f32 \t[%rd2], %f1;\n\t@%p1 bra \t$L__BB0_1;\n";
+  const auto code = analyze(body);
+  EXPECT_EQ(code.loops[0].mufu, 64);
+  const auto p = predict(copy_work(8), code, h100(), rooflab::perf::constants_for(h100()));
+  EXPECT_EQ(p.limiter, "MUFU and conversions");
+  EXPECT_NEAR(p.fraction, 11.2 / 64, 0.01);
+}
+
+TEST(PerfModel, EveryGpuInTheDataHasConstants) {
+  for (const auto& g : rooflab::load_gpus(rooflab::data_dir() / "gpus.json")) {
+    EXPECT_NO_THROW(rooflab::perf::constants_for(g)) << g.id << " (" << g.arch() << ")";
+  }
+}
+
+TEST(PerfModel, AMissingArchitectureIsNamed) {
+  rooflab::GpuSpec g = h100();
+  g.cc_major = 6;
+  g.cc_minor = 1;
+  try {
+    rooflab::perf::constants_for(g);
+    FAIL() << "sm_61 has no constants";
+  } catch (const rooflab::DataError& e) {
+    EXPECT_NE(std::string(e.what()).find("architectures.sm_61"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
