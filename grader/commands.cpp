@@ -122,15 +122,12 @@ int inspect_traffic(const GradePlan& plan, const Lab& lab, const GradingTree& sa
   return p.ok() ? kExitOk : kExitFailed;
 }
 
-// The GPU inspect predicts for when none is named: this machine's, when nvidia-smi answers and data/gpus.json
-// knows it, else the H100 SXM (what most students rent, and the GPU the model was checked on).
+// The GPU inspect predicts for when none is named: this machine's, when data/gpus.json knows it, else the H100 SXM
+// (what most students rent, and the GPU the model was checked on).
 std::string default_inspect_gpu() {
-  const ProcessResult smi = run_process({"nvidia-smi", "--query-gpu=name", "--format=csv,noheader"}, {.timeout_s = 20});
-  if (smi.ok()) {
-    const std::string name = smi.output.substr(0, smi.output.find('\n'));
-    if (const GpuSpec* g = find_gpu_by_cuda_name(name); g != nullptr) return g->id;
-  }
-  return "h100-sxm";
+  const GpuState here = detect_gpu();
+  const GpuSpec* g = here.present ? find_gpu_by_cuda_name(here.name) : nullptr;
+  return g != nullptr ? g->id : "h100-sxm";
 }
 
 }  // namespace

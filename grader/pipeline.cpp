@@ -34,6 +34,7 @@ GpuState detect_gpu() {
   const auto info = rooflab::query_device(0);
   s.present = true;
   s.arch = std::to_string(info.cc_major) + std::to_string(info.cc_minor);
+  s.name = info.name;
   s.description = fmt::format("{} ({})", info.name, info.arch());
 #else
   s.description = "no GPU support in this build (no CUDA compiler was found)";

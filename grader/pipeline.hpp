@@ -31,6 +31,7 @@ struct GpuState {
   bool present = false;
   std::string description;  // name and arch, or why there is none
   std::string arch;         // "90"
+  std::string name;         // as CUDA reports it ("NVIDIA H100 80GB HBM3"), for rooflab::find_gpu_by_cuda_name
 };
 GpuState detect_gpu();
 

@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cstring>
 #include <iostream>
+#include <optional>
 #include <sstream>
 
 namespace rooflab::inspect {
@@ -92,6 +93,7 @@ std::vector<Row> inspect(std::span<const KernelDecl> kernels, const std::string&
   const auto resources = ptx::parse_ptxas_report(ptxas_text);
   const Limits limits = limits_of(gpu);
   const double bandwidth = gpu.bandwidth_gbps * 1e9;
+  std::optional<perf::Constants> constants;  // read once, for the first kernel that gets a prediction
   std::vector<Row> rows;
   for (const auto& k : kernels) {
     Row r;
@@ -128,14 +130,14 @@ std::vector<Row> inspect(std::span<const KernelDecl> kernels, const std::string&
     r.floor_s = std::max(t_mem, t_compute);
     r.bound = t_mem >= t_compute ? "memory" : "compute";
     try {
-      const perf::Constants c = perf::constants_for(gpu);
+      if (!constants) constants = perf::constants_for(gpu);
+      const perf::Constants& c = *constants;
       perf::Work w;
       w.flops = r.flops;
       w.bytes = r.bytes;
       w.dtype = k.dtype;
       w.block = k.block;
       w.blocks_per_sm = r.occ.blocks_per_sm;
-      w.registers = r.registers;
       if (r.occ.blocks_per_sm > 0) r.prediction = std::make_shared<const perf::Prediction>(perf::predict(w, perf::analyze(facts.body), gpu, c));
       else r.prediction_error = r.occ.error;
     } catch (const std::exception& e) {
@@ -221,7 +223,7 @@ std::string to_json(const std::vector<Row>& rows, const GpuSpec& gpu, double n) 
       const auto& p = *r.prediction;
       row["prediction"] = {{"model", true},          {"time_s", p.time_s},     {"fraction", p.fraction},
                            {"roof", p.roof},         {"roof_time_s", p.roof_time_s}, {"limiter", p.limiter},
-                           {"advice", p.advice},     {"evidence", p.evidence}, {"code_from", p.from_ptx ? "PTX" : "SASS"}};
+                           {"advice", p.advice},     {"evidence", p.evidence}, {"code_from", "PTX"}};
     } else {
       row["prediction"] = nullptr;
       row["prediction_error"] = r.prediction_error;

@@ -140,8 +140,7 @@ double wavefronts_of(std::string_view op) {
   if (starts_with(op, "wmma.store") && op.find(".shared") != std::string_view::npos) {
     return op.find(".f32") != std::string_view::npos ? 8 : 4;
   }
-  if ((starts_with(op, "ld.shared") || starts_with(op, "st.shared")) ||
-      (starts_with(op, "ld.") && op.find(".shared") != std::string_view::npos)) {
+  if ((starts_with(op, "ld.") || starts_with(op, "st.")) && op.find(".shared") != std::string_view::npos) {
     return std::max(1.0, ptx::access_bits(op) / 32.0);
   }
   return 0;
@@ -193,7 +192,7 @@ Trip count(const std::vector<Statement>& sts, std::size_t begin, std::size_t end
     if (starts_with(op, "fma.rn.f32") || starts_with(op, "fma.rz.f32") || starts_with(op, "fma.rn.ftz.f32")) ++t.ffma;
     if (starts_with(op, "fma.rn.f16x2") || starts_with(op, "fma.rn.bf16x2")) ++t.hfma2;
     if (is_mufu(op)) ++t.mufu;
-    if (starts_with(op, "cvt.") && op.find(".rn.f32.f64") == std::string::npos) {
+    if (starts_with(op, "cvt.")) {
       // Integer widening (cvt.u64.u32) is an ordinary ALU op; conversions to or from floating point are not.
       if (op.find(".f") != std::string::npos || op.find(".bf") != std::string::npos) ++t.conversions;
     }

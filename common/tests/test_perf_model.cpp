@@ -54,6 +54,21 @@ TEST(PerfModel, OneLoadPerTripVersusFour) {
   EXPECT_LT(on_h200.fraction, p1.fraction - 0.05);
 }
 
+TEST(PerfModel, ACalibratedCopyCeilingIsTheMemoryRoof) {
+  // Without one, the datasheet bandwidth times the share the H100 reached; with one, that ceiling: half of it
+  // takes twice as long, at the same fraction (loads in flight per SM against half the bandwidth per SM: a
+  // higher fraction, in fact, as the knee scales with it).
+  const auto code = analyze(copy_loop(4));
+  const auto c = rooflab::perf::constants_for(h100());
+  auto w = copy_work(8);
+  const auto datasheet = predict(w, code, h100(), c);
+  EXPECT_NEAR(datasheet.roof_time_s, w.bytes / (3350e9 * c.copy_fraction), 1e-12);
+  w.copy_ceiling_gbps = 3350 * c.copy_fraction / 2;
+  const auto half = predict(w, code, h100(), c);
+  EXPECT_NEAR(half.roof_time_s, 2 * datasheet.roof_time_s, 1e-12);
+  EXPECT_GE(half.fraction, datasheet.fraction);
+}
+
 TEST(PerfModel, FewerResidentThreadsFewerLoadsInFlight) {
   const auto code = analyze(copy_loop(4));
   const auto c = rooflab::perf::constants_for(h100());

@@ -26,6 +26,9 @@ TEST(Release, LeavesOutWhatAnswersALab) {
   EXPECT_TRUE(withheld("common/emu/tests/kernels.cu", kShipped));
   EXPECT_TRUE(withheld("common/emu/conformance/kernels/sgemm_shared.cuh", kShipped));
   EXPECT_TRUE(withheld("common/emu/bench/bench_kernels.cu", kShipped));
+  // The performance model's validation fixtures: the reference solutions of a recorded GPU run.
+  EXPECT_TRUE(withheld("common/tests/perf_validation/h100-sxm5-2026-11-24/lab04/kernels.cu", kShipped));
+  EXPECT_TRUE(withheld("common/tests/perf_validation/validate.py", kShipped));
 }
 
 TEST(Release, ShipsTheRest) {
@@ -33,7 +36,8 @@ TEST(Release, ShipsTheRest) {
                           "labs/CMakeLists.txt", "common/src/specs.cpp", "grader/tests/release_e2e.sh", "rooflab",
                           "data/gpus.json", "docs/student-guide.md", "common/src/calibration_kernels.hpp",
                           "common/src/calibration_loader.cpp", "common/src/calibration_standins.cu",
-                          "common/emu/src/scheduler.cpp", "common/emu/CMakeLists.txt", "common/emu/traffic.cmake"}) {
+                          "common/emu/src/scheduler.cpp", "common/emu/CMakeLists.txt", "common/emu/traffic.cmake",
+                          "common/src/perf_model.cpp", "common/tests/test_perf_model.cpp", "data/perf_model.json"}) {
     EXPECT_EQ(withheld(rel, kShipped), std::nullopt) << rel;
   }
 }

@@ -58,16 +58,17 @@ struct Trip {
 };
 
 struct Code {
-  std::vector<Trip> loops;  // innermost loops, in program order; the whole body when there is none
+  std::vector<Trip> loops;  // every loop, in program order; the whole body when there is none
   int hot = -1;             // the loop the prediction reads (see analyze)
   int mover = -1;           // the loop that moves the most global bytes of its own (-1: none moves any)
   std::string why_hot;      // in words
 };
 
-// The innermost loops of a kernel's PTX body (backward branches), each with its per-trip counts. The hot loop
-// is the one with tensor instructions if any, else the one that moves the most global bytes, else the one with
-// the most FP32 FMAs; a remainder loop is never chosen over the unrolled loop it finishes (a timed problem is
-// large: its threads run many trips of the unrolled loop). A kernel without loops is one straight trip.
+// The loops of a kernel's PTX body (one per backward branch), each with its per-trip counts; a loop's counts
+// include the loops nested in it once. The hot loop is the innermost one with tensor instructions if any, else
+// the one whose own work (global bytes, and FP32 FMAs at four bytes each, outside its nested loops) is largest;
+// a remainder loop is never chosen over the unrolled loop it finishes (a timed problem is large: its threads run
+// many trips of the unrolled loop). A kernel without loops is one straight trip.
 Code analyze(std::string_view ptx_body);
 
 // Per-architecture constants (data/perf_model.json), each with where it comes from.
@@ -97,7 +98,6 @@ struct Work {
   DType dtype = DType::fp32;
   unsigned block = 0;
   int blocks_per_sm = 0;  // from the occupancy calculator
-  int registers = 0;
   std::optional<double> copy_ceiling_gbps;  // calibrated copy ceiling; else datasheet x copy_fraction
 };
 
@@ -108,8 +108,7 @@ struct Prediction {
   double roof_time_s = 0;     // the floor on that roof
   std::string limiter;        // "loads in flight", "issue slots", "MUFU", "shared memory", "tensor class", ...
   std::string advice;         // what to change, in words
-  std::vector<std::string> evidence;  // one line per measure, with its figures
-  bool from_ptx = true;       // the code figures come from PTX (no SASS here)
+  std::vector<std::string> evidence;  // one line per measure, with its figures (code figures from PTX: no SASS here)
 };
 
 // The bytes-in-flight curve alone: the fraction of the copy ceiling X bytes in flight per SM allow.
