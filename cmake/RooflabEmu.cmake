@@ -148,6 +148,19 @@ function(rooflab_emu_use target)
   target_include_directories(${target} BEFORE PRIVATE "${ROOFLAB_EMU_CUDA_INCLUDE}" ${cccl})
 endfunction()
 
+# rooflab_emu_use_flavor(<target> <plain|race|traffic>): rooflab_emu_use for code compiled in that flavour
+# (the race build of the backend for race), and for traffic the traffic model's hooks too.
+function(rooflab_emu_use_flavor target flavor)
+  if(flavor STREQUAL "race")
+    rooflab_emu_use(${target} RACE)
+  else()
+    rooflab_emu_use(${target})
+  endif()
+  if(flavor STREQUAL "traffic")
+    target_link_libraries(${target} PRIVATE rooflab::emu_traffic)
+  endif()
+endfunction()
+
 # rooflab_emu_precompile_prelude(): the prelude of the wrappers precompiled (GCC), once per flavour (plain,
 # race, traffic: each with its wrappers' options), so that the about 170 wrappers of a full build do not each
 # parse the same 150,000 lines: about a third of a wrapper's compile. The prelude is the backend's
@@ -198,14 +211,7 @@ function(rooflab_emu_precompile_prelude)
     # No rooflab_common: a macro defined on the prelude's command line must be defined on every wrapper's too
     # (GCC checks), and only the backend's usage requirements reach every wrapper.
     rooflab_warnings(${owner})  # as the wrappers' targets: -Wpedantic alone changes a predefined macro
-    if(flavor STREQUAL "race")
-      rooflab_emu_use(${owner} RACE)
-    else()
-      rooflab_emu_use(${owner})
-    endif()
-    if(flavor STREQUAL "traffic")
-      target_link_libraries(${owner} PRIVATE rooflab::emu_traffic)
-    endif()
+    rooflab_emu_use_flavor(${owner} ${flavor})
     add_custom_command(
       OUTPUT "${header}.gch"
       COMMAND "${CMAKE_COMMAND}" -E rm -f "${header}.gch"

@@ -99,6 +99,8 @@ endfunction()
 
 # One binary's entry: kind, target, path (a generator expression, resolved when labs.json is generated),
 # and why it is unavailable on this machine ("" when it is built).
+# Any further arguments name object libraries whose objects the binary links (the kernels compiled once for
+# the CPU backend, _rooflab_emu_kernels): "objects_from", where the grader looks for student objects too.
 function(_rooflab_binary_json out kind target unavailable)
   set(b "{}")
   _rooflab_json_set_string(b kind "${kind}")
@@ -109,6 +111,12 @@ function(_rooflab_binary_json out kind target unavailable)
     _rooflab_json_set_string(b path "$<TARGET_FILE:${target}>")
   endif()
   _rooflab_json_set_string(b unavailable "${unavailable}")
+  set(libs "")
+  foreach(lib IN LISTS ARGN)
+    _rooflab_json_quote(q "${lib}")
+    list(APPEND libs "${q}")
+  endforeach()
+  _rooflab_json_set_array(b objects_from ${libs})
   set(${out} "${b}" PARENT_SCOPE)
 endfunction()
 
@@ -295,7 +303,7 @@ function(_rooflab_lab_binary target kind lab_id lab_dir)
       # The kinds whose binaries hold rewritten .cu files compile their tests for the CPU backend too.
       if(kind STREQUAL "race")
         rooflab_emu_use(${shared} RACE)
-      elseif(kind STREQUAL "emu" OR kind STREQUAL "dryrun" OR kind STREQUAL "traffic")
+      elseif(kind STREQUAL "emu" OR kind STREQUAL "dryrun" OR kind STREQUAL "traffic" OR kind STREQUAL "static")
         rooflab_emu_use(${shared})
       endif()
     endif()
@@ -307,6 +315,46 @@ function(_rooflab_lab_binary target kind lab_id lab_dir)
   target_compile_definitions(${target} PRIVATE ${defs})
   rooflab_warnings(${target})
   set_target_properties(${target} PROPERTIES RUNTIME_OUTPUT_DIRECTORY "${CMAKE_BINARY_DIR}/labs/bin")
+endfunction()
+
+# The student's kernels compiled for the CPU backend in one flavour (plain, race or traffic: rooflab_emu_add_cu),
+# into an object library set in `out`. Compiled once per set of files and flavour: the kinds that run the plain
+# flavour (emu, dryrun, static) link the same objects, and so does a variant whose kernels are another
+# variant's files (a selftest case that changes only the answers). The kernels are compiled without the
+# binaries' own macros (ROOFLAB_TEST_KIND ...): every CPU kind runs one and the same compiled student code.
+function(_rooflab_emu_kernels out prefix flavor lab_dir)
+  set(files "")
+  foreach(f IN LISTS ARGN)
+    get_filename_component(abs "${f}" ABSOLUTE)
+    list(APPEND files "${abs}")
+  endforeach()
+  string(MD5 key "${flavor};${files}")
+  get_property(lib GLOBAL PROPERTY _ROOFLAB_EMU_KERNELS_${key})
+  if(NOT lib)
+    set(lib ${prefix}_kernels_${flavor})
+    # Built when a binary that links it is: a selftest case's binaries are outside `all` until asked for.
+    add_library(${lib} OBJECT EXCLUDE_FROM_ALL)
+    target_include_directories(${lib} PRIVATE "${lab_dir}")
+    target_link_libraries(${lib} PRIVATE rooflab::common)
+    rooflab_warnings(${lib})
+    if(flavor STREQUAL "race")
+      rooflab_emu_add_cu(${lib} RACE ${files})
+    elseif(flavor STREQUAL "traffic")
+      rooflab_emu_add_cu(${lib} TRAFFIC ${files})
+    else()
+      rooflab_emu_add_cu(${lib} ${files})
+    endif()
+    set_property(GLOBAL PROPERTY _ROOFLAB_EMU_KERNELS_${key} ${lib})
+  endif()
+  set(${out} ${lib} PARENT_SCOPE)
+endfunction()
+
+# Links the kernels of _rooflab_emu_kernels into a test binary, with what rooflab_emu_add_cu gives a target
+# of its own: the backend of that flavour, and exported symbols (the backend names kernels by dladdr).
+function(_rooflab_link_emu_kernels target flavor lib)
+  target_sources(${target} PRIVATE $<TARGET_OBJECTS:${lib}>)
+  rooflab_emu_use_flavor(${target} ${flavor})
+  set_target_properties(${target} PROPERTIES ENABLE_EXPORTS ON)
 endfunction()
 
 # Builds one variant; appends its JSON to the variable named by `json_out`.
@@ -328,8 +376,9 @@ function(_rooflab_add_variant json_out)
   if(TARGET rooflab::emu AND V_TESTS_CORRECTNESS AND "emu" IN_LIST V_KINDS)
     _rooflab_lab_binary(${V_PREFIX}_emu emu ${V_LAB} "${lab_dir}"
       TESTS ${V_TESTS_CORRECTNESS} LIBS rooflab::common rooflab::emu)
-    rooflab_emu_add_cu(${V_PREFIX}_emu ${V_KERNELS})
-    _rooflab_binary_json(b emu ${V_PREFIX}_emu "")
+    _rooflab_emu_kernels(kernels ${V_PREFIX} plain "${lab_dir}" ${V_KERNELS})
+    _rooflab_link_emu_kernels(${V_PREFIX}_emu plain ${kernels})
+    _rooflab_binary_json(b emu ${V_PREFIX}_emu "" ${kernels})
     list(APPEND bins "${b}")
   elseif(V_TESTS_CORRECTNESS AND "emu" IN_LIST V_KINDS)
     _rooflab_unavailable(bins emu)
@@ -339,8 +388,9 @@ function(_rooflab_add_variant json_out)
   if(TARGET rooflab::emu_race AND V_TESTS_RACE AND "race" IN_LIST V_KINDS)
     _rooflab_lab_binary(${V_PREFIX}_race race ${V_LAB} "${lab_dir}"
       TESTS ${V_TESTS_RACE} LIBS rooflab::common)
-    rooflab_emu_add_cu(${V_PREFIX}_race RACE ${V_KERNELS})
-    _rooflab_binary_json(b race ${V_PREFIX}_race "")
+    _rooflab_emu_kernels(kernels ${V_PREFIX} race "${lab_dir}" ${V_KERNELS})
+    _rooflab_link_emu_kernels(${V_PREFIX}_race race ${kernels})
+    _rooflab_binary_json(b race ${V_PREFIX}_race "" ${kernels})
     list(APPEND bins "${b}")
   elseif(V_TESTS_RACE AND "race" IN_LIST V_KINDS)
     _rooflab_unavailable(bins race)
@@ -350,8 +400,9 @@ function(_rooflab_add_variant json_out)
   if(TARGET rooflab::emu_traffic AND V_TESTS_TRAFFIC AND "traffic" IN_LIST V_KINDS)
     _rooflab_lab_binary(${V_PREFIX}_traffic traffic ${V_LAB} "${lab_dir}"
       TESTS ${V_TESTS_TRAFFIC} LIBS rooflab::common)
-    rooflab_emu_add_cu(${V_PREFIX}_traffic TRAFFIC ${V_KERNELS})
-    _rooflab_binary_json(b traffic ${V_PREFIX}_traffic "")
+    _rooflab_emu_kernels(kernels ${V_PREFIX} traffic "${lab_dir}" ${V_KERNELS})
+    _rooflab_link_emu_kernels(${V_PREFIX}_traffic traffic ${kernels})
+    _rooflab_binary_json(b traffic ${V_PREFIX}_traffic "" ${kernels})
     list(APPEND bins "${b}")
   endif()
 
@@ -369,8 +420,9 @@ function(_rooflab_add_variant json_out)
   elseif(TARGET rooflab::cuda_dryrun AND V_TESTS_PERF AND "dryrun" IN_LIST V_KINDS)
     _rooflab_lab_binary(${V_PREFIX}_dryrun dryrun ${V_LAB} "${lab_dir}"
       TESTS ${V_TESTS_PERF} ${V_TESTS_DRYRUN} ${V_SOLUTION_ANSWERS} LIBS rooflab::common rooflab::cuda_dryrun)
-    rooflab_emu_add_cu(${V_PREFIX}_dryrun ${V_KERNELS})
-    _rooflab_binary_json(b dryrun ${V_PREFIX}_dryrun "")
+    _rooflab_emu_kernels(kernels ${V_PREFIX} plain "${lab_dir}" ${V_KERNELS})
+    _rooflab_link_emu_kernels(${V_PREFIX}_dryrun plain ${kernels})
+    _rooflab_binary_json(b dryrun ${V_PREFIX}_dryrun "" ${kernels})
     list(APPEND bins "${b}")
   elseif(V_TESTS_PERF AND "dryrun" IN_LIST V_KINDS)
     _rooflab_unavailable(bins dryrun)
@@ -395,16 +447,24 @@ function(_rooflab_add_variant json_out)
         list(GET ROOFLAB_STATIC_ARCHS 0 static_archs)
       endif()
       _rooflab_capture_static(${V_PREFIX} "${lab_dir}" "${static_dir}" "${V_KERNELS}" "${static_archs}")
+      # Where this variant's captures lie, in a source of its own (rooflab/testing/capture_paths.hpp), so that
+      # the lab's static tests compile once for every variant, as the other kinds' tests do.
+      string(REPLACE ";" "," archs "${static_archs}")
+      file(CONFIGURE OUTPUT "${static_dir}/capture_paths.cpp" CONTENT [[
+// Generated by rooflab_add_lab (cmake/RooflabLab.cmake): where the build captured this variant's PTX and
+// ptxas reports, and for which architectures.
+#include <rooflab/testing/capture_paths.hpp>
+const char* rooflab::testing::capture_dir() { return R"rooflab(@static_dir@)rooflab"; }
+const char* rooflab::testing::capture_archs() { return "@archs@"; }
+]] @ONLY)
       _rooflab_lab_binary(${V_PREFIX}_static static ${V_LAB} "${lab_dir}"
-        SOURCES ${V_TESTS_STATIC} LIBS rooflab::common rooflab::inspect)
+        TESTS ${V_TESTS_STATIC} SOURCES "${static_dir}/capture_paths.cpp" LIBS rooflab::common rooflab::inspect)
       add_dependencies(${V_PREFIX}_static ${V_PREFIX}_static_capture)
       # The kernels on the CPU backend too: a static test runs a launcher to learn which kernels it starts, and
       # judges the compiled code of those only (rooflab/testing/static_capture.hpp, launched_by).
-      rooflab_emu_add_cu(${V_PREFIX}_static ${V_KERNELS})
-      string(REPLACE ";" "," archs "${static_archs}")
-      target_compile_definitions(${V_PREFIX}_static PRIVATE
-        ROOFLAB_STATIC_DIR="${static_dir}" ROOFLAB_STATIC_ARCHS="${archs}")
-      _rooflab_binary_json(b static ${V_PREFIX}_static "")
+      _rooflab_emu_kernels(kernels ${V_PREFIX} plain "${lab_dir}" ${V_KERNELS})
+      _rooflab_link_emu_kernels(${V_PREFIX}_static plain ${kernels})
+      _rooflab_binary_json(b static ${V_PREFIX}_static "" ${kernels})
     list(APPEND bins "${b}")
     endif()
   else()
@@ -637,8 +697,9 @@ function(rooflab_add_lab)
                COMMAND rooflab-cli selftest --build-dir "${CMAKE_BINARY_DIR}" --lab ${L_ID} --variant ${variant})
       set_tests_properties(lab${L_ID}.selftest.${variant} PROPERTIES LABELS "lab${L_ID};selftest" TIMEOUT 900)
       if(variant_exclude_${variant})
-        # It runs the build tool in this tree: never beside another build.
-        set_tests_properties(lab${L_ID}.selftest.${variant} PROPERTIES RUN_SERIAL ON)
+        # It runs the build tool in this tree: never beside another test that does (one lock for all of them,
+        # rooflab_build_tree), but beside the many that only run binaries, rather than alone at the end.
+        set_tests_properties(lab${L_ID}.selftest.${variant} PROPERTIES RESOURCE_LOCK rooflab_build_tree)
       endif()
     endif()
     if(variant_coverage_${variant} AND TARGET ${prefix}_emu)

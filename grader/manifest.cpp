@@ -72,6 +72,7 @@ Manifest load_manifest(const std::filesystem::path& build_dir) {
           b.target = jb.at("target").get<std::string>();
           b.path = jb.at("path").get<std::string>();
           b.unavailable = jb.value("unavailable", "");
+          b.objects_from = jb.value("objects_from", std::vector<std::string>{});
           b.declared = declared_tests(rub, b.kind);
           v.binaries.push_back(std::move(b));
         }

@@ -24,6 +24,9 @@ struct Binary {
   std::string target;
   std::filesystem::path path;
   std::string unavailable;     // non-empty: this machine cannot build it (why)
+  // Object libraries whose objects it links: the student's kernels compiled once for the CPU backend and
+  // shared by the kinds that run them (the symbol rule looks for student objects there too).
+  std::vector<std::string> objects_from;
   std::vector<DeclaredTest> declared;  // the rubric's tests this binary holds, with their graded kind
   const std::vector<DeclaredTest>& tests() const { return declared; }
 };

@@ -54,7 +54,8 @@ std::vector<std::string> forbidden_findings(const std::vector<ForbiddenLibrary>&
 std::vector<ForbiddenLibrary> forbidden_libraries(const Lab& lab);
 
 // The objects of `binary` compiled from `student_file` in `build_dir` (kernels.cu.o, the CPU backend's
-// kernels-<tag>.emu.cpp.o, answers.cpp.o); none for a binary that holds no student object (static).
+// kernels-<tag>.emu.cpp.o, answers.cpp.o), in its own target or in the object libraries it links
+// (Binary::objects_from); none for a binary that holds no student object.
 std::vector<std::filesystem::path> student_objects(const std::filesystem::path& build_dir, const Lab& lab,
                                                    const Binary& binary, const std::string& student_file);
 

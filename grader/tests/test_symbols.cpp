@@ -65,16 +65,22 @@ TEST(LoaderSymbols, EveryLabThatForbidsALibraryGetsTheRuleFromOnePlace) {
   }
 }
 
+// A lab of one student file whose build tree is `build` (its rubric written by each test).
+Lab lab09(const fs::path& build, const std::string& student_file) {
+  Lab lab;
+  lab.id = "09";
+  lab.name = "dl";
+  lab.student_files = {student_file};
+  lab.rubric = build / "rubric.json";
+  return lab;
+}
+
 // End to end on a compiled object (dl_fixture.cpp: dlvsym of cublasCreate_v2, no cuBLAS symbol), placed where
 // CMake puts a lab's answers.cpp.o: the binary built from it is refused, naming dlvsym.
 TEST(LoaderSymbols, ACompiledObjectThatLooksCublasUpIsRefused) {
   const fs::path build = fs::temp_directory_path() / ("rooflab-dl-" + std::to_string(::getpid()));
-  Lab lab;
-  lab.id = "09";
-  lab.name = "dl";
-  lab.student_files = {"answers.cpp"};
-  lab.rubric = build / "rubric.json";
-  const Binary binary{"analytic", "lab09_analytic", build / "lab09_analytic", "", {}};
+  const Lab lab = lab09(build, "answers.cpp");
+  const Binary binary{"analytic", "lab09_analytic", build / "lab09_analytic", "", {}, {}};
   const fs::path dir = build / "labs" / lab.dir_name() / "CMakeFiles" / "lab09_analytic.dir";
   fs::create_directories(dir);
   fs::copy_file(ROOFLAB_DL_FIXTURE_OBJECT, dir / "answers.cpp.o");
@@ -84,6 +90,27 @@ TEST(LoaderSymbols, ACompiledObjectThatLooksCublasUpIsRefused) {
   const std::string found = forbidden_symbols_in(build, lab, binary);
   EXPECT_NE(found.find("refused: lab 09 forbids cuBLAS"), std::string::npos) << found;
   EXPECT_NE(found.find("answers.cpp uses dlvsym (the dynamic loader"), std::string::npos) << found;
+  fs::remove_all(build);
+}
+
+// The CPU kinds of a variant link one object library of its kernels (objects_from in labs.json): the rule
+// reads the student's wrapper object there, and would not see it in the binary's own folder alone.
+TEST(LoaderSymbols, KernelsSharedByTheCpuKindsAreCheckedWhereTheyAreCompiled) {
+  const fs::path build = fs::temp_directory_path() / ("rooflab-dl-shared-" + std::to_string(::getpid()));
+  const Lab lab = lab09(build, "kernels.cu");
+  const fs::path cmake_files = build / "labs" / lab.dir_name() / "CMakeFiles";
+  const fs::path dir = cmake_files / "lab09_kernels_plain.dir" / "emu" / "lab09_kernels_plain";
+  fs::create_directories(dir);
+  fs::create_directories(cmake_files / "lab09_emu.dir");
+  fs::copy_file(ROOFLAB_DL_FIXTURE_OBJECT, dir / "kernels-0123abcd.emu.cpp.o");
+  std::ofstream(lab.rubric) << R"({"lab": "09", "forbidden_symbols": [{"library": "cuBLAS", "pattern": "^cublas"}]})";
+  Binary own{"emu", "lab09_emu", build / "lab09_emu", "", {}, {}};
+  EXPECT_EQ(forbidden_symbols_in(build, lab, own), "") << "nothing in the binary's own folder";
+  Binary shared = own;
+  shared.objects_from = {"lab09_kernels_plain"};
+  EXPECT_EQ(student_objects(build, lab, shared, "kernels.cu").size(), 1u);
+  const std::string found = forbidden_symbols_in(build, lab, shared);
+  EXPECT_NE(found.find("kernels.cu uses dlvsym (the dynamic loader"), std::string::npos) << found;
   fs::remove_all(build);
 }
 

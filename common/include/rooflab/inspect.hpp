@@ -24,6 +24,7 @@
 #include <vector>
 
 #include <rooflab/specs.hpp>
+#include <rooflab/testing/capture_paths.hpp>
 
 namespace rooflab {
 struct GpuSpec;
@@ -124,4 +125,4 @@ int main(int argc, char** argv);
 #define ROOFLAB_INSPECT_KERNELS(list)                                                  \
   [[maybe_unused]] static const bool rooflab_inspect_registered_ =                     \
       ::rooflab::inspect::register_lab(std::span<const ::rooflab::inspect::KernelDecl>(list), \
-                                       ROOFLAB_STATIC_DIR, ROOFLAB_STATIC_ARCHS)
+                                       ::rooflab::testing::capture_dir(), ::rooflab::testing::capture_archs())

@@ -1,9 +1,10 @@
 // For a lab's static test binary: where the build put the PTX and ptxas report of the lab's kernels.
-// rooflab_add_lab defines ROOFLAB_STATIC_DIR and ROOFLAB_STATIC_ARCHS ("80,90") for that binary only, and links
+// rooflab_add_lab gives each such binary its capture's folder and architectures (capture_paths.hpp), and links
 // the lab's kernels on the CPU backend into it, so that a test can learn which kernels a launcher starts.
 #pragma once
 
 #include <rooflab/testing/buffer.hpp>
+#include <rooflab/testing/capture_paths.hpp>
 #include <rooflab/testing/ptx.hpp>
 
 #include <rooflab/emu/launch.hpp>
@@ -15,23 +16,19 @@
 #include <string>
 #include <vector>
 
-#if !defined(ROOFLAB_STATIC_DIR) || !defined(ROOFLAB_STATIC_ARCHS)
-#error "rooflab/testing/static_capture.hpp is for a lab's static test binary (rooflab_add_lab defines its paths)"
-#endif
-
 namespace rooflab::ptx {
 
 // The architectures captured, as "sm_80", "sm_90".
 inline std::vector<std::string> captured_archs() {
   std::vector<std::string> out;
-  std::stringstream list(ROOFLAB_STATIC_ARCHS);
+  std::stringstream list(::rooflab::testing::capture_archs());
   for (std::string a; std::getline(list, a, ',');) out.push_back("sm_" + a);
   return out;
 }
 
 // The captured text of kernels.cu for one architecture: ext ".ptx" or ".ptxas.txt".
 inline std::string captured(const std::string& arch, const char* ext) {
-  return read_file(std::string(ROOFLAB_STATIC_DIR) + "/kernels." + arch + ext);
+  return read_file(std::string(::rooflab::testing::capture_dir()) + "/kernels." + arch + ext);
 }
 
 // The check every lab's static test makes: the ptxas report of one captured architecture lists the lab's
