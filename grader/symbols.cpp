@@ -8,6 +8,7 @@
 
 #include <cxxabi.h>
 
+#include <cctype>
 #include <cstdlib>
 #include <fstream>
 #include <memory>
@@ -72,20 +73,31 @@ std::string demangle(const std::string& name) {
   return status == 0 && d ? std::string(d.get()) : name;
 }
 
-// Every symbol an object defines or needs, demangled; nullopt when nm cannot read it.
-std::optional<std::vector<std::string>> symbols_of(const fs::path& object) {
+// Every symbol an object defines or needs; nullopt when nm cannot read it.
+std::optional<std::vector<Symbol>> symbols_of(const fs::path& object) {
   // POSIX format: "name type [value size]", one per line, names as in the object (mangled: no blanks).
   const ProcessResult r = run_process({"nm", "-P", object.string()}, {.timeout_s = 60, .sandbox = std::nullopt});
   if (!r.ok()) return std::nullopt;
-  std::vector<std::string> out;
+  std::vector<Symbol> out;
   std::istringstream in(r.output);
   for (std::string line; std::getline(in, line);) {
     const auto blank = line.find(' ');
-    if (blank == std::string::npos || blank == 0) continue;
-    out.push_back(demangle(line.substr(0, blank)));
+    if (blank == std::string::npos || blank == 0 || blank + 1 >= line.size()) continue;
+    std::string name = line.substr(0, blank);
+    out.push_back({name, demangle(name), line[blank + 1]});
   }
   return out;
 }
+
+// nm's letters: a definition the linker can take over another's (global: upper case, and the weak or unique
+// ones, W V u i); a strong one (upper case, not U, W or V); a reference (U, or w for a weak one).
+bool upper(char type) { return std::isupper(static_cast<unsigned char>(type)) != 0; }
+bool defines_global(char type) { return (upper(type) && type != 'U') || type == 'u' || type == 'i'; }
+bool defines_strong(char type) { return upper(type) && type != 'U' && type != 'W' && type != 'V'; }
+bool references(char type) { return type == 'U' || type == 'w'; }
+
+// The name without a version suffix ("pthread_create@GLIBC_2.34").
+std::string_view unversioned(std::string_view name) { return name.substr(0, name.find('@')); }
 
 std::string shortened(const std::string& s) { return s.size() > 120 ? s.substr(0, 117) + "..." : s; }
 
@@ -123,6 +135,46 @@ const std::vector<LoaderSymbol>& loader_symbols() {
   return symbols;
 }
 
+std::vector<std::string> tampering_findings(const std::string& file, const std::vector<Symbol>& symbols) {
+  // Entry points that start a thread or a process, and the persisting-L2 controls: references in the kernels.
+  static const std::set<std::string, std::less<>> starts = {
+      "pthread_create", "thrd_create", "fork", "vfork", "_Fork", "clone", "clone3", "__clone", "posix_spawn",
+      "posix_spawnp", "system", "popen", "daemon", "execv", "execve", "execvp", "execvpe", "execl", "execle",
+      "execlp", "fexecve", "GOMP_parallel", "GOMP_parallel_start", "GOMP_task", "GOMP_teams_reg", "__kmpc_fork_call"};
+  static const std::set<std::string, std::less<>> persisting_l2 = {
+      "cudaStreamSetAttribute", "cudaStreamSetAttribute_ptsz", "cudaCtxResetPersistingL2Cache", "cudaDeviceSetLimit",
+      "cudaGraphKernelNodeSetAttribute", "cuStreamSetAttribute", "cuStreamSetAttribute_ptsz", "cuCtxSetLimit",
+      "cuCtxResetPersistingL2Cache"};
+  static const std::set<std::string, std::less<>> clocks = {"clock_gettime", "__clock_gettime", "gettimeofday",
+                                                             "clock", "time", "timespec_get"};
+  static const std::regex cuda_api("^(cuda|cu[A-Z]|nvml|nvtx)[A-Za-z0-9_]*$");
+  const bool kernels = fs::path(file).extension() == ".cu";
+  std::vector<std::string> out;
+  for (const auto& s : symbols) {
+    const std::string_view name = unversioned(s.name);
+    const bool mangled = name.starts_with("_Z");
+    if (!mangled && defines_global(s.type) && std::regex_match(name.begin(), name.end(), cuda_api)) {
+      out.push_back(fmt::format("{} defines {} (a function of the CUDA runtime, driver or NVML: the harness and its "
+                                "timer call these, and the program's own definition would run instead)", file, name));
+    } else if (!mangled && defines_global(s.type) && clocks.contains(name)) {
+      out.push_back(fmt::format("{} defines {} (a C library clock, which the harness and its watchdog read)", file,
+                                name));
+    } else if (defines_strong(s.type) && (name.starts_with("_ZN7rooflab") || name.starts_with("_ZNK7rooflab") ||
+                                          name.starts_with("_ZN7testing") || name.starts_with("_ZNK7testing"))) {
+      out.push_back(fmt::format("{} defines {} (a part of rooflab's harness or of GoogleTest: the linker would take "
+                                "it instead of the harness's own)", file, shortened(s.demangled)));
+    } else if (kernels && references(s.type) &&
+               (starts.contains(name) || name.starts_with("_ZNSt6thread15_M_start_thread"))) {
+      out.push_back(fmt::format("{} uses {} (starts a thread or a process: work beside the timed launch, which no "
+                                "lab asks for)", file, mangled ? shortened(s.demangled) : std::string(name)));
+    } else if (kernels && references(s.type) && persisting_l2.contains(name)) {
+      out.push_back(fmt::format("{} uses {} (the persisting-L2 controls: data kept in L2 between timed samples, which "
+                                "no lab asks for)", file, name));
+    }
+  }
+  return out;
+}
+
 std::vector<std::string> forbidden_findings(const std::vector<ForbiddenLibrary>& libraries, const std::string& file,
                                             const std::vector<std::string>& symbols) {
   std::vector<std::string> out;
@@ -143,22 +195,10 @@ std::vector<std::string> forbidden_findings(const std::vector<ForbiddenLibrary>&
   return out;
 }
 
-std::string forbidden_symbols_in(const fs::path& build_dir, const Lab& lab, const Binary& binary) {
-  const auto libraries = forbidden_libraries(lab);
-  if (libraries.empty()) return "";
-  std::set<std::string> findings;  // sorted, each once
-  for (const auto& file : lab.student_files) {
-    for (const auto& object : student_objects(build_dir, lab, binary, file)) {
-      const auto symbols = symbols_of(object);
-      if (!symbols) continue;
-      for (auto& f : forbidden_findings(libraries, file, *symbols)) findings.insert(std::move(f));
-    }
-  }
-  if (findings.empty()) return "";
-  std::string libs;
-  for (const auto& l : libraries) libs += (libs.empty() ? "" : ", ") + l.library;
-  std::string out = fmt::format("refused: lab {} forbids {}; the student's compiled code uses them, or the dynamic "
-                                "loader, refused in every lab that forbids a library:\n", lab.id, libs);
+namespace {
+
+std::string listed(const std::set<std::string>& findings) {
+  std::string out;
   int shown = 0;
   for (const auto& f : findings) {
     if (++shown > 10) {
@@ -167,12 +207,45 @@ std::string forbidden_symbols_in(const fs::path& build_dir, const Lab& lab, cons
     }
     out += "  " + f + "\n";
   }
-  return out + "Write the kernels yourself: the lab grades your code, not a library's.";
+  return out;
+}
+
+}  // namespace
+
+std::string forbidden_symbols_in(const fs::path& build_dir, const Lab& lab, const Binary& binary) {
+  const auto libraries = forbidden_libraries(lab);
+  std::set<std::string> findings, tampering;  // sorted, each once
+  for (const auto& file : lab.student_files) {
+    for (const auto& object : student_objects(build_dir, lab, binary, file)) {
+      const auto symbols = symbols_of(object);
+      if (!symbols) continue;
+      std::vector<std::string> names;
+      for (const auto& s : *symbols) names.push_back(s.demangled);
+      for (auto& f : forbidden_findings(libraries, file, names)) findings.insert(std::move(f));
+      for (auto& f : tampering_findings(file, *symbols)) tampering.insert(std::move(f));
+    }
+  }
+  std::string out;
+  if (!findings.empty()) {
+    std::string libs;
+    for (const auto& l : libraries) libs += (libs.empty() ? "" : ", ") + l.library;
+    out = fmt::format("refused: lab {} forbids {}; the student's compiled code uses them, or the dynamic loader, "
+                      "refused in every lab that forbids a library:\n", lab.id, libs) +
+          listed(findings) + "Write the kernels yourself: the lab grades your code, not a library's.";
+  }
+  if (!tampering.empty()) {
+    out += (out.empty() ? "" : "\n") +
+           fmt::format("refused: the student's compiled code replaces part of what runs and times the tests, or "
+                       "works beside the timed launch (refused in every lab):\n") +
+           listed(tampering) +
+           "The harness times your kernels as they run on its stream: define none of the CUDA runtime's, the "
+           "harness's or the C library's clocks, and start no thread or process in the kernels' file.";
+  }
+  return out;
 }
 
 std::optional<TestResult> forbidden_symbols_check(const fs::path& build_dir, const Lab& lab,
                                                   const std::vector<Binary>& binaries) {
-  if (forbidden_libraries(lab).empty()) return std::nullopt;
   TestResult r;
   r.lab = lab.id;
   r.id = fmt::format("Lab{}Static.NoForbiddenLibraries", lab.id);
@@ -193,7 +266,8 @@ std::optional<TestResult> forbidden_symbols_check(const fs::path& build_dir, con
     }
   }
   if (r.status == Status::passed) {
-    r.output = fmt::format("{} compiled student objects checked: no forbidden library", checked.size());
+    r.output = fmt::format("{} compiled student objects checked: no forbidden library, nothing that replaces or "
+                           "works beside the harness", checked.size());
   }
   return r;
 }

@@ -19,6 +19,20 @@
 // ones: the CPU backend's cuBLAS is linked with hidden visibility (no lookup by name finds it), and each
 // test binary fails a test during which a forbidden library was loaded (rooflab/detail/loaded_libraries.hpp).
 // What none of these sees: a library's code pasted into the student's files.
+//
+// In every lab, whatever it forbids, the same objects are refused for what they do to the harness itself
+// (tampering_findings, one table of families, issue "perf grades that the published exploits cannot fool"):
+//   - a definition of a CUDA runtime, driver or NVML function (an unmangled cuda*, cu[A-Z]*, nvml* name): the
+//     timer and the harness call them (cudaEventElapsedTime), and the executable's definition wins over the
+//     library's;
+//   - a strong definition of a function or object of rooflab's harness or GoogleTest (rooflab::, testing::),
+//     which the linker would take instead of the harness's own; the inline ones the headers emit are weak;
+//   - a definition of a C library clock (clock_gettime, gettimeofday ...) that the harness and the watchdog read;
+//   - in the kernels (.cu) only: a thread or process started (pthread_create, std::thread, fork, posix_spawn,
+//     system, OpenMP ...), work that would run beside a timed launch; answers.cpp runs in no timed binary, and
+//     a process it leaves behind is the subreaper's to report;
+//   - in the kernels only: the persisting-L2 controls (cudaStreamSetAttribute's access-policy window,
+//     cudaDeviceSetLimit's carve-out, cudaCtxResetPersistingL2Cache), which keep data in L2 between samples.
 #pragma once
 
 #include "manifest.hpp"
@@ -49,6 +63,20 @@ const std::vector<LoaderSymbol>& loader_symbols();
 std::vector<std::string> forbidden_findings(const std::vector<ForbiddenLibrary>& libraries, const std::string& file,
                                             const std::vector<std::string>& symbols);
 
+// One symbol of an object as `nm -P` lists it: the name as in the object (mangled), demangled, and nm's type
+// letter (U undefined, w weak undefined, T/D/B/R/... strong definitions, W/V/u weak or unique ones; lower case
+// local, except w and u).
+struct Symbol {
+  std::string name;
+  std::string demangled;
+  char type = 'U';
+};
+
+// What one student file's symbols do to the harness (the families above): one line each, "kernels.cu defines
+// cudaEventElapsedTime (a function of the CUDA runtime ...)". `file` is the student file's name: the families
+// for kernels apply where it ends in .cu.
+std::vector<std::string> tampering_findings(const std::string& file, const std::vector<Symbol>& symbols);
+
 // The lab's list (its rubric.json's "forbidden_symbols"); empty when it forbids nothing. Throws
 // std::runtime_error naming the file for a malformed list or pattern.
 std::vector<ForbiddenLibrary> forbidden_libraries(const Lab& lab);
@@ -59,12 +87,12 @@ std::vector<ForbiddenLibrary> forbidden_libraries(const Lab& lab);
 std::vector<std::filesystem::path> student_objects(const std::filesystem::path& build_dir, const Lab& lab,
                                                    const Binary& binary, const std::string& student_file);
 
-// What the student objects of `binary` use that the lab forbids, as one message naming each symbol, its
-// library and the file ("" when nothing: also when the lab forbids nothing or nm cannot run).
+// What the student objects of `binary` use that the lab forbids, or do to the harness (tampering_findings), as
+// one message naming each symbol, why, and the file ("" when nothing: also when nm cannot run).
 std::string forbidden_symbols_in(const std::filesystem::path& build_dir, const Lab& lab, const Binary& binary);
 
-// The lab's check as a test result (kind static, 0 points; nullopt when the lab forbids nothing): passed,
-// or failed with every finding of the binaries in `binaries` that were built.
+// The lab's check as a test result (kind static, 0 points), LabNNStatic.NoForbiddenLibraries: passed, or
+// failed with every finding of the binaries in `binaries` that were built.
 std::optional<TestResult> forbidden_symbols_check(const std::filesystem::path& build_dir, const Lab& lab,
                                                   const std::vector<Binary>& binaries);
 

@@ -47,6 +47,49 @@ TEST(LoaderSymbols, OnlyTheLoadersOwnNames) {
   EXPECT_TRUE(mentions(both, "kernels.cu uses cublasSgemm_v2 (cuBLAS)"));
 }
 
+// The rule against code that replaces or works beside the harness: each family fires on what a cheat's object
+// holds, and not on what the solutions' objects hold (weak inline definitions from the headers, references to
+// the runtime, a process started by answers.cpp, which the subreaper reports instead).
+TEST(Tampering, EachFamilyFiresOnItsSymbols) {
+  const auto one = [](const std::string& file, Symbol s) { return tampering_findings(file, {std::move(s)}); };
+  // The one finding for a symbol of that name (demangled the same) and nm type, containing `text`.
+  const auto fires = [&](const std::string& file, const std::string& name, char type, const std::string& text) {
+    const auto f = one(file, {name, name, type});
+    return f.size() == 1 && f[0].find(text) != std::string::npos;
+  };
+  EXPECT_TRUE(fires("kernels.cu", "cudaEventElapsedTime", 'W',
+                    "kernels.cu defines cudaEventElapsedTime (a function of the CUDA runtime"));
+  EXPECT_TRUE(fires("answers.cpp", "cuLaunchKernel", 'T', "defines cuLaunchKernel"));
+  EXPECT_TRUE(fires("kernels.cu", "nvmlDeviceGetClockInfo", 'T', "defines nvmlDeviceGetClockInfo"));
+  EXPECT_TRUE(fires("kernels.cu", "clock_gettime", 'T', "(a C library clock"));
+  EXPECT_TRUE(fires("kernels.cu", "_ZN7rooflab6timing7elapsedEv", 'T', "rooflab's harness or of GoogleTest"));
+  EXPECT_TRUE(fires("answers.cpp", "_ZN7testing4Test3RunEv", 'T', "GoogleTest"));
+  EXPECT_TRUE(fires("kernels.cu", "pthread_create", 'U', "kernels.cu uses pthread_create (starts a thread"));
+  EXPECT_TRUE(fires("kernels.cu", "_ZNSt6thread15_M_start_threadESt10unique_ptrINS_6_StateESt14default_deleteIS1_EEPFvvE",
+                    'U', "starts a thread"));
+  EXPECT_TRUE(fires("kernels.cu", "posix_spawnp@GLIBC_2.15", 'U', "uses posix_spawnp"));
+  EXPECT_TRUE(fires("kernels.cu", "GOMP_parallel", 'U', "starts a thread"));
+  EXPECT_TRUE(fires("kernels.cu", "cudaStreamSetAttribute", 'U', "the persisting-L2 controls"));
+  EXPECT_TRUE(fires("kernels.cu", "cudaCtxResetPersistingL2Cache", 'U', "persisting-L2"));
+  // What the reference objects hold, and what is not this rule's.
+  EXPECT_TRUE(one("kernels.cu", {"cudaEventElapsedTime", "cudaEventElapsedTime", 'U'}).empty()) << "a call";
+  EXPECT_TRUE(one("kernels.cu", {"_Z10cudaMallocIfE9cudaErrorPPT_m", "cudaMalloc<float>(float**, unsigned long)",
+                                 'W'}).empty())
+      << "the runtime header's inline template";
+  EXPECT_TRUE(one("kernels.cu", {"_ZN7rooflab19describe_cuda_errorB5cxx11E9cudaErrorPKcS2_i",
+                                 "rooflab::describe_cuda_error(...)", 'W'}).empty())
+      << "an inline function of the harness's headers";
+  EXPECT_TRUE(one("kernels.cu", {"_ZGVZN7rooflab8sm_countEvE5count", "guard variable for rooflab::sm_count()::count",
+                                 'u'}).empty());
+  EXPECT_TRUE(one("kernels.cu", {"_ZN5lab014copyEPKfPfmP11CUstream_st", "lab01::copy(...)", 'T'}).empty())
+      << "the student's own";
+  EXPECT_TRUE(one("kernels.cu", {"__cudaRegisterFatBinary", "__cudaRegisterFatBinary", 'U'}).empty())
+      << "what nvcc's host code calls";
+  EXPECT_TRUE(one("kernels.cu", {"cudaLocalHelper", "cudaLocalHelper", 't'}).empty()) << "a local symbol";
+  EXPECT_TRUE(one("answers.cpp", {"fork", "fork", 'U'}).empty()) << "answers.cpp: the subreaper's to report";
+  EXPECT_TRUE(one("answers.cpp", {"cudaStreamSetAttribute", "cudaStreamSetAttribute", 'U'}).empty());
+}
+
 // Every lab forbids some library, so every lab gets the rule; and none lists a loader symbol by hand (the
 // rule is the one place: a second pattern would report the same symbol twice).
 TEST(LoaderSymbols, EveryLabThatForbidsALibraryGetsTheRuleFromOnePlace) {
