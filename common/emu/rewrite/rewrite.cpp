@@ -23,6 +23,14 @@
 //       -> ::rooflab::emu::detail::aligned_reinterpret_cast<T*>(e, "T*"): a kernel that accesses memory
 //          through a pointer misaligned for T is reported, as a GPU faults on the access
 //
+//   #if / #elif / #ifdef / #ifndef naming __CUDACC__, __NVCC__ or __CUDACC_VER_*__
+//       -> the branch nvcc takes: these macros are defined there (1, and the toolkit's version from
+//          CUDART_VERSION), so the CPU backend compiles the program nvcc compiles. Inside the body of a
+//          __global__ or __device__ function (not __host__ __device__), __CUDA_ARCH__ too, as nvcc's device
+//          pass for the pretend GPU (sm_80) defines it; elsewhere it stays undefined, as in the host pass.
+//          Only in the files this tool reads (the user's, not the toolkit's, the backend's or rooflab's own
+//          headers, which keep their host-compiler paths).
+//
 // Headers: with --headers, each #include of the file that names a header under a -I directory (or, quoted,
 // beside the including file) and not under a --skip directory (system, toolkit, backend) is followed. A
 // header with something to rewrite (or including one that has) is written to DIR as its own rewritten copy,
@@ -50,6 +58,7 @@
 #include <fstream>
 #include <iostream>
 #include <map>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <stdexcept>
@@ -281,8 +290,14 @@ class Rewriter {
 
   std::string run() {
     find_kernels();
-    enum class Scope { other, function };
+    // A scope is a function body or not; `device`: the body of a __global__ or __device__ function that is
+    // not also __host__ (and what it nests), where nvcc's device pass defines __CUDA_ARCH__.
+    struct Scope {
+      bool function = false;
+      bool device = false;
+    };
     std::vector<Scope> scopes;
+    const auto in_function = [&] { return !scopes.empty() && scopes.back().function; };
     for (std::size_t i = 0; i < t_.size(); ++i) {
       const Token& tok = t_[i];
       if (tok.kind == Kind::directive) {
@@ -290,12 +305,22 @@ class Rewriter {
           throw ParseError(tok.line, "a kernel launch or __shared__ declaration inside a preprocessor directive "
                                      "(a macro) cannot be rewritten for the CPU backend: write it in the code");
         }
-        if (const auto inc = includes_.find(i); inc != includes_.end()) replace(tok.begin, tok.end, inc->second);
+        if (const auto inc = includes_.find(i); inc != includes_.end()) {
+          replace(tok.begin, tok.end, inc->second);
+        } else if (auto pass = nvcc_pass(tok.text, !scopes.empty() && scopes.back().device)) {
+          replace(tok.begin, tok.end, std::move(*pass));
+          ++constructs_;
+        }
         continue;
       }
       if (is(i, "{")) {
-        const bool in_function = !scopes.empty() && scopes.back() == Scope::function;
-        scopes.push_back(in_function || opens_function_body(i) ? Scope::function : Scope::other);
+        if (in_function()) {
+          scopes.push_back(scopes.back());
+        } else if (opens_function_body(i)) {
+          scopes.push_back({true, device_only_declaration(i)});
+        } else {
+          scopes.push_back({});
+        }
       } else if (is(i, "}")) {
         if (scopes.empty()) throw ParseError(tok.line, "'}' without a matching '{'");
         scopes.pop_back();
@@ -303,12 +328,10 @@ class Rewriter {
                  !(i > 0 && is(i - 1, "operator"))) {
         i = rewrite_launch(i);
       } else if (tok.kind == Kind::identifier && tok.text == "__shared__") {
-        i = rewrite_shared(i, !scopes.empty() && scopes.back() == Scope::function);
-      } else if (tok.kind == Kind::identifier && tok.text == "reinterpret_cast" && !scopes.empty() &&
-                 scopes.back() == Scope::function) {
+        i = rewrite_shared(i, in_function());
+      } else if (tok.kind == Kind::identifier && tok.text == "reinterpret_cast" && in_function()) {
         rewrite_pointer_cast(i);
-      } else if (tok.kind == Kind::identifier && tok.text == "cudaLaunchCooperativeKernel" && !scopes.empty() &&
-                 scopes.back() == Scope::function) {
+      } else if (tok.kind == Kind::identifier && tok.text == "cudaLaunchCooperativeKernel" && in_function()) {
         rewrite_cooperative_launch(i);
       }
     }
@@ -327,6 +350,113 @@ class Rewriter {
       if (left && right) return true;
     }
     return false;
+  }
+
+  // Whether the function whose body opens at `brace` is declared __global__ or __device__ and not __host__:
+  // the declaration's words back to the `;`, `{` or `}` before it (outside parentheses: __launch_bounds__).
+  bool device_only_declaration(std::size_t brace) const {
+    bool device = false, host = false;
+    int depth = 0;
+    for (std::size_t k = brace; k-- > 0;) {
+      const Token& p = t_[k];
+      if (p.kind == Kind::directive || p.kind == Kind::literal) continue;
+      if (p.text == ")") ++depth;
+      if (p.text == "(") --depth;
+      if (depth == 0 && (p.text == ";" || p.text == "{" || p.text == "}")) break;
+      if (p.kind == Kind::identifier) {
+        device = device || p.text == "__global__" || p.text == "__device__";
+        host = host || p.text == "__host__";
+      }
+    }
+    return device && !host;
+  }
+
+  // The architecture the CPU backend's pretend GPU has by default (sm_80, common/emu/src/device_props.cpp):
+  // __CUDA_ARCH__ in a device function's own conditionals, as nvcc's device pass for that GPU defines it.
+  static constexpr std::string_view kDeviceArch = "800";
+
+  // The macros nvcc defines, as a conditional directive reads them ("" for another name): in its host pass,
+  // and in a device function's body (`device`), also __CUDA_ARCH__.
+  static std::string nvcc_macro(std::string_view name, bool device) {
+    if (device && name == "__CUDA_ARCH__") return std::string(kDeviceArch);
+    if (name == "__CUDACC__" || name == "__NVCC__") return "1";
+    if (name == "__CUDACC_VER_MAJOR__") return "(CUDART_VERSION / 1000)";
+    if (name == "__CUDACC_VER_MINOR__") return "(CUDART_VERSION % 1000 / 10)";
+    if (name == "__CUDACC_VER_BUILD__") return "0";
+    return "";
+  }
+
+  // A conditional directive that names one of nvcc's macros, with each use replaced by its value in nvcc's
+  // pass (`defined(__CUDACC__)` and `__CUDACC__` by 1, `#ifdef __CUDACC__` by `#if 1`; in a device function,
+  // `__CUDA_ARCH__` by kDeviceArch); nullopt for any other directive. One line: the splices and any newline
+  // of a comment inside go (replace() puts the newlines back after it).
+  static std::optional<std::string> nvcc_pass(std::string_view directive, bool device) {
+    std::string d;
+    for (std::size_t k = 0; k < directive.size(); ++k) {
+      if (directive[k] == '\\' && k + 1 < directive.size() && (directive[k + 1] == '\n' || directive[k + 1] == '\r')) {
+        k += directive[k + 1] == '\r' && k + 2 < directive.size() && directive[k + 2] == '\n' ? 2 : 1;
+        continue;
+      }
+      d += directive[k] == '\n' || directive[k] == '\r' ? ' ' : directive[k];
+    }
+    std::size_t k = 1;  // after '#'
+    const auto skip_blanks = [&] { while (k < d.size() && (d[k] == ' ' || d[k] == '\t')) ++k; };
+    const auto word = [&] {
+      const std::size_t b = k;
+      while (k < d.size() && ident_char(d[k])) ++k;
+      return d.substr(b, k - b);
+    };
+    skip_blanks();
+    const std::string name = word();
+    if (name == "ifdef" || name == "ifndef" || name == "elifdef" || name == "elifndef") {
+      skip_blanks();
+      const std::string macro = word();
+      if (nvcc_macro(macro, device).empty()) return std::nullopt;
+      const bool defined = name == "ifdef" || name == "elifdef";
+      return std::string(name.starts_with("el") ? "#elif " : "#if ") + (defined ? "1" : "0") + d.substr(k);
+    }
+    if (name != "if" && name != "elif") return std::nullopt;
+    std::string out = d.substr(0, k);
+    bool changed = false;
+    while (k < d.size()) {
+      if (d[k] == '/' && k + 1 < d.size() && (d[k + 1] == '/' || d[k + 1] == '*')) {  // a comment: kept as it is
+        out += d.substr(k);
+        break;
+      }
+      if (!ident_start(d[k])) {
+        out += d[k++];
+        continue;
+      }
+      const std::size_t at = k;
+      const std::string id = word();
+      if (id == "defined") {  // defined X, defined(X)
+        std::size_t j = k;
+        while (j < d.size() && (d[j] == ' ' || d[j] == '\t')) ++j;
+        const bool paren = j < d.size() && d[j] == '(';
+        if (paren) ++j;
+        while (j < d.size() && (d[j] == ' ' || d[j] == '\t')) ++j;
+        std::size_t e = j;
+        while (e < d.size() && ident_char(d[e])) ++e;
+        std::size_t close = e;
+        while (close < d.size() && (d[close] == ' ' || d[close] == '\t')) ++close;
+        if (!nvcc_macro(d.substr(j, e - j), device).empty() && (!paren || (close < d.size() && d[close] == ')'))) {
+          out += "1";
+          k = paren ? close + 1 : e;
+          changed = true;
+          continue;
+        }
+        out += d.substr(at, k - at);
+        continue;
+      }
+      if (const std::string value = nvcc_macro(id, device); !value.empty()) {
+        out += value;
+        changed = true;
+      } else {
+        out += id;
+      }
+    }
+    if (!changed) return std::nullopt;
+    return out;
   }
 
   // Index of the bracket that closes the one at `open` ((, [, {), or t_.size().

@@ -38,6 +38,14 @@ void static_overrun(float* out);
 // Thread 0 writes element 33 of a 33-float __align__(16) __shared__ array: into its padding.
 void static_padding_write(float* out);
 
+// ---- what nvcc's host pass defines ----
+// A bit per conditional that the file's code takes: 1 #ifdef __CUDACC__, 2 #if defined(__NVCC__) && defined
+// __CUDACC__, 4 #ifndef __CUDACC__, 8 #if __CUDACC_VER_MAJOR__ >= 12, 16 #elif __CUDACC__ after a false #if,
+// 32 a spliced #if defined(__CUDACC__) && !defined(__CUDA_ARCH__); and 64 a kernel body's #if __CUDA_ARCH__
+// >= 800 (nvcc's device pass for sm_80), 128 a __host__ __device__ function's #ifndef __CUDA_ARCH__ called from
+// the host. nvcc gives 1+2+8+16+32+64+128 = 251.
+int nvcc_host_pass_branches();
+
 // ---- race mode (race_kernels.cu) ----
 // A grid-stride loop that strides by blockDim.x: every block writes every element.
 void block_stride(float* out, int n, unsigned blocks);

@@ -187,3 +187,62 @@ void scale_qualified(float* x, float s, int n) {
   ROOFLAB_LAUNCH_CHECK();
 }
 }  // namespace conform
+
+// ---- what nvcc's host pass defines: the CPU backend takes the same branches of this file's own conditionals
+// (the rewriter replaces the macros in them), and the lines after a spliced directive keep their numbers ----
+namespace conform {
+// In a kernel's body nvcc's device pass defines __CUDA_ARCH__; a __host__ __device__ function called from
+// host code is the host pass's.
+__global__ void arch_branch_kernel(int* out) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  *out = 64;
+#else
+  *out = 0;
+#endif
+}
+__host__ __device__ int host_or_device() {
+#ifdef __CUDA_ARCH__
+  return 0;
+#else
+  return 128;
+#endif
+}
+int arch_branches() {
+  int* d = nullptr;
+  ROOFLAB_CUDA_CHECK(cudaMalloc(&d, sizeof(int)));
+  arch_branch_kernel<<<1, 1>>>(d);
+  ROOFLAB_LAUNCH_CHECK();
+  int kernel = 0;
+  ROOFLAB_CUDA_CHECK(cudaMemcpy(&kernel, d, sizeof(int), cudaMemcpyDeviceToHost));
+  ROOFLAB_CUDA_CHECK(cudaFree(d));
+  return kernel | host_or_device();
+}
+
+int nvcc_host_pass_branches() {
+  int taken = 0;
+#ifdef __CUDACC__
+  taken |= 1;
+#endif
+#if defined(__NVCC__) && defined __CUDACC__
+  taken |= 2;
+#endif
+#ifndef __CUDACC__
+  taken |= 4;
+#endif
+#if __CUDACC_VER_MAJOR__ >= 12
+  taken |= 8;
+#endif
+#if 0
+#elif __CUDACC__  // a comment after it
+  taken |= 16;
+#endif
+  [[maybe_unused]] constexpr int before = __LINE__;  // unused in nvcc's device pass
+#if defined(__CUDACC__) \
+    && !defined(__CUDA_ARCH__)
+  constexpr int after = __LINE__;
+  static_assert(after == before + 3, "a rewritten directive keeps the lines after it where they were");
+  taken |= 32;
+#endif
+  return taken | arch_branches();
+}
+}  // namespace conform

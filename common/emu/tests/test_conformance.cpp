@@ -183,3 +183,8 @@ TEST(RewriteSharedBugsDeathTest, StaticSharedOverrunHitsTheGuardPage) {
       "out-of-bounds access in kernel conform::static_overrun_kernel\\(float\\*\\), block \\(0,0,0\\), thread "
       "\\(63,0,0\\): address 0 bytes past the end of a 256-byte __shared__ variable s \\([^)]*conformance_kernels.cu:96\\)");
 }
+
+// The file's own conditionals on nvcc's macros take the branches nvcc takes (its host pass, and its device pass
+// in a kernel's body): the CPU backend runs the program the GPU runs, not one hidden behind
+// #if defined(__CUDACC__) (conformance.hpp lists the bits).
+TEST(RewriteDirectives, TheBranchesNvccTakes) { EXPECT_EQ(conform::nvcc_host_pass_branches(), 251); }
