@@ -99,6 +99,9 @@ std::vector<Row> inspect(std::span<const KernelDecl> kernels, const std::string&
     Row r;
     r.kernel = std::string(k.kernel);
     r.variant = std::string(k.variant);
+    for (const auto q : k.graded_by) {
+      if (!q.empty()) r.graded_by.emplace_back(q);
+    }
     r.arch = arch;
     r.block = k.block;
     r.dynamic_smem = k.dynamic_smem;
@@ -195,10 +198,11 @@ std::string table(const std::vector<Row>& rows, const GpuSpec& gpu, double n) {
 }
 
 std::string to_json(const std::vector<Row>& rows, const GpuSpec& gpu, double n) {
-  nlohmann::json j = {{"gpu", gpu.id}, {"n", n}, {"kernels", nlohmann::json::array()}};
+  nlohmann::json j = {{"gpu", gpu.id}, {"gpu_name", gpu.name}, {"n", n}, {"kernels", nlohmann::json::array()}};
   for (const auto& r : rows) {
     j["kernels"].push_back({{"kernel", r.kernel},
                             {"variant", r.variant},
+                            {"graded_by", r.graded_by},
                             {"arch", r.arch},
                             {"block", r.block},
                             {"registers", r.registers},

@@ -46,4 +46,31 @@ read -r n passed points labelled copy < <(summary "$work/solved.json")
 read -r _ _ _ _ empty_copy < <(summary "$work/empty.json")
 [[ "$empty_copy" == "failed" ]] ||
   { cat "$work/empty.log"; fail "a copy that writes nothing: its dry run is $empty_copy"; }
+
+# Without a GPU, each perf test left owed carries the performance model's prediction for its kernels, labelled
+# as a model, beside what the test asks; its points stay owed (predictions.hpp).
+"$cli" grade 01 --submission "$work/solved" --build-dir "$tree" --kind static --kind gpu --no-verify --timeout 300 \
+  --no-color --json "$work/predicted.json" --report-dir "$work/predicted-report" > "$work/predicted.log" 2>&1 ||
+  { cat "$work/predicted.log"; fail "grade --kind static --kind gpu exited $?"; }
+python3 - "$work/predicted.json" <<'PY' || { cat "$work/predicted.log"; fail "the perf tests carry no prediction"; }
+import json, re, sys
+tests = {t["name"].split(": ")[-1]: t for t in json.load(open(sys.argv[1]))["tests"]}
+copy = tests.get("Lab01Perf.Copy")
+if copy is None:
+    sys.exit("Lab01Perf.Copy is not in the results")
+want = (r"prediction on NVIDIA H100 SXM5 \(the performance model, not a measurement; no points\): "
+        r"lab01::copy_kernel \d+% of the copy ceiling, limited by [a-z ]+\. The test: copy GB/s.*full points at 90%")
+problems = []
+if not re.search(want, copy["output"]):
+    problems.append("Lab01Perf.Copy's output: " + copy["output"])
+if copy["rooflab_status"] != "needs a GPU" or copy["score"] != 0:
+    problems.append(f"Lab01Perf.Copy: {copy['rooflab_status']}, {copy['score']} points (want owed, 0)")
+owed = [n for n, t in tests.items() if n.startswith("Lab01Perf.") and t["rooflab_status"] == "needs a GPU"]
+unpredicted = [n for n in owed if "prediction on " not in tests[n]["output"]]
+if unpredicted:
+    problems.append("owed perf tests without a prediction: " + ", ".join(unpredicted))
+if problems:
+    sys.exit("\n".join(problems))
+print(f"{len(owed)} perf tests owed to a GPU, each with the model's prediction")
+PY
 echo "dry run of Lab 01: the solution passes $passed of $n tests (0 points); a copy that writes nothing fails"

@@ -80,6 +80,7 @@ Occupancy occupancy(const Limits& limits, int registers_per_thread, std::size_t 
 struct Row {
   std::string kernel;
   std::string variant;
+  std::vector<std::string> graded_by;  // the thresholds.json quantities that grade it (KernelDecl::graded_by)
   std::string arch;
   unsigned block = 0;
   int registers = 0;

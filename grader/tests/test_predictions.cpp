@@ -1,0 +1,81 @@
+// The performance model beside the perf tests a grade without a GPU leaves owed (predictions.hpp): which
+// tests get a line, what it says, and that nothing else changes.
+#include "predictions.hpp"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+using namespace rooflab::grader;
+
+namespace {
+
+// What `labNN_static --rooflab-inspect --json` prints, cut to the fields read, after a note of the backend's.
+const char* kInspect = R"(rooflab emu: a note before the object
+{
+  "gpu": "h100-sxm",
+  "gpu_name": "NVIDIA H100 SXM5",
+  "kernels": [
+    {"kernel": "lab01::copy_kernel", "graded_by": ["copy"],
+     "prediction": {"fraction": 0.971, "roof": "copy ceiling", "limiter": "loads in flight"}},
+    {"kernel": "lab01::strided_read_kernel", "graded_by": [], "prediction": null, "prediction_error": "none"},
+    {"kernel": "lab01::triad_kernel", "graded_by": ["triad"],
+     "prediction": {"fraction": 0.9, "roof": "copy ceiling", "limiter": "issue"}}
+  ]
+})";
+
+TestResult owed(const std::string& id, const std::string& kind = "perf", Status status = Status::needs_gpu) {
+  TestResult t;
+  t.lab = "01";
+  t.id = id;
+  t.kind = kind;
+  t.status = status;
+  t.max_score = 6;
+  t.output = "not built: no GPU on this machine";
+  return t;
+}
+
+rooflab::rubric::Rubric rubric() {
+  rooflab::rubric::Rubric r;
+  r.lab = "01";
+  r.tests = {{"Lab01Perf.Copy", "perf", 6, "copy GB/s: full points at 90% of the copy ceiling", {"copy"}},
+             {"Lab01Perf.Scale", "perf", 6, "scale GB/s", {"scale"}},
+             {"Lab01Perf.Triad", "perf", 6, "triad GB/s", {"triad"}},
+             {"Lab01Kernels.Copy", "correctness", 4, "copy", {}}};
+  return r;
+}
+
+TEST(Predictions, ReadsThePredictedKernelsFromInspectsJson) {
+  const Predictions p = parse_predictions(kInspect);
+  EXPECT_EQ(p.gpu, "NVIDIA H100 SXM5");
+  ASSERT_EQ(p.kernels.size(), 2u) << "a kernel without a prediction is left out";
+  EXPECT_EQ(p.kernels[0].kernel, "lab01::copy_kernel");
+  EXPECT_EQ(p.kernels[0].graded_by, std::vector<std::string>{"copy"});
+  EXPECT_DOUBLE_EQ(p.kernels[0].fraction, 0.971);
+  EXPECT_EQ(p.kernels[1].limiter, "issue");
+  EXPECT_THROW(parse_predictions("no object here"), std::runtime_error);
+  EXPECT_THROW(parse_predictions("{\n \"kernels\": 3}"), std::runtime_error);
+}
+
+TEST(Predictions, EachOwedPerfTestGetsItsKernelsPredictionAndNothingElseChanges) {
+  std::vector<TestResult> tests = {owed("Lab01Perf.Copy"), owed("Lab01Perf.Scale"),
+                                   owed("Lab01Perf.Triad", "perf", Status::passed),
+                                   owed("Lab01Kernels.Copy", "emu", Status::passed)};
+  const auto before = tests;
+  add_predictions(rubric(), parse_predictions(kInspect), tests);
+  EXPECT_EQ(tests[0].output,
+            "not built: no GPU on this machine\nprediction on NVIDIA H100 SXM5 (the performance model, not a "
+            "measurement; no points): lab01::copy_kernel 97% of the copy ceiling, limited by loads in flight. The "
+            "test: copy GB/s: full points at 90% of the copy ceiling. Evidence: ./rooflab inspect 01\n");
+  EXPECT_EQ(tests[1].output, before[1].output) << "no kernel is graded by scale";
+  EXPECT_EQ(tests[2].output, before[2].output) << "a perf test that ran (on a GPU) is not annotated";
+  EXPECT_EQ(tests[3].output, before[3].output) << "not a perf test";
+  for (std::size_t i = 0; i < tests.size(); ++i) {
+    EXPECT_EQ(tests[i].status, before[i].status);
+    EXPECT_EQ(tests[i].score, before[i].score);
+    EXPECT_EQ(tests[i].max_score, before[i].max_score);
+  }
+}
+
+}  // namespace
