@@ -401,8 +401,8 @@ LabResults grade_lab(const GradeRun& run, const Lab& lab) {
   }
   const GpuState& gpu = run.plan.gpu;
   settle_correctness(lr.tests, gpu.present);
-  // No GPU: the model's prediction beside each perf test left owed (predictions.hpp), from this grade's build.
-  if (!gpu.present && wanted_kind(run.args, "static")) predict_owed_perf_tests(lab, v.binaries, lr.tests);
+  // The model's prediction beside each perf test, owed or measured (predictions.hpp), from this grade's build.
+  if (wanted_kind(run.args, "static")) predict_perf_tests(lab, v.binaries, lr.tests);
   if (auto check = forbidden_symbols_check(run.plan.tree.build_dir, lab, v.binaries)) lr.tests.push_back(*check);
   if (auto hint = untested_kernels_check(lab, lr.tests); hint && run.args.test.empty()) lr.tests.push_back(*hint);
   lr.note = gpu.present ? "graded on " + gpu.description

@@ -13,6 +13,16 @@ namespace rooflab::grader {
 
 namespace fs = std::filesystem;
 
+namespace {
+
+// The perf tests a prediction goes beside: owed to a GPU, or measured on one.
+bool annotated(const TestResult& t) {
+  const bool measured = t.status == Status::passed || t.status == Status::failed;
+  return t.kind == "perf" && (t.status == Status::needs_gpu || measured);
+}
+
+}  // namespace
+
 Predictions parse_predictions(const std::string& inspect_output) {
   // The object is the last thing the binary prints; a backend's note may come before it.
   const auto first = inspect_output.find("{\n");
@@ -43,7 +53,7 @@ Predictions parse_predictions(const std::string& inspect_output) {
 
 void add_predictions(const rubric::Rubric& rubric, const Predictions& predictions, std::vector<TestResult>& tests) {
   for (auto& t : tests) {
-    if (t.kind != "perf" || t.status != Status::needs_gpu) continue;
+    if (!annotated(t)) continue;
     const auto entry = std::find_if(rubric.tests.begin(), rubric.tests.end(),
                                     [&](const rubric::Entry& e) { return e.test == t.id; });
     if (entry == rubric.tests.end()) continue;
@@ -57,18 +67,19 @@ void add_predictions(const rubric::Rubric& rubric, const Predictions& prediction
                                100 * k.fraction, k.roof, k.limiter);
     }
     if (predicted.empty()) continue;
-    t.output += fmt::format("{}prediction on {} (the performance model, not a measurement; no points): {}. The test: "
-                            "{}. Evidence: ./rooflab inspect {}\n",
-                            t.output.empty() || t.output.back() == '\n' ? "" : "\n", predictions.gpu, predicted,
-                            entry->checks, rubric.lab);
+    // Owed: what to expect of a GPU. Measured: the model beside the measurement, to hold one against the other.
+    const std::string what =
+        t.status == Status::needs_gpu ? "prediction on" : "beside this measurement, the prediction on";
+    t.output += fmt::format("{}{} {} (the performance model, not a measurement; no points): {}. The test: {}. "
+                            "Evidence: ./rooflab inspect {}\n",
+                            t.output.empty() || t.output.back() == '\n' ? "" : "\n", what, predictions.gpu,
+                            predicted, entry->checks, rubric.lab);
   }
 }
 
-void predict_owed_perf_tests(const Lab& lab, const std::vector<Binary>& binaries, std::vector<TestResult>& tests) {
-  const auto owed = std::find_if(tests.begin(), tests.end(), [](const TestResult& t) {
-    return t.kind == "perf" && t.status == Status::needs_gpu;
-  });
-  if (owed == tests.end()) return;
+void predict_perf_tests(const Lab& lab, const std::vector<Binary>& binaries, std::vector<TestResult>& tests) {
+  const auto first = std::find_if(tests.begin(), tests.end(), annotated);
+  if (first == tests.end()) return;
   const auto binary = std::find_if(binaries.begin(), binaries.end(), [](const Binary& b) {
     return b.kind == "static" && b.unavailable.empty() && fs::exists(b.path);
   });
@@ -83,8 +94,8 @@ void predict_owed_perf_tests(const Lab& lab, const std::vector<Binary>& binaries
     if (!r.ok()) throw std::runtime_error(fmt::format("{} --rooflab-inspect --json failed", binary->target));
     add_predictions(rubric::load(lab.rubric), parse_predictions(r.output), tests);
   } catch (const std::exception& e) {
-    owed->output += fmt::format("{}no prediction of the performance model: {}\n",
-                                owed->output.empty() || owed->output.back() == '\n' ? "" : "\n", e.what());
+    first->output += fmt::format("{}no prediction of the performance model: {}\n",
+                                 first->output.empty() || first->output.back() == '\n' ? "" : "\n", e.what());
   }
 }
 

@@ -1,10 +1,13 @@
-// The performance model beside the perf tests a grade cannot run (issue 37): on a machine without a GPU, each
-// perf test owed to a GPU gets a line with what the model predicts for the kernels it grades, and what the
-// test asks (its rubric line), e.g.
+// The performance model beside the perf tests (issue 37): on a machine without a GPU, each perf test owed to a
+// GPU gets a line with what the model predicts for the kernels it grades on an H100 SXM, and what the test asks
+// (its rubric line), e.g.
 //
 //   prediction on NVIDIA H100 SXM5 (the performance model, not a measurement; no points): lab01::copy_kernel
 //   97% of the copy ceiling, limited by loads in flight. The test: copy GB/s (2 arrays): full points at 90% of
 //   the copy ceiling, none at or below 50%. Evidence: ./rooflab inspect 01
+//
+// On a GPU, each perf test that ran gets the prediction for that GPU beside its measurement ("beside this
+// measurement, the prediction on ..."), so that a student, and the course, hold the one against the other.
 //
 // The predictions come from the lab's static binary (`--rooflab-inspect --json`: common/src/inspect.cpp and
 // perf_model.cpp), which registers the lab's kernels and the thresholds.json quantities each one is graded
@@ -38,13 +41,13 @@ struct Predictions {
 // kernels without a prediction are left out. Throws std::runtime_error when no JSON object can be read.
 Predictions parse_predictions(const std::string& inspect_output);
 
-// Adds the prediction line to each perf test of `tests` that is owed to a GPU (status needs_gpu) and whose
-// rubric entry names a quantity some predicted kernel is graded by.
+// Adds the prediction line to each perf test of `tests` that is owed to a GPU (needs_gpu) or was measured
+// (passed, failed) and whose rubric entry names a quantity some predicted kernel is graded by.
 void add_predictions(const rubric::Rubric& rubric, const Predictions& predictions, std::vector<TestResult>& tests);
 
-// In a grade without a GPU: runs the lab's static binary among `binaries` (built, not unavailable) for its
-// predictions, and adds them (add_predictions). Does nothing when no perf test is owed or the binary is not
-// there; a failed run leaves a note in the first owed perf test instead.
-void predict_owed_perf_tests(const Lab& lab, const std::vector<Binary>& binaries, std::vector<TestResult>& tests);
+// Runs the lab's static binary among `binaries` (built, not unavailable) for its predictions on this machine's
+// GPU, else the H100 SXM, and adds them (add_predictions). Does nothing when no perf test is owed or measured or
+// the binary is not there; a failed run leaves a note in the first such perf test instead.
+void predict_perf_tests(const Lab& lab, const std::vector<Binary>& binaries, std::vector<TestResult>& tests);
 
 }  // namespace rooflab::grader
