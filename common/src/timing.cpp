@@ -11,8 +11,10 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdint>
 #include <cstdlib>
 #include <numeric>
+#include <vector>
 
 #if defined(ROOFLAB_EMU)
 #include <rooflab/emu/launch.hpp>
@@ -170,6 +172,27 @@ void check_kernels_started(const std::vector<std::string>& expected, unsigned lo
 #endif
 }
 
+std::uint64_t device_fingerprint(const void* data, std::size_t bytes) {
+  constexpr std::size_t kChunk = std::size_t{64} << 20;
+  std::vector<std::uint64_t> host((std::min(bytes, kChunk) + 7) / 8);
+  // Four lanes of xor-multiply (FNV's 64-bit prime, odd: each step is one to one in the lane), so that the
+  // multiplies overlap; the lanes are mixed into one value at the end.
+  std::uint64_t lane[4] = {0xcbf29ce484222325ull, 0x9e3779b97f4a7c15ull, 0xbf58476d1ce4e5b9ull, 0x94d049bb133111ebull};
+  constexpr std::uint64_t kPrime = 0x100000001b3ull;
+  const auto* p = static_cast<const unsigned char*>(data);
+  for (std::size_t done = 0; done < bytes;) {
+    const std::size_t n = std::min(kChunk, bytes - done);
+    host[(n - 1) / 8] = 0;  // the last word's bytes past the end count as zeros
+    ROOFLAB_CUDA_CHECK(cudaMemcpy(host.data(), p + done, n, cudaMemcpyDeviceToHost));
+    const std::size_t words = (n + 7) / 8;
+    for (std::size_t w = 0; w < words; ++w) lane[w % 4] = (lane[w % 4] ^ host[w]) * kPrime;
+    done += n;
+  }
+  std::uint64_t h = bytes;
+  for (const std::uint64_t l : lane) h = (h ^ (l ^ (l >> 29))) * kPrime;
+  return h;
+}
+
 Measurement benchmark(const std::function<void(cudaStream_t)>& launch, Work work, BenchOptions options,
                       std::initializer_list<TimedOutput> outputs, const std::vector<TimedRead>& inputs) {
   if (kDryRun) {
@@ -189,6 +212,15 @@ Measurement benchmark(const std::function<void(cudaStream_t)>& launch, Work work
   const auto poison = [&] {
     for (const TimedOutput& o : outputs) ROOFLAB_CUDA_CHECK(cudaMemsetAsync(o.data, 0xFF, o.bytes, stream.get()));
   };
+  // Lines marked persisting (an access-policy window, refused in students' code by the grader's symbol rule)
+  // would survive the flush: where the GPU has a persisting L2, it is reset before every sample too.
+  int persisting_l2 = 0;
+  if (cudaDeviceGetAttribute(&persisting_l2, cudaDevAttrMaxPersistingL2CacheSize, device) != cudaSuccess) {
+    persisting_l2 = 0;
+    (void)cudaGetLastError();
+  }
+  std::vector<std::uint64_t> fingerprints;  // of the inputs as the test declared them, before any launch
+  for (const TimedRead& in : inputs) fingerprints.push_back(device_fingerprint(in.data, in.bytes));
   for (int i = 0; i < options.warmup; ++i) {
     poison();
     launch(stream.get());
@@ -204,6 +236,7 @@ Measurement benchmark(const std::function<void(cudaStream_t)>& launch, Work work
   while (static_cast<int>(samples.size()) < options.max_samples) {
     poison();  // first, so that the flush also evicts the poisoned lines
     if (options.flush_l2) flusher.flush(stream.get());
+    if (persisting_l2 > 0 && cudaCtxResetPersistingL2Cache() != cudaSuccess) (void)cudaGetLastError();
     start.record(stream.get());
     const unsigned long long launches_before = kernel_launches_so_far();
     launch_reading_inputs(launch, stream.get(), inputs);  // on a dry run, also counts the inputs' bytes read
@@ -220,6 +253,13 @@ Measurement benchmark(const std::function<void(cudaStream_t)>& launch, Work work
     if (static_cast<int>(samples.size()) >= options.min_samples) {
       if (sample_stats(samples).rse < options.target_rse || spent > options.max_seconds) break;
     }
+  }
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    if (device_fingerprint(inputs[i].data, inputs[i].bytes) == fingerprints[i]) continue;
+    throw TimedInputChanged(fmt::format(
+        "the timed launches changed their input {} ({} bytes; its fingerprint before the first warm-up launch and "
+        "after the last sample differ): a launcher must leave its inputs as it was given them, not keep an answer "
+        "or a transformed copy in them for later calls", inputs[i].name, inputs[i].bytes));
   }
   const SampleStats st = sample_stats(samples);
   m.samples = static_cast<int>(samples.size());

@@ -9,6 +9,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -115,4 +116,35 @@ TEST(TimedKernels, BenchmarkChecksTheKernelsOfEveryTimedLaunch) {
                rooflab::TimedReadError);
   EXPECT_NO_THROW(rooflab::benchmark([&](cudaStream_t s) { timedtest::scale(b.in.data(), b.out.data(), kN, s); },
                                      {.bytes_read = 4.0 * kN}, options, {}, {rooflab::timed_input(b.in)}));
+}
+
+// The inputs a benchmark declares are fingerprinted before its first warm-up launch and after its last sample
+// (on a dry run as on a GPU): a launcher that writes into an input fails the benchmark, naming the input; one
+// that only reads it passes. The fingerprint sees a change of one byte.
+TEST(TimedInputs, ALaunchThatWritesIntoItsInputFailsTheBenchmark) {
+  Buffers b;
+  const rooflab::Work work{.bytes_read = 4.0 * kN, .bytes_written = 4.0 * kN};
+  const rooflab::BenchOptions options{.flush_l2 = false};
+  EXPECT_NO_THROW(rooflab::benchmark([&](cudaStream_t s) { timedtest::scale(b.in.data(), b.out.data(), kN, s); },
+                                     work, options, {rooflab::timed_output(b.out)}, {rooflab::timed_input(b.in, "x")}));
+  try {
+    rooflab::benchmark([&](cudaStream_t s) { timedtest::scale(b.in.data(), b.in.data(), kN, s); }, work, options, {},
+                       {rooflab::timed_input(b.in, "x")});
+    ADD_FAILURE() << "a launch that scales its input in place passed";
+  } catch (const rooflab::TimedInputChanged& e) {
+    EXPECT_NE(std::string(e.what()).find("the timed launches changed their input x"), std::string::npos) << e.what();
+  }
+}
+
+TEST(TimedInputs, TheFingerprintSeesOneByte) {
+  std::vector<float> values(kN, 0.25f);
+  rooflab::DeviceBuffer<float> a(values), same(values);
+  values[kN - 1] = std::nextafter(0.25f, 1.0f);  // the last element's lowest bit, in the ragged tail
+  rooflab::DeviceBuffer<float> other(values);
+  const auto print = [](const rooflab::DeviceBuffer<float>& d) {
+    return rooflab::device_fingerprint(d.data(), d.bytes());
+  };
+  EXPECT_EQ(print(a), print(same));
+  EXPECT_NE(print(a), print(other));
+  EXPECT_NE(rooflab::device_fingerprint(a.data(), a.bytes() - 4), print(a)) << "the length counts";
 }

@@ -7,7 +7,7 @@
 //   m.gbps(); m.median_s; m.percent_of(ceiling_gbps);
 //
 // Habits (docs/sources.md, "Measuring"): warm-up launches; the L2 is flushed before every sample by writing a
-// buffer twice its size, so every sample starts from DRAM; CUDA events around each launch; samples are
+// buffer twice its size, and its persisting lines reset, so every sample starts from DRAM; CUDA events around each launch; samples are
 // taken until the relative standard error of the mean is under the target (1%) or the time budget is
 // spent; the median is reported with min, max and spread; with NVML the SM clock is read after each sample
 // and samples under 75% of the maximum clock are flagged as throttled.
@@ -16,6 +16,7 @@
 #include <rooflab/cuda.hpp>
 
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <initializer_list>
 #include <stdexcept>
@@ -121,6 +122,16 @@ class TimedReadError : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
 };
+// The same inputs are also fingerprinted (device_fingerprint) before the first warm-up launch and after the
+// last sample, on a GPU as on a dry run: a launcher that writes into an input (an answer stashed there for a
+// later call, an input transformed once and reused) makes benchmark() throw TimedInputChanged, naming it.
+class TimedInputChanged : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+// A 64-bit fingerprint of `bytes` of device memory: copied to the host in chunks and mixed eight bytes at a time
+// in four independent lanes. Any change of a byte changes it (a checksum, not a cryptographic hash).
+std::uint64_t device_fingerprint(const void* data, std::size_t bytes);
 // The dry run's check of one launch (what benchmark() runs around each timed launch; exposed for tests):
 // runs `launch`, then throws TimedReadError if it read too little of an input. Runs `launch` alone on a GPU.
 void launch_reading_inputs(const std::function<void(cudaStream_t)>& launch, cudaStream_t stream,
