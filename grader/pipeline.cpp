@@ -402,7 +402,9 @@ LabResults grade_lab(const GradeRun& run, const Lab& lab) {
   const GpuState& gpu = run.plan.gpu;
   settle_correctness(lr.tests, gpu.present);
   // The model's prediction beside each perf test, owed or measured (predictions.hpp), from this grade's build.
-  if (wanted_kind(run.args, "static")) predict_perf_tests(lab, v.binaries, lr.tests);
+  if (wanted_kind(run.args, "static")) {
+    predict_perf_tests(lab, v.binaries, prediction_gpu(gpu.present, gpu.name), lr.tests);
+  }
   if (auto check = forbidden_symbols_check(run.plan.tree.build_dir, lab, v.binaries)) lr.tests.push_back(*check);
   if (auto hint = untested_kernels_check(lab, lr.tests); hint && run.args.test.empty()) lr.tests.push_back(*hint);
   lr.note = gpu.present ? "graded on " + gpu.description

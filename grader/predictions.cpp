@@ -5,6 +5,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include <rooflab/specs.hpp>
+
 #include <algorithm>
 #include <filesystem>
 #include <stdexcept>
@@ -77,9 +79,16 @@ void add_predictions(const rubric::Rubric& rubric, const Predictions& prediction
   }
 }
 
-void predict_perf_tests(const Lab& lab, const std::vector<Binary>& binaries, std::vector<TestResult>& tests) {
+std::string prediction_gpu(bool gpu_present, const std::string& gpu_name) {
+  if (!gpu_present) return "h100-sxm";
+  const GpuSpec* g = find_gpu_by_cuda_name(gpu_name);
+  return g != nullptr ? g->id : "";
+}
+
+void predict_perf_tests(const Lab& lab, const std::vector<Binary>& binaries, const std::string& gpu_id,
+                        std::vector<TestResult>& tests) {
   const auto first = std::find_if(tests.begin(), tests.end(), annotated);
-  if (first == tests.end()) return;
+  if (gpu_id.empty() || first == tests.end()) return;
   const auto binary = std::find_if(binaries.begin(), binaries.end(), [](const Binary& b) {
     return b.kind == "static" && b.unavailable.empty() && fs::exists(b.path);
   });
@@ -89,7 +98,7 @@ void predict_perf_tests(const Lab& lab, const std::vector<Binary>& binaries, std
   ProcessOptions options;
   options.timeout_s = 120;
   options.env["ROOFLAB_EMU_QUIET"] = "1";
-  const ProcessResult r = run_process({binary->path.string(), "--rooflab-inspect", "--json"}, options);
+  const ProcessResult r = run_process({binary->path.string(), "--rooflab-inspect", "--gpu", gpu_id, "--json"}, options);
   try {
     if (!r.ok()) throw std::runtime_error(fmt::format("{} --rooflab-inspect --json failed", binary->target));
     add_predictions(rubric::load(lab.rubric), parse_predictions(r.output), tests);

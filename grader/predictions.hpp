@@ -45,9 +45,15 @@ Predictions parse_predictions(const std::string& inspect_output);
 // (passed, failed) and whose rubric entry names a quantity some predicted kernel is graded by.
 void add_predictions(const rubric::Rubric& rubric, const Predictions& predictions, std::vector<TestResult>& tests);
 
-// Runs the lab's static binary among `binaries` (built, not unavailable) for its predictions on this machine's
-// GPU, else the H100 SXM, and adds them (add_predictions). Does nothing when no perf test is owed or measured or
-// the binary is not there; a failed run leaves a note in the first such perf test instead.
-void predict_perf_tests(const Lab& lab, const std::vector<Binary>& binaries, std::vector<TestResult>& tests);
+// Runs the lab's static binary among `binaries` (built, not unavailable) for its predictions on the GPU
+// `gpu_id` of data/gpus.json (the grade's GPU, or the H100 SXM where there is none: prediction_gpu), and adds
+// them (add_predictions). Does nothing when `gpu_id` is empty, no perf test is owed or measured or the binary is
+// not there; a failed run leaves a note in the first such perf test instead.
+void predict_perf_tests(const Lab& lab, const std::vector<Binary>& binaries, const std::string& gpu_id,
+                        std::vector<TestResult>& tests);
+
+// The GPU a grade's predictions are for: the one found here when data/gpus.json knows it ("" when it does not:
+// a prediction for another GPU would say nothing beside this one's measurements), else the H100 SXM.
+std::string prediction_gpu(bool gpu_present, const std::string& gpu_name);
 
 }  // namespace rooflab::grader

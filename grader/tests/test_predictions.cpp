@@ -83,3 +83,11 @@ TEST(Predictions, EachOwedOrMeasuredPerfTestGetsItsKernelsPredictionAndNothingEl
 }
 
 }  // namespace
+
+// Without a GPU the predictions are for the H100 SXM; on a GPU, for that GPU, or none when data/gpus.json does
+// not know it (a prediction for another GPU says nothing beside its measurements).
+TEST(Predictions, ForTheGradesGpuElseTheH100) {
+  EXPECT_EQ(prediction_gpu(false, ""), "h100-sxm");
+  EXPECT_EQ(prediction_gpu(true, "NVIDIA H200"), "h200-sxm");
+  EXPECT_EQ(prediction_gpu(true, "NVIDIA Imaginary 9000"), "");
+}
