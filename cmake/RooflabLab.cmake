@@ -100,7 +100,8 @@ endfunction()
 # One binary's entry: kind, target, path (a generator expression, resolved when labs.json is generated),
 # and why it is unavailable on this machine ("" when it is built).
 # Any further arguments name object libraries whose objects the binary links (the kernels compiled once for
-# the CPU backend, _rooflab_emu_kernels): "objects_from", where the grader looks for student objects too.
+# the CPU backend, _rooflab_emu_kernels; the answers, _rooflab_answers_objects): "objects_from", where the
+# grader looks for student objects too.
 function(_rooflab_binary_json out kind target unavailable)
   set(b "{}")
   _rooflab_json_set_string(b kind "${kind}")
@@ -300,6 +301,7 @@ function(_rooflab_lab_binary target kind lab_id lab_dir)
       target_link_libraries(${shared} PRIVATE rooflab::test_main ${B_LIBS})
       target_compile_definitions(${shared} PRIVATE ${defs})
       rooflab_warnings(${shared})
+      rooflab_light_optimization(${shared})  # the tests' own code: what they time is the kernels
       # The kinds whose binaries hold rewritten .cu files compile their tests for the CPU backend too.
       if(kind STREQUAL "race")
         rooflab_emu_use(${shared} RACE)
@@ -314,6 +316,7 @@ function(_rooflab_lab_binary target kind lab_id lab_dir)
   target_link_libraries(${target} PRIVATE rooflab::test_main ${B_LIBS})
   target_compile_definitions(${target} PRIVATE ${defs})
   rooflab_warnings(${target})
+  rooflab_light_optimization(${target})  # its own sources: the answers, where the captures lie (no kernels)
   set_target_properties(${target} PROPERTIES RUNTIME_OUTPUT_DIRECTORY "${CMAKE_BINARY_DIR}/labs/bin")
 endfunction()
 
@@ -337,6 +340,10 @@ function(_rooflab_emu_kernels out prefix flavor lab_dir)
     target_include_directories(${lib} PRIVATE "${lab_dir}")
     target_link_libraries(${lib} PRIVATE rooflab::common)
     rooflab_warnings(${lib})
+    # A known-bad case's kernels prove that a check fires, whatever their speed.
+    if(prefix MATCHES "_st_")
+      rooflab_light_optimization(${lib})
+    endif()
     if(flavor STREQUAL "race")
       rooflab_emu_add_cu(${lib} RACE ${files})
     elseif(flavor STREQUAL "traffic")
@@ -345,6 +352,31 @@ function(_rooflab_emu_kernels out prefix flavor lab_dir)
       rooflab_emu_add_cu(${lib} ${files})
     endif()
     set_property(GLOBAL PROPERTY _ROOFLAB_EMU_KERNELS_${key} ${lib})
+  endif()
+  set(${out} ${lib} PARENT_SCOPE)
+endfunction()
+
+# The student's answers compiled for the analytic tests, into an object library set in `out`: once per set of
+# files, so that the selftest cases that change only the kernels link the solution's, as they do its kernels.
+function(_rooflab_answers_objects out prefix lab_id lab_dir)
+  set(files "")
+  foreach(f IN LISTS ARGN)
+    get_filename_component(abs "${f}" ABSOLUTE)
+    list(APPEND files "${abs}")
+  endforeach()
+  string(MD5 key "${lab_id};${files}")
+  get_property(lib GLOBAL PROPERTY _ROOFLAB_ANSWERS_${key})
+  if(NOT lib)
+    set(lib ${prefix}_answers)
+    _rooflab_rubric_path(rubric ${lab_id})
+    add_library(${lib} OBJECT EXCLUDE_FROM_ALL ${files})
+    target_include_directories(${lib} PRIVATE "${lab_dir}")
+    target_link_libraries(${lib} PRIVATE rooflab::test_main rooflab::common)
+    target_compile_definitions(${lib} PRIVATE ROOFLAB_LAB_ID="${lab_id}" ROOFLAB_TEST_KIND="analytic"
+                               ROOFLAB_RUBRIC="${rubric}")
+    rooflab_warnings(${lib})
+    rooflab_light_optimization(${lib})
+    set_property(GLOBAL PROPERTY _ROOFLAB_ANSWERS_${key} ${lib})
   endif()
   set(${out} ${lib} PARENT_SCOPE)
 endfunction()
@@ -366,9 +398,10 @@ function(_rooflab_add_variant json_out)
 
   # ---- analytic: host-only, no device ----
   if(V_TESTS_ANALYTIC AND "analytic" IN_LIST V_KINDS)
+    _rooflab_answers_objects(answers ${V_PREFIX} ${V_LAB} "${lab_dir}" ${V_ANSWERS})
     _rooflab_lab_binary(${V_PREFIX}_analytic analytic ${V_LAB} "${lab_dir}"
-      TESTS ${V_TESTS_ANALYTIC} SOURCES ${V_ANSWERS} LIBS rooflab::common)
-    _rooflab_binary_json(b analytic ${V_PREFIX}_analytic "")
+      TESTS ${V_TESTS_ANALYTIC} SOURCES $<TARGET_OBJECTS:${answers}> LIBS rooflab::common)
+    _rooflab_binary_json(b analytic ${V_PREFIX}_analytic "" ${answers})
     list(APPEND bins "${b}")
   endif()
 

@@ -71,6 +71,29 @@ function(rooflab_warnings target)
   endif()
 endfunction()
 
+# rooflab_light_optimization(<target>...): host C++ that nothing times or runs hot (the grader; the labs'
+# test sources, whose timed work is the kernels; the known-bad selftest cases' kernels, which prove a check
+# fires whatever their speed) is compiled at -O1 where the build asks for -O2 or -O3: 30-50% less compile
+# time a file (a rewritten kernel file 7.0 s -> 3.3 s, the grader's runner.cpp 12.5 s -> 8.4 s), several
+# minutes of CI's two cores in all. A build that asks for less (the release test's -O0) keeps it. The
+# harness, the CPU backend and the student's own kernels keep the build's level. CUDA sources are left alone.
+function(rooflab_light_optimization)
+  set(configs "")
+  foreach(config Release RelWithDebInfo)
+    string(TOUPPER "${config}" upper)
+    if(CMAKE_CXX_FLAGS_${upper} MATCHES "-O[23]")
+      list(APPEND configs ${config})
+    endif()
+  endforeach()
+  if(NOT configs)
+    return()
+  endif()
+  string(REPLACE ";" "," configs "${configs}")
+  foreach(target IN LISTS ARGN)
+    target_compile_options(${target} PRIVATE $<$<AND:$<COMPILE_LANGUAGE:CXX>,$<CONFIG:${configs}>>:-O1>)
+  endforeach()
+endfunction()
+
 function(rooflab_print_summary)
   if(ROOFLAB_HAVE_CUDA)
     message(STATUS "rooflab: CUDA ${CMAKE_CUDA_COMPILER_VERSION}, GPU code for sm_${CMAKE_CUDA_ARCHITECTURES}; "

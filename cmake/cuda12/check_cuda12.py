@@ -16,9 +16,11 @@ code is not compiled against 12.4, only their host compilation on the CPU backen
 Exit codes: 0 all compiled, 1 some did not (the first errors are printed), 77 skipped (PyPI unreachable).
 """
 import argparse
+import collections
 import concurrent.futures
 import json
 import os
+import re
 import shlex
 import subprocess
 import sys
@@ -42,7 +44,7 @@ def retarget(args, cuda_include, cuda12_include):
         if a in ("-o", "-MF", "-MT"):
             skip = 1
             continue
-        if a == "-MD" or a == "-Winvalid-pch" or (a.startswith("-include") and a.endswith("rooflab_emu_prelude.hpp")):
+        if a in ("-MD", "-Winvalid-pch", "-Werror=invalid-pch") or (a.startswith("-include") and a.endswith("rooflab_emu_prelude.hpp")):
             continue  # the precompiled CPU-backend prelude was made with the build's toolkit headers: parse them
         if a == "-I" + cuda_include:
             a = "-I" + cuda12_include
@@ -52,6 +54,14 @@ def retarget(args, cuda_include, cuda12_include):
             continue
         out.append(a)
     return out + ["-fsyntax-only"]
+
+
+def entries_prelude_headers(entries):
+    """The plain flavour's prelude header that the rewritten kernel files are given (-include<path>)."""
+    for e in entries:
+        for a in (e["arguments"] if "arguments" in e else shlex.split(e["command"])):
+            if a.startswith("-include") and a.endswith("/plain/rooflab_emu_prelude.hpp"):
+                yield a[len("-include"):]
 
 
 def toolkit_users(build_dir, cuda_include):
@@ -71,6 +81,75 @@ def toolkit_users(build_dir, cuda_include):
         elif current is not None and line.strip().startswith(roots):
             users.add(current)
     return users or None
+
+
+# What most translation units parse before their own code, precompiled once (against the 12.4 headers where
+# it includes the toolkit) and given to each unit of its group with -include: the CPU backend's prelude for the
+# rewritten kernel files (their own first #include, the same header), and the test frameworks' headers for the
+# test sources (which include them themselves). About half of a syntax-only compile. One header per group of
+# units with the same options (precompiled_groups); should GCC still find one unfit for a unit, it reads the
+# header's text instead: slower, the same result. The test header only reaches units that use GoogleTest, so
+# its macros meet no code without them.
+TEST_HEADERS = """#include <gtest/gtest.h>
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <nlohmann/json.hpp>
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <random>
+#include <string>
+#include <vector>
+"""
+
+
+# Macros that differ between units without reaching the precompiled headers: left out of a header's own
+# compile, so one header serves every lab and target of a group (GCC takes it when a unit defines more macros
+# that the header's text never reads; a unit whose options differ otherwise makes its own group).
+UNIT_MACROS = re.compile(r"^-D(ROOFLAB_LAB_ID|ROOFLAB_RUBRIC|ROOFLAB_TEST_KIND|\w+_EXPORTS)(=|$)")
+
+
+def options_key(unit):
+    """A unit's options that a precompiled header must share: all but its paths, output and own macros."""
+    src, _, args = unit
+    key, skip = [], 0
+    for a in args[1:]:
+        if skip:
+            skip -= 1
+            continue
+        if a in ("-o", "-iquote", "-isystem", "-I", "-include"):
+            skip = 1
+            continue
+        if a in ("-c", "-fsyntax-only", src) or a.startswith(("-I", "-include")) or UNIT_MACROS.match(a):
+            continue
+        key.append(a)
+    return tuple(key)
+
+
+def precompile(units, name, header_text, pch_dir):
+    """Precompiles header_text with the options of `units` (one group, options_key alike) and prepends it to
+    each of them; returns a line saying what it did (a failure only costs the time it would have saved)."""
+    os.makedirs(pch_dir, exist_ok=True)
+    header = os.path.join(pch_dir, f"{name}.hpp")
+    with open(header, "w") as f:
+        f.write(header_text)
+    src, cwd, args = units[0]
+    options = [a for a in args if a not in ("-c", "-fsyntax-only", src) and not UNIT_MACROS.match(a)]
+    code, text = run(options + ["-x", "c++-header", header, "-o", header + ".gch"], cwd=cwd)
+    if code != 0:
+        return f"{name}: not precompiled ({text.strip().splitlines()[-1] if text.strip() else code}), parsed per unit"
+    for _, _, unit in units:
+        unit[1:1] = ["-include", header]
+    return f"{name}: precompiled once for {len(units)} units"
+
+
+def precompiled_groups(units, name, header_text, smallest=5):
+    """The groups of units whose options are alike, each large enough to repay its header's compile."""
+    groups = collections.defaultdict(list)
+    for u in units:
+        groups[options_key(u)].append(u)
+    return [(f"{name}{k}", g, header_text) for k, g in enumerate(sorted(groups.values(), key=len, reverse=True))
+            if len(g) >= smallest]
 
 
 def output_of(args):
@@ -129,13 +208,13 @@ def main():
     # kernels.
     # The CPU backend's own unit tests check the backend, whose sources are checked here; what a user's code
     # instantiates from its headers is checked through the labs and the conformance files. The CCCL conformance
-    # file needs CCCL, which the fetched 12.4 headers leave out (the build's include/cccl would meet 12.4's).
+    # files need CCCL, which the fetched 12.4 headers leave out (the build's include/cccl would meet 12.4's).
     skipped_targets = ("_st_", "_race.dir", "emu_race", "_dryrun_tests.dir/tests/perf.cpp", "rooflab_emu_bench.dir",
                        "rooflab_emu_traffic_bench", "rooflab_emu_tests.dir", "rooflab_emu_cudalib_tests.dir",
-                       "rooflab_emu_traffic_tests.dir", "emu_conf_async_copy_tiles.dir")
+                       "rooflab_emu_traffic_tests.dir", "emu_conf_async_copy_tiles.dir", "emu_conf_own_project.dir")
     seen_kernels = set()
     users = toolkit_users(a.build_dir, a.cuda_include)
-    jobs = []
+    jobs, prelude_units, test_units = [], [], []
     for e in entries:
         args = e["arguments"] if "arguments" in e else shlex.split(e["command"])
         if not e["file"].endswith(".cpp") or "nvcc" in os.path.basename(args[0]):
@@ -154,6 +233,19 @@ def main():
                 continue
             seen_kernels.add(os.path.basename(e["file"]))
         jobs.append((e["file"], e["directory"], retarget(args, a.cuda_include, cuda12)))
+        if any(x.endswith("rooflab_emu_prelude.hpp") for x in args):
+            prelude_units.append(jobs[-1])
+        elif "-DGTEST_HAS_PTHREAD=1" in args:
+            test_units.append(jobs[-1])
+    pch_dir = os.path.join(headers, "pch")
+    prelude = next((x for x in entries_prelude_headers(entries)), None)
+    groups = precompiled_groups(test_units, "tests", TEST_HEADERS)
+    if prelude:
+        with open(prelude) as f:
+            groups += precompiled_groups(prelude_units, "prelude", f.read())
+    with concurrent.futures.ThreadPoolExecutor(max_workers=a.jobs) as pool:
+        for note in pool.map(lambda g: precompile(g[1], g[0], g[2], pch_dir), groups):
+            print(note, flush=True)
     print(f"compiling {len(jobs)} translation units against the CUDA 12.4 headers ...", flush=True)
     failures = []
     with concurrent.futures.ThreadPoolExecutor(max_workers=a.jobs) as pool:
