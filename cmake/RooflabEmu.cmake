@@ -32,6 +32,16 @@ macro(rooflab_emu_paths emu_dir)
   # headers (their nvcc branches launch kernels the CPU build never compiles). (The system's are the
   # compiler's own directories and /usr/include, not all of /usr or /opt: a repository cloned under /opt is
   # the user's.)
+  # CCCL (cuda::std, <cuda/...>): CUDA 13 keeps it in include/cccl, which nvcc adds by itself; CUDA 12 has it
+  # in include/ itself. Kept in the cache, as the paths above: the toolkit's include directories are set only
+  # in the directories that found the toolkit, and a user's project calls rooflab_emu_add_cu from its own.
+  set(_rooflab_cccl "")
+  foreach(_rooflab_dir IN LISTS CUDAToolkit_INCLUDE_DIRS)
+    if(IS_DIRECTORY "${_rooflab_dir}/cccl")
+      list(APPEND _rooflab_cccl "${_rooflab_dir}/cccl")
+    endif()
+  endforeach()
+  set(ROOFLAB_EMU_CCCL_INCLUDE "${_rooflab_cccl}" CACHE INTERNAL "")
   get_filename_component(_rooflab_common_dir "${emu_dir}" DIRECTORY)
   set(ROOFLAB_EMU_SKIP_INCLUDES "${ROOFLAB_EMU_CUDA_INCLUDE}" "${emu_dir}/include"
       ${CUDAToolkit_INCLUDE_DIRS} "${CUDAToolkit_LIBRARY_ROOT}" "${_rooflab_common_dir}/include"
@@ -74,8 +84,12 @@ function(rooflab_emu_add_cu target)
   _rooflab_emu_wrapper_options(options ${flavor})
   # A .cu's standard is the target's CUDA_STANDARD (as nvcc would compile it), even where the target's .cpp
   # files use another; without one, the target's CXX_STANDARD. A generator expression: set it before or after.
+  # Always the strict ISO dialect, as nvcc gives the host compiler: a target with CXX_EXTENSIONS (CMake's
+  # default) gets -std=gnu++NN from CMake, which the prelude's precompiled header, made with -std=c++NN,
+  # would not fit (-Winvalid-pch on every wrapper, and the prelude parsed again each time).
   set(cuda_standard "$<TARGET_PROPERTY:${target},CUDA_STANDARD>")
-  set(standard "$<$<BOOL:${cuda_standard}>:-std=c++${cuda_standard}>")
+  set(cxx_standard "$<TARGET_PROPERTY:${target},CXX_STANDARD>")
+  set(standard "$<IF:$<BOOL:${cuda_standard}>,-std=c++${cuda_standard},$<$<BOOL:${cxx_standard}>:-std=c++${cxx_standard}>>")
   # The prelude every wrapper starts with, precompiled for this flavour when this build has it: GCC takes it
   # from the .gch beside the header -include names, and parses the header itself when the .gch does not fit
   # the wrapper's options (another standard), so the result is the same either way, only slower.
@@ -136,16 +150,10 @@ function(rooflab_emu_use target)
   else()
     target_link_libraries(${target} PRIVATE rooflab::emu_cublas rooflab::emu)
   endif()
-  # CCCL (cuda::std, <cuda/...>): CUDA 13 keeps it in include/cccl, which nvcc adds by itself. After the
-  # backend's own headers, whose <cuda/barrier> and <cuda/pipeline> replace CCCL's (their waits spin, and a
-  # block's threads are fibers of one OS thread); CUDA 12 has it in include/ itself.
-  set(cccl "")
-  foreach(dir IN LISTS CUDAToolkit_INCLUDE_DIRS)
-    if(IS_DIRECTORY "${dir}/cccl")
-      list(APPEND cccl "${dir}/cccl")
-    endif()
-  endforeach()
-  target_include_directories(${target} BEFORE PRIVATE "${ROOFLAB_EMU_CUDA_INCLUDE}" ${cccl})
+  # CCCL (ROOFLAB_EMU_CCCL_INCLUDE, from rooflab_emu_paths) after the backend's own headers, whose
+  # <cuda/barrier> and <cuda/pipeline> replace CCCL's (their waits spin, and a block's threads are fibers of
+  # one OS thread).
+  target_include_directories(${target} BEFORE PRIVATE "${ROOFLAB_EMU_CUDA_INCLUDE}" ${ROOFLAB_EMU_CCCL_INCLUDE})
 endfunction()
 
 # rooflab_emu_use_flavor(<target> <plain|race|traffic>): rooflab_emu_use for code compiled in that flavour

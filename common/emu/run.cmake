@@ -1,7 +1,8 @@
-# cmake -P common/emu/run.cmake FILE.cu [-I DIR]... [--std 17] [-- ARGS...]
+# cmake -P common/emu/run.cmake FILE.cu [FILE.cu...] [-I DIR]... [--std 17] [-- ARGS...]
 #
-# Builds one CUDA file from elsewhere on the CPU backend, unchanged, and runs it with ARGS: a repository's
-# .cu with its main(), its quoted includes found beside it and its other headers under the -I directories.
+# Builds CUDA files from elsewhere on the CPU backend, unchanged, into one program and runs it with ARGS: a
+# repository's .cu with its main() (and the other .cu files it links with: a runner, kernels kept apart),
+# their quoted includes found beside them and their other headers under the -I directories.
 # rooflab is configured once in build/emu-run (no labs), then only the backend and this program are
 # built; the program's exit status is this command's. See docs/cpu-mode.md, "Running a CUDA file from
 # elsewhere".
@@ -41,17 +42,23 @@ while(k LESS CMAKE_ARGC)
   elseif(a MATCHES "^-I(.+)$")
     file(REAL_PATH "${CMAKE_MATCH_1}" value)
     list(APPEND includes "${value}")
-  elseif(cu STREQUAL "")
-    file(REAL_PATH "${a}" cu)
+  elseif(a MATCHES "^-")
+    message(FATAL_ERROR "usage: cmake -P common/emu/run.cmake FILE.cu [FILE.cu...] [-I DIR]... [--std 17] "
+                        "[-- ARGS...] (unknown option '${a}')")
   else()
-    message(FATAL_ERROR "usage: cmake -P common/emu/run.cmake FILE.cu [-I DIR]... [--std 17] [-- ARGS...]")
+    if(NOT EXISTS "${a}")
+      message(FATAL_ERROR "usage: cmake -P common/emu/run.cmake FILE.cu [FILE.cu...] [-I DIR]... [--std 17] "
+                          "[-- ARGS...] (no such file: '${a}')")
+    endif()
+    file(REAL_PATH "${a}" value)
+    list(APPEND cu "${value}")
   endif()
 endwhile()
-if(cu STREQUAL "" OR NOT EXISTS "${cu}")
-  message(FATAL_ERROR "usage: cmake -P common/emu/run.cmake FILE.cu [-I DIR]... [--std 17] [-- ARGS...] "
-                      "(no such file: '${cu}')")
+if(cu STREQUAL "")
+  message(FATAL_ERROR "usage: cmake -P common/emu/run.cmake FILE.cu [FILE.cu...] [-I DIR]... [--std 17] [-- ARGS...]")
 endif()
 
+string(JOIN ", " files ${cu})  # for messages
 set(generator "")
 find_program(ninja ninja)
 if(ninja AND NOT EXISTS "${build}/CMakeCache.txt")
@@ -66,9 +73,9 @@ if(NOT status EQUAL 0)
 endif()
 execute_process(COMMAND ${CMAKE_COMMAND} --build "${build}" --target rooflab_emu_run RESULT_VARIABLE status)
 if(NOT status EQUAL 0)
-  message(FATAL_ERROR "building ${cu} for the CPU backend failed (the compiler's messages are above)")
+  message(FATAL_ERROR "building ${files} for the CPU backend failed (the compiler's messages are above)")
 endif()
 execute_process(COMMAND "${build}/common/emu/rooflab_emu_run" ${program_args} RESULT_VARIABLE status)
 if(NOT status EQUAL 0)
-  message(FATAL_ERROR "${cu} exited with status ${status}")
+  message(FATAL_ERROR "${files} exited with status ${status}")
 endif()

@@ -243,6 +243,13 @@ Measurement benchmark(const std::function<void(cudaStream_t)>& launch, Work work
     check_kernels_started(options.kernels, launches_before);
     stop.record(stream.get());
     stop.synchronize();
+#if defined(ROOFLAB_EMU)
+    if (const std::string left_out = emu::work_not_covered(start.get(), stop.get()); !left_out.empty()) {
+      throw TimedWorkNotCovered("a timed launch left work outside the timed interval: " + left_out +
+                                ". A launcher runs its work on the stream it is given (or orders its own streams "
+                                "back into it with an event and cudaStreamWaitEvent before it returns)");
+    }
+#endif
     samples.push_back(stop.elapsed_ms_since(start) * 1e-3);
     if (auto mhz = current_sm_clock_mhz(device)) {
       clock_sum += *mhz;

@@ -269,6 +269,7 @@ struct KernelTable {
   std::set<std::string> names;                    // every __global__ function declared
   std::map<std::string, std::string> parameters;  // kernel name -> "a,b,n" (see parameter_names)
   std::set<std::string> conflicting;              // kernels whose overloads name parameters differently
+  std::set<std::string> host_namesakes;           // kernels a host function of the same name overloads
 
   // "a,b,c", for the backend's kernels_defined().
   std::string joined() const {
@@ -535,6 +536,33 @@ class Rewriter {
         }
       }
     }
+    // A host function defined with a kernel's name (`void scale(float* x, int n, int repeats)` launching
+    // `scale<<<g, b>>>(x, n)`): `&scale` would name an overload set, so the launch lets the call pick.
+    for (std::size_t i = 0; i < t_.size(); ++i) {
+      if (!is(i, "{") || !opens_function_body(i) || device_only_declaration(i)) continue;
+      if (const std::string name = function_name(i); !name.empty() && k_.names.count(name) != 0) {
+        k_.host_namesakes.insert(name);
+      }
+    }
+  }
+
+  // The name of the function whose body the `{` at `brace` opens: the identifier before the `(` of the
+  // parameter list that the last `)` before the brace closes ("" when there is none: a lambda).
+  std::string function_name(std::size_t brace) const {
+    std::size_t close = brace;
+    while (close > 0 && !is(close - 1, ")")) {
+      if (is(close - 1, ";") || is(close - 1, "}") || is(close - 1, "{")) return {};
+      --close;
+    }
+    if (close == 0) return {};
+    int depth = 0;
+    for (std::size_t k = close; k-- > 0;) {
+      if (is(k, ")")) ++depth;
+      if (is(k, "(") && --depth == 0) {
+        return k > 0 && t_[k - 1].kind == Kind::identifier ? std::string(t_[k - 1].text) : std::string();
+      }
+    }
+    return {};
   }
 
   // "a,b,n" for the parameter list between the parentheses at `open` and `close`; an unnamed parameter
@@ -714,7 +742,10 @@ class Rewriter {
     // the call deduces), and a body that calls it by name, so that overloads and deduction work as in nvcc.
     const bool known = plain && k_.names.count(last_name) != 0;
     if (known) {
-      const bool deduced = !explicit_args && k_.templates.count(last_name) != 0;
+      // nullptr for a kernel template the call deduces, and for a kernel that a host function of the same
+      // name overloads: no single `&k` to take, the call in the body picks the kernel as nvcc does.
+      const bool deduced = (!explicit_args && k_.templates.count(last_name) != 0) || k_.host_namesakes.count(last_name) != 0;
+      if (!deduced) null_constant_arguments(close + 3);
       const auto named = k_.parameters.find(last_name);
       const std::string parameters = named != k_.parameters.end() ? named->second : std::string();
       replace(t_[first].begin, t_[i + 2].end,
@@ -730,6 +761,27 @@ class Rewriter {
     replace(t_[close].begin, t_[close + 2].end, ")");
     ++constructs_;
     return close + 2;
+  }
+
+  // A literal `0` or `NULL` argument of a launch (the arguments' `(` at `open`): a null pointer constant for
+  // a pointer parameter under nvcc, but an int once the launch forwards it. It becomes a value that converts
+  // to a null pointer or a zero, whichever the kernel's parameter is (rooflab/emu/rewritten.hpp).
+  void null_constant_arguments(std::size_t open) {
+    const std::size_t close = matching(open);
+    std::size_t begin = open + 1;
+    int depth = 0;
+    for (std::size_t k = open + 1; k <= close && k < t_.size(); ++k) {
+      if (t_[k].kind == Kind::directive) continue;
+      if (k == close || (depth == 0 && is(k, ","))) {
+        if (k == begin + 1 && (is(begin, "0") || is(begin, "NULL"))) {
+          replace(t_[begin].begin, t_[begin].end, "::rooflab::emu::detail::NullOrZero{}");
+        }
+        begin = k + 1;
+        continue;
+      }
+      if (is(k, "(") || is(k, "[") || is(k, "{")) ++depth;
+      if (is(k, ")") || is(k, "]") || is(k, "}")) --depth;
+    }
   }
 
   static std::string escaped(const std::string& text) {

@@ -3,6 +3,8 @@
 // to the runtime's own copies. Internal to the backend.
 #pragma once
 
+#include "ordering.hpp"
+
 #include <rooflab/emu/launch.hpp>
 
 #include <cuda_runtime_api.h>
@@ -62,8 +64,11 @@ enum class Direction { to_host, to_device, device_to_device, host_to_host };
 struct Event {
   std::chrono::steady_clock::time_point at;
   bool recorded = false;
+  ordering::EventMark mark;  // its place in the streams' order (ordering.hpp)
 };
-struct Stream {};
+struct Stream {
+  int slot = 0;  // in the streams' order (ordering.hpp)
+};
 
 // Shared-memory limits of every pretend GPU (device_props.cpp reports the same): the opt-in limit is the
 // largest of current GPUs (227 KiB, an H100's) so that a kernel that opts in to more than 48 KiB runs here

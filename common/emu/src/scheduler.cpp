@@ -464,9 +464,13 @@ bool resolve_warps(BlockRun& b) {
           continue;
         }
         if (other.state == State::done) {
+          // PTX waits for the non-exited lanes of the mask only (shfl.sync, vote.sync, redux.sync,
+          // bar.warp.sync): naming a lane that has exited is allowed, reading its value is not (a shuffle whose
+          // source lane exited, below). A wmma operation needs every lane of the warp.
+          if (t.op != detail::kWarpCall) continue;
           b.launch->fail(where(b, t) + ": " + op_name(t.op) + " at " + t.file + ":" + std::to_string(t.line) +
                          " names lane " + std::to_string(p) + " in its mask " + hex_mask(t.mask) +
-                         ", but that lane has exited (use __activemask() or a mask of the lanes still running)");
+                         ", but that lane has exited (a wmma operation needs all 32 lanes of the warp)");
           return false;
         }
         if (other.state == State::at_barrier) {
@@ -539,6 +543,13 @@ bool resolve_warps(BlockRun& b) {
                            std::to_string(s) + ", which is not in the mask (undefined on a GPU)");
             return false;
           }
+          if (value_of(s).state == State::done) {
+            b.launch->fail(where(b, t) + ": " + op_name(t.op) + " at " + t.file + ":" + std::to_string(t.line) +
+                           " reads the value of lane " + std::to_string(s) + " (mask " + hex_mask(t.mask) +
+                           "), but that lane has exited: the value is undefined on a GPU (keep the lanes "
+                           "whose values are read running, or shuffle within the lanes still running)");
+            return false;
+          }
           std::memcpy(t.result, value_of(s).value, t.bytes);
           break;
         }
@@ -547,7 +558,7 @@ bool resolve_warps(BlockRun& b) {
         case detail::kAll: {
           unsigned bits = 0, members = 0;
           for (unsigned p = 0; p < lanes; ++p) {
-            if (!in_mask(p)) continue;
+            if (!in_mask(p) || value_of(p).state == State::done) continue;  // over the non-exited lanes
             ++members;
             if (load<int>(value_of(p).value) != 0) bits |= 1u << p;
           }
@@ -562,7 +573,7 @@ bool resolve_warps(BlockRun& b) {
           long long acc = 0;
           bool first = true;
           for (unsigned p = 0; p < lanes; ++p) {
-            if (!in_mask(p)) continue;
+            if (!in_mask(p) || value_of(p).state == State::done) continue;  // over the non-exited lanes
             const long long v = t.arg ? static_cast<long long>(load<int>(value_of(p).value))
                                       : static_cast<long long>(load<unsigned>(value_of(p).value));
             if (first) {

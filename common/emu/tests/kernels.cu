@@ -52,10 +52,11 @@ __global__ void shuffle_reduce_kernel(const float* in, float* out) {
   if (threadIdx.x % 32 == 0) out[(blockIdx.x * blockDim.x + threadIdx.x) / 32] = v;
 }
 
-// Lanes 16..31 leave before a full-mask shuffle: undefined on a GPU.
+// Lanes 16..31 leave before a full-mask shuffle that reads lane 16: undefined on a GPU. (Naming the exited
+// lanes in the mask is allowed; reading one is not: conformance/exited_lanes.cu has both sides.)
 __global__ void shuffle_exited_lane_kernel(const float* in, float* out) {
   if (threadIdx.x >= 16) return;
-  out[threadIdx.x] = __shfl_sync(0xffffffffu, in[threadIdx.x], 0);
+  out[threadIdx.x] = __shfl_sync(0xffffffffu, in[threadIdx.x], 16);
 }
 
 __global__ void divergent_barrier_kernel(float* out) {
@@ -252,4 +253,13 @@ void wmma_gemm(const __half* a, const __half* b, float* c, int m, int n, int k) 
   ROOFLAB_LAUNCH_CHECK();
 }
 
+
+__global__ void fill_kernel(float* out, float value, int n) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) out[i] = value;
+}
+void fill_on(float* out, float value, int n, cudaStream_t stream) {
+  fill_kernel<<<(n + 127) / 128, 128, 0, stream>>>(out, value, n);
+  ROOFLAB_LAUNCH_CHECK();
+}
 }  // namespace emutest

@@ -44,4 +44,6 @@ void wmma_half_acc(const __half* a, const __half* b_col_major, __half* c, int m,
 void wmma_bf16(const __nv_bfloat16* a, const __nv_bfloat16* b, float* c_col_major, int m, int n, int k);
 void mismatched_collectives(int* out);
 void write_before_start(float* out, int n);
+// out[i] = value for i < n, launched on `stream` (the streams' order: test_emu.cpp, EmuStreams).
+void fill_on(float* out, float value, int n, cudaStream_t stream);
 }  // namespace emutest

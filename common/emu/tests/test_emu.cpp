@@ -12,7 +12,10 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <functional>
 #include <numeric>
+#include <string>
+#include <vector>
 
 namespace {
 
@@ -122,6 +125,7 @@ TEST(EmuBugs, ShuffleWithExitedLanes) {
   DeviceBuffer<float> in(32), out(32);
   in.poison();
   const std::string e = kernel_error([&] { emutest::shuffle_exited_lane(in.data(), out.data()); });
+  EXPECT_NE(e.find("reads the value of lane 16"), std::string::npos) << e;
   EXPECT_NE(e.find("has exited"), std::string::npos) << e;
   EXPECT_NE(e.find("shuffle_exited_lane_kernel"), std::string::npos) << e;
   EXPECT_NE(e.find("__shfl_sync at "), std::string::npos) << e;
@@ -557,4 +561,101 @@ TEST(EmuRuntime, DynamicSharedMemoryLimitAndOptIn) {
                                  cudaFuncAttributeMaxDynamicSharedMemorySize, 300 * 1024),
             cudaErrorInvalidValue);
   (void)cudaGetLastError();
+}
+
+// ---- the streams' order (src/ordering.cpp): work runs when issued; what a GPU would order is kept ----
+namespace {
+
+std::vector<float> copy_back(const float* device, int n) {
+  std::vector<float> host(static_cast<std::size_t>(n));
+  EXPECT_EQ(cudaMemcpy(host.data(), device, host.size() * sizeof(float), cudaMemcpyDeviceToHost), cudaSuccess);
+  return host;
+}
+
+struct Streams {
+  cudaStream_t blocking = nullptr, non_blocking = nullptr, timer = nullptr;
+  Streams() {
+    EXPECT_EQ(cudaStreamCreate(&blocking), cudaSuccess);
+    EXPECT_EQ(cudaStreamCreateWithFlags(&non_blocking, cudaStreamNonBlocking), cudaSuccess);
+    EXPECT_EQ(cudaStreamCreate(&timer), cudaSuccess);
+  }
+  ~Streams() {
+    cudaDeviceSynchronize();
+    cudaStreamDestroy(blocking);
+    cudaStreamDestroy(non_blocking);
+    cudaStreamDestroy(timer);
+  }
+};
+
+}  // namespace
+
+// A synchronous copy on the legacy default stream is not ordered after a kernel on a cudaStreamNonBlocking
+// stream: it gives the poison, as a GPU could give the bytes from before the kernel; synchronized, the values.
+TEST(EmuStreams, ACopyNotOrderedAfterANonBlockingKernelGetsPoison) {
+  Streams s;
+  DeviceBuffer<float> out(300);
+  out.poison();
+  emutest::fill_on(out.data(), 2.0f, 300, s.non_blocking);
+  std::vector<float> early = copy_back(out.data(), 300);
+  unsigned bits = 0;
+  std::memcpy(&bits, &early[7], sizeof bits);
+  EXPECT_EQ(bits, 0xCDCDCDCDu) << "an unordered copy must not see the kernel's values";
+  ASSERT_EQ(cudaStreamSynchronize(s.non_blocking), cudaSuccess);
+  EXPECT_EQ(copy_back(out.data(), 300)[7], 2.0f);
+}
+
+// The legacy default stream waits for blocking streams; an event the legacy stream waits for orders a
+// non-blocking one: both copies see the values.
+TEST(EmuStreams, ImplicitAndEventOrderReachTheCopy) {
+  Streams s;
+  DeviceBuffer<float> out(64);
+  emutest::fill_on(out.data(), 3.0f, 64, s.blocking);
+  EXPECT_EQ(copy_back(out.data(), 64)[63], 3.0f);
+  cudaEvent_t done = nullptr;
+  ASSERT_EQ(cudaEventCreate(&done), cudaSuccess);
+  emutest::fill_on(out.data(), 4.0f, 64, s.non_blocking);
+  ASSERT_EQ(cudaEventRecord(done, s.non_blocking), cudaSuccess);
+  ASSERT_EQ(cudaStreamWaitEvent(nullptr, done, 0), cudaSuccess);
+  EXPECT_EQ(copy_back(out.data(), 64)[0], 4.0f);
+  cudaEventDestroy(done);
+}
+
+// An interval timed on one stream covers work on that stream, on the legacy default stream (which a blocking
+// stream waits for) and on another stream ordered back by an event; not work left on another stream.
+TEST(EmuStreams, WorkNotCoveredByTheStopEventIsNamed) {
+  Streams s;
+  DeviceBuffer<float> out(256);
+  cudaEvent_t start = nullptr, stop = nullptr, back = nullptr;
+  ASSERT_EQ(cudaEventCreate(&start), cudaSuccess);
+  ASSERT_EQ(cudaEventCreate(&stop), cudaSuccess);
+  ASSERT_EQ(cudaEventCreate(&back), cudaSuccess);
+  const auto timed = [&](const std::function<void()>& work) {
+    EXPECT_EQ(cudaEventRecord(start, s.timer), cudaSuccess);
+    work();
+    EXPECT_EQ(cudaEventRecord(stop, s.timer), cudaSuccess);
+    EXPECT_EQ(cudaEventSynchronize(stop), cudaSuccess);
+    return rooflab::emu::work_not_covered(start, stop);
+  };
+  EXPECT_EQ(timed([&] { emutest::fill_on(out.data(), 1.0f, 256, s.timer); }), "");
+  EXPECT_EQ(timed([&] { emutest::fill_on(out.data(), 1.0f, 256, nullptr); }), "");
+  EXPECT_EQ(timed([&] {
+              emutest::fill_on(out.data(), 1.0f, 256, s.blocking);
+              cudaEventRecord(back, s.blocking);
+              cudaStreamWaitEvent(s.timer, back, 0);
+            }),
+            "");
+  const std::string left = timed([&] { emutest::fill_on(out.data(), 1.0f, 256, s.blocking); });
+  EXPECT_NE(left.find("kernel emutest::fill_kernel(float*, float, int)"), std::string::npos) << left;
+  EXPECT_NE(left.find("(blocking) between the two events"), std::string::npos) << left;
+  EXPECT_NE(timed([&] { emutest::fill_on(out.data(), 1.0f, 256, s.non_blocking); }).find("cudaStreamNonBlocking"),
+            std::string::npos);
+  // The host waiting for the other stream before the stop event is recorded covers it too.
+  EXPECT_EQ(timed([&] {
+              emutest::fill_on(out.data(), 1.0f, 256, s.blocking);
+              cudaStreamSynchronize(s.blocking);
+            }),
+            "");
+  cudaEventDestroy(start);
+  cudaEventDestroy(stop);
+  cudaEventDestroy(back);
 }

@@ -129,6 +129,14 @@ class TimedInputChanged : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
 };
+// On a dry run, each sample's interval (its start and stop events, on the harness's stream) must cover every
+// operation the launcher issued inside it: work put on a stream of the launcher's own and never ordered back
+// into the stream it was given (an event the given stream waits for, or a synchronization) would run past the
+// stop event on a GPU, untimed. benchmark() throws TimedWorkNotCovered, naming the operation and its stream.
+class TimedWorkNotCovered : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
 // A 64-bit fingerprint of `bytes` of device memory: copied to the host in chunks and mixed eight bytes at a time
 // in four independent lanes. Any change of a byte changes it (a checksum, not a cryptographic hash).
 std::uint64_t device_fingerprint(const void* data, std::size_t bytes);

@@ -90,6 +90,12 @@ void begin_read_watch(const std::vector<WatchedRange>& ranges);
 // Ends the watch: the bytes of each range (in order) that were touched since it began.
 std::vector<std::size_t> end_read_watch();
 
+// Streams run synchronously here; what would order their work on a GPU is kept (src/ordering.cpp). For an
+// interval timed between two recorded events: the first operation issued inside it that the end event does not
+// cover on a GPU (work a launcher put on another stream and never ordered back), named with its stream; ""
+// when everything is covered. The timing harness fails such a sample.
+std::string work_not_covered(cudaEvent_t start, cudaEvent_t stop);
+
 // Race mode (the ThreadSanitizer build, rooflab::emu_race): data races reported so far in this process and
 // the last report's summary line ("data race kernels.cu:35 in my_kernel(...)"). Always 0 in the normal build.
 int races_reported();
@@ -192,6 +198,22 @@ void check_pointer_argument(const std::string& kernel, std::size_t index, const 
   }
 }
 
+// The streams' order (src/ordering.cpp): a launch on `stream`, with the device memory its pointer arguments
+// reach (a pointer to non-const as one it may write). The grid still runs when it is launched.
+void issue_launch(cudaStream_t stream, const std::string& name, std::vector<std::pair<const void*, bool>> memory);
+template <typename Tuple, std::size_t... I>
+std::vector<std::pair<const void*, bool>> launch_memory(const Tuple& params, std::index_sequence<I...>) {
+  std::vector<std::pair<const void*, bool>> memory;
+  const auto note = [&](const auto& value) {
+    using T = std::decay_t<decltype(value)>;
+    if constexpr (std::is_pointer_v<T> && std::is_object_v<std::remove_pointer_t<T>>) {
+      if (value != nullptr) memory.push_back({static_cast<const void*>(value), !std::is_const_v<std::remove_pointer_t<T>>});
+    }
+  };
+  (note(std::get<I>(params)), ...);
+  return memory;
+}
+
 // check_pointer_argument for every element of a launch's parameter tuple.
 template <typename Tuple, std::size_t... I>
 void check_pointer_arguments(const std::string& kernel, const Tuple& params, const char* parameters,
@@ -208,10 +230,10 @@ std::tuple<std::decay_t<P>...> arguments_from(void** args, std::index_sequence<I
 
 // cudaLaunchCooperativeKernel(kernel, grid, block, args, smem, stream), as the source rewriter passes it (a
 // `(void*)kernel` cast dropped, so that the kernel's parameter types are known): args[i] points at the i-th
-// argument, as in CUDA. The stream is ignored (streams are synchronous on the CPU).
+// argument, as in CUDA. The grid runs at once; the stream orders it (src/ordering.cpp).
 template <typename... P>
 cudaError_t cooperative_launch(void (*kernel)(P...), dim3 grid, dim3 block, void** args, std::size_t dynamic_smem = 0,
-                               cudaStream_t /*stream*/ = nullptr) {
+                               cudaStream_t stream = nullptr) {
   const void* address = reinterpret_cast<const void*>(kernel);
   const std::string name = kernel_name(address);
   if (args == nullptr && sizeof...(P) > 0) {
@@ -221,6 +243,7 @@ cudaError_t cooperative_launch(void (*kernel)(P...), dim3 grid, dim3 block, void
   const auto params = arguments_from<P...>(args, std::index_sequence_for<P...>{});
   begin_launch_arguments();
   check_pointer_arguments(name, params, nullptr, std::index_sequence_for<P...>{});
+  issue_launch(stream, name, launch_memory(params, std::index_sequence_for<P...>{}));
   const cudaError_t err = run_cooperative_grid(
       address, grid, block, dynamic_smem, [&] { std::apply(kernel, params); }, name.c_str());
   set_last_error(err);
@@ -239,7 +262,7 @@ cudaError_t cooperative_launch(T*, dim3, dim3, void**, std::size_t = 0, cudaStre
 }  // namespace detail
 
 template <typename... KernelArgs, typename... Args>
-void launch(void (*kernel)(KernelArgs...), dim3 grid, dim3 block, std::size_t dynamic_smem, cudaStream_t /*stream*/,
+void launch(void (*kernel)(KernelArgs...), dim3 grid, dim3 block, std::size_t dynamic_smem, cudaStream_t stream,
             Args&&... args) {
   static_assert(sizeof...(KernelArgs) == sizeof...(Args), "wrong number of kernel arguments");
   // Copies, converted to the parameter types, as the CUDA launch does.
@@ -248,6 +271,7 @@ void launch(void (*kernel)(KernelArgs...), dim3 grid, dim3 block, std::size_t dy
   detail::begin_launch_arguments();
   const std::string name = kernel_name(address);
   detail::check_pointer_arguments(name, params, nullptr, std::index_sequence_for<KernelArgs...>{});
+  detail::issue_launch(stream, name, detail::launch_memory(params, std::index_sequence_for<KernelArgs...>{}));
   // Each CUDA thread's call copies the parameters again (they are by value): a thread that modifies one
   // modifies its own copy, as on a GPU.
   const cudaError_t err =

@@ -9,6 +9,7 @@
 //                                    ->  launch_pointer(f, "f", g, b, smem, stream)(args)
 //   reinterpret_cast<T*>(e)[i], *reinterpret_cast<T*>(e), reinterpret_cast<T*>(e)->m
 //                                    ->  the same with aligned_reinterpret_cast<T*>(e, "T*")
+//   k<<<g, b>>>(NULL, y, 0)          ->  a launch of k whose literal 0 / NULL arguments are NullOrZero{}
 #pragma once
 
 #include <rooflab/emu/launch.hpp>
@@ -26,6 +27,20 @@ namespace rooflab::emu::detail {
 
 // ---- launches ----
 
+// A literal `0` or `NULL` written as a launch's argument (`k<<<g, b>>>(NULL, y, n)`): nvcc passes a null
+// pointer constant to a pointer parameter and a zero to a number; forwarded through the launch it would be
+// an int, which no pointer parameter takes. The rewriter writes this value instead: it converts to either.
+// (A number parameter takes it through `int`, as it took the literal: one conversion function for every
+// number type, so that a type with several constructors from numbers, __half, is not ambiguous.)
+struct NullOrZero {
+  template <typename T, typename = std::enable_if_t<std::is_pointer_v<T> || std::is_member_pointer_v<T> ||
+                                                    std::is_null_pointer_v<T>>>
+  constexpr operator T() const {
+    return nullptr;
+  }
+  constexpr operator int() const { return 0; }
+};
+
 template <typename... P>
 std::tuple<std::decay_t<P>...> parameter_tuple(void (*)(P...));
 
@@ -36,14 +51,15 @@ template <typename Kernel, typename Body>
 class LaunchSite {
  public:
   LaunchSite(Kernel kernel, const char* written, const char* parameters, Body body, dim3 grid, dim3 block,
-             std::size_t dynamic_smem)
+             std::size_t dynamic_smem, cudaStream_t stream)
       : kernel_(kernel),
         written_(written),
         parameters_(parameters),
         body_(std::move(body)),
         grid_(grid),
         block_(block),
-        smem_(dynamic_smem) {}
+        smem_(dynamic_smem),
+        stream_(stream) {}
 
   template <typename... Args>
   void operator()(Args&&... args) const {
@@ -69,6 +85,7 @@ class LaunchSite {
   void run(const void* address, const std::string& name, const Tuple& params) const {
     begin_launch_arguments();  // element sizes of this launch's pointers, for out-of-bounds reports
     check_pointer_arguments(name, params, parameters_, std::make_index_sequence<std::tuple_size_v<Tuple>>{});
+    issue_launch(stream_, name, launch_memory(params, std::make_index_sequence<std::tuple_size_v<Tuple>>{}));
     // Every CUDA thread's call copies the parameters again (`auto... a` takes them by value): a thread that
     // modifies a parameter modifies its own copy, as on a GPU.
     const cudaError_t err =
@@ -83,13 +100,15 @@ class LaunchSite {
   dim3 grid_;
   dim3 block_;
   std::size_t smem_;
+  cudaStream_t stream_;
 };
 
-// The stream is accepted and ignored: streams are synchronous on the CPU.
+// The grid runs when the launch is made; its stream orders it among the streams' work (src/ordering.cpp), for
+// the reports of what a GPU would not have finished.
 template <typename Kernel, typename Body>
 LaunchSite<Kernel, Body> launch_site(Kernel kernel, const char* written, const char* parameters, Body body, dim3 grid,
-                                     dim3 block, std::size_t dynamic_smem = 0, cudaStream_t /*stream*/ = nullptr) {
-  return LaunchSite<Kernel, Body>(kernel, written, parameters, std::move(body), grid, block, dynamic_smem);
+                                     dim3 block, std::size_t dynamic_smem = 0, cudaStream_t stream = nullptr) {
+  return LaunchSite<Kernel, Body>(kernel, written, parameters, std::move(body), grid, block, dynamic_smem, stream);
 }
 
 // A launch through something other than a kernel's name (a function pointer variable, table[i], a

@@ -28,6 +28,19 @@
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
+// The C and C++ headers nvcc includes in every .cu it compiles (crt/common_functions.h,
+// crt/math_functions.h), which host code in .cu files relies on without including them: clock(), printf,
+// malloc, memset, assert, placement new, the math functions.
+#include <assert.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <cmath>
+#include <cstdlib>
+#include <new>
+
 #include <rooflab/emu/launch.hpp>
 #include <rooflab/emu/wmma.hpp>
 
@@ -36,6 +49,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <memory>
 #include <type_traits>
 
 // ---- built-in variables: set by the scheduler before a CUDA thread runs ----
@@ -457,6 +471,44 @@ cudaError_t cudaFuncSetAttribute(T* kernel, cudaFuncAttribute attr, int value) {
 template <typename T, typename = std::enable_if_t<std::is_function_v<T>>>
 cudaError_t cudaFuncGetAttributes(cudaFuncAttributes* attr, T* kernel) {
   return ::cudaFuncGetAttributes(attr, reinterpret_cast<const void*>(kernel));
+}
+// cudaMemcpyToSymbol(x, ...) / cudaMemcpyFromSymbol(..., x, ...) with the variable itself, a scalar or a struct
+// __device__ or __constant__ variable: the toolkit's templates forward its address. (An array variable
+// still takes the C function, which the array converts to, as under nvcc: the overloads rank the same way.)
+template <typename T>
+cudaError_t cudaMemcpyToSymbol(const T& symbol, const void* src, size_t count, size_t offset = 0,
+                               cudaMemcpyKind kind = cudaMemcpyHostToDevice) {
+  return ::cudaMemcpyToSymbol(static_cast<const void*>(std::addressof(symbol)), src, count, offset, kind);
+}
+template <typename T>
+cudaError_t cudaMemcpyFromSymbol(void* dst, const T& symbol, size_t count, size_t offset = 0,
+                                 cudaMemcpyKind kind = cudaMemcpyDeviceToHost) {
+  return ::cudaMemcpyFromSymbol(dst, static_cast<const void*>(std::addressof(symbol)), count, offset, kind);
+}
+template <typename T>
+cudaError_t cudaMemcpyToSymbolAsync(const T& symbol, const void* src, size_t count, size_t offset = 0,
+                                    cudaMemcpyKind kind = cudaMemcpyHostToDevice, cudaStream_t stream = nullptr) {
+  return ::cudaMemcpyToSymbolAsync(static_cast<const void*>(std::addressof(symbol)), src, count, offset, kind, stream);
+}
+template <typename T>
+cudaError_t cudaMemcpyFromSymbolAsync(void* dst, const T& symbol, size_t count, size_t offset = 0,
+                                      cudaMemcpyKind kind = cudaMemcpyDeviceToHost, cudaStream_t stream = nullptr) {
+  return ::cudaMemcpyFromSymbolAsync(dst, static_cast<const void*>(std::addressof(symbol)), count, offset, kind,
+                                     stream);
+}
+template <typename T>
+cudaError_t cudaGetSymbolSize(size_t* size, const T&) {
+  *size = sizeof(T);
+  return cudaSuccess;
+}
+
+// __trap(): the kernel stops where it is called, reported with the thread and the line (on a GPU the launch
+// fails with an error and the context is lost: every later CUDA call of the program fails too).
+namespace rooflab::emu::detail {
+[[noreturn]] void trap_called(const char* file, unsigned line);  // src/runtime_api.cpp
+}  // namespace rooflab::emu::detail
+[[noreturn]] inline void __trap(const char* file = __builtin_FILE(), unsigned line = __builtin_LINE()) {
+  rooflab::emu::detail::trap_called(file, line);
 }
 
 // ---- half precision intrinsics the host headers lack (computed in float/double, rounded once) ----

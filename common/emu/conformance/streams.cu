@@ -1,0 +1,95 @@
+// Streams and events as overlapping pipelines use them: a producer kernel on one non-blocking stream, a
+// consumer on another that waits for the producer's event (cudaStreamWaitEvent), a kernel on a blocking stream
+// read back by a synchronous copy (the legacy default stream waits for blocking streams), an asynchronous copy
+// on a stream then cudaStreamSynchronize, and cudaDeviceSynchronize over all of them. Checked against host
+// loops; exit 0 when all match.
+//
+// --unsynchronized runs the known-bad side: a kernel on a cudaStreamNonBlocking stream read back by a
+// synchronous copy with nothing ordering the two. On a GPU the copy may run first; the CPU backend reports it
+// and gives the copy poison, so this program's own check fails.
+#include <cuda_runtime.h>
+
+#include <cstdio>
+#include <cstring>
+#include <vector>
+
+__global__ void produce(float* x, int n) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) x[i] = 0.5f * static_cast<float>(i);
+}
+
+__global__ void consume(const float* x, float* y, int n) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) y[i] = x[i] * x[i] + 1.0f;
+}
+
+static int check(const char* what, const std::vector<float>& got, float (*want)(int)) {
+  int bad = 0;
+  for (int i = 0; i < static_cast<int>(got.size()); ++i) {
+    if (got[i] != want(i) && ++bad <= 3) std::printf("%s[%d] = %g, want %g\n", what, i, got[i], want(i));
+  }
+  return bad;
+}
+
+int main(int argc, char** argv) {
+  const int n = 1000, threads = 128, blocks = (n + threads - 1) / threads;
+  float *x = nullptr, *y = nullptr, *z = nullptr;
+  cudaMalloc(&x, n * sizeof(float));
+  cudaMalloc(&y, n * sizeof(float));
+  cudaMalloc(&z, n * sizeof(float));
+  cudaStream_t producer = nullptr, consumer = nullptr, blocking = nullptr;
+  cudaStreamCreateWithFlags(&producer, cudaStreamNonBlocking);
+  cudaStreamCreateWithFlags(&consumer, cudaStreamNonBlocking);
+  cudaStreamCreate(&blocking);
+  std::vector<float> host(n);
+  int bad = 0;
+
+  if (argc > 1 && std::strcmp(argv[1], "--unsynchronized") == 0) {
+    produce<<<blocks, threads, 0, producer>>>(x, n);
+    cudaMemcpy(host.data(), x, n * sizeof(float), cudaMemcpyDeviceToHost);  // nothing orders it after produce
+    bad += check("x read unsynchronized", host, [](int i) { return 0.5f * static_cast<float>(i); });
+    std::printf("streams (unsynchronized): %s\n", bad == 0 ? "all match" : "MISMATCH");
+    cudaDeviceSynchronize();
+    return bad == 0 ? 0 : 1;
+  }
+
+  // A producer and a consumer on two non-blocking streams, ordered by an event.
+  cudaEvent_t produced = nullptr;
+  cudaEventCreateWithFlags(&produced, cudaEventDisableTiming);
+  produce<<<blocks, threads, 0, producer>>>(x, n);
+  cudaEventRecord(produced, producer);
+  cudaStreamWaitEvent(consumer, produced, 0);
+  consume<<<blocks, threads, 0, consumer>>>(x, y, n);
+  cudaStreamSynchronize(consumer);
+  cudaMemcpy(host.data(), y, n * sizeof(float), cudaMemcpyDeviceToHost);
+  bad += check("y", host, [](int i) { return 0.25f * static_cast<float>(i) * static_cast<float>(i) + 1.0f; });
+
+  // A blocking stream: the synchronous copy on the legacy default stream waits for it.
+  consume<<<blocks, threads, 0, blocking>>>(x, z, n);
+  cudaMemcpy(host.data(), z, n * sizeof(float), cudaMemcpyDeviceToHost);
+  bad += check("z", host, [](int i) { return 0.25f * static_cast<float>(i) * static_cast<float>(i) + 1.0f; });
+
+  // An asynchronous copy back on the producer's stream, then that stream synchronized.
+  std::vector<float> pinned(n);
+  produce<<<blocks, threads, 0, producer>>>(y, n);
+  cudaMemcpyAsync(pinned.data(), y, n * sizeof(float), cudaMemcpyDeviceToHost, producer);
+  cudaStreamSynchronize(producer);
+  bad += check("y produced", pinned, [](int i) { return 0.5f * static_cast<float>(i); });
+
+  // Everything at once, then the device synchronized.
+  produce<<<blocks, threads, 0, consumer>>>(z, n);
+  cudaDeviceSynchronize();
+  cudaMemcpy(host.data(), z, n * sizeof(float), cudaMemcpyDeviceToHost);
+  bad += check("z produced", host, [](int i) { return 0.5f * static_cast<float>(i); });
+
+  if (cudaGetLastError() != cudaSuccess) ++bad;
+  cudaEventDestroy(produced);
+  cudaStreamDestroy(producer);
+  cudaStreamDestroy(consumer);
+  cudaStreamDestroy(blocking);
+  cudaFree(x);
+  cudaFree(y);
+  cudaFree(z);
+  std::printf("streams: %s\n", bad == 0 ? "all match" : "MISMATCH");
+  return bad == 0 ? 0 : 1;
+}

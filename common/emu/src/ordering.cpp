@@ -1,0 +1,200 @@
+// What orders streams' work on a GPU (ordering.hpp), as vector clocks: each stream slot counts the
+// operations issued on it, and keeps, for every slot, the last operation of that slot it waits for. An
+// operation is ordered before a point P (another stream's operation, an event, the host) when P's clock has
+// reached it. The CUDA rules kept here:
+//   - the legacy default stream (slot 0) waits for everything issued before on the blocking streams, and every
+//     blocking stream waits for everything issued before on it; non-blocking streams (cudaStreamNonBlocking)
+//     are ordered with neither;
+//   - an event records its stream's clock; cudaStreamWaitEvent merges it into the waiting stream's;
+//   - the host knows finished what it synchronized with (a stream, an event, the device, a synchronous copy),
+//     and an event recorded after that also comes after it.
+#include "ordering.hpp"
+
+#include "guarded_memory.hpp"
+
+#include <algorithm>
+#include <deque>
+#include <mutex>
+
+namespace rooflab::emu::ordering {
+namespace {
+
+using Clock = std::vector<std::uint64_t>;
+
+struct Slot {
+  bool live = true;
+  bool non_blocking = false;
+  std::uint64_t issued = 0;  // operations issued on it
+  Clock waits;               // per slot, the last operation it waits for
+};
+
+struct Operation {
+  int slot = 0;
+  std::uint64_t seq = 0;     // its place on its stream (1, 2 ...)
+  std::uint64_t index = 0;   // its place among every operation issued
+  std::string what;
+  std::vector<std::pair<std::uintptr_t, bool>> allocations;  // allocation start, may write
+};
+
+std::mutex g_order_mutex;
+std::vector<Slot> g_slots(2);  // 0: the legacy default stream; 1: cudaStreamPerThread (blocking)
+Clock g_host;                  // per slot, the last operation the host knows finished
+std::uint64_t g_index = 0;
+std::deque<Operation> g_pending;  // operations the host does not know finished, that touch memory or may be timed
+
+void merge(Clock& into, const Clock& from) {
+  if (into.size() < from.size()) into.resize(from.size(), 0);
+  for (std::size_t i = 0; i < from.size(); ++i) into[i] = std::max(into[i], from[i]);
+}
+std::uint64_t at(const Clock& c, int slot) { return static_cast<std::size_t>(slot) < c.size() ? c[slot] : 0; }
+
+// What an operation about to be issued on `slot` waits for: its stream's clock, with the legacy stream's
+// implicit synchronization, and what the host already knows finished.
+Clock clock_of(int slot) {
+  Slot& s = g_slots[slot];
+  if (slot == 0) {
+    for (std::size_t b = 1; b < g_slots.size(); ++b) {
+      if (!g_slots[b].live || g_slots[b].non_blocking) continue;
+      merge(s.waits, g_slots[b].waits);
+      if (s.waits.size() <= b) s.waits.resize(b + 1, 0);
+      s.waits[b] = std::max(s.waits[b], g_slots[b].issued);
+    }
+  } else if (!s.non_blocking) {
+    merge(s.waits, g_slots[0].waits);
+    if (s.waits.empty()) s.waits.resize(1, 0);
+    s.waits[0] = std::max(s.waits[0], g_slots[0].issued);
+  }
+  merge(s.waits, g_host);
+  Clock c = s.waits;
+  if (c.size() <= static_cast<std::size_t>(slot)) c.resize(slot + 1, 0);
+  c[slot] = s.issued;
+  return c;
+}
+
+void forget_finished() {
+  while (!g_pending.empty() && at(g_host, g_pending.front().slot) >= g_pending.front().seq) g_pending.pop_front();
+  // (Operations behind one the host does not know finished stay until a later sweep: the list stays short.)
+  if (g_pending.size() > 4096) {
+    std::erase_if(g_pending, [](const Operation& op) { return at(g_host, op.slot) >= op.seq; });
+    while (g_pending.size() > 4096) g_pending.pop_front();  // the oldest: long past any timed interval
+  }
+}
+
+std::uintptr_t allocation_start(const void* p) {
+  std::lock_guard lock(memory::g_mutex);
+  std::uintptr_t start = 0;
+  return memory::find(p, 1, &start) != nullptr ? start : 0;
+}
+
+std::string stream_name(int slot) {
+  if (slot == 0) return "the legacy default stream";
+  if (slot == 1) return "cudaStreamPerThread";
+  return "stream #" + std::to_string(slot - 1) + (g_slots[slot].non_blocking ? " (cudaStreamNonBlocking)" : " (blocking)");
+}
+
+}  // namespace
+
+int create_stream(bool non_blocking) {
+  std::lock_guard lock(g_order_mutex);
+  g_slots.push_back(Slot{true, non_blocking, 0, {}});
+  return static_cast<int>(g_slots.size() - 1);
+}
+
+void destroy_stream(cudaStream_t stream) {
+  std::lock_guard lock(g_order_mutex);
+  const int slot = slot_of(stream);
+  if (slot > 1) g_slots[slot].live = false;  // its work still finishes: the slot stays for the records
+}
+
+int slot_of(cudaStream_t stream) {
+  if (stream == nullptr || stream == cudaStreamLegacy) return 0;
+  if (stream == cudaStreamPerThread) return 1;
+  return reinterpret_cast<memory::Stream*>(stream)->slot;
+}
+
+void issue(cudaStream_t stream, std::string what, std::vector<std::pair<const void*, bool>> memory) {
+  std::vector<std::pair<std::uintptr_t, bool>> allocations;
+  for (const auto& [p, writes] : memory) {
+    if (const std::uintptr_t start = allocation_start(p); start != 0) allocations.push_back({start, writes});
+  }
+  std::lock_guard lock(g_order_mutex);
+  const int slot = slot_of(stream);
+  clock_of(slot);
+  Slot& s = g_slots[slot];
+  ++s.issued;
+  g_pending.push_back(Operation{slot, s.issued, ++g_index, std::move(what), std::move(allocations)});
+  forget_finished();
+}
+
+EventMark record(cudaStream_t stream) {
+  std::lock_guard lock(g_order_mutex);
+  const int slot = slot_of(stream);
+  EventMark m;
+  m.recorded = true;
+  m.stream = slot;
+  m.clock = clock_of(slot);
+  m.issued = ++g_index;
+  return m;
+}
+
+void wait(cudaStream_t stream, const EventMark& mark) {
+  if (!mark.recorded) return;  // a wait for an event never recorded completes at once, as on a GPU
+  std::lock_guard lock(g_order_mutex);
+  merge(g_slots[slot_of(stream)].waits, mark.clock);
+}
+
+void host_waits_for_stream(cudaStream_t stream) {
+  std::lock_guard lock(g_order_mutex);
+  merge(g_host, clock_of(slot_of(stream)));
+  forget_finished();
+}
+
+void host_waits_for_event(const EventMark& mark) {
+  if (!mark.recorded) return;
+  std::lock_guard lock(g_order_mutex);
+  merge(g_host, mark.clock);
+  forget_finished();
+}
+
+void host_waits_for_device() {
+  std::lock_guard lock(g_order_mutex);
+  for (std::size_t i = 0; i < g_slots.size(); ++i) {
+    if (g_host.size() <= i) g_host.resize(i + 1, 0);
+    g_host[i] = g_slots[i].issued;
+  }
+  g_pending.clear();
+}
+
+std::string unordered_with(const void* address, std::size_t bytes, bool writes) {
+  const std::uintptr_t start = allocation_start(address);
+  (void)bytes;
+  if (start == 0) return "";
+  std::lock_guard lock(g_order_mutex);
+  const Clock c = clock_of(0);  // a synchronous copy runs on the legacy default stream
+  for (const Operation& op : g_pending) {
+    if (at(c, op.slot) >= op.seq) continue;
+    for (const auto& [allocation, op_writes] : op.allocations) {
+      if (allocation != start || !(op_writes || writes)) continue;
+      return op.what + " on " + stream_name(op.slot) + " may still be " + (op_writes ? "writing" : "reading") +
+             " it on a GPU: nothing orders it before this copy (a cudaStreamSynchronize or cudaDeviceSynchronize, "
+             "or an event the copy's stream waits for; a cudaStreamNonBlocking stream is not ordered with the legacy "
+             "default stream)";
+    }
+  }
+  return "";
+}
+
+std::string not_covered(const EventMark& start, const EventMark& stop) {
+  if (!start.recorded || !stop.recorded) return "";
+  std::lock_guard lock(g_order_mutex);
+  for (const Operation& op : g_pending) {
+    if (op.index <= start.issued || op.index >= stop.issued) continue;
+    if (at(stop.clock, op.slot) >= op.seq) continue;
+    return op.what + " was issued on " + stream_name(op.slot) +
+           " between the two events, and nothing orders it before the end event (recorded on " +
+           stream_name(stop.stream) + "): on a GPU the interval ends without it";
+  }
+  return "";
+}
+
+}  // namespace rooflab::emu::ordering

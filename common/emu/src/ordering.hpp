@@ -1,0 +1,48 @@
+// What orders the work of streams on a GPU, kept beside the CPU backend's synchronous execution
+// (ordering.cpp): each stream's operations, what each stream waits for (the legacy default stream's implicit
+// synchronization, events, cudaStreamWaitEvent) and what the host knows to be finished (a stream, event or
+// device synchronization). The backend still runs every operation when it is issued; this is what lets it say
+// where a GPU would not have: a host copy that reads memory a kernel on another stream may still be writing, a
+// timed interval whose end does not cover work issued inside it.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace rooflab::emu::ordering {
+
+// An event's place in the streams' order: the operations of each stream that finish before it completes.
+struct EventMark {
+  bool recorded = false;
+  int stream = 0;                    // the stream it was recorded on (a slot: 0 is the legacy default stream)
+  std::uint64_t issued = 0;          // the index of the record among every operation issued, any stream
+  std::vector<std::uint64_t> clock;  // per stream slot, the last operation ordered before it
+};
+
+int create_stream(bool non_blocking);  // a new slot
+void destroy_stream(cudaStream_t stream);
+int slot_of(cudaStream_t stream);      // nullptr and cudaStreamLegacy: 0; cudaStreamPerThread: 1
+
+// An operation issued on `stream`: `what` names it in reports; `memory` lists the device addresses it touches
+// and whether it may write them (a kernel's pointer arguments, non-const ones as writes; a copy's ends).
+void issue(cudaStream_t stream, std::string what, std::vector<std::pair<const void*, bool>> memory);
+EventMark record(cudaStream_t stream);
+void wait(cudaStream_t stream, const EventMark& mark);  // cudaStreamWaitEvent
+void host_waits_for_stream(cudaStream_t stream);
+void host_waits_for_event(const EventMark& mark);
+void host_waits_for_device();
+
+// A synchronous copy or set on the legacy default stream that reads (`writes` false) or writes `bytes` at
+// `address`: "" when every operation touching that memory is ordered before it, else what is not (the
+// operation, its stream and why), for a report.
+std::string unordered_with(const void* address, std::size_t bytes, bool writes);
+
+// The operations issued between two events that the later one does not cover (""
+// when none): what an interval timed with them leaves out on a GPU.
+std::string not_covered(const EventMark& start, const EventMark& stop);
+
+}  // namespace rooflab::emu::ordering
