@@ -1,9 +1,9 @@
 // Lab 05 graders: the softmax, the naive path and both Flash kernels against a double-precision reference,
 // on the GPU ("gpu") or the CPU backend ("emu", under three thread schedules). Lengths 1, 7, 64, 100 and
 // 257 everywhere (not multiples of any tile), 1024 on the GPU; head dims 64 and 128; causal on and off;
-// several heads per launch. Scores of magnitude 1000 must give no inf or NaN. The memory test runs the
-// tensor-core kernel at a length whose score matrix does not fit (GPU) or would show (CPU backend) and
-// checks that its extra device memory is O(L).
+// several heads per launch; a head dim neither supports must throw. Scores of magnitude 1000 must give no inf
+// or NaN. The memory test runs the tensor-core kernel at a length whose score matrix does not fit (GPU) or
+// would show (CPU backend) and checks that its extra device memory is O(L).
 #include "kernels.hpp"
 #include "naive.hpp"
 
@@ -22,6 +22,7 @@
 
 #include <cmath>
 #include <cstddef>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -134,6 +135,21 @@ constexpr Tolerances kLargeLogits{{5e-3, 1e-2}, {1e-2, 1e-5}};
 
 float default_scale(int head_dim) { return 1.0f / std::sqrt(static_cast<float>(head_dim)); }
 
+// A head dim the flash kernels do not support (64 and 128 only; 100 is a multiple of neither WMMA's 16 nor a
+// warp's 32 columns): kernels.hpp and the handout ("throw std::invalid_argument for a head dim you do not
+// support") promise the exception.
+template <typename T, typename Launch>
+void expect_unsupported_head_dim_throws(const char* name, Launch launch) {
+  constexpr int kHeads = 1, kLen = 4, kHeadDim = 100;
+  constexpr std::size_t n = std::size_t{kHeads} * kLen * kHeadDim;
+  rooflab::DeviceBuffer<T> q(n), k(n), v(n), o(n);
+  rooflab::DeviceBuffer<float> lse(std::size_t{kHeads} * kLen);
+  EXPECT_THROW(launch(q.data(), k.data(), v.data(), o.data(), lse.data(), kHeads, kLen, kHeadDim, default_scale(kHeadDim),
+                      false, nullptr),
+               std::invalid_argument)
+      << name << " at head dim " << kHeadDim << " (64 or 128 only): kernels.hpp says it throws std::invalid_argument";
+}
+
 // ---- the softmax's error bound (rooflab/testing/accumulation.hpp) ----
 // The relative error FP32 allows in p_j = exp(x_j - m) / l, for a row of `seen` scores with |scale s| <= reach:
 // each exp (a fast exp is off by 2 + 1.2 |x| ulps), its argument's roundings (3 ulps of values up to 2 reach),
@@ -238,6 +254,7 @@ ROOFLAB_TEST(Lab05Kernels, FlashFp32) {
   for (const Case& c : cases()) {
     EXPECT_TRUE(check_fp32(Problem(c, default_scale(c.head_dim), rooflab::test_seed() + static_cast<std::uint64_t>(c.len))));
   }
+  expect_unsupported_head_dim_throws<float>("flash_attention_fp32", lab05::flash_attention_fp32);
 }
 
 ROOFLAB_TEST(Lab05Kernels, FlashWmmaFp16) {
@@ -245,6 +262,7 @@ ROOFLAB_TEST(Lab05Kernels, FlashWmmaFp16) {
   for (const Case& c : cases()) {
     EXPECT_TRUE(check_fp16(Problem(c, default_scale(c.head_dim), rooflab::test_seed() + 7 + static_cast<std::uint64_t>(c.len))));
   }
+  expect_unsupported_head_dim_throws<__half>("flash_attention_fp16", lab05::flash_attention_fp16);
 }
 
 ROOFLAB_TEST(Lab05Kernels, LargeLogitsStayFinite) {
