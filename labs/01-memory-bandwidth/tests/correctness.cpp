@@ -23,8 +23,9 @@ using lab01::Kernel;
 using rooflab::grading::all_close;
 using rooflab::grading::named;
 
-// Sizes that break code: one element, around a warp, a block plus one, a large ragged size.
-constexpr std::size_t kSizes[] = {1, 31, 33, 1024 + 1, (std::size_t{1} << 20) + 3};
+// Sizes that break code: one element, around a warp, an exact multiple of the block (and of a float4: no
+// tail), a block plus one, a large ragged size.
+constexpr std::size_t kSizes[] = {1, 31, 33, 1024, 1024 + 1, (std::size_t{1} << 20) + 3};
 constexpr std::size_t kCanary = 64;  // poisoned floats before and after each output
 
 // Each array's own poison byte: a kernel that copies one array's canary onto another's (c[n] = a[n]) changes
@@ -126,13 +127,15 @@ ROOFLAB_TEST(Lab01Kernels, Triad) { check_sizes("triad"); }
 ROOFLAB_TEST(Lab01Kernels, TriadVec4) { check_sizes("triad_vec4"); }
 
 // Arrays starting 1, 2 or 3 floats past a 16-byte boundary: the same head for all three, and mixed ones
-// (where no head aligns all three and the kernel must still be right).
+// (where no head aligns all three and the kernel must still be right): a differs from b, or a and b agree
+// and only c differs. Sizes on and off the float4 width (4, 8) as well as ragged ones.
 ROOFLAB_TEST(Lab01Kernels, TriadVec4Misaligned) {
   ROOFLAB_REQUIRE_GPU();
-  const std::size_t cases[][3] = {{1, 1, 1}, {2, 2, 2}, {3, 3, 3}, {0, 1, 2}, {3, 0, 1}};
+  const std::size_t cases[][3] = {{1, 1, 1}, {2, 2, 2}, {3, 3, 3}, {0, 1, 2}, {3, 0, 1}, {1, 1, 3}};
   for (const auto& offsets : cases) {
-    for (std::size_t n : {std::size_t{1}, std::size_t{2}, std::size_t{3}, std::size_t{5}, std::size_t{7},
-                          std::size_t{31}, std::size_t{4099}, (std::size_t{1} << 18) + 1}) {
+    for (std::size_t n : {std::size_t{1}, std::size_t{2}, std::size_t{3}, std::size_t{4}, std::size_t{5},
+                          std::size_t{7}, std::size_t{8}, std::size_t{31}, std::size_t{4099},
+                          (std::size_t{1} << 18) + 1}) {
       ROOFLAB_EXPECT(run_variant(variant("triad_vec4"), n, offsets));
     }
   }

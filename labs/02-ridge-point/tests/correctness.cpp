@@ -1,15 +1,18 @@
 // Lab 02 graders: the FMA kernels compute exactly what they claim (on the GPU, "gpu"; on the CPU backend,
 // "emu"). The stored result is checked element by element, so a kernel whose work the compiler deleted,
-// or that does fewer iterations than asked, fails.
+// or that does fewer iterations than asked, fails. The cuBLAS tensor GEMM is checked too (no points).
 #include "kernels.hpp"
 
 #include <rooflab/testing/buffer.hpp>
 #include <rooflab/testing/device.hpp>
 #include <rooflab/testing/grading.hpp>
 #include <rooflab/testing/kernel_watch.hpp>
+#include <rooflab/testing/random.hpp>
 
+#include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -39,6 +42,28 @@ __half2 reference_half2(std::size_t t, __half2 a, __half2 b, int iterations) {
     hi = __float2half(__half2float(hi) + __half2float(xh));
   }
   return __half2(lo, hi);
+}
+
+// A tensor_gemm operand: random values rounded to FP16 or BF16, as stored (the bits) and as read back.
+struct Operand {
+  std::vector<unsigned short> bits;
+  std::vector<float> value;
+};
+
+Operand stored(rooflab::DType type, std::size_t count, std::uint64_t seed) {
+  Operand o;
+  for (const float x : rooflab::random_floats(count, seed)) {
+    if (type == rooflab::DType::bf16) {
+      const __nv_bfloat16 h = __float2bfloat16(x);
+      o.bits.push_back(__bfloat16_as_ushort(h));
+      o.value.push_back(__bfloat162float(h));
+    } else {
+      const __half h = __float2half(x);
+      o.bits.push_back(__half_as_ushort(h));
+      o.value.push_back(__half2float(h));
+    }
+  }
+  return o;
 }
 
 }  // namespace
@@ -96,5 +121,41 @@ ROOFLAB_TEST(Lab02Kernels, FmaHalf2) {
       want_f.push_back(__high2float(w));
     }
     ROOFLAB_EXPECT(named(who, all_close<float, float>(got_f, want_f, rooflab::kFp16Tolerance)));
+  }
+}
+
+// The cuBLAS call (lab02.cublas): row-major C = A B with A and B in FP16 or BF16 and C in FP32, every element
+// against a double-precision product of the stored inputs, at n = 1, a ragged 33 and 64. A transposed
+// product, a swapped type or an unwritten (poisoned) element fails. The CPU backend's cuBLAS computes in
+// FP32 and launches no kernel the watch could count, so this test has no KernelWatch. BF16 only where the
+// GPU has BF16 tensor cores (compute capability 8.0 on; the CPU backend's pretend GPU is an sm_80).
+ROOFLAB_TEST(Lab02Kernels, TensorGemm) {
+  ROOFLAB_REQUIRE_GPU();
+  int cc_major = 0;
+  ROOFLAB_CUDA_CHECK(cudaDeviceGetAttribute(&cc_major, cudaDevAttrComputeCapabilityMajor, 0));
+  for (rooflab::DType type : {rooflab::DType::fp16, rooflab::DType::bf16}) {
+    if (type == rooflab::DType::bf16 && cc_major < 8) continue;
+    for (int n : {1, 33, 64}) {
+      const std::size_t count = static_cast<std::size_t>(n) * static_cast<std::size_t>(n);
+      const std::uint64_t seed = rooflab::test_seed() + 2 * static_cast<std::uint64_t>(n);
+      const Operand a = stored(type, count, seed), b = stored(type, count, seed + 1);
+      rooflab::DeviceBuffer<unsigned short> da{std::span<const unsigned short>(a.bits)};
+      rooflab::DeviceBuffer<unsigned short> db{std::span<const unsigned short>(b.bits)};
+      rooflab::DeviceBuffer<float> dc(count);
+      dc.poison();
+      lab02::tensor_gemm(type, n, da.data(), db.data(), dc.data(), nullptr);
+      ROOFLAB_CUDA_CHECK(cudaDeviceSynchronize());
+      std::vector<float> want(count);
+      for (int i = 0; i < n; ++i) {
+        for (int j = 0; j < n; ++j) {
+          double sum = 0;
+          for (int k = 0; k < n; ++k) sum += static_cast<double>(a.value[i * n + k]) * b.value[k * n + j];
+          want[i * n + j] = static_cast<float>(sum);
+        }
+      }
+      const std::string who = std::string("tensor_gemm (") + (type == rooflab::DType::bf16 ? "BF16" : "FP16") +
+                              " A and B, FP32 C) at n = " + std::to_string(n);
+      ROOFLAB_EXPECT(named(who, all_close<float, float>(dc.download(), want, {1e-3, 1e-3})));
+    }
   }
 }

@@ -148,9 +148,13 @@ ROOFLAB_TEST(Lab03Kernels, FusedChainFp16) {
   check_every_shape<__half>(Step::fused_chain);
 }
 
+// Sizes: one element, ragged ones, an exact multiple of the block, and 2^16 + 3, large enough that a
+// grid-stride loop taking four elements per trip makes whole trips and leaves a tail on the CPU backend's
+// small pretend GPUs (a grid of 4096 threads under the reverse order, 10240 under random).
 ROOFLAB_TEST(Lab03Kernels, IntensitySweep) {
   ROOFLAB_REQUIRE_GPU();
-  for (std::size_t n : {std::size_t{1}, std::size_t{1000}, std::size_t{4099}}) {
+  for (std::size_t n : {std::size_t{1}, std::size_t{1000}, std::size_t{1024}, std::size_t{4099},
+                        (std::size_t{1} << 16) + 3}) {
     const auto in = rooflab::random_floats(n, rooflab::test_seed() + 7);
     rooflab::DeviceBuffer<float> din{std::span<const float>(in)}, dout(n);
     for (int k : {0, 1, 7, 64}) {
