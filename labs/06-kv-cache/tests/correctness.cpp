@@ -1,7 +1,8 @@
 // Lab 06 graders: the paged append and decode attention are right for scattered blocks, lengths that are
-// not multiples of the block size, mixed batches and GQA ratios 1, 4 and 8, on the GPU ("gpu") or the CPU
-// backend ("emu"). The reference is built from a contiguous cache, so a kernel that reads the logical
-// block where the physical one is meant, or stops at the last full block, cannot match it.
+// not multiples of the block size, mixed batches and GQA ratios 1, 2, 4 and 8, on the GPU ("gpu") or the CPU
+// backend ("emu"); the launcher throws on a GQA ratio or head dim it has no instance for. The reference is
+// built from a contiguous cache, so a kernel that reads the logical block where the physical one is meant,
+// or stops at the last full block, cannot match it.
 #include "kernels.hpp"
 
 #include <rooflab/testing/accumulation.hpp>
@@ -20,6 +21,7 @@
 #include <algorithm>
 #include <cmath>
 #include <numeric>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -164,14 +166,41 @@ void decode_allowances(const std::vector<float>& q, const std::vector<float>& k,
 }
 
 // The lengths every decode test covers: one token, one short of a block, exactly a block, one past it, a
-// long sequence with a partial last block (scaled down on the CPU backend), and all of them in one batch.
+// long sequence of whole chunks (kChunkTokens), and all of them in one batch with a longer sequence whose
+// last block and last chunk are partial (both scaled down on the CPU backend).
 std::vector<std::vector<int>> decode_batches() {
 #if defined(ROOFLAB_EMU)
-  const int longest = 600;
+  const int whole_chunks = 2 * lab06::kChunkTokens, longest = 600;
 #else
-  const int longest = 1000;
+  const int whole_chunks = 4 * lab06::kChunkTokens, longest = 1000;
 #endif
-  return {{1}, {15}, {16}, {17}, {longest}, {17, 1, longest, 16, 15, 40}};
+  return {{1}, {15}, {16}, {17}, {whole_chunks}, {17, 1, longest, 16, 15, 40}};
+}
+
+// The launcher on a group or head dim it does not support must throw std::invalid_argument (kernels.cu's
+// TODO for lab06.decode.launch), not launch an instance made for another one. Valid buffers all the same, so
+// that a launcher which does launch reads and writes only memory it was given.
+::testing::AssertionResult decode_rejects(int kv_heads, int group, int head_dim) {
+  const std::vector<int> lengths{17};
+  const Cache c(lengths, kv_heads, head_dim, rooflab::test_seed() + 21);
+  // q, out and the workspace sized for the widest head dim: room for an instance launched with the wrong D.
+  const int heads = kv_heads * group, widest = std::max(head_dim, 128);
+  rooflab::DeviceBuffer<__half> dq(static_cast<std::size_t>(heads) * widest), dk{std::span<const __half>(c.k)},
+      dv{std::span<const __half>(c.v)}, out(static_cast<std::size_t>(heads) * widest);
+  rooflab::DeviceBuffer<int> dtable{std::span<const int>(c.table)}, dlens{std::span<const int>(lengths)};
+  rooflab::DeviceBuffer<float> workspace(lab06::decode_workspace_bytes(1, heads, widest, 17) / sizeof(float));
+  dq.poison();
+  const std::string shape = fmt::format("(decode attention, {} KV heads x {} query heads each, head dim {})", kv_heads,
+                                        group, head_dim);
+  try {
+    lab06::paged_decode_attention(dq.data(), dk.data(), dv.data(), dtable.data(), dlens.data(), 1, heads, 17, c.layout,
+                                  1.0f, workspace.data(), out.data(), nullptr);
+    ROOFLAB_CUDA_CHECK(cudaDeviceSynchronize());
+  } catch (const std::invalid_argument&) {
+    return ::testing::AssertionSuccess();
+  }
+  return ::testing::AssertionFailure() << "no std::invalid_argument " << shape
+                                       << ": groups other than 1, 2, 4, 8 and head dims other than 64, 128 must throw";
 }
 
 }  // namespace
@@ -180,7 +209,9 @@ ROOFLAB_TEST(Lab06Kernels, AppendThroughTheBlockTable) {
   ROOFLAB_REQUIRE_GPU();
   // A prefill of whole sequences and a decode step of one token each, into shuffled blocks.
   for (const bool prefill : {true, false}) {
-    const std::vector<int> lengths{1, 15, 16, 17, 70};
+    // 199 prefill tokens: more 16-byte vectors than a grid of 8 blocks per SM has threads on a small GPU,
+    // so the grid-stride loop goes round.
+    const std::vector<int> lengths{1, 15, 16, 17, 150};
     Cache c(lengths, 2, 64, rooflab::test_seed() + (prefill ? 11 : 12));
     std::vector<int> seq_of, pos_of;
     for (int b = 0; b < c.batch(); ++b) {
@@ -210,8 +241,8 @@ ROOFLAB_TEST(Lab06Kernels, AppendThroughTheBlockTable) {
       std::copy_n(k_new.begin() + static_cast<std::ptrdiff_t>(t * row), row, want_k.begin() + static_cast<std::ptrdiff_t>(dst));
       std::copy_n(v_new.begin() + static_cast<std::ptrdiff_t>(t * row), row, want_v.begin() + static_cast<std::ptrdiff_t>(dst));
     }
-    const char* what = prefill ? " (append, a prefill of whole sequences: lengths 1 15 16 17 70; pools are [block][slot][kv_head][dim])"
-                               : " (append, one decode token per sequence: lengths 1 15 16 17 70; pools are [block][slot][kv_head][dim])";
+    const char* what = prefill ? " (append, a prefill of whole sequences: lengths 1 15 16 17 150; pools are [block][slot][kv_head][dim])"
+                               : " (append, one decode token per sequence: lengths 1 15 16 17 150; pools are [block][slot][kv_head][dim])";
     EXPECT_TRUE((all_close<float, float>(to_float(dk.download()), to_float(want_k), rooflab::kExactTolerance))) << "K pool" << what;
     EXPECT_TRUE((all_close<float, float>(to_float(dv.download()), to_float(want_v), rooflab::kExactTolerance))) << "V pool" << what;
   }
@@ -225,6 +256,7 @@ ROOFLAB_TEST(Lab06Kernels, DecodeAttentionOneKvHeadPerQueryHead) {
   }
   EXPECT_TRUE(check_decode({17, 1, 300}, 3, 1, 128, true));
   EXPECT_TRUE(check_decode({17, 1, 300}, 3, 1, 128, false, true));
+  EXPECT_TRUE(decode_rejects(3, 1, 96));
 }
 
 ROOFLAB_TEST(Lab06Kernels, DecodeAttentionGroupedQueries) {
@@ -237,4 +269,6 @@ ROOFLAB_TEST(Lab06Kernels, DecodeAttentionGroupedQueries) {
     }
   }
   EXPECT_TRUE(check_decode({17, 1, 300}, 2, 4, 128, true));
+  EXPECT_TRUE(decode_rejects(2, 3, 64));
+  EXPECT_TRUE(decode_rejects(1, 16, 128));
 }

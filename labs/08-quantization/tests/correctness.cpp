@@ -1,6 +1,7 @@
 // Lab 08 graders: the quantizers against the layouts and the error bound (groups of zeros, +-65504, groups
-// whose largest magnitude is negative), the dequantizers against the layouts, and both GEMVs against a
-// double-precision reference of the dequantized weights; on the GPU ("gpu") or the CPU backend ("emu").
+// whose largest magnitude is negative, groups of subnormals), the dequantizers against the layouts, and both
+// GEMVs against a double-precision reference of the dequantized weights; on the GPU ("gpu") or the CPU
+// backend ("emu").
 //
 // The packed bytes a quantizer writes are decoded here, on the host, by the layout lab.hpp states, so a
 // quantizer and a dequantizer that agree with each other on a wrong layout (nibbles swapped) still fail. The
@@ -38,16 +39,19 @@ struct Shape {
 
 // Random FP16 weights in [-1, 1] with the groups that break quantizers: group 0 all zeros, group 1 at the
 // ends of FP16's range (+-65504), group 2 all negative (its absmax is a negative weight: a scale taken from
-// the max clips it). In about half of the other groups, too, the largest magnitude is negative.
-std::vector<float> test_weights(Shape s, int group, std::uint64_t seed) {
+// the max clips it), group 3 tiny: FP16 subnormals, multiples of 2^-24 up to 3 qmax of them, so the scale
+// is the subnormal 3 x 2^-24 exactly (a quantizer that flushes it to 0, or treats a tiny absmax as a group of
+// zeros, breaks the bound). In about half of the other groups, too, the largest magnitude is negative.
+std::vector<float> test_weights(Shape s, int group, int qmax, std::uint64_t seed) {
   auto w = rooflab::random_floats(static_cast<std::size_t>(s.n) * s.k, seed);
   const std::size_t groups = w.size() / static_cast<std::size_t>(group);
-  for (std::size_t g = 0; g < groups && g < 3; ++g) {
+  for (std::size_t g = 0; g < groups && g < 4; ++g) {
     for (int i = 0; i < group; ++i) {
       float& v = w[g * group + i];
       if (g == 0) v = 0.0f;
       if (g == 1) v = i % 4 == 0 ? 65504.0f : i % 4 == 1 ? -65504.0f : v * 65504.0f;
       if (g == 2) v = -std::fabs(v);
+      if (g == 3) v = std::ldexp(i == 0 ? -3.0f * qmax : std::nearbyint(v * 3.0f * qmax), -24);
     }
   }
   for (auto& v : w) v = lab08::fp16_round(v);
@@ -91,7 +95,8 @@ double violations(const std::vector<float>& w, const std::vector<int>& q, const 
 // the bound. `bits` is 8 or 4.
 ::testing::AssertionResult check_quantize(Shape s, int group, int bits) {
   const int qmax = bits == 8 ? lab08::kInt8Max : lab08::kInt4Max;
-  const auto w = test_weights(s, group, rooflab::test_seed() + static_cast<std::uint64_t>(s.n * 31 + s.k + group));
+  const auto w =
+      test_weights(s, group, qmax, rooflab::test_seed() + static_cast<std::uint64_t>(s.n * 31 + s.k + group));
   const std::size_t count = w.size(), groups = count / static_cast<std::size_t>(group);
   rooflab::DeviceBuffer<__half> dw{std::span<const __half>(to_half(w))}, dscales(groups);
   rooflab::DeviceBuffer<std::uint8_t> dq(bits == 8 ? count : count / 2);
@@ -136,7 +141,7 @@ double violations(const std::vector<float>& w, const std::vector<int>& q, const 
 // The dequantizer on the reference's packed weights: scale x q, saturated to +-65504, rounded to FP16.
 ::testing::AssertionResult check_dequantize(Shape s, int group, int bits) {
   const int qmax = bits == 8 ? lab08::kInt8Max : lab08::kInt4Max;
-  const auto w = test_weights(s, group, rooflab::test_seed() + 7 + static_cast<std::uint64_t>(s.n + s.k));
+  const auto w = test_weights(s, group, qmax, rooflab::test_seed() + 7 + static_cast<std::uint64_t>(s.n + s.k));
   std::vector<int> q;
   std::vector<float> scales;
   lab08::quantize_ref(w, group, qmax, q, scales);
@@ -217,16 +222,19 @@ constexpr Shape kSameSigned{24, 16384};
 }
 
 // k a multiple of the group; one row; a k that leaves most lanes idle on the last step; rows that leave the
-// last warps of the grid short; a long row.
-constexpr Shape kInt8Shapes[] = {{1, 32}, {7, 64}, {33, 96}, {65, 544}, {257, 1024}, {3, 4128}};
-constexpr Shape kInt4Shapes32[] = {{1, 32}, {7, 64}, {33, 96}, {65, 544}, {257, 1024}, {3, 4128}};
-constexpr Shape kInt4Shapes128[] = {{1, 128}, {7, 256}, {33, 384}, {65, 1152}, {257, 1024}, {3, 4224}};
+// last warps of the grid short; a long row. 1030 rows: more than the grid's warps take in one pass (4 rows
+// each) on a GPU of 2 SMs (the CPU backend's reverse order), so the grid-stride loop goes round.
+constexpr Shape kInt8Shapes[] = {{1, 32}, {7, 64}, {33, 96}, {65, 544}, {1030, 1024}, {3, 4128}};
+constexpr Shape kInt4Shapes32[] = {{1, 32}, {7, 64}, {33, 96}, {65, 544}, {1030, 1024}, {3, 4128}};
+constexpr Shape kInt4Shapes128[] = {{1, 128}, {7, 256}, {33, 384}, {65, 1152}, {1030, 1024}, {3, 4224}};
 
 }  // namespace
 
 ROOFLAB_TEST(Lab08Kernels, QuantizeInt8) {
   ROOFLAB_REQUIRE_GPU();
-  for (const Shape s : {Shape{1, 32}, Shape{3, 96}, Shape{64, 1024}}) {
+  // 129 x 1024: 4128 groups (one per thread), more than the grid's 4096 threads on a GPU of 2 SMs (the CPU
+  // backend's reverse order), so the grid-stride loop goes round.
+  for (const Shape s : {Shape{1, 32}, Shape{3, 96}, Shape{129, 1024}}) {
     EXPECT_TRUE(check_quantize(s, lab08::kInt8Group, 8));
     EXPECT_TRUE(check_dequantize(s, lab08::kInt8Group, 8));
   }
@@ -235,7 +243,7 @@ ROOFLAB_TEST(Lab08Kernels, QuantizeInt8) {
 ROOFLAB_TEST(Lab08Kernels, QuantizeInt4) {
   ROOFLAB_REQUIRE_GPU();
   for (const int group : {32, 128}) {
-    for (const Shape s : {Shape{1, group}, Shape{5, 2 * group}, Shape{64, 1024}}) {
+    for (const Shape s : {Shape{1, group}, Shape{5, 2 * group}, Shape{129, 32 * group}}) {  // 4128 groups, as for int8
       EXPECT_TRUE(check_quantize(s, group, 4));
       EXPECT_TRUE(check_dequantize(s, group, 4));
     }
