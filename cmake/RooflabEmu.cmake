@@ -1,9 +1,12 @@
-# rooflab_emu_add_cu(<target> [RACE] [TRAFFIC] <file.cu>...): compile .cu files with the host compiler for the
-# CPU backend; RACE links the ThreadSanitizer build of the backend instead (race mode, docs/cpu-mode.md).
+# rooflab_emu_add_cu(<target> [RACE] [TRAFFIC] [COVERAGE] <file.cu>...): compile .cu files with the host
+# compiler for the CPU backend; RACE links the ThreadSanitizer build of the backend instead (race mode,
+# docs/cpu-mode.md).
 # TRAFFIC compiles them with the compiler's ThreadSanitizer instrumentation answered by the traffic model's
 # hooks (rooflab::emu_traffic, not libtsan), so the binary can record the kernels' global-memory accesses
 # (rooflab/emu/traffic.hpp); line tables name the access sites; no auto-vectorization and no scalar
 # replacement of aggregates, so that each access is one a CUDA thread makes (a float4 stays one 16-byte access).
+# COVERAGE compiles them with gcov's counters at -O0 (the labs' coverage binaries, rooflab/detail/coverage.hpp;
+# the binary that links them links with --coverage too).
 # Either way the target gets the backend's cuBLAS and cuBLASLt subsets and its <cooperative_groups.h>.
 #
 # Each .cu becomes a generated wrapper .cpp: the backend's prelude (it must precede every CUDA header), then
@@ -73,7 +76,7 @@ function(_rooflab_emu_wrapper_options var flavor)
 endfunction()
 
 function(rooflab_emu_add_cu target)
-  cmake_parse_arguments(E "RACE;TRAFFIC" "" "" ${ARGN})
+  cmake_parse_arguments(E "RACE;TRAFFIC;COVERAGE" "" "" ${ARGN})
   set(flavor plain)
   if(E_TRAFFIC)
     set(flavor traffic)
@@ -82,6 +85,12 @@ function(rooflab_emu_add_cu target)
     set(flavor race)
   endif()
   _rooflab_emu_wrapper_options(options ${flavor})
+  # COVERAGE (plain only): gcov's counters at -O0, where each branch gcov reports is one the source wrote (at
+  # -O1 and above inlined header code and unrolled loops add outcomes no input can take). The prelude's
+  # precompiled header is made with the build's optimization, so it is not used: the wrapper parses the prelude.
+  if(E_COVERAGE)
+    list(APPEND options -O0 --coverage)
+  endif()
   # A .cu's standard is the target's CUDA_STANDARD (as nvcc would compile it), even where the target's .cpp
   # files use another; without one, the target's CXX_STANDARD. A generator expression: set it before or after.
   # Always the strict ISO dialect, as nvcc gives the host compiler: a target with CXX_EXTENSIONS (CMake's
@@ -94,6 +103,9 @@ function(rooflab_emu_add_cu target)
   # from the .gch beside the header -include names, and parses the header itself when the .gch does not fit
   # the wrapper's options (another standard), so the result is the same either way, only slower.
   get_property(pch GLOBAL PROPERTY ROOFLAB_EMU_PRELUDE_${flavor})
+  if(E_COVERAGE)
+    set(pch "")
+  endif()
   set(pch_options "")
   set(pch_depends "")
   if(pch)

@@ -320,7 +320,8 @@ function(_rooflab_lab_binary target kind lab_id lab_dir)
   set_target_properties(${target} PROPERTIES RUNTIME_OUTPUT_DIRECTORY "${CMAKE_BINARY_DIR}/labs/bin")
 endfunction()
 
-# The student's kernels compiled for the CPU backend in one flavour (plain, race or traffic: rooflab_emu_add_cu),
+# The student's kernels compiled for the CPU backend in one flavour (plain, race, traffic or covered, the plain
+# one with gcov's counters: rooflab_emu_add_cu),
 # into an object library set in `out`. Compiled once per set of files and flavour: the kinds that run the plain
 # flavour (emu, dryrun, static) link the same objects, and so does a variant whose kernels are another
 # variant's files (a selftest case that changes only the answers). The kernels are compiled without the
@@ -346,6 +347,8 @@ function(_rooflab_emu_kernels out prefix flavor lab_dir)
     endif()
     if(flavor STREQUAL "race")
       rooflab_emu_add_cu(${lib} RACE ${files})
+    elseif(flavor STREQUAL "covered")
+      rooflab_emu_add_cu(${lib} COVERAGE ${files})
     elseif(flavor STREQUAL "traffic")
       rooflab_emu_add_cu(${lib} TRAFFIC ${files})
     else()
@@ -391,7 +394,7 @@ endfunction()
 
 # Builds one variant; appends its JSON to the variable named by `json_out`.
 function(_rooflab_add_variant json_out)
-  cmake_parse_arguments(V "EXCLUDE_FROM_ALL" "LAB;LAB_DIR;VARIANT;PREFIX;STUDENT_DIR;EXPECT"
+  cmake_parse_arguments(V "EXCLUDE_FROM_ALL;COVERAGE_CASE" "LAB;LAB_DIR;VARIANT;PREFIX;STUDENT_DIR;EXPECT"
                         "KINDS;KERNELS;ANSWERS;SOLUTION_ANSWERS;${ROOFLAB_TEST_FILE_KEYWORDS}" ${ARGN})
   set(lab_dir "${V_LAB_DIR}")
   set(bins "")
@@ -412,6 +415,21 @@ function(_rooflab_add_variant json_out)
     _rooflab_emu_kernels(kernels ${V_PREFIX} plain "${lab_dir}" ${V_KERNELS})
     _rooflab_link_emu_kernels(${V_PREFIX}_emu plain ${kernels})
     _rooflab_binary_json(b emu ${V_PREFIX}_emu "" ${kernels})
+    # The same tests with the kernels compiled by gcov (<prefix>_coverage, rooflab/detail/coverage.hpp): which
+    # lines and branch outcomes of the student's .cu files no correctness test reached. Built for the
+    # student's own files (CI: the reference solutions, labNN.emu.coverage) and the selftest cases that test
+    # that check; a grade runs it once for a hint.
+    if(ROOFLAB_GCOV AND (V_VARIANT STREQUAL "main" OR V_COVERAGE_CASE))
+      _rooflab_lab_binary(${V_PREFIX}_coverage emu ${V_LAB} "${lab_dir}"
+        TESTS ${V_TESTS_CORRECTNESS} LIBS rooflab::common rooflab::emu)
+      _rooflab_emu_kernels(covered ${V_PREFIX} covered "${lab_dir}" ${V_KERNELS})
+      _rooflab_link_emu_kernels(${V_PREFIX}_coverage plain ${covered})
+      # -u: libgcov's __gcov_dump, which test_main.cpp calls through a weak reference (one that alone would not
+      # take it from the archive).
+      target_link_options(${V_PREFIX}_coverage PRIVATE --coverage -Wl,-u,__gcov_dump)
+      _rooflab_json_set_string(b coverage_target "${V_PREFIX}_coverage")
+      _rooflab_json_set_string(b coverage_path "$<TARGET_FILE:${V_PREFIX}_coverage>")
+    endif()
     list(APPEND bins "${b}")
   elseif(V_TESTS_CORRECTNESS AND "emu" IN_LIST V_KINDS)
     _rooflab_unavailable(bins emu)
@@ -511,7 +529,7 @@ const char* rooflab::testing::capture_archs() { return "@archs@"; }
   endif()
 
   set(targets "")
-  foreach(kind IN LISTS ROOFLAB_BINARY_KINDS)
+  foreach(kind IN LISTS ROOFLAB_BINARY_KINDS ITEMS coverage)
     if(TARGET ${V_PREFIX}_${kind})
       list(APPEND targets ${V_PREFIX}_${kind})
     endif()
@@ -667,6 +685,7 @@ function(rooflab_add_lab)
         string(JSON coverage ERROR_VARIABLE no_coverage GET "${case_json}" coverage)
         if(NOT no_coverage AND coverage STREQUAL "incomplete")
           set(variant_coverage_st-${case} ON)
+          set(case_json_st-${case} "${case_json}")
         endif()
       endif()
     endforeach()
@@ -717,13 +736,18 @@ function(rooflab_add_lab)
     foreach(kind IN LISTS ROOFLAB_TEST_FILE_KINDS)
       list(APPEND test_files TESTS_${kind} ${L_TESTS_${kind}})
     endforeach()
-    _rooflab_add_variant(vjson ${exclude} LAB ${L_ID} LAB_DIR "${lab_dir}" VARIANT ${variant} PREFIX ${prefix}
+    set(coverage_case "")
+    if(variant_coverage_${variant})
+      set(coverage_case COVERAGE_CASE)
+    endif()
+    _rooflab_add_variant(vjson ${exclude} ${coverage_case}
+      LAB ${L_ID} LAB_DIR "${lab_dir}" VARIANT ${variant} PREFIX ${prefix}
       STUDENT_DIR "${variant_dir_${variant}}" EXPECT "${variant_expect_${variant}}"
       KINDS ${variant_kinds_${variant}} KERNELS ${kernels} ANSWERS ${answers} SOLUTION_ANSWERS ${solution_answers}
       ${test_files})
     string(JSON lab_json SET "${lab_json}" variants "${variant}" "${vjson}")
     if(variant STREQUAL "main")
-      _rooflab_register_ctests(${L_ID} ${prefix})
+      _rooflab_register_ctests(${L_ID} ${prefix} "${variant_dir_main}")
     endif()
     if(ROOFLAB_SELFTEST AND NOT variant_expect_${variant} STREQUAL "")
       add_test(NAME lab${L_ID}.selftest.${variant}
@@ -735,11 +759,22 @@ function(rooflab_add_lab)
         set_tests_properties(lab${L_ID}.selftest.${variant} PROPERTIES RESOURCE_LOCK rooflab_build_tree)
       endif()
     endif()
+    # The case's code that no test reaches must fail the check CI makes of the solutions: kernel instances
+    # never launched, and (where the coverage binary is built) lines and branches never run; "coverage_reports"
+    # in expect.json names what the report must say (the line, say).
     if(variant_coverage_${variant} AND TARGET ${prefix}_emu)
-      add_test(NAME lab${L_ID}.selftest.${variant}.coverage COMMAND ${prefix}_emu)
+      set(binary ${prefix}_emu)
+      if(TARGET ${prefix}_coverage)
+        set(binary ${prefix}_coverage)
+      endif()
+      string(JSON reports ERROR_VARIABLE no_reports GET "${case_json_${variant}}" coverage_reports)
+      if(no_reports)
+        set(reports "that no test (launched|ran)")
+      endif()
+      add_test(NAME lab${L_ID}.selftest.${variant}.coverage COMMAND ${binary})
       set_tests_properties(lab${L_ID}.selftest.${variant}.coverage PROPERTIES LABELS "lab${L_ID};selftest" TIMEOUT 600
-        ENVIRONMENT "ROOFLAB_EMU_COVERAGE=1;ROOFLAB_EMU_QUIET=1"
-        PASS_REGULAR_EXPRESSION "kernel instances this binary defines that no test launched")
+        ENVIRONMENT "ROOFLAB_EMU_COVERAGE=1;ROOFLAB_EMU_QUIET=1;ROOFLAB_EMU_SCHEDULE=reverse"
+        PASS_REGULAR_EXPRESSION "${reports}")
     endif()
   endforeach()
 
@@ -801,7 +836,7 @@ endfunction()
 
 # CTest entries for the main variant: labels carry the lab and the kind. The CPU-backend tests run under
 # the three thread schedules (a missing __syncthreads shows up as a result that changes with the order).
-function(_rooflab_register_ctests lab prefix)
+function(_rooflab_register_ctests lab prefix student_dir)
   if(TARGET ${prefix}_analytic)
     add_test(NAME lab${lab}.analytic COMMAND ${prefix}_analytic)
     set_tests_properties(lab${lab}.analytic PROPERTIES LABELS "lab${lab};analytic" TIMEOUT 300)
@@ -814,9 +849,21 @@ function(_rooflab_register_ctests lab prefix)
       set_tests_properties(lab${lab}.emu.${sname} PROPERTIES LABELS "lab${lab};emu" TIMEOUT 600
         ENVIRONMENT "ROOFLAB_EMU_SCHEDULE=${schedule};ROOFLAB_EMU_QUIET=1")
     endforeach()
-    # The forward run also fails when a kernel instance the binary holds was launched by no test (a launcher's
+    # A run that also fails when a kernel instance the binary holds was launched by no test (a launcher's
     # branch no test takes; common/src/test_main.cpp): the tests must cover every value a launcher accepts.
-    set_property(TEST lab${lab}.emu.forward APPEND PROPERTY ENVIRONMENT "ROOFLAB_EMU_COVERAGE=1")
+    # Where gcov is there, lab<NN>.emu.coverage is that run, of the coverage binary, which also fails on a line
+    # or branch outcome of the student's .cu files no test reached, but those the student directory's
+    # coverage.json allows with a reason (the reference solutions': rooflab/detail/coverage.hpp). The reverse
+    # order's pretend GPU has 2 SMs, so the tests' sizes reach the loops that go round a grid.
+    if(TARGET ${prefix}_coverage)
+      set(allow "${student_dir}/coverage.json")  # none there: nothing allowed
+      add_test(NAME lab${lab}.emu.coverage COMMAND ${prefix}_coverage)
+      set_tests_properties(lab${lab}.emu.coverage PROPERTIES LABELS "lab${lab};emu" TIMEOUT 600
+        ENVIRONMENT
+          "ROOFLAB_EMU_SCHEDULE=reverse;ROOFLAB_EMU_QUIET=1;ROOFLAB_EMU_COVERAGE=1;ROOFLAB_COVERAGE_ALLOW=${allow}")
+    else()
+      set_property(TEST lab${lab}.emu.forward APPEND PROPERTY ENVIRONMENT "ROOFLAB_EMU_COVERAGE=1")
+    endif()
   endif()
   if(TARGET ${prefix}_race)
     add_test(NAME lab${lab}.race COMMAND ${prefix}_race)

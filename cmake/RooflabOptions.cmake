@@ -32,6 +32,24 @@ find_package(CLI11 REQUIRED)
 find_package(GTest REQUIRED)
 find_package(Threads REQUIRED)
 
+# ---- coverage of the student's code (GCC's gcov): the labs' coverage binaries ----
+# ROOFLAB_GCOV: the gcov that reads what this build's GCC writes (the same major version: gcov refuses another
+# version's notes). Empty with another compiler or without gcov: no coverage binaries, no coverage hint, and
+# the forward emu run keeps the kernel-instance check (rooflab/detail/coverage.hpp).
+set(ROOFLAB_GCOV "")
+if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU")
+  string(REGEX MATCH "^[0-9]+" _rooflab_gcc_major "${CMAKE_CXX_COMPILER_VERSION}")
+  get_filename_component(_rooflab_cxx_dir "${CMAKE_CXX_COMPILER}" DIRECTORY)
+  find_program(ROOFLAB_GCOV_PROGRAM NAMES gcov-${_rooflab_gcc_major} gcov HINTS "${_rooflab_cxx_dir}")
+  if(ROOFLAB_GCOV_PROGRAM)
+    execute_process(COMMAND "${ROOFLAB_GCOV_PROGRAM}" --version OUTPUT_VARIABLE _rooflab_gcov_version
+                    ERROR_QUIET RESULT_VARIABLE _rooflab_gcov_rc)
+    if(_rooflab_gcov_rc EQUAL 0 AND _rooflab_gcov_version MATCHES " ${_rooflab_gcc_major}\\.[0-9]")
+      set(ROOFLAB_GCOV "${ROOFLAB_GCOV_PROGRAM}")
+    endif()
+  endif()
+endif()
+
 # ---- CUDA is optional ----
 include(CheckLanguage)
 check_language(CUDA)

@@ -73,6 +73,8 @@ Manifest load_manifest(const std::filesystem::path& build_dir) {
           b.path = jb.at("path").get<std::string>();
           b.unavailable = jb.value("unavailable", "");
           b.objects_from = jb.value("objects_from", std::vector<std::string>{});
+          b.coverage_target = jb.value("coverage_target", "");
+          b.coverage_path = jb.value("coverage_path", "");
           b.declared = declared_tests(rub, b.kind);
           v.binaries.push_back(std::move(b));
         }

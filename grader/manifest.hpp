@@ -27,7 +27,11 @@ struct Binary {
   // Object libraries whose objects it links: the student's kernels compiled once for the CPU backend and
   // shared by the kinds that run them (the symbol rule looks for student objects there too).
   std::vector<std::string> objects_from;
-  std::vector<DeclaredTest> declared;  // the rubric's tests this binary holds, with their graded kind
+  // emu only, where the build has gcov: the same tests with the student's kernels compiled for coverage
+  // (rooflab/detail/coverage.hpp), run once for the hint of lines no test ran. Empty: none.
+  std::string coverage_target = {};
+  std::filesystem::path coverage_path = {};
+  std::vector<DeclaredTest> declared = {};  // the rubric's tests this binary holds, with their graded kind
   const std::vector<DeclaredTest>& tests() const { return declared; }
 };
 

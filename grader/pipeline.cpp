@@ -386,6 +386,29 @@ void grade_binary(const GradeRun& run, const Lab& lab, const Binary& b, const Ru
   tests.insert(tests.end(), results.begin(), results.end());
 }
 
+// Which of the student's lines the correctness tests ran (runner.hpp, untested_lines_check): the emu binary's
+// coverage build, built and run once, where the emu tests were graded in full and the student files compiled.
+std::optional<TestResult> untested_lines_hint(const GradeRun& run, const Lab& lab, const Variant& v,
+                                              const RunOptions& options, const std::vector<TestResult>& tests) {
+  if (!run.args.test.empty() || !wanted_kind(run.args, "emu")) return std::nullopt;
+  const auto emu = std::find_if(v.binaries.begin(), v.binaries.end(), [](const Binary& b) { return b.kind == "emu"; });
+  if (emu == v.binaries.end() || emu->coverage_target.empty() || !emu->unavailable.empty()) return std::nullopt;
+  // Only where a correctness test passed on the CPU backend: code that fails its tests (a stub) has more to fix
+  // than its coverage, and the run would cost a compile and the whole lab's tests again.
+  const bool any_passed = std::any_of(tests.begin(), tests.end(), [](const TestResult& r) {
+    // (not counted: passed where a GPU graded correctness, settle_correctness)
+    return r.kind == "emu" && (r.status == Status::passed || r.status == Status::not_counted);
+  });
+  if (!any_passed) return std::nullopt;
+  Binary coverage = *emu;
+  coverage.target = emu->coverage_target;
+  coverage.path = emu->coverage_path;
+  fmt::print("rooflab: lab {}: measuring which lines of yours the correctness tests run ...\n", lab.id);
+  std::fflush(stdout);
+  const std::string error = compile_binary(run.plan, coverage, run.args.verbose, run.build_box);
+  return untested_lines_check(lab, coverage, options, error);
+}
+
 }  // namespace
 
 LabResults grade_lab(const GradeRun& run, const Lab& lab) {
@@ -407,6 +430,7 @@ LabResults grade_lab(const GradeRun& run, const Lab& lab) {
   }
   if (auto check = forbidden_symbols_check(run.plan.tree.build_dir, lab, v.binaries)) lr.tests.push_back(*check);
   if (auto hint = untested_kernels_check(lab, lr.tests); hint && run.args.test.empty()) lr.tests.push_back(*hint);
+  if (auto hint = untested_lines_hint(run, lab, v, lab_options, lr.tests)) lr.tests.push_back(*hint);
   lr.note = gpu.present ? "graded on " + gpu.description
                         : "no GPU here: correctness graded on the CPU backend, performance needs a GPU";
   apply_perf_gate(lr, gpu.present);  // no perf points on a GPU that fails rooflab doctor's health measurement

@@ -3,6 +3,7 @@
 #include "process.hpp"
 #include "util.hpp"
 
+#include <rooflab/detail/coverage.hpp>
 #include <rooflab/detail/report.hpp>
 #include <rooflab/detail/rubric.hpp>
 
@@ -521,6 +522,58 @@ std::optional<TestResult> untested_kernels_check(const Lab& lab, const std::vect
   hint.output = "hint, no points lost: no test launched these kernel instances, so no grade checked them (a branch "
                 "of a launcher that no test's values take; test it yourself, or remove code that never runs):\n" +
                 hint.output;
+  return hint;
+}
+
+std::optional<TestResult> untested_lines_check(const Lab& lab, const Binary& emu, const RunOptions& options,
+                                               const std::string& build_error) {
+  if (emu.kind != "emu" || emu.coverage_path.empty()) return std::nullopt;
+  TestResult hint;
+  hint.lab = lab.id;
+  hint.id = fmt::format("Lab{}Coverage.EveryLineTested", lab.id);
+  hint.kind = "static";
+  hint.backend = "CPU backend";
+  hint.status = Status::failed;
+  const std::string not_measured = "hint, no points lost: which of your lines the tests ran was not measured: ";
+  if (!build_error.empty()) {
+    hint.output = not_measured + "the coverage build failed:\n" + build_error;
+    return hint;
+  }
+  ReportFile file;
+  ProcessOptions popts;
+  popts.timeout_s = options.timeout_s;
+  popts.env = options.env;
+  popts.env["ROOFLAB_EMU_QUIET"] = "1";
+  popts.env["ROOFLAB_EMU_SCHEDULE"] = "reverse";  // the order whose pretend GPU has 2 SMs: loops go round the grid
+  popts.pass_fd = file.fd();
+  popts.env["ROOFLAB_REPORT_FD"] = "3";
+  const ProcessResult p = run_process({emu.coverage_path.string()}, popts);
+  hint.seconds = p.seconds;
+  const report::Report rep = report::parse(file.read_all());
+  if (!rep.coverage) {
+    hint.output = not_measured + "the run of every correctness test with coverage counters " + p.describe() + "\n" +
+                  tail_lines(p.output, 10);
+    return hint;
+  }
+  if (rep.coverage->contains("error")) {
+    hint.output = not_measured + rep.coverage->value("error", "");
+    return hint;
+  }
+  std::vector<coverage::Gap> gaps;
+  try {
+    gaps = coverage::from_json(rep.coverage->at("gaps"));
+  } catch (const nlohmann::json::exception& e) {
+    hint.output = not_measured + "its report is malformed (" + e.what() + ")";
+    return hint;
+  }
+  if (gaps.empty()) {
+    hint.status = Status::passed;
+    hint.output = "every line and branch of your .cu files ran in a correctness test";
+    return hint;
+  }
+  hint.output = "hint, no points lost: no correctness test ran these lines or took these branches, so no grade "
+                "checked them (a path for sizes, alignments or values the tests never use: test it yourself with "
+                "such inputs, or remove code that never runs):\n" + coverage::describe(gaps);
   return hint;
 }
 

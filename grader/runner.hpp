@@ -111,6 +111,13 @@ void settle_correctness(std::vector<TestResult>& lab_results, bool gpu_present);
 // reported its kernels.
 std::optional<TestResult> untested_kernels_check(const Lab& lab, const std::vector<TestResult>& lab_results);
 
+// Code no test ran: the lines and branch outcomes of the student's .cu files that none of the correctness tests
+// reached, from one run of the emu binary's coverage build (Binary::coverage_path, built), under the reverse
+// order (2 pretend SMs), as every test is graded. A hint worth no points (LabNNCoverage.EveryLineTested), failed
+// when there is such code or when it could not be measured; nullopt when the build has no coverage binary.
+std::optional<TestResult> untested_lines_check(const Lab& lab, const Binary& emu, const RunOptions& options,
+                                               const std::string& build_error = {});
+
 // The values the reference solution's run of `test` expects (what the grader verifies against; cached).
 // Empty when that run did not pass.
 std::vector<double> expected_values(const std::filesystem::path& trusted, const DeclaredTest& test,

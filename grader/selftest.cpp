@@ -185,6 +185,12 @@ int cmd_selftest(const SelftestArgs& a) {
   auto results = run_variant(lab, v, options, build_errors);
   if (auto check = forbidden_symbols_check(m.build_dir, lab, v.binaries)) results.push_back(*check);
   if (auto hint = untested_kernels_check(lab, results)) results.push_back(*hint);
+  // Which lines the tests ran, where the build made the coverage binary of this variant (the solutions and the
+  // cases that test the check).
+  for (const auto& b : v.binaries) {
+    if (b.kind != "emu" || b.coverage_path.empty() || !fs::exists(b.coverage_path)) continue;
+    if (auto hint = untested_lines_check(lab, b, options)) results.push_back(*hint);
+  }
   // ---- collect: the table, every test's status and points as grade writes them (bench/compare-results) ----
   LabResults lr{&lab, v.student_dir.string(), results, "variant " + v.name};
   std::fputs(terminal_table(lr, false).c_str(), stdout);

@@ -127,6 +127,7 @@ Report parse(std::string_view bytes) {
       switch (type) {
         case kTestStart: r.started.push_back(nlohmann::json::parse(payload)); break;
         case kResult: r.results.push_back(nlohmann::json::parse(payload)); break;
+        case kCoverage: r.coverage = nlohmann::json::parse(payload); break;
         case kClaim: r.claimed_kernel_seconds += nlohmann::json::parse(payload).at("kernel_seconds").get<double>(); break;
         case kValues: {
           if (payload.size() < 4) throw std::runtime_error("short values frame");

@@ -136,7 +136,7 @@ ROOFLAB_TEST(Lab02Kernels, TensorGemm) {
   for (rooflab::DType type : {rooflab::DType::fp16, rooflab::DType::bf16}) {
     if (type == rooflab::DType::bf16 && cc_major < 8) continue;
     for (int n : {1, 33, 64}) {
-      const std::size_t count = static_cast<std::size_t>(n) * static_cast<std::size_t>(n);
+      const auto count = static_cast<std::size_t>(n * n);  // n x n, row-major
       const std::uint64_t seed = rooflab::test_seed() + 2 * static_cast<std::uint64_t>(n);
       const Operand a = stored(type, count, seed), b = stored(type, count, seed + 1);
       rooflab::DeviceBuffer<unsigned short> da{std::span<const unsigned short>(a.bits)};

@@ -33,6 +33,7 @@ inline constexpr char kTestStart = 'S';  // JSON {"suite", "name"}
 inline constexpr char kResult = 'J';     // JSON {"suite", "name", "result", "failures", "skip", "properties"}
 inline constexpr char kValues = 'V';     // u32 header length, JSON header {"label", "dtype", "count", "atol", "rtol"}, data
 inline constexpr char kClaim = 'C';      // JSON {"kernel_seconds"}
+inline constexpr char kCoverage = 'L';   // JSON {"gaps": [...]} or {"error": "..."} (rooflab/detail/coverage.hpp)
 
 // ---- writer (test process) ----
 
@@ -66,6 +67,7 @@ struct Report {
   std::vector<nlohmann::json> results;  // kResult frames
   std::vector<Values> values;
   double claimed_kernel_seconds = 0;
+  std::optional<nlohmann::json> coverage;  // the kCoverage frame of a coverage binary's run
   std::string error;  // non-empty: the bytes are not a well-formed report (truncated, garbage)
 };
 
