@@ -238,12 +238,21 @@ Measurement benchmark(const std::function<void(cudaStream_t)>& launch, Work work
     if (options.flush_l2) flusher.flush(stream.get());
     if (persisting_l2 > 0 && cudaCtxResetPersistingL2Cache() != cudaSuccess) (void)cudaGetLastError();
     start.record(stream.get());
+#if defined(ROOFLAB_EMU)
+    const unsigned long long allocations_before = emu::device_allocations_made();
+#endif
     const unsigned long long launches_before = kernel_launches_so_far();
     launch_reading_inputs(launch, stream.get(), inputs);  // on a dry run, also counts the inputs' bytes read
     check_kernels_started(options.kernels, launches_before);
     stop.record(stream.get());
     stop.synchronize();
 #if defined(ROOFLAB_EMU)
+    if (const auto made = emu::device_allocations_made() - allocations_before; made > 0) {
+      throw TimedAllocation(fmt::format(
+          "a timed launch allocated device memory ({} cudaMalloc call{} in one call of the launcher): on a GPU an "
+          "allocation synchronizes the device and costs more than a small kernel. Allocate nothing per call: a "
+          "launcher works in the buffers it is given", made, made == 1 ? "" : "s"));
+    }
     if (const std::string left_out = emu::work_not_covered(start.get(), stop.get()); !left_out.empty()) {
       throw TimedWorkNotCovered("a timed launch left work outside the timed interval: " + left_out +
                                 ". A launcher runs its work on the stream it is given (or orders its own streams "

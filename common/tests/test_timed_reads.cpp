@@ -148,3 +148,25 @@ TEST(TimedInputs, TheFingerprintSeesOneByte) {
   EXPECT_NE(print(a), print(other));
   EXPECT_NE(rooflab::device_fingerprint(a.data(), a.bytes() - 4), print(a)) << "the length counts";
 }
+
+// A timed launch that allocates device memory fails the dry run's benchmark, freed or not; allocations made
+// before the timed loop (the caller's buffers, the harness's own) do not count.
+TEST(TimedAllocations, ALaunchThatAllocatesFailsTheBenchmark) {
+  Buffers b;
+  const rooflab::Work work{.bytes_read = 4.0 * kN, .bytes_written = 4.0 * kN};
+  const rooflab::BenchOptions options{.flush_l2 = false};
+  EXPECT_NO_THROW(rooflab::benchmark([&](cudaStream_t s) { timedtest::scale(b.in.data(), b.out.data(), kN, s); },
+                                     work, options, {rooflab::timed_output(b.out)}, {rooflab::timed_input(b.in, "x")}));
+  try {
+    rooflab::benchmark(
+        [&](cudaStream_t s) {
+          rooflab::DeviceBuffer<float> scratch(kN);  // freed at the end of every call, allocated at every start
+          timedtest::scale(b.in.data(), scratch.data(), kN, s);
+          timedtest::scale(scratch.data(), b.out.data(), kN, s);
+        },
+        work, options, {rooflab::timed_output(b.out)}, {rooflab::timed_input(b.in, "x")});
+    ADD_FAILURE() << "a launch that allocates a scratch buffer per call passed";
+  } catch (const rooflab::TimedAllocation& e) {
+    EXPECT_NE(std::string(e.what()).find("1 cudaMalloc call in one call"), std::string::npos) << e.what();
+  }
+}

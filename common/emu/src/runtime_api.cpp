@@ -32,6 +32,8 @@ using namespace rooflab::emu::memory;
 
 // ---- memory ----
 
+static std::atomic<unsigned long long> g_allocations_made{0};  // device allocations so far (device_allocations_made)
+
 cudaError_t cudaMalloc(void** ptr, size_t size) {
   install_fault_handler();
   if (ptr == nullptr) return record(cudaErrorInvalidValue);
@@ -65,8 +67,11 @@ cudaError_t cudaMalloc(void** ptr, size_t size) {
     if (g_launches_running == 0 && protect_device_memory()) set_access(a, false);
   }
   *ptr = start;
+  g_allocations_made.fetch_add(1, std::memory_order_relaxed);
   return cudaSuccess;
 }
+
+unsigned long long rooflab::emu::device_allocations_made() { return g_allocations_made.load(); }
 
 cudaError_t cudaFree(void* ptr) {
   if (ptr == nullptr) return cudaSuccess;

@@ -137,6 +137,13 @@ class TimedWorkNotCovered : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
 };
+// On a dry run, a timed launch may not allocate device memory (cudaMalloc inside the launcher, freed or not):
+// on a GPU the allocation synchronizes the device and costs more than a small kernel. benchmark() throws
+// TimedAllocation with the count; allocate once, outside the calls, or take a workspace from the caller.
+class TimedAllocation : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
 // A 64-bit fingerprint of `bytes` of device memory: copied to the host in chunks and mixed eight bytes at a time
 // in four independent lanes. Any change of a byte changes it (a checksum, not a cryptographic hash).
 std::uint64_t device_fingerprint(const void* data, std::size_t bytes);

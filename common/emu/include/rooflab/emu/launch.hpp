@@ -96,6 +96,11 @@ std::vector<std::size_t> end_read_watch();
 // when everything is covered. The timing harness fails such a sample.
 std::string work_not_covered(cudaEvent_t start, cudaEvent_t stop);
 
+// Device allocations (cudaMalloc, cudaMallocPitch) made since the process began: the timing harness fails a
+// timed sample during which the launcher allocated (on a GPU an allocation per call costs more than a small
+// kernel, and the first call's differs from the others').
+unsigned long long device_allocations_made();
+
 // Race mode (the ThreadSanitizer build, rooflab::emu_race): data races reported so far in this process and
 // the last report's summary line ("data race kernels.cu:35 in my_kernel(...)"). Always 0 in the normal build.
 int races_reported();
