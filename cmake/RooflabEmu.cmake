@@ -86,8 +86,9 @@ function(rooflab_emu_add_cu target)
   endif()
   _rooflab_emu_wrapper_options(options ${flavor})
   # COVERAGE (plain only): gcov's counters at -O0, where each branch gcov reports is one the source wrote (at
-  # -O1 and above inlined header code and unrolled loops add outcomes no input can take). The prelude's
-  # precompiled header is made with the build's optimization, so it is not used: the wrapper parses the prelude.
+  # -O1 and above inlined header code and unrolled loops add outcomes no input can take; -Og, tried, loses an
+  # early return's line and branch). The prelude's precompiled header is made with the build's optimization, so
+  # it is not used: the wrapper parses the prelude.
   if(E_COVERAGE)
     list(APPEND options -O0 --coverage)
   endif()

@@ -427,6 +427,10 @@ function(_rooflab_add_variant json_out)
       # -u: libgcov's __gcov_dump, which test_main.cpp calls through a weak reference (one that alone would not
       # take it from the archive).
       target_link_options(${V_PREFIX}_coverage PRIVATE --coverage -Wl,-u,__gcov_dump)
+      # Built by a grade when it asks for the hint; in the default build only where CI checks the solutions.
+      if(NOT ROOFLAB_SELFTEST)
+        set_target_properties(${V_PREFIX}_coverage PROPERTIES EXCLUDE_FROM_ALL ON)
+      endif()
       _rooflab_json_set_string(b coverage_target "${V_PREFIX}_coverage")
       _rooflab_json_set_string(b coverage_path "$<TARGET_FILE:${V_PREFIX}_coverage>")
     endif()
@@ -529,7 +533,7 @@ const char* rooflab::testing::capture_archs() { return "@archs@"; }
   endif()
 
   set(targets "")
-  foreach(kind IN LISTS ROOFLAB_BINARY_KINDS ITEMS coverage)
+  foreach(kind IN LISTS ROOFLAB_BINARY_KINDS)
     if(TARGET ${V_PREFIX}_${kind})
       list(APPEND targets ${V_PREFIX}_${kind})
     endif()
@@ -855,7 +859,7 @@ function(_rooflab_register_ctests lab prefix student_dir)
     # or branch outcome of the student's .cu files no test reached, but those the student directory's
     # coverage.json allows with a reason (the reference solutions': rooflab/detail/coverage.hpp). The reverse
     # order's pretend GPU has 2 SMs, so the tests' sizes reach the loops that go round a grid.
-    if(TARGET ${prefix}_coverage)
+    if(TARGET ${prefix}_coverage AND ROOFLAB_SELFTEST)
       set(allow "${student_dir}/coverage.json")  # none there: nothing allowed
       add_test(NAME lab${lab}.emu.coverage COMMAND ${prefix}_coverage)
       set_tests_properties(lab${lab}.emu.coverage PROPERTIES LABELS "lab${lab};emu" TIMEOUT 600

@@ -405,6 +405,7 @@ class ClassGrader {
     g.no_color = true;
     g.timeout_s = a_.timeout_s;
     g.verify = a_.verify;
+    g.coverage = a_.coverage;
     g.seed = a_.seed;
     if (a_.hidden_tests) g.hidden_tests = fs::absolute(*a_.hidden_tests);
     g.kinds = a_.kinds;

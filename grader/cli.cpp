@@ -45,6 +45,9 @@ void add_grade_options(CLI::App& g, GradeArgs& grade) {
   g.add_option("--test", grade.test, "Only the tests whose Suite.Name contains this text");
   g.add_flag("--watch", grade.watch, "Grade again every time a student file of the graded labs (or of the "
                                      "--submission folder) is saved");
+  g.add_flag("!--no-coverage", grade.coverage,
+             "Leave out the hint of which lines of the student's .cu files no correctness test ran (it costs a "
+             "coverage build of the kernels and one more run of the lab's correctness tests)");
   g.add_flag("--all-kinds", grade.all_kinds,
              "Also build the test binaries this machine cannot run (the GPU ones without a GPU)");
   g.add_option("--hidden-tests", grade.hidden_tests,
@@ -85,6 +88,9 @@ void add_class_options(CLI::App& gc, ClassArgs& k) {
       ->check(CLI::IsMember(class_kinds()));
   gc.add_flag("--force", k.force, "Regrade every student, even those whose inputs and grader are unchanged");
   gc.add_flag("!--no-verify", k.verify, "Do not check passing tests against a run of the reference solutions");
+  gc.add_flag("--coverage", k.coverage,
+              "Give each student the hint of which of their lines no correctness test ran (a coverage build and "
+              "one more run of the correctness tests per student and lab)");
   gc.add_option("--build-dir", k.build_dir, "The build tree shared by the class (default OUT/build)");
   gc.add_option("--task", k.task, "(Slurm) grade only chunk TASK of the sorted submissions");
   gc.add_option("--chunk", k.chunk, "(Slurm) students per task")->capture_default_str();

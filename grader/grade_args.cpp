@@ -47,6 +47,7 @@ std::vector<std::string> to_argv(const GradeArgs& a) {
   add(argv, "-v", a.verbose);
   add(argv, "--watch", a.watch);
   add(argv, "--all-kinds", a.all_kinds);
+  add(argv, "--no-coverage", !a.coverage);
   add(argv, "--no-sandbox", a.no_sandbox);
   return argv;
 }
@@ -63,6 +64,7 @@ std::vector<std::string> to_argv(const ClassArgs& a) {
   add(argv, "--seed", a.seed);
   add_kinds(argv, a.kinds);
   add(argv, "--no-verify", !a.verify);
+  add(argv, "--coverage", a.coverage);
   add(argv, "--hidden-tests", a.hidden_tests);
   add(argv, "--force", a.force);
   add(argv, "--collect", a.collect_only);

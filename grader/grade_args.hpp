@@ -33,6 +33,9 @@ struct GradeArgs {
   std::string test;
   bool watch = false;
   bool all_kinds = false;  // also build the kinds this machine cannot run (GPU binaries without a GPU)
+  // The hint of lines no correctness test ran (runner.hpp, untested_lines_check): a coverage build of the
+  // student's kernels and one more run of the lab's correctness tests. --no-coverage leaves it out.
+  bool coverage = true;
   // Instructors' hidden tests: DIR/<NN>/rubric.json and DIR/<NN>/<kind>*.cpp, built into lab NN's binaries
   // (and the reference solutions' ones they are verified against) and graded like the public tests.
   std::optional<std::filesystem::path> hidden_tests;
@@ -53,6 +56,7 @@ struct ClassArgs {
   std::vector<std::string> kinds;  // passed to each grade (--kind); empty: every kind
   bool force = false;              // regrade students whose inputs are unchanged
   bool verify = true;              // --verify / --no-verify of each grade
+  bool coverage = false;           // each grade's hint of lines no test ran (--coverage; costs a build and a run)
   std::optional<std::filesystem::path> build_dir;  // default OUT/build
   // A Slurm task grades only its chunk: students whose index i (sorted by name) has i / chunk == task.
   std::optional<int> task;

@@ -390,7 +390,7 @@ void grade_binary(const GradeRun& run, const Lab& lab, const Binary& b, const Ru
 // coverage build, built and run once, where the emu tests were graded in full and the student files compiled.
 std::optional<TestResult> untested_lines_hint(const GradeRun& run, const Lab& lab, const Variant& v,
                                               const RunOptions& options, const std::vector<TestResult>& tests) {
-  if (!run.args.test.empty() || !wanted_kind(run.args, "emu")) return std::nullopt;
+  if (!run.args.coverage || !run.args.test.empty() || !wanted_kind(run.args, "emu")) return std::nullopt;
   const auto emu = std::find_if(v.binaries.begin(), v.binaries.end(), [](const Binary& b) { return b.kind == "emu"; });
   if (emu == v.binaries.end() || emu->coverage_target.empty() || !emu->unavailable.empty()) return std::nullopt;
   // Only where a correctness test passed on the CPU backend: code that fails its tests (a stub) has more to fix

@@ -498,6 +498,16 @@ std::vector<TestResult> run_binary(const Lab& lab, const Binary& binary, const R
   return out;
 }
 
+TestResult lab_check(const Lab& lab, std::string id, std::string backend, Status status) {
+  TestResult r;
+  r.lab = lab.id;
+  r.id = std::move(id);
+  r.kind = "static";
+  r.backend = std::move(backend);
+  r.status = status;
+  return r;
+}
+
 std::optional<TestResult> untested_kernels_check(const Lab& lab, const std::vector<TestResult>& results) {
   std::set<std::string> defined, launched;
   for (const auto& r : results) {
@@ -505,12 +515,8 @@ std::optional<TestResult> untested_kernels_check(const Lab& lab, const std::vect
     launched.insert(r.kernels_launched.begin(), r.kernels_launched.end());
   }
   if (defined.empty()) return std::nullopt;
-  TestResult hint;
-  hint.lab = lab.id;
-  hint.id = fmt::format("Lab{}Coverage.EveryKernelTested", lab.id);
-  hint.kind = "static";
-  hint.backend = "CPU backend";
-  hint.status = Status::passed;
+  TestResult hint =
+      lab_check(lab, fmt::format("Lab{}Coverage.EveryKernelTested", lab.id), "CPU backend", Status::passed);
   for (const auto& k : defined) {
     if (launched.count(k) == 0) hint.output += "code no grade checked: " + k + "\n";
   }
@@ -528,12 +534,8 @@ std::optional<TestResult> untested_kernels_check(const Lab& lab, const std::vect
 std::optional<TestResult> untested_lines_check(const Lab& lab, const Binary& emu, const RunOptions& options,
                                                const std::string& build_error) {
   if (emu.kind != "emu" || emu.coverage_path.empty()) return std::nullopt;
-  TestResult hint;
-  hint.lab = lab.id;
-  hint.id = fmt::format("Lab{}Coverage.EveryLineTested", lab.id);
-  hint.kind = "static";
-  hint.backend = "CPU backend";
-  hint.status = Status::failed;
+  TestResult hint =
+      lab_check(lab, fmt::format("Lab{}Coverage.EveryLineTested", lab.id), "CPU backend", Status::failed);
   const std::string not_measured = "hint, no points lost: which of your lines the tests ran was not measured: ";
   if (!build_error.empty()) {
     hint.output = not_measured + "the coverage build failed:\n" + build_error;

@@ -111,6 +111,10 @@ void settle_correctness(std::vector<TestResult>& lab_results, bool gpu_present);
 // reported its kernels.
 std::optional<TestResult> untested_kernels_check(const Lab& lab, const std::vector<TestResult>& lab_results);
 
+// A result the grader makes itself about the whole lab (a check or a hint, no test process's): the lab, the
+// id, kind "static", the backend named and the status given.
+TestResult lab_check(const Lab& lab, std::string id, std::string backend, Status status);
+
 // Code no test ran: the lines and branch outcomes of the student's .cu files that none of the correctness tests
 // reached, from one run of the emu binary's coverage build (Binary::coverage_path, built), under the reverse
 // order (2 pretend SMs), as every test is graded. A hint worth no points (LabNNCoverage.EveryLineTested), failed

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdio>
+#include <regex>
 #include <set>
 
 namespace rooflab::grader {
@@ -152,6 +153,21 @@ void named_tests_lost(const std::vector<TestResult>& results, const nlohmann::js
   }
 }
 
+// A case's "coverage_reports" (a regular expression): what the hint of lines no test ran must say of it.
+void coverage_reported(const std::vector<TestResult>& results, const nlohmann::json& expect,
+                       std::vector<std::string>& problems) {
+  if (!expect.contains("coverage_reports")) return;
+  const std::regex want(expect.at("coverage_reports").get<std::string>());
+  for (const auto& r : results) {
+    if (!r.id.ends_with("Coverage.EveryLineTested")) continue;
+    if (!std::regex_search(r.output, want)) {
+      problems.push_back(fmt::format("{} should report /{}/ but says: {}", r.id,
+                                     expect.at("coverage_reports").get<std::string>(), r.output));
+    }
+    return;
+  }
+}
+
 }  // namespace
 
 int cmd_selftest(const SelftestArgs& a) {
@@ -185,10 +201,15 @@ int cmd_selftest(const SelftestArgs& a) {
   auto results = run_variant(lab, v, options, build_errors);
   if (auto check = forbidden_symbols_check(m.build_dir, lab, v.binaries)) results.push_back(*check);
   if (auto hint = untested_kernels_check(lab, results)) results.push_back(*hint);
-  // Which lines the tests ran, where the build made the coverage binary of this variant (the solutions and the
-  // cases that test the check).
+  // Which lines the tests ran: for a case that must lose that hint (the solutions' own coverage is CI's
+  // labNN.emu.coverage), from the coverage binary the build made of it; "coverage_reports" in expect.json is
+  // what the hint must say (the line).
+  const auto& lose_ids = expect.value("must_fail", nlohmann::json::array());
+  const bool lines_case = std::any_of(lose_ids.begin(), lose_ids.end(), [](const nlohmann::json& id) {
+    return id.is_string() && id.get<std::string>().ends_with("Coverage.EveryLineTested");
+  });
   for (const auto& b : v.binaries) {
-    if (b.kind != "emu" || b.coverage_path.empty() || !fs::exists(b.coverage_path)) continue;
+    if (!lines_case || b.kind != "emu" || b.coverage_path.empty() || !fs::exists(b.coverage_path)) continue;
     if (auto hint = untested_lines_check(lab, b, options)) results.push_back(*hint);
   }
   // ---- collect: the table, every test's status and points as grade writes them (bench/compare-results) ----
@@ -208,6 +229,7 @@ int cmd_selftest(const SelftestArgs& a) {
     no_leaked_answers(results, options, problems);
     nothing_created(must_not_create, problems);
     named_tests_lost(results, expect, problems);
+    coverage_reported(results, expect, problems);
   }
   if (problems.empty()) {
     fmt::print("selftest lab {} {}: as expected ({})\n", lab.id, v.name, v.expect);

@@ -246,12 +246,8 @@ std::string forbidden_symbols_in(const fs::path& build_dir, const Lab& lab, cons
 
 std::optional<TestResult> forbidden_symbols_check(const fs::path& build_dir, const Lab& lab,
                                                   const std::vector<Binary>& binaries) {
-  TestResult r;
-  r.lab = lab.id;
-  r.id = fmt::format("Lab{}Static.NoForbiddenLibraries", lab.id);
-  r.kind = "static";
-  r.backend = "compiler output";
-  r.status = Status::passed;
+  TestResult r =
+      lab_check(lab, fmt::format("Lab{}Static.NoForbiddenLibraries", lab.id), "compiler output", Status::passed);
   std::set<std::string> seen;
   std::set<fs::path> checked;  // each object once: the kinds of the CPU backend share the kernels' objects
   for (const auto& b : binaries) {

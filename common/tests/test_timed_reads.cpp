@@ -22,6 +22,15 @@ struct Buffers {
   rooflab::DeviceBuffer<float> in, out, kept;
 };
 
+rooflab::Work scale_work() { return {.bytes_read = 4.0 * kN, .bytes_written = 4.0 * kN}; }
+
+// The benchmark of a launch that reads its input and writes its output, nothing else: it passes.
+void expect_honest_benchmark_passes(Buffers& b) {
+  EXPECT_NO_THROW(rooflab::benchmark([&](cudaStream_t s) { timedtest::scale(b.in.data(), b.out.data(), kN, s); },
+                                     scale_work(), {.flush_l2 = false}, {rooflab::timed_output(b.out)},
+                                     {rooflab::timed_input(b.in, "x")}));
+}
+
 }  // namespace
 
 TEST(TimedReads, TheWatchCountsEveryByteOfTheRangeThatAKernelRead) {
@@ -123,10 +132,9 @@ TEST(TimedKernels, BenchmarkChecksTheKernelsOfEveryTimedLaunch) {
 // that only reads it passes. The fingerprint sees a change of one byte.
 TEST(TimedInputs, ALaunchThatWritesIntoItsInputFailsTheBenchmark) {
   Buffers b;
-  const rooflab::Work work{.bytes_read = 4.0 * kN, .bytes_written = 4.0 * kN};
+  const rooflab::Work work = scale_work();
   const rooflab::BenchOptions options{.flush_l2 = false};
-  EXPECT_NO_THROW(rooflab::benchmark([&](cudaStream_t s) { timedtest::scale(b.in.data(), b.out.data(), kN, s); },
-                                     work, options, {rooflab::timed_output(b.out)}, {rooflab::timed_input(b.in, "x")}));
+  expect_honest_benchmark_passes(b);
   try {
     rooflab::benchmark([&](cudaStream_t s) { timedtest::scale(b.in.data(), b.in.data(), kN, s); }, work, options, {},
                        {rooflab::timed_input(b.in, "x")});
@@ -153,10 +161,9 @@ TEST(TimedInputs, TheFingerprintSeesOneByte) {
 // before the timed loop (the caller's buffers, the harness's own) do not count.
 TEST(TimedAllocations, ALaunchThatAllocatesFailsTheBenchmark) {
   Buffers b;
-  const rooflab::Work work{.bytes_read = 4.0 * kN, .bytes_written = 4.0 * kN};
+  const rooflab::Work work = scale_work();
   const rooflab::BenchOptions options{.flush_l2 = false};
-  EXPECT_NO_THROW(rooflab::benchmark([&](cudaStream_t s) { timedtest::scale(b.in.data(), b.out.data(), kN, s); },
-                                     work, options, {rooflab::timed_output(b.out)}, {rooflab::timed_input(b.in, "x")}));
+  expect_honest_benchmark_passes(b);
   try {
     rooflab::benchmark(
         [&](cudaStream_t s) {
