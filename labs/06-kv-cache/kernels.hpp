@@ -1,7 +1,8 @@
 // Lab 06: KV-cache sizing and paged decode attention - the kernels' launchers.  PROVIDED: do not modify.
 //
-// The cache layout is lab.hpp's PagedCacheLayout. All arrays are device memory; every launcher is
-// asynchronous on `stream`.
+// The cache layout is lab.hpp's PagedCacheLayout. All arrays are device memory, each starting on a 16-byte
+// boundary: a kernel may count on that much alignment and no more (the tests pass some arrays 16 bytes past a
+// multiple of 32, as a slice of a larger allocation would be). Every launcher is asynchronous on `stream`.
 #pragma once
 
 #include "lab.hpp"

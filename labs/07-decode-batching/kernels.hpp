@@ -1,7 +1,10 @@
 // Lab 07: decode batching - the kernels' launchers.  PROVIDED: do not modify.
 //
 // W is the weight matrix of a linear layer, N x K row-major FP16 (one row per output); inputs and outputs
-// are FP16, sums are FP32. Every launcher is asynchronous on `stream` and handles any N, K >= 1.
+// are FP16, sums are FP32. Every launcher is asynchronous on `stream` and handles any N, K >= 1. Every array
+// starts on a 16-byte boundary: a kernel may count on that much alignment and no more (the tests pass some
+// arrays 16 bytes past a multiple of 32, as a slice of a larger allocation would be); a row of W or X is then
+// 16-byte aligned only when K is a multiple of 8.
 #pragma once
 
 #include "lab.hpp"

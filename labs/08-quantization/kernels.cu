@@ -54,9 +54,10 @@ __global__ void quantize_int8_kernel(const __half* __restrict__ w, std::int8_t* 
                                      __half* __restrict__ scales, std::size_t groups) {
   // STUDENT BEGIN (lab08.quantize_int8)
   // TODO(lab08.quantize_int8): for each group g (grid-stride: g = global_thread(); g < groups; g +=
-  //   grid_threads()): absmax of its 32 weights w[g * 32 + i]; scale = __float2half(absmax / kInt8Max), stored
-  //   in scales[g]; then q = rintf(w / s) with s the stored scale as a float, clamped to [-127, 127]; a group
-  //   of zeros (s == 0) stores q = 0. About 12 lines. Handout: "Group-wise quantization and its error".
+  //   grid_threads()): absmax of its 32 weights w[g * 32 + i]; scale = __float2half_ru(absmax / kInt8Max)
+  //   (rounded up: lab.hpp says why), stored in scales[g]; then q = rintf(w / s) with s the stored scale as a
+  //   float, clamped to [-127, 127]; a group of zeros (s == 0) stores q = 0. About 12 lines. Handout:
+  //   "Group-wise quantization and its error".
   rooflab::unused(w, q, scales, groups);  // delete this line when the kernel is written
   // STUDENT END
 }

@@ -3,7 +3,10 @@
 // W is the weight matrix of a linear layer, n x k row-major (one row per output). The packed layouts are in
 // lab.hpp: int8 in groups of 32, int4 in groups of `group` (32 or 128), two weights per byte; k is a
 // multiple of the group. Every launcher is asynchronous on `stream`, launches its kernel once and allocates
-// no device memory: the GEMVs get the packed weights and nothing else.
+// no device memory: the GEMVs get the packed weights and nothing else. Every array starts on a 16-byte
+// boundary: a kernel may count on that much alignment and no more (the tests pass some arrays 16 bytes past a
+// multiple of 32, as a slice of a larger allocation would be); with k a multiple of 32 every row of quants
+// is then 16-byte aligned too.
 #pragma once
 
 #include "lab.hpp"

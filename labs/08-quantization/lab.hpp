@@ -36,10 +36,14 @@ namespace lab08 {
 //           (llama.cpp's Q4_0 orders nibbles differently: weights 0-15 of a block in the low nibbles, 16-31
 //           in the high ones. The order is part of the format: say which one you read.)
 //   scales: __half[n x k / group]
-// Quantizing a group: scale = FP16(absmax / qmax), absmax the largest |w| of the group; q = the nearest
-// integer to w / scale (float division, ties to even), clamped to [-qmax, qmax]. A group of zeros has scale 0
-// and every q = 0 (no division by zero). Dequantizing: w' = scale x q, rounded to FP16. For every weight
-// |w - w'| <= scale / 2 before that last rounding.
+// Quantizing a group: scale = absmax / qmax rounded UP to FP16 (__float2half_ru: the smallest FP16 value s
+// with qmax s >= absmax), absmax the largest |w| of the group; q = the nearest integer to w / scale (float
+// division, ties to even), clamped to [-qmax, qmax]. A group of zeros has scale 0 and every q = 0 (no division
+// by zero); any other group has a scale of at least 2^-24, FP16's smallest subnormal. Dequantizing:
+// w' = scale x q, rounded to FP16. For every weight |w - w'| <= scale / 2 before that last rounding.
+// (Rounding the scale to nearest meets the bound too while absmax / qmax is a normal FP16 number, but not
+// below 2^-14, where FP16's steps are 2^-24 apart: there the nearest scale can be far below absmax / qmax,
+// or 0, and the group's largest weights clip. The tests hold such groups.)
 inline constexpr int kInt8Group = 32;
 inline constexpr int kInt8Max = 127;
 inline constexpr int kInt4Max = 7;
@@ -121,6 +125,16 @@ inline float fp16_round(float x) {
   return static_cast<float>(std::copysign(std::nearbyint(a / ulp) * ulp, static_cast<double>(x)));
 }
 
+// x >= 0 rounded up to an FP16 value (toward +infinity): what __float2half_ru does, on the host.
+inline float fp16_round_up(float x) {
+  const float r = fp16_round(x);
+  if (!(r < x)) return r;
+  if (r == 0.0f) return std::ldexp(1.0f, -24);  // the smallest subnormal
+  int e = 0;
+  std::frexp(static_cast<double>(r), &e);  // r = f x 2^e, f in [0.5, 1): the step above r is its binade's
+  return static_cast<float>(r + std::ldexp(1.0, std::max(e - 1, -14) - 10));
+}
+
 // Quantizes `count` weights (a multiple of `group`) group by group as the layouts above say: q (one int per
 // weight, in [-qmax, qmax]) and one scale per group (an FP16 value, as float).
 inline void quantize_ref(std::span<const float> w, int group, int qmax, std::vector<int>& q, std::vector<float>& scales) {
@@ -130,7 +144,7 @@ inline void quantize_ref(std::span<const float> w, int group, int qmax, std::vec
     const float* v = w.data() + g * static_cast<std::size_t>(group);
     float absmax = 0.0f;
     for (int i = 0; i < group; ++i) absmax = std::max(absmax, std::fabs(v[i]));
-    const float scale = fp16_round(absmax / static_cast<float>(qmax));
+    const float scale = fp16_round_up(absmax / static_cast<float>(qmax));
     scales[g] = scale;
     if (scale == 0.0f) continue;
     for (int i = 0; i < group; ++i) {

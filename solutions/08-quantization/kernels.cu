@@ -55,12 +55,15 @@ __global__ void quantize_int8_kernel(const __half* __restrict__ w, std::int8_t* 
   // STUDENT BEGIN (lab08.quantize_int8)
   // Symmetric: the scale maps the group's largest magnitude to 127, so that both signs use the whole range.
   // The quantizer divides by the FP16 scale it stores, which is what dequantization will multiply by; a group
-  // of zeros has scale 0 and must not divide by it (0 / 0 is NaN).
+  // of zeros has scale 0 and must not divide by it (0 / 0 is NaN). The scale is rounded up (_ru): a scale no
+  // smaller than absmax / 127 puts every w / s inside [-127, 127], so nothing clips. Round to nearest would do
+  // as well for a normal FP16 scale (it is off by at most 2^-11 of itself), but below 2^-14 FP16's steps are
+  // 2^-24 apart, and a tiny group's nearest scale can be half of absmax / 127, or 0.
   for (std::size_t g = global_thread(); g < groups; g += grid_threads()) {
     const __half* v = w + g * kInt8Group;
     float absmax = 0.0f;
     for (int i = 0; i < kInt8Group; ++i) absmax = fmaxf(absmax, fabsf(__half2float(v[i])));
-    const __half scale = __float2half(absmax / kInt8Max);
+    const __half scale = __float2half_ru(absmax / kInt8Max);
     scales[g] = scale;
     const float s = __half2float(scale);
     for (int i = 0; i < kInt8Group; ++i) {
@@ -90,7 +93,7 @@ __global__ void quantize_int4_kernel(const __half* __restrict__ w, std::uint8_t*
     const __half* v = w + g * group;
     float absmax = 0.0f;
     for (int i = 0; i < group; ++i) absmax = fmaxf(absmax, fabsf(__half2float(v[i])));
-    const __half scale = __float2half(absmax / kInt4Max);
+    const __half scale = __float2half_ru(absmax / kInt4Max);
     scales[g] = scale;
     const float s = __half2float(scale);
     for (int i = 0; i < group; i += 2) {

@@ -110,8 +110,10 @@ void decode_allowances(const std::vector<float>& q, const std::vector<float>& k,
 // `sharp` scores the softmax at scale 40: the largest scores are in the hundreds, so exp() of a score without
 // the running maximum subtracted overflows FP32.
 // `positive`: positive queries, keys and values (every score and every product of the output's sum the same sign).
+// `at`: where every array starts (kernels.hpp promises 16-byte alignment, no more).
 ::testing::AssertionResult check_decode(const std::vector<int>& lengths, int kv_heads, int group, int head_dim,
-                                        bool sharp = false, bool positive = false) {
+                                        bool sharp = false, bool positive = false,
+                                        rooflab::Placement at = rooflab::Placement::allocation_start) {
   const Cache c(lengths, kv_heads, head_dim, rooflab::test_seed() + static_cast<std::uint64_t>(group * 131 + head_dim),
                 positive);
   const int heads = kv_heads * group, batch = c.batch();
@@ -120,11 +122,12 @@ void decode_allowances(const std::vector<float>& q, const std::vector<float>& k,
   const float scale = sharp ? 40.0f : 3.0f / std::sqrt(static_cast<float>(head_dim));
   const auto q = to_half(rooflab::random_floats(static_cast<std::size_t>(batch) * heads * head_dim, rooflab::test_seed() + 5,
                                                 positive ? 0.0f : -1.0f, 1.0f));
-  rooflab::DeviceBuffer<__half> dq{std::span<const __half>(q)}, dk{std::span<const __half>(c.k)},
-      dv{std::span<const __half>(c.v)};
-  rooflab::DeviceBuffer<int> dtable{std::span<const int>(c.table)}, dlens{std::span<const int>(lengths)};
-  rooflab::DeviceBuffer<float> workspace(lab06::decode_workspace_bytes(batch, heads, head_dim, max_len) / sizeof(float));
-  rooflab::DeviceBuffer<__half> out(q.size());
+  rooflab::DeviceBuffer<__half> dq{std::span<const __half>(q), at}, dk{std::span<const __half>(c.k), at},
+      dv{std::span<const __half>(c.v), at};
+  rooflab::DeviceBuffer<int> dtable{std::span<const int>(c.table), at}, dlens{std::span<const int>(lengths), at};
+  rooflab::DeviceBuffer<float> workspace(lab06::decode_workspace_bytes(batch, heads, head_dim, max_len) / sizeof(float),
+                                         at);
+  rooflab::DeviceBuffer<__half> out(q.size(), at);
   out.poison();
   workspace.poison();
   const rooflab::KernelWatch watch;
@@ -160,7 +163,7 @@ void decode_allowances(const std::vector<float>& q, const std::vector<float>& k,
   if (!r) {
     r << " (decode attention, " << describe(lengths) << ", " << kv_heads << " KV heads x " << group
       << " query heads each, head dim " << head_dim << (sharp ? ", scale 40" : "") << (positive ? ", positive q, K, V" : "")
-      << "; out is [batch][heads][head_dim])";
+      << rooflab::placement_note(at) << "; out is [batch][heads][head_dim])";
   }
   return r;
 }
@@ -175,6 +178,12 @@ std::vector<std::vector<int>> decode_batches() {
   const int whole_chunks = 4 * lab06::kChunkTokens, longest = 1000;
 #endif
   return {{1}, {15}, {16}, {17}, {whole_chunks}, {17, 1, longest, 16, 15, 40}};
+}
+
+// The batch of mixed lengths has every array 16 bytes past a multiple of 32 (aligned as kernels.hpp promises,
+// no more); the others start where cudaMalloc puts them. Every kernel instance sees both.
+rooflab::Placement mixed_batch_placement(const std::vector<int>& lengths) {
+  return lengths.size() > 1 ? rooflab::Placement::aligned_16_not_32 : rooflab::Placement::allocation_start;
 }
 
 // The launcher on a group or head dim it does not support must throw std::invalid_argument (kernels.cu's
@@ -210,7 +219,9 @@ ROOFLAB_TEST(Lab06Kernels, AppendThroughTheBlockTable) {
   // A prefill of whole sequences and a decode step of one token each, into shuffled blocks.
   for (const bool prefill : {true, false}) {
     // 199 prefill tokens: more 16-byte vectors than a grid of 8 blocks per SM has threads on a small GPU,
-    // so the grid-stride loop goes round.
+    // so the grid-stride loop goes round. The decode step's arrays start 16 bytes past a multiple of 32
+    // (aligned as kernels.hpp promises, no more).
+    const auto at = prefill ? rooflab::Placement::allocation_start : rooflab::Placement::aligned_16_not_32;
     const std::vector<int> lengths{1, 15, 16, 17, 150};
     Cache c(lengths, 2, 64, rooflab::test_seed() + (prefill ? 11 : 12));
     std::vector<int> seq_of, pos_of;
@@ -225,10 +236,10 @@ ROOFLAB_TEST(Lab06Kernels, AppendThroughTheBlockTable) {
     const std::size_t row = static_cast<std::size_t>(c.layout.kv_heads) * c.layout.head_dim;
     const auto k_new = to_half(rooflab::random_floats(tokens * row, rooflab::test_seed() + 13));
     const auto v_new = to_half(rooflab::random_floats(tokens * row, rooflab::test_seed() + 14));
-    rooflab::DeviceBuffer<__half> dk_new{std::span<const __half>(k_new)}, dv_new{std::span<const __half>(v_new)};
-    rooflab::DeviceBuffer<__half> dk{std::span<const __half>(c.k)}, dv{std::span<const __half>(c.v)};
-    rooflab::DeviceBuffer<int> dseq{std::span<const int>(seq_of)}, dpos{std::span<const int>(pos_of)},
-        dtable{std::span<const int>(c.table)};
+    rooflab::DeviceBuffer<__half> dk_new{std::span<const __half>(k_new), at}, dv_new{std::span<const __half>(v_new), at};
+    rooflab::DeviceBuffer<__half> dk{std::span<const __half>(c.k), at}, dv{std::span<const __half>(c.v), at};
+    rooflab::DeviceBuffer<int> dseq{std::span<const int>(seq_of), at}, dpos{std::span<const int>(pos_of), at},
+        dtable{std::span<const int>(c.table), at};
     const rooflab::KernelWatch watch;
     lab06::paged_kv_append(dk_new.data(), dv_new.data(), dseq.data(), dpos.data(), tokens, dk.data(), dv.data(),
                            dtable.data(), c.layout, nullptr);
@@ -242,7 +253,8 @@ ROOFLAB_TEST(Lab06Kernels, AppendThroughTheBlockTable) {
       std::copy_n(v_new.begin() + static_cast<std::ptrdiff_t>(t * row), row, want_v.begin() + static_cast<std::ptrdiff_t>(dst));
     }
     const char* what = prefill ? " (append, a prefill of whole sequences: lengths 1 15 16 17 150; pools are [block][slot][kv_head][dim])"
-                               : " (append, one decode token per sequence: lengths 1 15 16 17 150; pools are [block][slot][kv_head][dim])";
+                               : " (append, one decode token per sequence: lengths 1 15 16 17 150, arrays 16 bytes past a "
+                                 "multiple of 32; pools are [block][slot][kv_head][dim])";
     EXPECT_TRUE((all_close<float, float>(to_float(dk.download()), to_float(want_k), rooflab::kExactTolerance))) << "K pool" << what;
     EXPECT_TRUE((all_close<float, float>(to_float(dv.download()), to_float(want_v), rooflab::kExactTolerance))) << "V pool" << what;
   }
@@ -252,7 +264,9 @@ ROOFLAB_TEST(Lab06Kernels, DecodeAttentionOneKvHeadPerQueryHead) {
   ROOFLAB_REQUIRE_GPU();
   // Both head dims the launcher accepts: each is its own kernel instance.
   for (const auto& lengths : decode_batches()) {
-    for (const int head_dim : {64, 128}) EXPECT_TRUE(check_decode(lengths, 3, 1, head_dim));
+    for (const int head_dim : {64, 128}) {
+      EXPECT_TRUE(check_decode(lengths, 3, 1, head_dim, false, false, mixed_batch_placement(lengths)));
+    }
   }
   EXPECT_TRUE(check_decode({17, 1, 300}, 3, 1, 128, true));
   EXPECT_TRUE(check_decode({17, 1, 300}, 3, 1, 128, false, true));
@@ -265,7 +279,10 @@ ROOFLAB_TEST(Lab06Kernels, DecodeAttentionGroupedQueries) {
   // instance no test launches is code no grade checks.
   for (const auto& lengths : decode_batches()) {
     for (const int group : {2, 4, 8}) {
-      for (const int head_dim : {64, 128}) EXPECT_TRUE(check_decode(lengths, group == 8 ? 1 : 2, group, head_dim));
+      for (const int head_dim : {64, 128}) {
+        EXPECT_TRUE(check_decode(lengths, group == 8 ? 1 : 2, group, head_dim, false, false,
+                                 mixed_batch_placement(lengths)));
+      }
     }
   }
   EXPECT_TRUE(check_decode({17, 1, 300}, 2, 4, 128, true));

@@ -22,6 +22,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -41,17 +42,22 @@ struct Shape {
 // ends of FP16's range (+-65504), group 2 all negative (its absmax is a negative weight: a scale taken from
 // the max clips it), group 3 tiny: FP16 subnormals, multiples of 2^-24 up to 3 qmax of them, so the scale
 // is the subnormal 3 x 2^-24 exactly (a quantizer that flushes it to 0, or treats a tiny absmax as a group of
-// zeros, breaks the bound). In about half of the other groups, too, the largest magnitude is negative.
+// zeros, breaks the bound). Groups 4 and 5 are subnormal too, with absmax / qmax off FP16's grid: a half step
+// (absmax (qmax - 1) / 2 x 2^-24, whose nearest FP16 scale is 0) and about 1.4 steps (nearest 2^-24, which
+// clips the largest weights): only a scale rounded up keeps them within scale / 2 (lab.hpp). In about half
+// of the other groups, too, the largest magnitude is negative.
 std::vector<float> test_weights(Shape s, int group, int qmax, std::uint64_t seed) {
   auto w = rooflab::random_floats(static_cast<std::size_t>(s.n) * s.k, seed);
   const std::size_t groups = w.size() / static_cast<std::size_t>(group);
-  for (std::size_t g = 0; g < groups && g < 4; ++g) {
+  // Group g >= 3: FP16 subnormals, integers times 2^-24 up to `steps[g]` in magnitude (weight 0 at -steps).
+  const float steps[] = {0, 0, 0, 3.0f * qmax, (qmax - 1) / 2.0f, qmax + std::floor(qmax * 0.4f)};
+  for (std::size_t g = 0; g < groups && g < 6; ++g) {
     for (int i = 0; i < group; ++i) {
       float& v = w[g * group + i];
       if (g == 0) v = 0.0f;
       if (g == 1) v = i % 4 == 0 ? 65504.0f : i % 4 == 1 ? -65504.0f : v * 65504.0f;
       if (g == 2) v = -std::fabs(v);
-      if (g == 3) v = std::ldexp(i == 0 ? -3.0f * qmax : std::nearbyint(v * 3.0f * qmax), -24);
+      if (g >= 3) v = std::ldexp(i == 0 ? -steps[g] : std::nearbyint(v * steps[g]), -24);
     }
   }
   for (auto& v : w) v = lab08::fp16_round(v);
@@ -93,13 +99,14 @@ double violations(const std::vector<float>& w, const std::vector<int>& q, const 
 
 // One quantizer run: the watch's checks, the scales against the reference's, the decoded weights against
 // the bound. `bits` is 8 or 4.
-::testing::AssertionResult check_quantize(Shape s, int group, int bits) {
+::testing::AssertionResult check_quantize(Shape s, int group, int bits,
+                                          rooflab::Placement at = rooflab::Placement::allocation_start) {
   const int qmax = bits == 8 ? lab08::kInt8Max : lab08::kInt4Max;
   const auto w =
       test_weights(s, group, qmax, rooflab::test_seed() + static_cast<std::uint64_t>(s.n * 31 + s.k + group));
   const std::size_t count = w.size(), groups = count / static_cast<std::size_t>(group);
-  rooflab::DeviceBuffer<__half> dw{std::span<const __half>(to_half(w))}, dscales(groups);
-  rooflab::DeviceBuffer<std::uint8_t> dq(bits == 8 ? count : count / 2);
+  rooflab::DeviceBuffer<__half> dw{std::span<const __half>(to_half(w)), at}, dscales(groups, at);
+  rooflab::DeviceBuffer<std::uint8_t> dq(bits == 8 ? count : count / 2, at);
   dq.poison();
   dscales.poison();
   const std::string what = bits == 8 ? "quantize_int8" : "quantize_int4";
@@ -111,14 +118,14 @@ double violations(const std::vector<float>& w, const std::vector<int>& q, const 
   }
   ROOFLAB_CUDA_CHECK(cudaDeviceSynchronize());
   if (auto r = one_kernel_nothing_kept(watch, what); !r) return r;
-  const std::string at = " (" + what + ", n = " + std::to_string(s.n) + ", k = " + std::to_string(s.k) + ", group " +
-                         std::to_string(group) + ")";
+  const std::string where = " (" + what + ", n = " + std::to_string(s.n) + ", k = " + std::to_string(s.k) +
+                            ", group " + std::to_string(group) + rooflab::placement_note(at) + ")";
   std::vector<int> want_q;
   std::vector<float> want_scales;
   lab08::quantize_ref(w, group, qmax, want_q, want_scales);
   const auto got_scales = to_float(dscales.download());
   // One FP16 step of the scale either way (absmax / qmax computed another way can round to its neighbour).
-  if (auto r = all_close<float, float>(got_scales, want_scales, {0.0, 1e-3}); !r) return r << " scales" << at;
+  if (auto r = all_close<float, float>(got_scales, want_scales, {0.0, 1e-3}); !r) return r << " scales" << where;
   const auto bytes = dq.download();
   std::vector<int> q;
   if (bits == 8) {
@@ -129,7 +136,7 @@ double violations(const std::vector<float>& w, const std::vector<int>& q, const 
   std::string first;
   const double bad = violations(w, q, got_scales, group, qmax, first);
   if (auto r = same(bad, 0.0); !r) {
-    return ::testing::AssertionFailure() << bad << " weights break the contract" << at << "; the first: " << first
+    return ::testing::AssertionFailure() << bad << " weights break the contract" << where << "; the first: " << first
                                          << (bits == 4
                                                  ? " (decoded by the stated layout: weight 2b in the low nibble of "
                                                    "byte b, stored as q + 8)"
@@ -139,15 +146,16 @@ double violations(const std::vector<float>& w, const std::vector<int>& q, const 
 }
 
 // The dequantizer on the reference's packed weights: scale x q, saturated to +-65504, rounded to FP16.
-::testing::AssertionResult check_dequantize(Shape s, int group, int bits) {
+::testing::AssertionResult check_dequantize(Shape s, int group, int bits,
+                                            rooflab::Placement at = rooflab::Placement::allocation_start) {
   const int qmax = bits == 8 ? lab08::kInt8Max : lab08::kInt4Max;
   const auto w = test_weights(s, group, qmax, rooflab::test_seed() + 7 + static_cast<std::uint64_t>(s.n + s.k));
   std::vector<int> q;
   std::vector<float> scales;
   lab08::quantize_ref(w, group, qmax, q, scales);
   const auto bytes = lab08::pack_ref(q, bits);
-  rooflab::DeviceBuffer<std::uint8_t> dq{std::span<const std::uint8_t>(bytes)};
-  rooflab::DeviceBuffer<__half> dscales{std::span<const __half>(to_half(scales))}, dw(w.size());
+  rooflab::DeviceBuffer<std::uint8_t> dq{std::span<const std::uint8_t>(bytes), at};
+  rooflab::DeviceBuffer<__half> dscales{std::span<const __half>(to_half(scales)), at}, dw(w.size(), at);
   dw.poison();
   const std::string what = bits == 8 ? "dequantize_int8" : "dequantize_int4";
   const rooflab::KernelWatch watch;
@@ -165,7 +173,7 @@ double violations(const std::vector<float>& w, const std::vector<int>& q, const 
     want[i] = lab08::fp16_round(std::fmax(std::fmin(v, 65504.0f), -65504.0f));
   }
   auto r = all_close<float, float>(to_float(dw.download()), want, {0.0, 1e-3});
-  if (!r) r << " (" << what << ", n = " << s.n << ", k = " << s.k << ", group " << group << ")";
+  if (!r) r << " (" << what << ", n = " << s.n << ", k = " << s.k << ", group " << group << rooflab::placement_note(at) << ")";
   return r;
 }
 
@@ -177,7 +185,8 @@ enum class Inputs { random, same_signed };
 constexpr Shape kSameSigned{24, 16384};
 
 // A GEMV on the reference's packed weights against the double-precision GEMV of the dequantized weights.
-::testing::AssertionResult check_gemv(Shape s, int group, int bits, Inputs inputs = Inputs::random) {
+::testing::AssertionResult check_gemv(Shape s, int group, int bits, Inputs inputs = Inputs::random,
+                                      rooflab::Placement at = rooflab::Placement::allocation_start) {
   const int qmax = bits == 8 ? lab08::kInt8Max : lab08::kInt4Max;
   const std::uint64_t seed = rooflab::test_seed() + 101 + static_cast<std::uint64_t>(s.n * 7 + s.k + group);
   const bool same = inputs == Inputs::same_signed;
@@ -192,10 +201,10 @@ constexpr Shape kSameSigned{24, 16384};
   std::vector<float> scales;
   lab08::quantize_ref(w, group, qmax, q, scales);
   const auto bytes = lab08::pack_ref(q, bits);
-  rooflab::DeviceBuffer<std::uint8_t> dq{std::span<const std::uint8_t>(bytes)};
-  rooflab::DeviceBuffer<__half> dscales{std::span<const __half>(to_half(scales))},
-      dx{std::span<const __half>(to_half(x))};
-  rooflab::DeviceBuffer<__half> dy(static_cast<std::size_t>(s.n));
+  rooflab::DeviceBuffer<std::uint8_t> dq{std::span<const std::uint8_t>(bytes), at};
+  rooflab::DeviceBuffer<__half> dscales{std::span<const __half>(to_half(scales)), at},
+      dx{std::span<const __half>(to_half(x)), at};
+  rooflab::DeviceBuffer<__half> dy(static_cast<std::size_t>(s.n), at);
   dy.poison();
   const std::string what = bits == 8 ? "gemv_int8" : "gemv_int4";
   const rooflab::KernelWatch watch;
@@ -217,7 +226,10 @@ constexpr Shape kSameSigned{24, 16384};
   const auto allowed = rooflab::accumulation_bounds(rooflab::gemv_abs_sums(wq, x, s.n, s.k, 1), ref, s.k + 32.0,
                                                     rooflab::kFp32Accumulation, rooflab::kUnitFp16, 0x1p-25);
   auto r = rooflab::all_within<float, float>(to_float(dy.download()), std::vector<float>(ref.begin(), ref.end()), allowed);
-  if (!r) r << " (" << what << ", n = " << s.n << ", k = " << s.k << ", group " << group << (same ? ", positive inputs" : "") << ")";
+  if (!r) {
+    r << " (" << what << ", n = " << s.n << ", k = " << s.k << ", group " << group << (same ? ", positive inputs" : "")
+      << rooflab::placement_note(at) << ")";
+  }
   return r;
 }
 
@@ -227,6 +239,8 @@ constexpr Shape kSameSigned{24, 16384};
 constexpr Shape kInt8Shapes[] = {{1, 32}, {7, 64}, {33, 96}, {65, 544}, {1030, 1024}, {3, 4128}};
 constexpr Shape kInt4Shapes32[] = {{1, 32}, {7, 64}, {33, 96}, {65, 544}, {1030, 1024}, {3, 4128}};
 constexpr Shape kInt4Shapes128[] = {{1, 128}, {7, 256}, {33, 384}, {65, 1152}, {1030, 1024}, {3, 4224}};
+// Every other shape has its arrays 16 bytes past a multiple of 32 (aligned as kernels.hpp promises, no more).
+using rooflab::alternate_placement;
 
 }  // namespace
 
@@ -234,31 +248,37 @@ ROOFLAB_TEST(Lab08Kernels, QuantizeInt8) {
   ROOFLAB_REQUIRE_GPU();
   // 129 x 1024: 4128 groups (one per thread), more than the grid's 4096 threads on a GPU of 2 SMs (the CPU
   // backend's reverse order), so the grid-stride loop goes round.
-  for (const Shape s : {Shape{1, 32}, Shape{3, 96}, Shape{129, 1024}}) {
-    EXPECT_TRUE(check_quantize(s, lab08::kInt8Group, 8));
-    EXPECT_TRUE(check_dequantize(s, lab08::kInt8Group, 8));
+  const Shape shapes[] = {{1, 32}, {3, 96}, {129, 1024}};
+  for (std::size_t i = 0; i < std::size(shapes); ++i) {
+    EXPECT_TRUE(check_quantize(shapes[i], lab08::kInt8Group, 8, alternate_placement(i)));
+    EXPECT_TRUE(check_dequantize(shapes[i], lab08::kInt8Group, 8, alternate_placement(i)));
   }
 }
 
 ROOFLAB_TEST(Lab08Kernels, QuantizeInt4) {
   ROOFLAB_REQUIRE_GPU();
   for (const int group : {32, 128}) {
-    for (const Shape s : {Shape{1, group}, Shape{5, 2 * group}, Shape{129, 32 * group}}) {  // 4128 groups, as for int8
-      EXPECT_TRUE(check_quantize(s, group, 4));
-      EXPECT_TRUE(check_dequantize(s, group, 4));
+    const Shape shapes[] = {{1, group}, {5, 2 * group}, {129, 32 * group}};  // 4128 groups, as for int8
+    for (std::size_t i = 0; i < std::size(shapes); ++i) {
+      EXPECT_TRUE(check_quantize(shapes[i], group, 4, alternate_placement(i)));
+      EXPECT_TRUE(check_dequantize(shapes[i], group, 4, alternate_placement(i)));
     }
   }
 }
 
 ROOFLAB_TEST(Lab08Kernels, GemvInt8) {
   ROOFLAB_REQUIRE_GPU();
-  for (const Shape s : kInt8Shapes) EXPECT_TRUE(check_gemv(s, lab08::kInt8Group, 8));
+  for (std::size_t i = 0; i < std::size(kInt8Shapes); ++i) {
+    EXPECT_TRUE(check_gemv(kInt8Shapes[i], lab08::kInt8Group, 8, Inputs::random, alternate_placement(i)));
+  }
   EXPECT_TRUE(check_gemv(kSameSigned, lab08::kInt8Group, 8, Inputs::same_signed));
 }
 
 ROOFLAB_TEST(Lab08Kernels, GemvInt4) {
   ROOFLAB_REQUIRE_GPU();
-  for (const Shape s : kInt4Shapes32) EXPECT_TRUE(check_gemv(s, 32, 4));
-  for (const Shape s : kInt4Shapes128) EXPECT_TRUE(check_gemv(s, 128, 4));
+  for (std::size_t i = 0; i < std::size(kInt4Shapes32); ++i) {
+    EXPECT_TRUE(check_gemv(kInt4Shapes32[i], 32, 4, Inputs::random, alternate_placement(i)));
+    EXPECT_TRUE(check_gemv(kInt4Shapes128[i], 128, 4, Inputs::random, alternate_placement(i)));
+  }
   for (const int group : {32, 128}) EXPECT_TRUE(check_gemv(kSameSigned, group, 4, Inputs::same_signed));
 }

@@ -6,31 +6,61 @@
 #include <rooflab/cuda.hpp>
 
 #include <cstddef>
+#include <cstdint>
 #include <span>
 #include <utility>
 #include <vector>
 
 namespace rooflab {
 
+// Where a buffer's data starts. cudaMalloc returns memory aligned to 256 bytes on a GPU (the CPU backend's to
+// 16 or more: its allocations end at a guard page), so tests whose arrays all come from it cannot tell a
+// kernel that needs 32 or 256 bytes of alignment from one that needs only the 16 a lab's API promises (a
+// slice of a larger array, a row of a pool). `aligned_16_not_32` allocates 16 bytes more and starts the data
+// at the first address of the allocation that is 16 bytes past a multiple of 32: aligned to 16, not to 32.
+// Its end may then lie 16 bytes before the allocation's (the CPU backend's guard page does not touch it):
+// the past-the-end checks are the other buffers'.
+enum class Placement { allocation_start, aligned_16_not_32 };
+// The i-th case of a list of shapes: even ones where cudaMalloc puts the arrays, odd ones 16 bytes past a
+// multiple of 32, so that each path of a kernel sees both placements when the list alternates its paths.
+inline Placement alternate_placement(std::size_t i) {
+  return i % 2 == 1 ? Placement::aligned_16_not_32 : Placement::allocation_start;
+}
+// For a failure message: "" or ", arrays 16 bytes past a multiple of 32".
+inline const char* placement_note(Placement at) {
+  return at == Placement::aligned_16_not_32 ? ", arrays 16 bytes past a multiple of 32" : "";
+}
+
 template <typename T>
 class DeviceBuffer {
  public:
   DeviceBuffer() = default;
-  explicit DeviceBuffer(std::size_t count) : count_(count) {
-    if (count_ > 0) ROOFLAB_CUDA_CHECK(cudaMalloc(reinterpret_cast<void**>(&data_), bytes()));
+  explicit DeviceBuffer(std::size_t count, Placement at = Placement::allocation_start) : count_(count) {
+    if (count_ == 0) return;
+    const bool offset = at == Placement::aligned_16_not_32;
+    void* base = nullptr;
+    ROOFLAB_CUDA_CHECK(cudaMalloc(&base, bytes() + (offset ? 16 : 0)));
+    lead_ = offset && reinterpret_cast<std::uintptr_t>(base) % 32 == 0 ? 16 : 0;
+    data_ = reinterpret_cast<T*>(static_cast<unsigned char*>(base) + lead_);
   }
-  explicit DeviceBuffer(std::span<const T> host) : DeviceBuffer(host.size()) { upload(host); }
+  explicit DeviceBuffer(std::span<const T> host, Placement at = Placement::allocation_start)
+      : DeviceBuffer(host.size(), at) {
+    upload(host);
+  }
   ~DeviceBuffer() { release(); }
 
   DeviceBuffer(const DeviceBuffer&) = delete;
   DeviceBuffer& operator=(const DeviceBuffer&) = delete;
   DeviceBuffer(DeviceBuffer&& other) noexcept
-      : data_(std::exchange(other.data_, nullptr)), count_(std::exchange(other.count_, 0)) {}
+      : data_(std::exchange(other.data_, nullptr)),
+        count_(std::exchange(other.count_, 0)),
+        lead_(std::exchange(other.lead_, 0)) {}
   DeviceBuffer& operator=(DeviceBuffer&& other) noexcept {
     if (this != &other) {
       release();
       data_ = std::exchange(other.data_, nullptr);
       count_ = std::exchange(other.count_, 0);
+      lead_ = std::exchange(other.lead_, 0);
     }
     return *this;
   }
@@ -59,13 +89,15 @@ class DeviceBuffer {
 
  private:
   void release() noexcept {
-    if (data_ != nullptr) ROOFLAB_CUDA_WARN(cudaFree(data_));
+    if (data_ != nullptr) ROOFLAB_CUDA_WARN(cudaFree(reinterpret_cast<unsigned char*>(data_) - lead_));
     data_ = nullptr;
     count_ = 0;
+    lead_ = 0;
   }
 
   T* data_ = nullptr;
   std::size_t count_ = 0;
+  std::size_t lead_ = 0;  // bytes from the allocation's start to data_
 };
 
 class Stream {
