@@ -429,7 +429,7 @@ class LogicalLines {
   int line_ = 1;
 };
 
-std::string trim(const std::string& s) {
+std::string trim_blanks(const std::string& s) {  // spaces and tabs, not newlines
   const auto b = s.find_first_not_of(" \t\r\f\v");
   if (b == std::string::npos) return "";
   return s.substr(b, s.find_last_not_of(" \t\r\f\v") - b + 1);
@@ -462,7 +462,7 @@ std::optional<std::string> include_policy_violation(const std::string& text, con
   std::string why;
   if (!LogicalLines(text).scan(lines, why)) return why;
   for (const auto& line : lines) {
-    const std::string code = trim(line.text);
+    const std::string code = trim_blanks(line.text);
     const auto refuse = [&](const std::string& reason) {
       return fmt::format("line {}: `{}`: {}", line.number, code, reason);
     };
@@ -478,19 +478,19 @@ std::optional<std::string> include_policy_violation(const std::string& text, con
     } else {
       continue;
     }
-    std::string rest = trim(code.substr(at));
+    std::string rest = trim_blanks(code.substr(at));
     std::size_t n = 0;
     while (n < rest.size() && (std::isalnum(static_cast<unsigned char>(rest[n])) || rest[n] == '_')) ++n;
     const std::string directive = rest.substr(0, n);
     if (directive != "include" && directive != "include_next" && directive != "import" && directive != "embed") continue;
-    rest = trim(rest.substr(n));
+    rest = trim_blanks(rest.substr(n));
     const char open = rest.empty() ? '\0' : rest.front();
     const char close = open == '"' ? '"' : '>';
     const std::size_t end = rest.find(close, 1);
     if ((open != '"' && open != '<') || end == std::string::npos) {
       return refuse("the name of an #include must be written out (\"...\" or <...>), not come from a macro");
     }
-    if (!trim(rest.substr(end + 1)).empty()) return refuse("text after the included name");
+    if (!trim_blanks(rest.substr(end + 1)).empty()) return refuse("text after the included name");
     if (auto bad = refuse_include_name(rest.substr(1, end - 1), open == '"', lab_dir)) return refuse(*bad);
   }
   return std::nullopt;

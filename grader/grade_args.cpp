@@ -23,7 +23,7 @@ void add_kinds(std::vector<std::string>& argv, const std::vector<std::string>& k
 }
 
 // A double as the parser reads it back exactly (fmt's shortest round-trip form: 300, 0.5, 1e-05).
-std::string number(double x) { return fmt::format("{}", x); }
+std::string decimal(double x) { return fmt::format("{}", x); }
 
 }  // namespace
 
@@ -39,7 +39,7 @@ std::vector<std::string> to_argv(const GradeArgs& a) {
   add_kinds(argv, a.kinds);
   if (!a.test.empty()) argv.insert(argv.end(), {"--test", a.test});
   add(argv, "--no-color", a.no_color);
-  if (a.timeout_s != GradeArgs{}.timeout_s) argv.insert(argv.end(), {"--timeout", number(a.timeout_s)});
+  if (a.timeout_s != GradeArgs{}.timeout_s) argv.insert(argv.end(), {"--timeout", decimal(a.timeout_s)});
   if (a.verify) argv.emplace_back(*a.verify ? "--verify" : "--no-verify");
   add(argv, "--seed", a.seed);
   add(argv, "--hidden-tests", a.hidden_tests);
@@ -60,7 +60,7 @@ std::vector<std::string> to_argv(const ClassArgs& a) {
   if (a.task) argv.insert(argv.end(), {"--task", std::to_string(*a.task)});
   if (a.chunk != 1 || a.task) argv.insert(argv.end(), {"--chunk", std::to_string(a.chunk)});
   add(argv, "--build-dir", a.build_dir);
-  if (a.timeout_s != ClassArgs{}.timeout_s) argv.insert(argv.end(), {"--timeout", number(a.timeout_s)});
+  if (a.timeout_s != ClassArgs{}.timeout_s) argv.insert(argv.end(), {"--timeout", decimal(a.timeout_s)});
   add(argv, "--seed", a.seed);
   add_kinds(argv, a.kinds);
   add(argv, "--no-verify", !a.verify);

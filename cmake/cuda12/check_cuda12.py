@@ -217,7 +217,8 @@ def main():
     jobs, prelude_units, test_units = [], [], []
     for e in entries:
         args = e["arguments"] if "arguments" in e else shlex.split(e["command"])
-        if not e["file"].endswith(".cpp") or "nvcc" in os.path.basename(args[0]):
+        # .cxx: a unity build's unit (rooflab_unity), which includes the target's .cpp files.
+        if not e["file"].endswith((".cpp", ".cxx")) or "nvcc" in os.path.basename(args[0]):
             continue
         if ("-I" + a.cuda_include) not in args and a.cuda_include not in args:
             continue  # host code that never includes the toolkit

@@ -2,6 +2,7 @@
 // results.json's, a status), JUnit as Jenkins and GitLab read it, and a summary whose percentages count
 // only the points gradable on the grading machine.
 #include "class_grading.hpp"
+#include "util.hpp"
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
@@ -20,10 +21,6 @@ using namespace rooflab::grader;
 
 namespace {
 
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p);
-  return {std::istreambuf_iterator<char>(in), {}};
-}
 
 constexpr const char* kResults = R"({"score": 5, "output": "lab 01: kernels.cu was refused (line 3: an include); graded as missing", "tests": [
   {"name": "lab01 analytic: Lab01Analytic.A", "score": 4, "max_score": 4, "rooflab_status": "passed", "output": "",
@@ -108,7 +105,7 @@ TEST(ClassOutputs, AStudentNotGradedHasAJunitFileWithAnError) {
 TEST(ClassOutputs, TheLmsFileHasOneRowPerStudentWithTotalsAndStatus) {
   const ClassDir c;
   const std::string summary = collect_class(c.out);
-  std::istringstream csv(slurp(c.out / "grades-lms.csv"));
+  std::istringstream csv(read_all(c.out / "grades-lms.csv"));
   std::string header, alice, bob, extra;
   std::getline(csv, header);
   std::getline(csv, alice);

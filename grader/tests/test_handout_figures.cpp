@@ -16,6 +16,7 @@
 // lab the build leaves out (ROOFLAB_LABS) is skipped and counted; one naming a figure a built lab does not
 // offer fails.
 #include "manifest.hpp"
+#include "util.hpp"
 
 #include <rooflab/specs.hpp>
 #include <rooflab/testing/figures.hpp>
@@ -92,6 +93,7 @@ RegisterFigures::RegisterFigures(const char* lab_id, std::initializer_list<Figur
 
 namespace {
 
+using rooflab::grader::read_all;
 using rooflab::testing::Figure;
 using rooflab::testing::FigureArg;
 using rooflab::testing::FigureArgs;
@@ -369,12 +371,6 @@ Verdict check(const Mark& m, const Scope& scope) {
   }
 }
 
-std::string read(const fs::path& p) {
-  std::ifstream in(p);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 // No lab's tables and no lab built: marks of data figures only, in any build.
 const Scope& no_labs() {
@@ -461,7 +457,7 @@ TEST(HandoutFigures, EveryMarkedFigureIsTrue) {
   std::map<std::string, std::size_t> skipped;  // per lab left out of this build
   for (const auto& f : files) {
     const std::string rel = fs::relative(f, root).string();
-    for (const auto& m : find_marks(read(f))) {
+    for (const auto& m : find_marks(read_all(f))) {
       ++marks_per_file[rel];
       const Verdict v = check(m, this_build());
       if (!v.skipped_lab.empty()) {

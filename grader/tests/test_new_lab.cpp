@@ -2,6 +2,7 @@
 // placeholders, and that a scaffold that fails half-way leaves the course as it was. grader.new_lab
 // (new_lab_e2e.sh) scaffolds the real template and builds and grades what it makes.
 #include "new_lab.hpp"
+#include "util.hpp"
 
 #include <gtest/gtest.h>
 
@@ -14,6 +15,7 @@
 
 namespace fs = std::filesystem;
 using rooflab::grader::NewLabArgs;
+using rooflab::grader::read_all;
 
 namespace {
 
@@ -22,12 +24,6 @@ void write(const fs::path& p, const std::string& text) {
   std::ofstream(p) << text;
 }
 
-std::string read(const fs::path& p) {
-  std::ifstream in(p);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 const std::string kLabsCmake = "# labs\nadd_subdirectory(01-memory-bandwidth)\nadd_subdirectory(04-gemm)\n";
 
@@ -94,10 +90,10 @@ TEST(NewLab, FillsEveryPlaceholderAndRefusesAnUnknownOne) {
 TEST(NewLab, ScaffoldsBothHalvesAndTheOneLine) {
   const Course c;
   ASSERT_EQ(rooflab::grader::cmd_new_lab(c.args("09", "scale-demo")), 0);
-  EXPECT_EQ(read(c.root / "labs" / "09-scale-demo" / "README.md"), "# Lab 09: Scale demo (lab09, Lab09)\n");
-  EXPECT_EQ(read(c.root / "solutions" / "09-scale-demo" / "selftest" / "scale-demo-case" / "expect.json"),
+  EXPECT_EQ(read_all(c.root / "labs" / "09-scale-demo" / "README.md"), "# Lab 09: Scale demo (lab09, Lab09)\n");
+  EXPECT_EQ(read_all(c.root / "solutions" / "09-scale-demo" / "selftest" / "scale-demo-case" / "expect.json"),
             "09-scale-demo\n");
-  EXPECT_EQ(read(c.root / "labs" / "CMakeLists.txt"), kLabsCmake + "add_subdirectory(09-scale-demo)\n");
+  EXPECT_EQ(read_all(c.root / "labs" / "CMakeLists.txt"), kLabsCmake + "add_subdirectory(09-scale-demo)\n");
   EXPECT_THROW(rooflab::grader::cmd_new_lab(c.args("09", "other")), std::invalid_argument);  // a usage error
 }
 
@@ -107,5 +103,5 @@ TEST(NewLab, AScaffoldThatFailsLeavesTheCourseAsItWas) {
   EXPECT_THROW(rooflab::grader::cmd_new_lab(c.args("09", "scale-demo")), std::runtime_error);
   EXPECT_FALSE(fs::exists(c.root / "labs" / "09-scale-demo"));
   EXPECT_FALSE(fs::exists(c.root / "solutions" / "09-scale-demo"));
-  EXPECT_EQ(read(c.root / "labs" / "CMakeLists.txt"), kLabsCmake);
+  EXPECT_EQ(read_all(c.root / "labs" / "CMakeLists.txt"), kLabsCmake);
 }

@@ -8,6 +8,7 @@
 #include "manifest.hpp"
 #include "process.hpp"
 #include "sandbox.hpp"
+#include "util.hpp"
 
 #include <gtest/gtest.h>
 
@@ -113,12 +114,6 @@ std::string run_probe(const std::optional<Sandbox>& sandbox, const std::string& 
     if (landlock_support().abi == 0) GTEST_SKIP() << "no Landlock here: " << landlock_support().unavailable; \
   } while (0)
 
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 }  // namespace
 
@@ -238,12 +233,12 @@ TEST(Sandbox, OutputArgumentsAndCollectedFilesReachTheGrader) {
   // GoogleTest's report: the one file outside the scratch it may write.
   const fs::path report = results.path / "report.json";
   EXPECT_EQ(run_probe(box, "write-output", "--gtest_output=json:" + report.string()), "ok");
-  EXPECT_EQ(slurp(report), "{}\n");
+  EXPECT_EQ(read_all(report), "{}\n");
   EXPECT_EQ(run_probe(box, "write", (results.path / "other.json").string()), "EACCES");
   // Plots: written into the scratch, copied out by the grader.
   box.collect["ROOFLAB_REPORT_DIR"] = results.path / "plots";
   EXPECT_EQ(run_probe(box, "write-env", "ROOFLAB_REPORT_DIR"), "ok");
-  EXPECT_EQ(slurp(results.path / "plots" / "probe.txt"), "from the probe\n");
+  EXPECT_EQ(read_all(results.path / "plots" / "probe.txt"), "from the probe\n");
   // Each scratch is removed when its process ends.
   EXPECT_TRUE(fs::is_empty(scratch.path));
 }
@@ -307,8 +302,8 @@ TEST(Upload, LinksAndOddFilesAreRefusedAndGradedAsTheStub) {
   fs::create_symlink(t.path / "secret.cu", t.path / "sub" / "01-x" / "kernels.cu");
   std::ofstream(t.path / "sub" / "01-x" / "answers.cpp") << std::string(kMaxStudentFileBytes + 1, ' ');
   const auto a = assemble_submission({&lab}, t.path / "sub", t.path / "out");
-  EXPECT_EQ(slurp(t.path / "out" / "01-x" / "kernels.cu"), "// stub kernels\n");
-  EXPECT_EQ(slurp(t.path / "out" / "01-x" / "answers.cpp"), "// stub answers\n");
+  EXPECT_EQ(read_all(t.path / "out" / "01-x" / "kernels.cu"), "// stub kernels\n");
+  EXPECT_EQ(read_all(t.path / "out" / "01-x" / "answers.cpp"), "// stub answers\n");
   ASSERT_EQ(a.refused.size(), 2u);
   EXPECT_NE(a.refused[0].reason.find("symbolic link"), std::string::npos) << a.refused[0].reason;
   EXPECT_NE(a.refused[1].reason.find("over the limit"), std::string::npos) << a.refused[1].reason;
@@ -327,7 +322,7 @@ TEST(Upload, ALinkedLabDirectoryIsRefused) {
   const auto a = assemble_submission({&lab}, t.path / "sub", t.path / "out");
   ASSERT_FALSE(a.refused.empty());
   EXPECT_NE(a.refused[0].reason.find("01-x is a symbolic link"), std::string::npos) << a.refused[0].reason;
-  EXPECT_EQ(slurp(t.path / "out" / "01-x" / "kernels.cu"), "// stub kernels\n");
+  EXPECT_EQ(read_all(t.path / "out" / "01-x" / "kernels.cu"), "// stub kernels\n");
 }
 
 TEST(Upload, PathsHardLinksAndNonRegularFilesAreRefused) {

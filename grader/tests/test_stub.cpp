@@ -2,6 +2,7 @@
 // holds: an instructor who tried a lab in that checkout must not hand its answers to every student who omits
 // the file (issue: a submission with only kernels.cu scored the checkout's answers.cpp).
 #include "build.hpp"
+#include "util.hpp"
 
 #include <gtest/gtest.h>
 
@@ -35,10 +36,6 @@ constexpr const char* kFilledIn = R"(double answer(double x) {
 }
 )";
 
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), {}};
-}
 
 struct Checkout {
   fs::path root = fs::temp_directory_path() / ("rooflab-stub-test-" + std::to_string(getpid()));
@@ -74,7 +71,7 @@ TEST(Stub, AMissingFileIsGradedAsTheCommittedStubNotTheCheckoutsEdit) {
   const Checkout c(true);
   std::ofstream(c.lab.dir / "answers.cpp") << kFilledIn;  // edited after the commit
   const auto a = assemble_submission({&c.lab}, c.root / "sub", c.root / "out");
-  EXPECT_EQ(slurp(c.root / "out" / "01-x" / "answers.cpp"), kStub);
+  EXPECT_EQ(read_all(c.root / "out" / "01-x" / "answers.cpp"), kStub);
   ASSERT_EQ(a.notes.size(), 1u);
   EXPECT_NE(a.notes[0].find("graded with the committed stub"), std::string::npos) << a.notes[0];
 }
@@ -83,7 +80,7 @@ TEST(Stub, WithoutHistoryAFilledInFileIsNeverGradedAsTheStub) {
   const Checkout c(false);
   std::ofstream(c.lab.dir / "answers.cpp") << kFilledIn;
   const auto a = assemble_submission({&c.lab}, c.root / "sub", c.root / "out");
-  const std::string graded = slurp(c.root / "out" / "01-x" / "answers.cpp");
+  const std::string graded = read_all(c.root / "out" / "01-x" / "answers.cpp");
   EXPECT_EQ(graded.find("return 2 * x"), std::string::npos) << graded;
   EXPECT_EQ(graded.rfind("#error", 0), 0u) << graded;
   ASSERT_EQ(a.notes.size(), 1u);
@@ -93,7 +90,7 @@ TEST(Stub, WithoutHistoryAFilledInFileIsNeverGradedAsTheStub) {
 TEST(Stub, WithoutHistoryAnUntouchedStubIsUsed) {
   const Checkout c(false);
   const auto a = assemble_submission({&c.lab}, c.root / "sub", c.root / "out");
-  EXPECT_EQ(slurp(c.root / "out" / "01-x" / "answers.cpp"), kStub);
+  EXPECT_EQ(read_all(c.root / "out" / "01-x" / "answers.cpp"), kStub);
   ASSERT_EQ(a.notes.size(), 1u);
   EXPECT_NE(a.notes[0].find("the stub in labs/"), std::string::npos) << a.notes[0];
 }
@@ -104,8 +101,8 @@ TEST(Stub, EveryShippedStubLooksLikeOne) {
     const std::string name = e.path().filename().string();
     if (e.path().string().find("/selftest/") != std::string::npos || e.path().string().find("/tests/") != std::string::npos) continue;
     if (name != "kernels.cu" && name != "answers.cpp") continue;
-    EXPECT_TRUE(looks_like_stub(slurp(e.path()))) << e.path();
-    const std::string solution = slurp(fs::path(ROOFLAB_SOURCE_DIR) / "solutions" / e.path().parent_path().filename() / name);
+    EXPECT_TRUE(looks_like_stub(read_all(e.path()))) << e.path();
+    const std::string solution = read_all(fs::path(ROOFLAB_SOURCE_DIR) / "solutions" / e.path().parent_path().filename() / name);
     EXPECT_FALSE(looks_like_stub(solution)) << "the solution of " << e.path() << " passes for a stub";
   }
 }

@@ -1,6 +1,8 @@
 // The pretend GPU's properties (rooflab/emu/pretend_gpu.hpp): cudaGetDeviceProperties (every field),
 // cudaDeviceGetAttribute (every attribute) and cudaDeviceGetPCIBusId. A GPU named by ROOFLAB_EMU_GPU (or the default a
 // harness sets) is read from data/gpus.json, so the figures are the datasheet's, not a second copy of them.
+#include "guarded_memory.hpp"
+
 #include <rooflab/emu/pretend_gpu.hpp>
 #include <rooflab/emu/runtime.hpp>
 
@@ -18,9 +20,8 @@ namespace rooflab::emu {
 
 cudaError_t record_error(cudaError_t err);  // runtime_api.cpp: sets what cudaGetLastError returns
 
-// The shared-memory limits the launch checks in runtime_api.cpp use, on every pretend GPU.
-constexpr int kSharedPerBlock = 48 * 1024;
-constexpr int kSharedOptin = 227 * 1024;
+// The shared-memory limits of every pretend GPU: per block by default and opted in (guarded_memory.hpp, which
+// the launch checks in runtime_api.cpp use), per SM, and what the driver keeps of each block's.
 constexpr int kSharedPerSm = 228 * 1024;
 constexpr int kReservedSharedPerBlock = 1024;  // what the driver keeps of each block's shared memory (sm_80+)
 

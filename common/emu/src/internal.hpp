@@ -13,6 +13,9 @@ extern "C" void __tsan_ignore_thread_end();
 
 namespace rooflab::emu {
 
+// A C++ symbol's readable name, or the symbol itself when it does not demangle (scheduler.cpp).
+std::string demangle(const char* symbol);
+
 // ---- race mode (ThreadSanitizer) ----
 // The backend's own bookkeeping is not the kernel's memory traffic: it runs inside an IgnoreScope. Each TSan
 // fiber has its own ignore state, so a scope opened on a CUDA thread's fiber covers that fiber only.

@@ -9,9 +9,10 @@
 //     template instance has a symbol as soon as a launch site takes its address, whether or not it runs.
 //   - launched: every kernel started, by name, with the launch count at its latest launch, so that a
 //     window (KernelWatch, a static test's launcher call) can ask which kernels it started.
+#include "internal.hpp"
+
 #include <rooflab/emu/launch.hpp>
 
-#include <cxxabi.h>
 #include <elf.h>
 #include <fcntl.h>
 #include <sys/mman.h>
@@ -43,14 +44,6 @@ struct Registry {
 Registry& registry() {
   static Registry* r = new Registry;  // never destroyed: wrappers register from static initializers
   return *r;
-}
-
-std::string demangle(const char* symbol) {
-  int status = 0;
-  char* out = abi::__cxa_demangle(symbol, nullptr, nullptr, &status);
-  std::string name = status == 0 && out != nullptr ? out : symbol;
-  std::free(out);
-  return name;
 }
 
 // The mangled names of the function symbols in an ELF file's full symbol table (.symtab), or none.

@@ -997,6 +997,8 @@ std::string symtab_name(const char* file, std::uintptr_t offset) {
   return found;
 }
 
+}  // namespace
+
 std::string demangle(const char* symbol) {
   int status = 0;
   char* demangled = abi::__cxa_demangle(symbol, nullptr, nullptr, &status);
@@ -1004,7 +1006,6 @@ std::string demangle(const char* symbol) {
   std::free(demangled);
   return name;
 }
-}  // namespace
 
 std::string kernel_name(const void* kernel) {
   static std::mutex cache_mutex;
