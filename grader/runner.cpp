@@ -6,6 +6,7 @@
 #include <rooflab/detail/coverage.hpp>
 #include <rooflab/detail/report.hpp>
 #include <rooflab/detail/rubric.hpp>
+#include <rooflab/specs.hpp>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -17,6 +18,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <regex>
 #include <sstream>
 #include <fcntl.h>
@@ -128,6 +130,7 @@ std::vector<Schedule> schedules_of(const std::string& binary_kind) {
 struct Run {
   ProcessResult process;
   report::Report report;
+  std::string report_bytes;  // what the process wrote on its report channel, as parsed into `report`
 };
 
 Run run_reporting(const std::filesystem::path& binary, const DeclaredTest& test, const RunOptions& options,
@@ -144,11 +147,107 @@ Run run_reporting(const std::filesystem::path& binary, const DeclaredTest& test,
   Run run;
   run.process = run_process({binary.string(), "--gtest_filter=" + test.id()}, popts);
   if (options.verbose) std::fputs(run.process.output.c_str(), stdout);
-  run.report = report::parse(file.read_all());
+  run.report_bytes = file.read_all();
+  run.report = report::parse(run.report_bytes);
   return run;
 }
 
-// The values the reference solution's binary checks in this test (ROOFLAB_RECORD=want), run once per test.
+// The thread order a reference run of `test` uses: the first of its kind's, if it has any.
+const Schedule* reference_schedule(const DeclaredTest& test) {
+  static const std::map<std::string, std::vector<Schedule>> by_binary = [] {
+    std::map<std::string, std::vector<Schedule>> m;
+    for (const auto& row : rooflab::rubric::test_kinds()) m.emplace(row.binary, schedules_of(row.binary));
+    return m;
+  }();
+  const auto* row = rooflab::rubric::find_kind(test.kind);
+  const auto it = by_binary.find(row != nullptr ? row->binary : test.kind);
+  return it == by_binary.end() || it->second.empty() ? nullptr : &it->second.front();
+}
+
+// A report of one test that passed, whole.
+bool one_pass(const report::Report& r) {
+  return r.error.empty() && r.results.size() == 1 && r.results[0].value("result", "") == "passed";
+}
+
+// ---- reference runs kept on disk ----
+//
+// A reference run depends on the reference binary, the test, the thread order, the environment the grader gives
+// it (the seed) and the course's data files, and on nothing a student sends: every known-bad case of a lab's
+// selftest and every student of a class is verified against the same runs, and a second grade of the same lab
+// needs none. A passing run's report is kept beside the binary, under a name hashed from all of those (a relinked
+// binary or an edited data file is a new name, so nothing stale is read). Student processes cannot write there:
+// the sandbox gives them the build trees read-only, and build/solutions not at all. A file that cannot be read,
+// parsed, or does not say "passed" is a miss, and a folder that cannot be written is no cache.
+
+std::uint64_t fnv1a(std::string_view bytes) {
+  std::uint64_t h = 0xcbf29ce484222325ull;
+  for (const unsigned char c : bytes) {
+    h ^= c;
+    h *= 0x100000001b3ull;
+  }
+  return h;
+}
+
+// "path size mtime" of a file, empty when it cannot be read.
+std::string file_identity(const std::filesystem::path& p) {
+  std::error_code ec;
+  const auto size = std::filesystem::file_size(p, ec);
+  if (ec) return {};
+  const auto mtime = std::filesystem::last_write_time(p, ec).time_since_epoch().count();
+  if (ec) return {};
+  return fmt::format("{} {} {}\n", std::filesystem::absolute(p, ec).string(), size, mtime);
+}
+
+std::optional<std::filesystem::path> reference_record_path(const std::filesystem::path& trusted, const DeclaredTest& test,
+                                                           const RunOptions& options, const Schedule* schedule) {
+  std::string key = file_identity(trusted);
+  if (key.empty()) return std::nullopt;
+  std::vector<std::string> data;
+  std::error_code ec;
+  for (std::filesystem::directory_iterator f(rooflab::data_dir(), ec), end; !ec && f != end; f.increment(ec)) {
+    if (f->is_regular_file(ec)) data.push_back(file_identity(f->path()));
+  }
+  std::sort(data.begin(), data.end());
+  for (const auto& d : data) key += d;
+  key += fmt::format("test {}\norder {}\n", test.id(), schedule != nullptr ? schedule->value : "-");
+  // The report folder differs per student and changes no checked value.
+  for (const auto& [var, value] : options.env) {
+    if (var != "ROOFLAB_REPORT_DIR") key += fmt::format("{}={}\n", var, value);
+  }
+  if (!options.env.count("ROOFLAB_SEED")) {
+    const char* inherited = std::getenv("ROOFLAB_SEED");
+    key += fmt::format("inherited seed {}\n", inherited != nullptr ? inherited : "");
+  }
+  return trusted.parent_path() / "reference-runs" / fmt::format("{:016x}.report", fnv1a(key));
+}
+
+std::optional<report::Report> kept_reference(const std::filesystem::path& file) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(file, ec)) return std::nullopt;
+  report::Report kept = report::parse(read_all(file));
+  if (!one_pass(kept)) return std::nullopt;
+  return kept;
+}
+
+void keep_reference(const std::filesystem::path& file, const std::string& bytes) {
+  std::error_code ec;
+  std::filesystem::create_directories(file.parent_path(), ec);
+  if (ec) return;
+  const std::filesystem::path part = file.string() + fmt::format(".{}.part", getpid());
+  {
+    std::ofstream out(part, std::ios::binary | std::ios::trunc);
+    out << bytes;
+    if (!out.flush()) {
+      std::filesystem::remove(part, ec);
+      return;
+    }
+  }
+  std::filesystem::rename(part, file, ec);  // atomic: two graders of one lab at once each write a whole file
+  if (ec) std::filesystem::remove(part, ec);
+}
+
+// The values the reference solution's binary checks in this test (ROOFLAB_RECORD=want): run once per test and
+// kept (kept_or_new_reference).
 const report::Report* reference_run(const std::filesystem::path& trusted, const DeclaredTest& test,
                                     const RunOptions& options, std::string* why_not) {
   static std::map<std::string, std::optional<report::Report>> cache;
@@ -156,7 +255,7 @@ const report::Report* reference_run(const std::filesystem::path& trusted, const 
   const std::string key =
       trusted.string() + "|" + test.id() + "|" + (seed != options.env.end() ? seed->second : std::string());
   auto it = cache.find(key);
-  if (it == cache.end()) it = cache.emplace(key, run_reference(trusted, test, options, why_not)).first;
+  if (it == cache.end()) it = cache.emplace(key, kept_or_new_reference(trusted, test, options, why_not)).first;
   if (!it->second && why_not->empty()) *why_not = "the reference run did not pass";
   return it->second ? &*it->second : nullptr;
 }
@@ -226,20 +325,30 @@ void verify_result(const std::string& binary_kind, const DeclaredTest& test, con
 }  // namespace
 
 std::optional<report::Report> run_reference(const std::filesystem::path& trusted, const DeclaredTest& test,
-                                            const RunOptions& options, std::string* why_not) {
+                                            const RunOptions& options, std::string* why_not, std::string* bytes) {
   // The reference binary links no student code: it runs outside the sandbox (it may live in another build
   // tree, build/solutions, that student processes must not read).
   const SandboxScope unconfined(std::nullopt);
   // The reference runs in the first of its kind's thread orders, if it has any.
-  const auto* row = rooflab::rubric::find_kind(test.kind);
-  const auto schedules = schedules_of(row != nullptr ? row->binary : test.kind);
-  Run run = run_reporting(trusted, test, options, schedules.empty() ? nullptr : &schedules[0], "want");
-  if (run.process.ok() && run.report.error.empty() && run.report.results.size() == 1 &&
-      run.report.results[0].value("result", "") == "passed") {
+  Run run = run_reporting(trusted, test, options, reference_schedule(test), "want");
+  if (run.process.ok() && one_pass(run.report)) {
+    if (bytes != nullptr) *bytes = std::move(run.report_bytes);
     return std::move(run.report);
   }
   *why_not = fmt::format("the reference run did not pass ({})", run.process.describe());
   return std::nullopt;
+}
+
+std::optional<report::Report> kept_or_new_reference(const std::filesystem::path& trusted, const DeclaredTest& test,
+                                                    const RunOptions& options, std::string* why_not) {
+  const auto record = reference_record_path(trusted, test, options, reference_schedule(test));
+  if (record) {
+    if (auto kept = kept_reference(*record)) return kept;
+  }
+  std::string bytes;
+  auto run = run_reference(trusted, test, options, why_not, &bytes);
+  if (run && record) keep_reference(*record, bytes);
+  return run;
 }
 
 std::vector<double> expected_values(const std::filesystem::path& trusted, const DeclaredTest& test,

@@ -122,16 +122,25 @@ TestResult lab_check(const Lab& lab, std::string id, std::string backend, Status
 std::optional<TestResult> untested_lines_check(const Lab& lab, const Binary& emu, const RunOptions& options,
                                                const std::string& build_error = {});
 
-// The values the reference solution's run of `test` expects (what the grader verifies against; cached).
+// The values the reference solution's run of `test` expects (what the grader verifies against; cached in the
+// process and on disk).
 // Empty when that run did not pass.
 std::vector<double> expected_values(const std::filesystem::path& trusted, const DeclaredTest& test,
                                     const RunOptions& options);
 
 // One run of the reference solution's binary `trusted` on `test`, as verification runs it (ROOFLAB_RECORD=want,
 // the kind's first thread order, options.env, outside the sandbox): its report when the test passed, else
-// nullopt and why in *why_not. gradescope-package records these.
+// nullopt and why in *why_not. gradescope-package records these. `bytes`: where to put the report as the process
+// wrote it (the grader keeps passing reference runs on disk, beside the binary: runner.cpp says when they are read).
 std::optional<report::Report> run_reference(const std::filesystem::path& trusted, const DeclaredTest& test,
-                                            const RunOptions& options, std::string* why_not);
+                                            const RunOptions& options, std::string* why_not,
+                                            std::string* bytes = nullptr);
+
+// The reference run verification uses (what expected_values and every verified test read, cached in the process
+// on top): the passing run kept on disk beside `trusted` when there is one for this binary, test, thread order,
+// environment and data files (runner.cpp, "reference runs kept on disk"), else run_reference, kept when it passed.
+std::optional<report::Report> kept_or_new_reference(const std::filesystem::path& trusted, const DeclaredTest& test,
+                                                    const RunOptions& options, std::string* why_not);
 
 // A failure message must teach without handing out the answer: the first expected value that `output`
 // shows (outside "your answer X"), or "". Integers under a million are not counted (sizes, counts).

@@ -147,6 +147,9 @@ std::vector<std::string> tampering_findings(const std::string& file, const std::
       "cuCtxResetPersistingL2Cache"};
   static const std::set<std::string, std::less<>> clocks = {"clock_gettime", "__clock_gettime", "gettimeofday",
                                                              "clock", "time", "timespec_get"};
+  // The operating system's entropy, from which the harness draws the elements it checks after timing.
+  static const std::set<std::string, std::less<>> entropy = {"getrandom", "__getrandom", "getentropy", "arc4random",
+                                                              "arc4random_buf", "arc4random_uniform"};
   static const std::regex cuda_api("^(cuda|cu[A-Z]|nvml|nvtx)[A-Za-z0-9_]*$");
   const bool kernels = fs::path(file).extension() == ".cu";
   std::vector<std::string> out;
@@ -159,6 +162,10 @@ std::vector<std::string> tampering_findings(const std::string& file, const std::
     } else if (!mangled && defines_global(s.type) && clocks.contains(name)) {
       out.push_back(fmt::format("{} defines {} (a C library clock, which the harness and its watchdog read)", file,
                                 name));
+    } else if ((!mangled && defines_global(s.type) && entropy.contains(name)) ||
+               (defines_strong(s.type) && name.starts_with("_ZNSt13random_device"))) {
+      out.push_back(fmt::format("{} defines {} (the source of randomness from which the harness draws the outputs it "
+                                "checks after timing)", file, mangled ? shortened(s.demangled) : std::string(name)));
     } else if (defines_strong(s.type) && (name.starts_with("_ZN7rooflab") || name.starts_with("_ZNK7rooflab") ||
                                           name.starts_with("_ZN7testing") || name.starts_with("_ZNK7testing"))) {
       out.push_back(fmt::format("{} defines {} (a part of rooflab's harness or of GoogleTest: the linker would take "

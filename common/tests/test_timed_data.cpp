@@ -1,10 +1,13 @@
-// Timed inputs (rooflab/testing/timed_data.hpp): random, never constant, the host's copy equal to the device's, the
-// seed changing them; and the after-timing check that fails on one wrong, skipped or NaN element.
+// Timed inputs (rooflab/testing/timed_data.hpp): random, never constant, with no period, the host's copy equal to the
+// device's, the seed changing them; the elements checked after timing drawn afresh from entropy, not the seed; and
+// the after-timing check that fails on one wrong, skipped or NaN element.
 #include <rooflab/testing/timed_data.hpp>
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
+#include <iterator>
 #include <set>
 
 namespace {
@@ -18,8 +21,8 @@ std::vector<float> as_floats(const std::vector<__half>& v) {
 }  // namespace
 
 TEST(TimedData, HostCopyIsWhatTheDeviceHolds) {
-  // Longer than one period, so the repeat and the last partial period are both checked.
-  const std::size_t n = rooflab::kTimedPeriod + 1000;
+  // Longer than one upload chunk (2^20 elements), so the chunks' seams and the last partial chunk are checked.
+  const std::size_t n = (std::size_t{1} << 21) + 1000;
   const rooflab::TimedInput<__half> in(n, 7);
   const auto device = as_floats(in.device.download());
   ASSERT_EQ(device.size(), n);
@@ -41,25 +44,51 @@ TEST(TimedData, NotConstantAndSaltedApart) {
   EXPECT_LT(same, 8) << "two salts must give two inputs";
 }
 
+// An input with a period lets a kernel compute one period and copy it (the timed bytes then come from the L2): no
+// element repeats the one a period before it, for any period up to the length checked here (the period of the
+// inputs before this rule was 2^22 - 3 elements).
+TEST(TimedData, NoPeriodAKernelCouldCopy) {
+  const rooflab::TimedInput<float> in(1 << 12, 5);
+  for (std::size_t period = 1; period < 2048; ++period) {
+    int equal = 0;
+    for (std::size_t i = 0; i + period < 4096; ++i) equal += in.host(i) == in.host(i + period) ? 1 : 0;
+    ASSERT_LT(equal, 8) << "elements repeat with period " << period;
+  }
+  for (const std::size_t period : {std::size_t{4194301}, std::size_t{1} << 22, std::size_t{1} << 24}) {
+    int equal = 0;
+    for (std::size_t i = 0; i < 4096; ++i) equal += in.host(i) == in.host(i + period) ? 1 : 0;
+    EXPECT_LT(equal, 8) << "elements repeat with period " << period;
+  }
+}
+
 TEST(TimedData, TheSeedChangesTheInputs) {
   const rooflab::TimedInput<float> course(64, 1);
   ASSERT_EQ(setenv("ROOFLAB_SEED", "12345", 1), 0);
   const rooflab::TimedInput<float> secret(64, 1);
-  const auto at = rooflab::sampled_indices(1 << 20, 16, 1);
   ASSERT_EQ(unsetenv("ROOFLAB_SEED"), 0);
   EXPECT_NE(course.host_range(0, 64), secret.host_range(0, 64));
-  EXPECT_NE(at, rooflab::sampled_indices(1 << 20, 16, 1)) << "where the output is checked depends on the seed too";
+}
+
+// Which elements are checked after timing is drawn at each check from entropy: two checks of one output, under one
+// seed, look at different elements, so no launcher can know them (a launcher that writes only the elements the
+// seed's sample would pick, and reads every input to satisfy the read watch, is caught).
+TEST(TimedData, TheCheckedElementsAreDrawnAfreshNotFromTheSeed) {
+  const auto first = rooflab::sampled_indices(1 << 20, 64);
+  const auto second = rooflab::sampled_indices(1 << 20, 64);
+  std::vector<std::size_t> common;
+  std::set_intersection(first.begin(), first.end(), second.begin(), second.end(), std::back_inserter(common));
+  EXPECT_LE(common.size(), 4u) << "beyond the two ends, two draws share almost nothing";
 }
 
 TEST(TimedData, SampleHasTheEndsAndNoRepeats) {
-  const auto at = rooflab::sampled_indices(1000, 50, 3);
+  const auto at = rooflab::sampled_indices(1000, 50);
   ASSERT_GE(at.size(), 30u);
   EXPECT_EQ(at.front(), 0u);
   EXPECT_EQ(at.back(), 999u);
   EXPECT_TRUE(std::is_sorted(at.begin(), at.end()));
   EXPECT_EQ(std::set<std::size_t>(at.begin(), at.end()).size(), at.size());
-  EXPECT_EQ(rooflab::sampled_indices(1, 10, 3), (std::vector<std::size_t>{0}));
-  EXPECT_TRUE(rooflab::sampled_indices(0, 10, 3).empty());
+  EXPECT_EQ(rooflab::sampled_indices(1, 10), (std::vector<std::size_t>{0}));
+  EXPECT_TRUE(rooflab::sampled_indices(0, 10).empty());
 }
 
 TEST(TimedData, CheckFailsOnAWrongSkippedOrNanElement) {

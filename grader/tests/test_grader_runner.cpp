@@ -22,11 +22,13 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <algorithm>
 #include <fstream>
 #include <functional>
+#include <iterator>
 #include <map>
 #include <sstream>
 #include <regex>
@@ -340,6 +342,73 @@ TEST(RecordedReference, OnlyARecordOfThisTestAndSeedThatMatchesVerifies) {
   r = grade({}, "4242");
   EXPECT_EQ(r.status, Status::failed);
   EXPECT_NE(r.output.find("no reference values were recorded for this lab's analytic tests"), std::string::npos);
+  fs::remove_all(dir);
+}
+
+// A passing reference run is kept beside its binary and read back instead of running it again (every known-bad
+// case of a lab and every student of a class is verified against the same runs); a relinked binary, another
+// seed, a damaged file or a failing run each mean a new run, and a failing run is never kept.
+TEST(KeptReference, APassingRunIsKeptAndOnlyAnIdenticalRunReadsIt) {
+  const fs::path dir = fs::temp_directory_path() / fmt::format("rooflab-kept-reference-{}", getpid());
+  fs::remove_all(dir);
+  fs::create_directories(dir / "bin");
+  const fs::path runs = dir / "runs.txt", answer = dir / "answer.bin", fake = dir / "bin" / "fake_test";
+  const auto write_answer = [&](double value, const char* outcome) {
+    std::ofstream(answer, std::ios::binary) << started("Lab09Analytic", "Ridge") + values_frame("near", {value}) +
+                                                   result("Lab09Analytic", "Ridge", outcome);
+  };
+  const auto write_binary = [&] {
+    std::ofstream(fake) << "#!/bin/sh\necho run >> '" << runs.string() << "'\ncat '" << answer.string() << "' >&3\n"
+                        << "grep -q passed '" << answer.string() << "'\n";
+    fs::permissions(fake, fs::perms::owner_all);
+  };
+  const auto count_runs = [&] {
+    std::ifstream in(runs);
+    return static_cast<int>(std::count(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>(), '\n'));
+  };
+  write_answer(2.5, "passed");
+  write_binary();
+  const DeclaredTest t{"Lab09Analytic", "Ridge", "analytic", 5};
+  RunOptions options;
+  options.timeout_s = 30;
+  options.env["ROOFLAB_SEED"] = "4242";
+  const auto value_of = [&](const RunOptions& o) {
+    std::string why;
+    const auto r = kept_or_new_reference(fake, t, o, &why);
+    return r && !r->values.empty() && !r->values[0].data.empty() ? r->values[0].data[0] : -1.0;
+  };
+  EXPECT_EQ(value_of(options), 2.5);
+  EXPECT_EQ(count_runs(), 1);
+  write_answer(3.5, "passed");  // the binary's answer changes, the binary does not: the kept run is read
+  EXPECT_EQ(value_of(options), 2.5);
+  EXPECT_EQ(count_runs(), 1);
+  auto other_report_dir = options;  // a student's own report folder changes nothing checked
+  other_report_dir.env["ROOFLAB_REPORT_DIR"] = (dir / "student-2").string();
+  EXPECT_EQ(value_of(other_report_dir), 2.5);
+  EXPECT_EQ(count_runs(), 1);
+  auto other_seed = options;
+  other_seed.env["ROOFLAB_SEED"] = "977";
+  EXPECT_EQ(value_of(other_seed), 3.5);
+  EXPECT_EQ(count_runs(), 2);
+  // Relinked: a new modification time is a new run.
+  fs::last_write_time(fake, fs::last_write_time(fake) + std::chrono::seconds(5));
+  EXPECT_EQ(value_of(options), 3.5);
+  EXPECT_EQ(count_runs(), 3);
+  // A damaged file is a miss, run again and kept whole.
+  std::vector<fs::path> kept;
+  for (const auto& f : fs::directory_iterator(dir / "bin" / "reference-runs")) kept.push_back(f.path());
+  ASSERT_EQ(kept.size(), 3u);  // seed 4242 before and after the relink, seed 977
+  for (const auto& f : kept) std::ofstream(f, std::ios::trunc) << "garbage";
+  EXPECT_EQ(value_of(options), 3.5);
+  EXPECT_EQ(count_runs(), 4);
+  EXPECT_EQ(value_of(options), 3.5);
+  EXPECT_EQ(count_runs(), 4);
+  // A failing run is not kept: each asks again.
+  write_answer(4.5, "failed");
+  fs::last_write_time(fake, fs::last_write_time(fake) + std::chrono::seconds(5));
+  EXPECT_EQ(value_of(options), -1.0);
+  EXPECT_EQ(value_of(options), -1.0);
+  EXPECT_EQ(count_runs(), 6);
   fs::remove_all(dir);
 }
 

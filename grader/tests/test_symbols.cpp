@@ -62,6 +62,8 @@ TEST(Tampering, EachFamilyFiresOnItsSymbols) {
   EXPECT_TRUE(fires("answers.cpp", "cuLaunchKernel", 'T', "defines cuLaunchKernel"));
   EXPECT_TRUE(fires("kernels.cu", "nvmlDeviceGetClockInfo", 'T', "defines nvmlDeviceGetClockInfo"));
   EXPECT_TRUE(fires("kernels.cu", "clock_gettime", 'T', "(a C library clock"));
+  EXPECT_TRUE(fires("kernels.cu", "getrandom", 'T', "kernels.cu defines getrandom (the source of randomness"));
+  EXPECT_TRUE(fires("answers.cpp", "_ZNSt13random_device9_M_getvalEv", 'T', "the outputs it checks after timing"));
   EXPECT_TRUE(fires("kernels.cu", "_ZN7rooflab6timing7elapsedEv", 'T', "rooflab's harness or of GoogleTest"));
   EXPECT_TRUE(fires("answers.cpp", "_ZN7testing4Test3RunEv", 'T', "GoogleTest"));
   EXPECT_TRUE(fires("kernels.cu", "pthread_create", 'U', "kernels.cu uses pthread_create (starts a thread"));
@@ -87,6 +89,7 @@ TEST(Tampering, EachFamilyFiresOnItsSymbols) {
       << "what nvcc's host code calls";
   EXPECT_TRUE(one("kernels.cu", {"cudaLocalHelper", "cudaLocalHelper", 't'}).empty()) << "a local symbol";
   EXPECT_TRUE(one("answers.cpp", {"fork", "fork", 'U'}).empty()) << "answers.cpp: the subreaper's to report";
+  EXPECT_TRUE(one("kernels.cu", {"getrandom", "getrandom", 'U'}).empty()) << "drawing randomness is no replacement";
   EXPECT_TRUE(one("answers.cpp", {"cudaStreamSetAttribute", "cudaStreamSetAttribute", 'U'}).empty());
 }
 

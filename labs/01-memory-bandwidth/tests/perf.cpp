@@ -64,7 +64,7 @@ struct Arrays {
 };
 
 void expect_output(const lab01::Kernel& v, const Arrays& arr) {
-  const auto at = rooflab::sampled_indices(arr.n, 256, 1);
+  const auto at = rooflab::sampled_indices(arr.n, 256);
   const float s = Arrays::kScalar;
   const auto check = [&](const rooflab::DeviceBuffer<float>& out, auto want) {
     ASSERT_TRUE(rooflab::timed_output_matches(v.id(), out.download(), at, want, {0, 1e-6}));
@@ -106,7 +106,7 @@ double strided_gbps(std::size_t stride) {
   // Checked like the STREAM kernels: a kernel that ignores the stride reads the wrong elements.
   const auto want = [&](std::size_t i) { return in.host(i * stride); };
   EXPECT_TRUE(rooflab::timed_output_matches(fmt::format("strided_read at stride {}", stride), out.download(),
-                                            rooflab::sampled_indices(n_out, 256, stride), want, {0, 0}));
+                                            rooflab::sampled_indices(n_out, 256), want, {0, 0}));
   return m.best_gbps();  // useful bytes per second: what the program gets out of the memory system
 }
 

@@ -1,10 +1,12 @@
 // Inputs for the kernels a perf test times, and the check of their output after timing.
 //
-// Timed inputs are random, drawn from the run's seed (an instructor's secret seed changes them too): a kernel
-// cannot recognise constant data and skip the work (every output equal, one row computed and broadcast), nor
-// hand back an answer cached from an earlier run. After timing, the output is compared with a host reference
-// at sampled elements, because a full reference at the timed sizes would cost the host seconds per kernel;
-// the sample is random as well, so a kernel cannot know which elements are looked at, and the first and last
+// Timed inputs are random, drawn from the run's seed (an instructor's secret seed changes them too), element by
+// element with no period: a kernel cannot recognise constant data and skip the work (every output equal, one row
+// computed and broadcast), nor compute one stretch of a periodic input and copy it, nor hand back an answer cached
+// from an earlier run. After timing, the output is compared with a host reference at sampled elements, because a
+// full reference at the timed sizes would cost the host seconds per kernel. Which elements are sampled is drawn
+// only then, from the operating system's entropy rather than the seed: a launcher that knows the seed and the
+// harness's code still cannot know which outputs will be read, so it must write them all. The first and last
 // elements are always among them (where tails go wrong).
 #pragma once
 
@@ -20,6 +22,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <random>
 #include <span>
 #include <string_view>
 #include <type_traits>
@@ -28,34 +31,28 @@
 namespace rooflab {
 
 // n random values in [lo, hi) (never within 1/64 of zero), on the device, and as the host reads them back
-// (`host(i)` is exactly the device's element i, rounded to T). The values repeat with a period of
-// kTimedPeriod elements, a prime: drawing and uploading gigabytes of fresh values would cost the host more
-// than the test, and a prime period never lines up with a row length, so no two rows of a matrix are equal.
+// (`host(i)` is exactly the device's element i, rounded to T). Element i is a hash of the seed, `salt` and i
+// (counter-based, like Philox or splitmix64 over the index), so the host computes any element without storing
+// the array, and no stretch of the input repeats: there is no period a kernel could compute once and copy.
 // `salt` tells a test's inputs apart: two inputs with one salt would be equal.
-inline constexpr std::size_t kTimedPeriod = 4194301;  // 2^22 - 3
-
 template <typename T>
 class TimedInput {
  public:
-  TimedInput(std::size_t n, std::uint64_t salt, float lo = -1.0f, float hi = 1.0f) : device(n) {
-    const std::size_t period = std::min(n, kTimedPeriod);
-    const auto values = random_floats(period, test_seed() ^ (salt * 0x9E3779B97F4A7C15ull), lo, hi);
-    std::vector<T> rounded(period);
-    pattern_.resize(period);
-    for (std::size_t i = 0; i < period; ++i) {
-      if constexpr (std::is_same_v<T, __half>) {
-        rounded[i] = __float2half(values[i]);
-      } else {
-        rounded[i] = static_cast<T>(values[i]);
-      }
-      pattern_[i] = as_float(rounded[i]);
+  TimedInput(std::size_t n, std::uint64_t salt, float lo = -1.0f, float hi = 1.0f)
+      : device(n), key_(test_seed() ^ (salt * 0x9E3779B97F4A7C15ull)), lo_(lo), hi_(hi) {
+    if (lo >= hi || (lo > -kMinMagnitude && hi < kMinMagnitude)) {
+      throw std::invalid_argument("TimedInput: empty range after excluding values near zero");
     }
-    for (std::size_t at = 0; at < n; at += period) {
-      const std::size_t count = std::min(period, n - at);
-      ROOFLAB_CUDA_CHECK(cudaMemcpy(device.data() + at, rounded.data(), count * sizeof(T), cudaMemcpyHostToDevice));
+    // Uploaded a chunk at a time: the host never holds the whole array.
+    constexpr std::size_t kChunk = std::size_t{1} << 20;
+    std::vector<T> chunk(std::min(n, kChunk));
+    for (std::size_t at = 0; at < n; at += kChunk) {
+      const std::size_t count = std::min(kChunk, n - at);
+      for (std::size_t i = 0; i < count; ++i) chunk[i] = rounded(at + i);
+      ROOFLAB_CUDA_CHECK(cudaMemcpy(device.data() + at, chunk.data(), count * sizeof(T), cudaMemcpyHostToDevice));
     }
   }
-  float host(std::size_t i) const { return pattern_[i % pattern_.size()]; }
+  float host(std::size_t i) const { return as_float(rounded(i)); }
   // Elements [from, from + count) as the host reads them (for a reference that takes a row).
   std::vector<float> host_range(std::size_t from, std::size_t count) const {
     std::vector<float> out(count);
@@ -66,7 +63,25 @@ class TimedInput {
   DeviceBuffer<T> device;
 
  private:
-  std::vector<float> pattern_;
+  static constexpr float kMinMagnitude = 1.0f / 64;
+  // Element i before rounding to T: uniform in [lo, hi), drawn again (a second counter) while within 1/64 of zero.
+  float value(std::size_t i) const {
+    for (std::uint64_t attempt = 0;; ++attempt) {
+      Rng rng(key_ ^ (static_cast<std::uint64_t>(i) * 0xD1B54A32D192ED03ull) ^ (attempt * 0x8CB92BA72F3D8DD7ull));
+      const float v = static_cast<float>(rng.uniform(lo_, hi_));
+      if (v <= -kMinMagnitude || v >= kMinMagnitude) return v;
+    }
+  }
+  T rounded(std::size_t i) const {
+    if constexpr (std::is_same_v<T, __half>) {
+      return __float2half(value(i));
+    } else {
+      return static_cast<T>(value(i));
+    }
+  }
+
+  std::uint64_t key_;
+  float lo_, hi_;
 };
 
 // A timed input as benchmark() watches it on a dry run (rooflab/testing/timing.hpp): every timed launch must read at
@@ -78,10 +93,13 @@ TimedRead timed_input(const TimedInput<T>& in, const char* name = "input", std::
   return {static_cast<const void*>(in.device.data() + first), n * sizeof(T), min_fraction, name};
 }
 
-// `count` indices spread at random over [0, n), plus 0 and n - 1, sorted, without repeats.
-inline std::vector<std::size_t> sampled_indices(std::size_t n, std::size_t count, std::uint64_t salt) {
+// `count` indices spread at random over [0, n), plus 0 and n - 1, sorted, without repeats. Drawn from the
+// operating system's entropy each time it is called (after timing), never from the seed: no code in the process
+// can know them while the kernel runs. A failure names its element, which is all a student needs to reproduce it.
+inline std::vector<std::size_t> sampled_indices(std::size_t n, std::size_t count) {
   if (n == 0) return {};
-  Rng rng(test_seed() ^ (salt * 0xBF58476D1CE4E5B9ull) ^ 0x5A5A5A5Aull);
+  std::random_device entropy;
+  Rng rng((static_cast<std::uint64_t>(entropy()) << 32) ^ entropy());
   std::vector<std::size_t> at{0, n - 1};
   for (std::size_t i = 0; i < count; ++i) at.push_back(rng.below(n));
   std::sort(at.begin(), at.end());
