@@ -77,7 +77,7 @@ int output_index(StreamOp op) {
   const lab01::StreamArrays arrays{dev[0].data(), dev[1].data(), dev[2].data(), scalar, n};
   const rooflab::KernelWatch watch;
   v.run(arrays, nullptr);
-  ROOFLAB_CUDA_CHECK(cudaDeviceSynchronize());
+  rooflab::synchronize_given(nullptr);
   // Every failure starts with the kernel and the shape: "triad_vec4_kernel at n = 31 (arrays at float offsets
   // 0,1,2)".
   std::string who = std::string(v.id()) + "_kernel at n = " + std::to_string(n);
@@ -152,7 +152,7 @@ ROOFLAB_TEST(Lab01Kernels, StridedRead) {
       d_out.poison();
       const rooflab::KernelWatch watch;
       lab01::strided_read(d_in.data(), d_out.data(), n_out, stride, nullptr);
-      ROOFLAB_CUDA_CHECK(cudaDeviceSynchronize());
+      rooflab::synchronize_given(nullptr);
       const std::string who = "strided_read_kernel at stride " + std::to_string(stride) + ", n_out = " +
                               std::to_string(n_out);
       ROOFLAB_ASSERT(watch.kernels_did_the_work(who));

@@ -76,7 +76,7 @@ ROOFLAB_TEST(Lab02Kernels, FmaFp32) {
     out.poison();
     const rooflab::KernelWatch watch;
     const double flops = lab02::fma_fp32(a, b, iterations, out.data(), kThreads, nullptr);
-    ROOFLAB_CUDA_CHECK(cudaDeviceSynchronize());
+    rooflab::synchronize_given(nullptr);
     const std::string who = "fma_fp32_kernel at iterations = " + std::to_string(iterations);
     ROOFLAB_EXPECT(watch.kernels_did_the_work(who, kThreads));
     ROOFLAB_EXPECT(named(who + ", the FLOPs the launcher returns",
@@ -106,7 +106,7 @@ ROOFLAB_TEST(Lab02Kernels, FmaHalf2) {
     out.poison();
     const rooflab::KernelWatch watch;
     const double flops = lab02::fma_half2(a, b, iterations, out.data(), kThreads, nullptr);
-    ROOFLAB_CUDA_CHECK(cudaDeviceSynchronize());
+    rooflab::synchronize_given(nullptr);
     const std::string who = "fma_half2_kernel at iterations = " + std::to_string(iterations);
     ROOFLAB_EXPECT(watch.kernels_did_the_work(who, kThreads));
     ROOFLAB_EXPECT(named(who + ", the FLOPs the launcher returns",
@@ -144,7 +144,7 @@ ROOFLAB_TEST(Lab02Kernels, TensorGemm) {
       rooflab::DeviceBuffer<float> dc(count);
       dc.poison();
       lab02::tensor_gemm(type, n, da.data(), db.data(), dc.data(), nullptr);
-      ROOFLAB_CUDA_CHECK(cudaDeviceSynchronize());
+      rooflab::synchronize_given(nullptr);
       std::vector<float> want(count);
       for (int i = 0; i < n; ++i) {
         for (int j = 0; j < n; ++j) {

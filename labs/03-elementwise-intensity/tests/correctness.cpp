@@ -108,7 +108,7 @@ template <typename T>
       }
       break;
   }
-  ROOFLAB_CUDA_CHECK(cudaDeviceSynchronize());
+  rooflab::synchronize_given(nullptr);
   const std::string who = what_ran<T>(step, rows, cols);
   if (auto ran = watch.kernels_did_the_work(who); !ran) return ran;
   std::vector<float> got;
@@ -166,7 +166,7 @@ ROOFLAB_TEST(Lab03Kernels, IntensitySweep) {
       dout.poison();
       const rooflab::KernelWatch watch;
       lab03::sweep(din.data(), dout.data(), n, 0.999f, 0.001f, k, nullptr);
-      ROOFLAB_CUDA_CHECK(cudaDeviceSynchronize());
+      rooflab::synchronize_given(nullptr);
       const std::string who = "sweep_kernel at n = " + std::to_string(n) + ", k = " + std::to_string(k);
       ROOFLAB_EXPECT(watch.kernels_did_the_work(who));
       std::vector<float> want(n);

@@ -94,7 +94,7 @@ template <typename In, typename Launch>
   const rooflab::KernelWatch watch;
   try {  // a misaligned vector access faults (an exception here): say at which shape and offsets, and go on
     launch(static_cast<int>(m), static_cast<int>(n), static_cast<int>(k), kAlpha, da.data(), db.data(), beta, dc.data());
-    ROOFLAB_CUDA_CHECK(cudaDeviceSynchronize());
+    rooflab::synchronize_given(nullptr);
   } catch (const std::exception& e) {
     return ::testing::AssertionFailure() << where << ": " << e.what();
   }

@@ -102,7 +102,7 @@ constexpr Tolerances kLargeLogits{{5e-3, 1e-2}, {1e-2, 1e-5}};
   const rooflab::KernelWatch watch;
   lab05::flash_attention_fp32(q.data(), k.data(), v.data(), o.data(), lse.data(), c.heads, c.len, c.head_dim, p.scale,
                               c.causal, nullptr);
-  ROOFLAB_CUDA_CHECK(cudaDeviceSynchronize());
+  rooflab::synchronize_given(nullptr);
   if (auto ran = watch.kernels_did_the_work("flash_attention_fp32"); !ran) return ran;
   auto r = all_close<float, float>(o.download(), p.o, tol.o);
   if (!r) return r << " (flash v1 output, " << describe(c, p.scale) << ")";
@@ -124,7 +124,7 @@ constexpr Tolerances kLargeLogits{{5e-3, 1e-2}, {1e-2, 1e-5}};
   const rooflab::KernelWatch watch;
   lab05::flash_attention_fp16(q.data(), k.data(), v.data(), o.data(), lse.data(), c.heads, c.len, c.head_dim, p.scale,
                               c.causal, nullptr);
-  ROOFLAB_CUDA_CHECK(cudaDeviceSynchronize());
+  rooflab::synchronize_given(nullptr);
   if (auto ran = watch.kernels_did_the_work("flash_attention_fp16"); !ran) return ran;
   auto r = all_close<float, float>(to_float(o.download()), p.o, tol.o);
   if (!r) return r << " (flash v2 output, " << describe(c, p.scale) << ")";
@@ -220,7 +220,7 @@ ROOFLAB_TEST(Lab05Kernels, StableSoftmax) {
     __half* out = in_place ? ds.data() : dp.data();
     const rooflab::KernelWatch watch;
     lab05::softmax_rows(ds.data(), out, r.heads * r.len, r.len, r.scale, r.causal, nullptr);
-    ROOFLAB_CUDA_CHECK(cudaDeviceSynchronize());
+    rooflab::synchronize_given(nullptr);
     EXPECT_TRUE(watch.kernels_did_the_work("softmax_rows"));
     const auto got = to_float((in_place ? ds : dp).download());
     EXPECT_TRUE((rooflab::all_within<float, float>(got, want, allowed)))
@@ -242,7 +242,7 @@ ROOFLAB_TEST(Lab05Kernels, NaivePathMatchesTheReference) {
     const rooflab::KernelWatch watch;
     lab05::naive_attention(handle.get(), q.data(), k.data(), v.data(), scores.data(), o.data(), c.heads, c.len,
                            c.head_dim, p.scale, c.causal, nullptr);
-    ROOFLAB_CUDA_CHECK(cudaDeviceSynchronize());
+    rooflab::synchronize_given(nullptr);
     EXPECT_TRUE(watch.kernels_did_the_work("the naive path's softmax"));
     // S and P are rounded to FP16 on the way: a little looser than flash v2.
     EXPECT_TRUE((all_close<float, float>(to_float(o.download()), p.o, {4e-3, 2e-2}))) << "naive path, " << describe(c, p.scale);
@@ -307,7 +307,7 @@ ROOFLAB_TEST(Lab05Kernels, FlashMemoryIsLinearInLength) {
   {
     rooflab::DeviceMemoryWatch watch;
     lab05::flash_attention_fp16(q.data(), k.data(), v.data(), o.data(), lse.data(), 1, len, kHeadDim, scale, true, nullptr);
-    ROOFLAB_CUDA_CHECK(cudaDeviceSynchronize());
+    rooflab::synchronize_given(nullptr);
     extra = watch.peak_extra_bytes();
   }
   rooflab::grading::note(fmt::format("flash v2 at L = {}: {:.2f} MiB of extra device memory (allowance {:.2f} MiB; "

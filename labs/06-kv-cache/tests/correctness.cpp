@@ -133,7 +133,7 @@ void decode_allowances(const std::vector<float>& q, const std::vector<float>& k,
   const rooflab::KernelWatch watch;
   lab06::paged_decode_attention(dq.data(), dk.data(), dv.data(), dtable.data(), dlens.data(), batch, heads, max_len,
                                 c.layout, scale, workspace.data(), out.data(), nullptr);
-  ROOFLAB_CUDA_CHECK(cudaDeviceSynchronize());
+  rooflab::synchronize_given(nullptr);
   if (auto ran = watch.kernels_did_the_work("paged_decode_attention"); !ran) return ran;
 
   std::vector<float> want(q.size());
@@ -204,7 +204,7 @@ rooflab::Placement mixed_batch_placement(const std::vector<int>& lengths) {
   try {
     lab06::paged_decode_attention(dq.data(), dk.data(), dv.data(), dtable.data(), dlens.data(), 1, heads, 17, c.layout,
                                   1.0f, workspace.data(), out.data(), nullptr);
-    ROOFLAB_CUDA_CHECK(cudaDeviceSynchronize());
+    rooflab::synchronize_given(nullptr);
   } catch (const std::invalid_argument&) {
     return ::testing::AssertionSuccess();
   }
@@ -243,7 +243,7 @@ ROOFLAB_TEST(Lab06Kernels, AppendThroughTheBlockTable) {
     const rooflab::KernelWatch watch;
     lab06::paged_kv_append(dk_new.data(), dv_new.data(), dseq.data(), dpos.data(), tokens, dk.data(), dv.data(),
                            dtable.data(), c.layout, nullptr);
-    ROOFLAB_CUDA_CHECK(cudaDeviceSynchronize());
+    rooflab::synchronize_given(nullptr);
     EXPECT_TRUE(watch.kernels_did_the_work("paged_kv_append"));
     // Every slot: the new row where a token went, the old contents everywhere else.
     auto want_k = c.k, want_v = c.v;

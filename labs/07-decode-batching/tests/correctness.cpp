@@ -66,7 +66,7 @@ constexpr Shape kSameSigned{40, 4096};
   } else {
     lab07::batched_gemv(dw.data(), dx.data(), dy.data(), s.n, s.k, batch, nullptr);
   }
-  ROOFLAB_CUDA_CHECK(cudaDeviceSynchronize());
+  rooflab::synchronize_given(nullptr);
   const char* what = batch == 0 ? "gemv" : "batched_gemv";
   if (auto ran = watch.kernels_did_the_work(what); !ran) return ran;
   // Two launches at most, whatever the batch (a split and its reduction, say): a launcher that runs the GEMV
@@ -105,7 +105,7 @@ constexpr Shape kSameSigned{40, 4096};
   dx.poison();
   try {
     lab07::batched_gemv(dw.data(), dx.data(), dy.data(), s.n, s.k, batch, nullptr);
-    ROOFLAB_CUDA_CHECK(cudaDeviceSynchronize());
+    rooflab::synchronize_given(nullptr);
   } catch (const std::invalid_argument&) {
     return ::testing::AssertionSuccess();
   }

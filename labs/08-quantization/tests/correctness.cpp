@@ -116,7 +116,7 @@ double violations(const std::vector<float>& w, const std::vector<int>& q, const 
   } else {
     lab08::quantize_int4(dw.data(), dq.data(), dscales.data(), s.n, s.k, group, nullptr);
   }
-  ROOFLAB_CUDA_CHECK(cudaDeviceSynchronize());
+  rooflab::synchronize_given(nullptr);
   if (auto r = one_kernel_nothing_kept(watch, what); !r) return r;
   const std::string where = " (" + what + ", n = " + std::to_string(s.n) + ", k = " + std::to_string(s.k) +
                             ", group " + std::to_string(group) + rooflab::placement_note(at) + ")";
@@ -165,7 +165,7 @@ double violations(const std::vector<float>& w, const std::vector<int>& q, const 
   } else {
     lab08::dequantize_int4(dq.data(), dscales.data(), dw.data(), s.n, s.k, group, nullptr);
   }
-  ROOFLAB_CUDA_CHECK(cudaDeviceSynchronize());
+  rooflab::synchronize_given(nullptr);
   if (auto r = one_kernel_nothing_kept(watch, what); !r) return r;
   std::vector<float> want(w.size());
   for (std::size_t i = 0; i < w.size(); ++i) {
@@ -214,7 +214,7 @@ constexpr Shape kSameSigned{24, 16384};
   } else {
     lab08::gemv_int4(dq.data(), dscales.data(), dx.data(), dy.data(), s.n, s.k, group, nullptr);
   }
-  ROOFLAB_CUDA_CHECK(cudaDeviceSynchronize());
+  rooflab::synchronize_given(nullptr);
   if (auto r = one_kernel_nothing_kept(watch, what); !r) return r;
   std::vector<double> ref(static_cast<std::size_t>(s.n));
   lab08::gemv_ref(q, scales, x, ref.data(), s.n, s.k, group);
