@@ -151,7 +151,10 @@ ROOFLAB_TEST(Lab05Perf, FlashAgainstNaiveSameRun) {
   // FLOPs at cuBLAS's FP16 tensor rate). A time under it is a timing error or work not done.
   const double bw = rooflab::grading::ceiling_in_force(rooflab::Ceiling::copy_bandwidth);
   const double tensor = rooflab::grading::ceiling_in_force(rooflab::Ceiling::fp16_tensor_peak);
-  const auto floor_s = [&](const rooflab::Work& w) { return std::max(w.bytes() / bw, w.flops / tensor); };
+  // A ceiling the calibration could not measure (0) bounds nothing.
+  const auto floor_s = [&](const rooflab::Work& w) {
+    return std::max(bw > 0 ? w.bytes() / bw : 0.0, tensor > 0 ? w.flops / tensor : 0.0);
+  };
   const double flash_floor = floor_s(p.flash_work), naive_floor = floor_s(p.naive_work);
   rooflab::grading::note(fmt::format("roofline times: flash v2 {:.3f} ms (best sample {:.3f} ms), naive path {:.3f} ms "
                                      "(best {:.3f} ms)", flash_floor * 1e3, p.flash_min_s * 1e3, naive_floor * 1e3,

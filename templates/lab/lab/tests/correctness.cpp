@@ -38,7 +38,7 @@ bool is_poison(float v) {
   dy.poison();
   const rooflab::KernelWatch watch;
   @LAB_NS@::scale(dx.data(), dy.data(), a, n, nullptr);
-  ROOFLAB_CUDA_CHECK(cudaDeviceSynchronize());
+  rooflab::synchronize_given(nullptr);  // the stream given to the launcher, never the whole device
   const std::string who = "scale_kernel at n = " + std::to_string(n);  // every failure names kernel and shape
   if (auto ran = watch.kernels_did_the_work(who); !ran) return ran;
 
