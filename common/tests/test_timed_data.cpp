@@ -21,8 +21,9 @@ std::vector<float> as_floats(const std::vector<__half>& v) {
 }  // namespace
 
 TEST(TimedData, HostCopyIsWhatTheDeviceHolds) {
-  // Longer than one upload chunk (2^20 elements), so the chunks' seams and the last partial chunk are checked.
-  const std::size_t n = (std::size_t{1} << 21) + 1000;
+  // Longer than one upload chunk (2^22 elements, each filled by several host threads), so the chunks' seams, the
+  // threads' shares and the last partial chunk are checked.
+  const std::size_t n = (std::size_t{1} << 23) + 1000;
   const rooflab::TimedInput<__half> in(n, 7);
   const auto device = as_floats(in.device.download());
   ASSERT_EQ(device.size(), n);
