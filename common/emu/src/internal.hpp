@@ -3,7 +3,10 @@
 #pragma once
 
 #include <cstddef>
+#include <cstring>
 #include <string>
+#include <typeinfo>
+#include <utility>
 
 #if defined(ROOFLAB_EMU_TSAN)
 #include <sanitizer/tsan_interface.h>
@@ -70,5 +73,35 @@ void shared_delete_state(void* state);
 
 // ---- the scheduler's view of the running thread (scheduler.cpp), for reports ----
 const char* current_kernel_for_report();
+
+// ---- a launch's pointer arguments (guarded_memory.cpp), for detail::prepare_launch (runtime_api.cpp) ----
+namespace detail {
+// begin_launch_arguments starts a launch's round; device_pointer_argument
+// says whether p lies in memory a kernel may touch and notes the parameter (its name where the rewriter
+// saw the kernel's signature, its element type and size) for that allocation, so that an out-of-bounds
+// report can say `y[1024]` in the parameter's own element size.
+struct PointerParameter {
+  const char* name = nullptr;  // into the launch's parameter list, not terminated; nullptr when unknown
+  std::size_t name_length = 0;
+  std::size_t element_size = 0;  // 0 for a pointer to an incomplete type
+  const char* element_type = "";
+};
+void begin_launch_arguments();
+bool device_pointer_argument(const void* p, const PointerParameter& parameter);
+const char* element_type_name(const std::type_info& type);  // demangled, valid for the program's lifetime
+
+// The index-th name of "a,b,n" (what the rewriter passes), or {nullptr, 0} if it is empty or missing.
+inline std::pair<const char*, std::size_t> parameter_name(const char* parameters, std::size_t index) {
+  if (parameters == nullptr) return {nullptr, 0};
+  const char* p = parameters;
+  for (std::size_t k = 0; k < index; ++k) {
+    p = std::strchr(p, ',');
+    if (p == nullptr) return {nullptr, 0};
+    ++p;
+  }
+  const std::size_t length = std::strcspn(p, ",");
+  return {length == 0 ? nullptr : p, length};
+}
+}  // namespace detail
 
 }  // namespace rooflab::emu

@@ -21,6 +21,7 @@
 #include <cstring>
 #include <mutex>
 #include <string>
+#include <tuple>
 
 namespace rooflab::emu {
 std::string kernel_name(const void* kernel);  // scheduler.cpp (any function's name)
@@ -612,8 +613,28 @@ cudaError_t cudaEventElapsedTime(float* ms, cudaEvent_t start, cudaEvent_t end) 
 
 // ---- the ordering of launches (rooflab/emu/launch.hpp) ----
 
-void rooflab::emu::detail::issue_launch(cudaStream_t stream, const std::string& name,
-                                        std::vector<std::pair<const void*, bool>> memory) {
+void rooflab::emu::detail::prepare_launch(cudaStream_t stream, const std::string& name, const char* parameters,
+                                          const LaunchArgument* arguments, std::size_t count) {
+  begin_launch_arguments();  // element sizes of this launch's pointers, for out-of-bounds reports
+  std::vector<std::pair<const void*, bool>> memory;  // what the launch may read (false) or write (true)
+  for (std::size_t index = 0; index < count; ++index) {
+    const LaunchArgument& argument = arguments[index];
+    if (!argument.is_pointer) continue;
+    PointerParameter parameter;
+    parameter.element_size = argument.element_size;
+    if (argument.element_type != nullptr) parameter.element_type = element_type_name(*argument.element_type);
+    std::tie(parameter.name, parameter.name_length) = parameter_name(parameters, index);
+    if (argument.pointer == nullptr) continue;
+    if (!device_pointer_argument(argument.pointer, parameter)) {
+      const std::string named =
+          parameter.name != nullptr ? " (" + std::string(parameter.name, parameter.name_length) + ")" : "";
+      throw KernelError("host pointer passed to kernel " + name + ", argument " + std::to_string(index + 1) +
+                        named +
+                        ": it is not inside a cudaMalloc (or cudaMallocHost) allocation; on a GPU the kernel would "
+                        "fault or read garbage (copy the data to device memory and pass that pointer)");
+    }
+    memory.push_back({argument.pointer, argument.writable});
+  }
   ordering::issue(stream, "kernel " + name, std::move(memory));
 }
 

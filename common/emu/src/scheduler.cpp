@@ -247,7 +247,7 @@ struct Launch {
   dim3 block;
   std::size_t dynamic_smem = 0;
   std::size_t shared_limit = 0;  // static + dynamic shared bytes one block may use
-  const std::function<void()>* body = nullptr;
+  const detail::ThreadBody* body = nullptr;
   std::atomic<unsigned long long> next_block{0};
   std::atomic<bool> failed{false};
   char done_sync = 0;  // race mode: every thread releases here when it ends; the host acquires after the grid
@@ -1083,7 +1083,7 @@ void count_launch(const void* kernel, unsigned long long threads);  // runtime_a
 namespace detail {
 
 cudaError_t launch_grid(const void* kernel, dim3 grid, dim3 block, std::size_t dynamic_smem,
-                        const std::function<void()>& thread_body, const char* name, bool cooperative);
+                        ThreadBody thread_body, const char* name, bool cooperative);
 
 namespace {
 // The CPU backend holds every thread of a cooperative grid suspended at grid.sync() at once, each on a fiber
@@ -1121,17 +1121,17 @@ cudaError_t check_cooperative(const void* kernel, const std::string& name, unsig
 }  // namespace
 
 cudaError_t run_grid(const void* kernel, dim3 grid, dim3 block, std::size_t dynamic_smem,
-                     const std::function<void()>& thread_body, const char* name) {
+                     ThreadBody thread_body, const char* name) {
   return launch_grid(kernel, grid, block, dynamic_smem, thread_body, name, false);
 }
 
 cudaError_t run_cooperative_grid(const void* kernel, dim3 grid, dim3 block, std::size_t dynamic_smem,
-                                 const std::function<void()>& thread_body, const char* name) {
+                                 ThreadBody thread_body, const char* name) {
   return launch_grid(kernel, grid, block, dynamic_smem, thread_body, name, true);
 }
 
 cudaError_t launch_grid(const void* kernel, dim3 grid, dim3 block, std::size_t dynamic_smem,
-                        const std::function<void()>& thread_body, const char* name, bool cooperative) {
+                        ThreadBody thread_body, const char* name, bool cooperative) {
   banner();
   const std::string kernel_text = name != nullptr ? std::string(name) : kernel_name(kernel);
   const unsigned long long threads = static_cast<unsigned long long>(block.x) * block.y * block.z;

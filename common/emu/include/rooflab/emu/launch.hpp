@@ -108,18 +108,33 @@ std::string last_race_summary();
 bool race_mode();
 
 namespace detail {
+// What every CUDA thread of a launch calls: a callable borrowed for the launch (the grid runs to its end
+// before run_grid returns), as an object's address and one function that calls it. Not std::function: each
+// launch site would compile a copy, move and destroy of its callable that nothing uses.
+class ThreadBody {
+ public:
+  template <typename F, typename = std::enable_if_t<!std::is_same_v<std::decay_t<F>, ThreadBody>>>
+  ThreadBody(F& body) noexcept  // implicit: a launch passes its lambda where a body is asked
+      : object_(static_cast<void*>(&body)), call_([](void* object) { (*static_cast<F*>(object))(); }) {}
+  void operator()() const { call_(object_); }
+
+ private:
+  void* object_;
+  void (*call_)(void*);
+};
+
 // Validates the configuration, then runs every thread of every block; throws KernelError on a bug or a bad
 // configuration (whose message names the cudaError_t a GPU would return). Returns cudaSuccess otherwise.
 // `kernel` (may be null) finds the kernel's name and its cudaFuncSetAttribute limits; `name`, if given,
 // is the name reports use.
 cudaError_t run_grid(const void* kernel, dim3 grid, dim3 block, std::size_t dynamic_smem,
-                     const std::function<void()>& thread_body, const char* name = nullptr);
+                     ThreadBody thread_body, const char* name = nullptr);
 void set_last_error(cudaError_t err);
 // run_grid for cudaLaunchCooperativeKernel: every block resident at once, so grid.sync() is a barrier of the
 // whole grid. A grid larger than the pretend GPU holds at once returns cudaErrorCooperativeLaunchTooLarge
 // without running anything, as on a GPU.
 cudaError_t run_cooperative_grid(const void* kernel, dim3 grid, dim3 block, std::size_t dynamic_smem,
-                                 const std::function<void()>& thread_body, const char* name = nullptr);
+                                 ThreadBody thread_body, const char* name = nullptr);
 // Cooperative groups beyond a warp (scheduler.cpp, for rooflab/emu/cooperative_groups.hpp): the sync of the
 // block's threads [first, first + count); 32 bytes per thread of the block for tile collectives; grid.sync().
 void tile_sync(unsigned first, unsigned count, const char* file, unsigned line);
@@ -139,42 +154,24 @@ class DeviceMemoryOpen {
   DeviceMemoryOpen& operator=(const DeviceMemoryOpen&) = delete;
 };
 
-// A launch's pointer arguments: begin_launch_arguments starts a launch's round; device_pointer_argument
-// says whether p lies in memory a kernel may touch and notes the parameter (its name where the rewriter
-// saw the kernel's signature, its element type and size) for that allocation, so that an out-of-bounds
-// report can say `y[1024]` in the parameter's own element size.
-struct PointerParameter {
-  const char* name = nullptr;  // into the launch's parameter list, not terminated; nullptr when unknown
-  std::size_t name_length = 0;
-  std::size_t element_size = 0;  // 0 for a pointer to an incomplete type
-  const char* element_type = "";
-};
-void begin_launch_arguments();
 // src/kernels.cpp: each generated wrapper registers the __global__ names of its .cu file ("a,b,c"); the
 // scheduler notes each launch by the name reports use; "k" of "void ns::k<8>(float*)", "" for a symbol that
 // is not a function itself (a lambda inside it, a clone).
 int register_kernels(const char* file, const char* names);
 void note_kernel_launch(const std::string& name);
 std::string kernel_base_name(const std::string& demangled);
-bool device_pointer_argument(const void* p, const PointerParameter& parameter);
-const char* element_type_name(const std::type_info& type);  // demangled, valid for the program's lifetime
 
-// The index-th name of "a,b,n" (what the rewriter passes), or {nullptr, 0} if it is empty or missing.
-inline std::pair<const char*, std::size_t> parameter_name(const char* parameters, std::size_t index) {
-  if (parameters == nullptr) return {nullptr, 0};
-  const char* p = parameters;
-  for (std::size_t k = 0; k < index; ++k) {
-    p = std::strchr(p, ',');
-    if (p == nullptr) return {nullptr, 0};
-    ++p;
-  }
-  const std::size_t length = std::strcspn(p, ",");
-  return {length == 0 ? nullptr : p, length};
-}
+// One argument of a launch as the backend's checks see it. Pointer arguments must point into memory a kernel
+// may touch (cudaMalloc, or pinned cudaMallocHost memory): a host pointer "works" on the CPU and faults or
+// reads garbage on a GPU. (Pointers inside structs are not checked.) Other arguments are not described.
+struct LaunchArgument {
+  const void* pointer = nullptr;              // an object pointer's value (null too), else nullptr
+  bool is_pointer = false;                    // a pointer to an object type
+  bool writable = false;                      // a pointer to non-const: memory the launch may write
+  std::size_t element_size = 0;               // 0 for a pointer to an incomplete type
+  const std::type_info* element_type = nullptr;
+};
 
-// Pointer arguments must point into memory a kernel may touch (cudaMalloc, or pinned cudaMallocHost memory);
-// a host pointer "works" on the CPU and faults or reads garbage on a GPU. (Pointers inside structs are not
-// checked.) `parameters` lists the kernel's parameter names ("a,b,n") when they are known.
 // Whether T is a complete type (its size is known), in C++17.
 template <typename T, typename = void>
 struct is_complete : std::false_type {};
@@ -182,48 +179,34 @@ template <typename T>
 struct is_complete<T, std::void_t<decltype(sizeof(T))>> : std::true_type {};
 
 template <typename T>
-void check_pointer_argument(const std::string& kernel, std::size_t index, const T& value,
-                            const char* parameters = nullptr) {
+LaunchArgument describe_argument(const T& value) {
+  LaunchArgument argument;
   if constexpr (std::is_pointer_v<T> && std::is_object_v<std::remove_pointer_t<T>>) {
     using Element = std::remove_cv_t<std::remove_pointer_t<T>>;
-    PointerParameter parameter;
+    argument.pointer = static_cast<const void*>(value);
+    argument.is_pointer = true;
+    argument.writable = !std::is_const_v<std::remove_pointer_t<T>>;
     if constexpr (is_complete<Element>::value) {
-      parameter.element_size = sizeof(Element);
-      parameter.element_type = element_type_name(typeid(Element));
-    }
-    std::tie(parameter.name, parameter.name_length) = parameter_name(parameters, index);
-    if (value != nullptr && !device_pointer_argument(static_cast<const void*>(value), parameter)) {
-      const std::string named =
-          parameter.name != nullptr ? " (" + std::string(parameter.name, parameter.name_length) + ")" : "";
-      throw KernelError("host pointer passed to kernel " + kernel + ", argument " + std::to_string(index + 1) +
-                        named +
-                        ": it is not inside a cudaMalloc (or cudaMallocHost) allocation; on a GPU the kernel would "
-                        "fault or read garbage (copy the data to device memory and pass that pointer)");
+      argument.element_size = sizeof(Element);
+      argument.element_type = &typeid(Element);
     }
   }
+  return argument;
 }
 
-// The streams' order (src/ordering.cpp): a launch on `stream`, with the device memory its pointer arguments
-// reach (a pointer to non-const as one it may write). The grid still runs when it is launched.
-void issue_launch(cudaStream_t stream, const std::string& name, std::vector<std::pair<const void*, bool>> memory);
+// Before a grid runs (src/runtime_api.cpp): starts the launch's round of pointer arguments, checks each
+// pointer argument (KernelError naming the kernel and the parameter, `parameters` being the kernel's
+// parameter names "a,b,n" where the rewriter saw them, else nullptr), then orders the launch on `stream`
+// among the streams' work (src/ordering.cpp) with the device memory its pointers reach. Out of line and not
+// a template: every launch site of every wrapper would otherwise compile its own copy of the checks and
+// their messages (and, in the plain builds, the alignment checks of all that harness code).
+void prepare_launch(cudaStream_t stream, const std::string& name, const char* parameters,
+                    const LaunchArgument* arguments, std::size_t count);
 template <typename Tuple, std::size_t... I>
-std::vector<std::pair<const void*, bool>> launch_memory(const Tuple& params, std::index_sequence<I...>) {
-  std::vector<std::pair<const void*, bool>> memory;
-  const auto note = [&](const auto& value) {
-    using T = std::decay_t<decltype(value)>;
-    if constexpr (std::is_pointer_v<T> && std::is_object_v<std::remove_pointer_t<T>>) {
-      if (value != nullptr) memory.push_back({static_cast<const void*>(value), !std::is_const_v<std::remove_pointer_t<T>>});
-    }
-  };
-  (note(std::get<I>(params)), ...);
-  return memory;
-}
-
-// check_pointer_argument for every element of a launch's parameter tuple.
-template <typename Tuple, std::size_t... I>
-void check_pointer_arguments(const std::string& kernel, const Tuple& params, const char* parameters,
-                             std::index_sequence<I...>) {
-  (check_pointer_argument(kernel, I, std::get<I>(params), parameters), ...);
+void prepare_launch(cudaStream_t stream, const std::string& name, const char* parameters, const Tuple& params,
+                    std::index_sequence<I...>) {
+  const LaunchArgument arguments[sizeof...(I) + 1] = {describe_argument(std::get<I>(params))..., {}};
+  prepare_launch(stream, name, parameters, arguments, sizeof...(I));
 }
 }  // namespace detail
 
@@ -246,11 +229,9 @@ cudaError_t cooperative_launch(void (*kernel)(P...), dim3 grid, dim3 block, void
                       std::to_string(sizeof...(P)) + " arguments (cudaErrorInvalidValue on a GPU)");
   }
   const auto params = arguments_from<P...>(args, std::index_sequence_for<P...>{});
-  begin_launch_arguments();
-  check_pointer_arguments(name, params, nullptr, std::index_sequence_for<P...>{});
-  issue_launch(stream, name, launch_memory(params, std::index_sequence_for<P...>{}));
-  const cudaError_t err = run_cooperative_grid(
-      address, grid, block, dynamic_smem, [&] { std::apply(kernel, params); }, name.c_str());
+  prepare_launch(stream, name, nullptr, params, std::index_sequence_for<P...>{});
+  auto body = [&] { std::apply(kernel, params); };
+  const cudaError_t err = run_cooperative_grid(address, grid, block, dynamic_smem, body, name.c_str());
   set_last_error(err);
   return err;
 }
@@ -273,14 +254,12 @@ void launch(void (*kernel)(KernelArgs...), dim3 grid, dim3 block, std::size_t dy
   // Copies, converted to the parameter types, as the CUDA launch does.
   const std::tuple<std::decay_t<KernelArgs>...> params(std::forward<Args>(args)...);
   const void* address = reinterpret_cast<const void*>(kernel);
-  detail::begin_launch_arguments();
   const std::string name = kernel_name(address);
-  detail::check_pointer_arguments(name, params, nullptr, std::index_sequence_for<KernelArgs...>{});
-  detail::issue_launch(stream, name, detail::launch_memory(params, std::index_sequence_for<KernelArgs...>{}));
+  detail::prepare_launch(stream, name, nullptr, params, std::index_sequence_for<KernelArgs...>{});
   // Each CUDA thread's call copies the parameters again (they are by value): a thread that modifies one
   // modifies its own copy, as on a GPU.
-  const cudaError_t err =
-      detail::run_grid(address, grid, block, dynamic_smem, [&] { std::apply(kernel, params); }, name.c_str());
+  auto body = [&] { std::apply(kernel, params); };
+  const cudaError_t err = detail::run_grid(address, grid, block, dynamic_smem, body, name.c_str());
   detail::set_last_error(err);
 }
 

@@ -83,13 +83,12 @@ class LaunchSite {
  private:
   template <typename Tuple>
   void run(const void* address, const std::string& name, const Tuple& params) const {
-    begin_launch_arguments();  // element sizes of this launch's pointers, for out-of-bounds reports
-    check_pointer_arguments(name, params, parameters_, std::make_index_sequence<std::tuple_size_v<Tuple>>{});
-    issue_launch(stream_, name, launch_memory(params, std::make_index_sequence<std::tuple_size_v<Tuple>>{}));
+    // Pointer arguments checked (and their element sizes noted for out-of-bounds reports), the launch ordered.
+    prepare_launch(stream_, name, parameters_, params, std::make_index_sequence<std::tuple_size_v<Tuple>>{});
     // Every CUDA thread's call copies the parameters again (`auto... a` takes them by value): a thread that
     // modifies a parameter modifies its own copy, as on a GPU.
-    const cudaError_t err =
-        run_grid(address, grid_, block_, smem_, [&] { std::apply(body_, params); }, name.c_str());
+    auto body = [&] { std::apply(body_, params); };
+    const cudaError_t err = run_grid(address, grid_, block_, smem_, body, name.c_str());
     set_last_error(err);
   }
 
