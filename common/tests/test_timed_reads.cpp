@@ -177,3 +177,18 @@ TEST(TimedAllocations, ALaunchThatAllocatesFailsTheBenchmark) {
     EXPECT_NE(std::string(e.what()).find("1 cudaMalloc call in one call"), std::string::npos) << e.what();
   }
 }
+
+// Harness buffers are set to poison before they are freed (rooflab/testing/buffer.hpp): on a GPU the next
+// allocation may be the same memory, and must not start out holding an earlier test's answer. The CPU
+// backend unmaps freed memory, so the set is seen as the runtime call it is: one per non-empty buffer.
+TEST(HarnessBuffers, ArePoisonedBeforeTheyAreFreed) {
+  const auto memsets = [] { return rooflab::emu::activity().memsets; };
+  rooflab::DeviceBuffer<float> kept(std::vector<float>(kN, 0.5f));
+  const unsigned long long before = memsets();
+  { rooflab::DeviceBuffer<float> freed(std::vector<float>(kN, 0.5f)); }
+  EXPECT_EQ(memsets() - before, 1u) << "a buffer was freed without being set to poison first";
+  { rooflab::DeviceBuffer<float> empty; }
+  EXPECT_EQ(memsets() - before, 1u) << "an empty buffer owns no memory to poison";
+  kept = rooflab::DeviceBuffer<float>(kN);  // a move assignment frees what the buffer held
+  EXPECT_EQ(memsets() - before, 2u);
+}

@@ -88,8 +88,16 @@ class DeviceBuffer {
   }
 
  private:
+  // Poisoned before it is freed: a GPU's allocator hands freed memory to the next cudaMalloc of a similar
+  // size at once, so a launcher's own allocation would otherwise start with an earlier test's inputs or
+  // correct results in it (a "stale" answer that passes a check without any work). The device is
+  // synchronized first, as cudaFree would be: work still running on another stream finishes before the set.
   void release() noexcept {
-    if (data_ != nullptr) ROOFLAB_CUDA_WARN(cudaFree(reinterpret_cast<unsigned char*>(data_) - lead_));
+    if (data_ != nullptr) {
+      ROOFLAB_CUDA_WARN(cudaDeviceSynchronize());
+      ROOFLAB_CUDA_WARN(cudaMemset(data_, 0xFF, bytes()));
+      ROOFLAB_CUDA_WARN(cudaFree(reinterpret_cast<unsigned char*>(data_) - lead_));
+    }
     data_ = nullptr;
     count_ = 0;
     lead_ = 0;
