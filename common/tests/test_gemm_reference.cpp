@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <random>
@@ -49,5 +50,82 @@ TEST(GemmReference, ToleranceGrowsWithKAndCatchesADroppedProduct) {
     if (k <= 131 && std::abs(a[k - 1] * b[k - 1]) > 0.05f) {
       EXPECT_GT(std::abs(dropped - want), tol) << "K = " << k << ": a dropped product must not pass";
     }
+  }
+}
+
+namespace {
+// x rounded to the nearest FP16 in the normal range (11 significant bits; TF32 keeps as many).
+float half(float x) {
+  int e = 0;
+  std::frexp(x, &e);
+  const float q = std::ldexp(1.0f, e - 11);
+  return std::nearbyint(x / q) * q;
+}
+}  // namespace
+
+// The bound on random inputs: every FP32 sum of random products meets it, in sequence with and without fused
+// multiply-adds, at every K; inputs rounded to FP16 (10 explicit bits, as TF32) before an FP32 sum break it in
+// most outputs from K = 256 up, so that a perf test's sample of outputs catches them.
+TEST(GemmReference, RandomInputToleranceAdmitsFp32SumsAndNotHalfInputs) {
+  std::mt19937 rng(11);
+  std::uniform_real_distribution<float> u(-1, 1);
+  for (std::size_t k : {16u, 256u, 1024u, 4096u}) {
+    int broken = 0;
+    constexpr int kOutputs = 400;
+    double worst = 0;
+    for (int out = 0; out < kOutputs; ++out) {
+      std::vector<float> a(k), b(k);
+      for (auto& x : a) x = u(rng);
+      for (auto& x : b) x = u(rng);
+      double want = 0, squares = 0, from_halves = 0;
+      float fused = 0, separate = 0;
+      for (std::size_t p = 0; p < k; ++p) {
+        const double product = static_cast<double>(a[p]) * b[p];
+        want += product;
+        squares += product * product;
+        fused = std::fma(a[p], b[p], fused);
+        const float rounded = a[p] * b[p];
+        separate = separate + rounded;
+        from_halves += static_cast<double>(half(a[p])) * half(b[p]);
+      }
+      const double tol = rooflab::gemm_random_tolerance(k, std::sqrt(squares / static_cast<double>(k)));
+      worst = std::max({worst, std::abs(fused - want) / tol, std::abs(separate - want) / tol});
+      broken += std::abs(static_cast<float>(from_halves) - want) > tol;
+    }
+    EXPECT_LT(worst, 1.0) << "K = " << k << ": an FP32 sum of random products broke the bound";
+    if (k >= 256) {
+      EXPECT_GT(broken, kOutputs * 3 / 4) << "K = " << k << ": FP16-rounded inputs must break it in most outputs";
+    }
+    if (k >= 256) {  // the worst case grows as K^2, this bound as K: at the perf tests' K, 100 times tighter and more
+      EXPECT_LT(rooflab::gemm_random_tolerance(k, 1.0 / 3), rooflab::gemm_tolerance(k, 1.0, 0.0) / 100) << "K = " << k;
+    }
+  }
+}
+
+// The tensor cores' bound admits a sum that truncates (rounds toward zero) at every step, and not one kept in FP16.
+TEST(GemmReference, TruncatingToleranceAdmitsTruncationAndNotAnFp16Accumulator) {
+  std::mt19937 rng(13);
+  std::uniform_real_distribution<float> u(-1, 1);
+  const auto toward_zero = [](double x) {  // x to FP32, rounded toward zero
+    const float f = static_cast<float>(x);
+    return std::abs(static_cast<double>(f)) > std::abs(x) ? std::nextafter(f, 0.0f) : f;
+  };
+  for (std::size_t k : {64u, 256u, 4096u}) {
+    int fp16_passed = 0;
+    for (int out = 0; out < 200; ++out) {
+      double want = 0, squares = 0;
+      float truncated = 0, fp16 = 0;
+      for (std::size_t p = 0; p < k; ++p) {
+        const double product = static_cast<double>(u(rng)) * u(rng);
+        want += product;
+        squares += product * product;
+        truncated = toward_zero(static_cast<double>(truncated) + product);
+        fp16 = half(fp16 + static_cast<float>(product));
+      }
+      const double tol = rooflab::gemm_truncating_tolerance(k, std::sqrt(squares / static_cast<double>(k)));
+      EXPECT_LE(std::abs(truncated - want), tol) << "K = " << k << ": a truncating FP32 sum broke the bound";
+      fp16_passed += std::abs(fp16 - want) <= tol;
+    }
+    EXPECT_LT(fp16_passed, 50) << "K = " << k << ": an FP16 accumulator must break the bound in most outputs";
   }
 }
