@@ -97,8 +97,7 @@ std::string configure_inputs(const BuildTree& tree) {
     std::vector<std::string> files;
     for (fs::recursive_directory_iterator i(it->second, ec), end; !ec && i != end; i.increment(ec)) {
       if (!i->is_regular_file(ec)) continue;
-      const auto mtime = fs::last_write_time(i->path(), ec).time_since_epoch().count();
-      files.push_back(fmt::format("hidden {} {} {}", i->path().string(), i->file_size(ec), mtime));
+      files.push_back("hidden " + file_identity(i->path()));
     }
     std::sort(files.begin(), files.end());
     for (const auto& f : files) s += f + "\n";

@@ -153,15 +153,11 @@ Run run_reporting(const std::filesystem::path& binary, const DeclaredTest& test,
 }
 
 // The thread order a reference run of `test` uses: the first of its kind's, if it has any.
-const Schedule* reference_schedule(const DeclaredTest& test) {
-  static const std::map<std::string, std::vector<Schedule>> by_binary = [] {
-    std::map<std::string, std::vector<Schedule>> m;
-    for (const auto& row : rooflab::rubric::test_kinds()) m.emplace(row.binary, schedules_of(row.binary));
-    return m;
-  }();
+std::optional<Schedule> reference_schedule(const DeclaredTest& test) {
   const auto* row = rooflab::rubric::find_kind(test.kind);
-  const auto it = by_binary.find(row != nullptr ? row->binary : test.kind);
-  return it == by_binary.end() || it->second.empty() ? nullptr : &it->second.front();
+  const auto schedules = schedules_of(row != nullptr ? row->binary : test.kind);
+  if (schedules.empty()) return std::nullopt;
+  return schedules.front();
 }
 
 // A report of one test that passed, whole.
@@ -188,28 +184,20 @@ std::uint64_t fnv1a(std::string_view bytes) {
   return h;
 }
 
-// "path size mtime" of a file, empty when it cannot be read.
-std::string file_identity(const std::filesystem::path& p) {
-  std::error_code ec;
-  const auto size = std::filesystem::file_size(p, ec);
-  if (ec) return {};
-  const auto mtime = std::filesystem::last_write_time(p, ec).time_since_epoch().count();
-  if (ec) return {};
-  return fmt::format("{} {} {}\n", std::filesystem::absolute(p, ec).string(), size, mtime);
-}
-
 std::optional<std::filesystem::path> reference_record_path(const std::filesystem::path& trusted, const DeclaredTest& test,
-                                                           const RunOptions& options, const Schedule* schedule) {
+                                                           const RunOptions& options,
+                                                           const std::optional<Schedule>& schedule) {
   std::string key = file_identity(trusted);
   if (key.empty()) return std::nullopt;
+  key += "\n";
   std::vector<std::string> data;
   std::error_code ec;
   for (std::filesystem::directory_iterator f(rooflab::data_dir(), ec), end; !ec && f != end; f.increment(ec)) {
-    if (f->is_regular_file(ec)) data.push_back(file_identity(f->path()));
+    if (f->is_regular_file(ec)) data.push_back(file_identity(f->path()) + "\n");
   }
   std::sort(data.begin(), data.end());
   for (const auto& d : data) key += d;
-  key += fmt::format("test {}\norder {}\n", test.id(), schedule != nullptr ? schedule->value : "-");
+  key += fmt::format("test {}\norder {}\n", test.id(), schedule ? schedule->value : "-");
   // The report folder differs per student and changes no checked value.
   for (const auto& [var, value] : options.env) {
     if (var != "ROOFLAB_REPORT_DIR") key += fmt::format("{}={}\n", var, value);
@@ -251,9 +239,10 @@ void keep_reference(const std::filesystem::path& file, const std::string& bytes)
 const report::Report* reference_run(const std::filesystem::path& trusted, const DeclaredTest& test,
                                     const RunOptions& options, std::string* why_not) {
   static std::map<std::string, std::optional<report::Report>> cache;
-  const auto seed = options.env.find("ROOFLAB_SEED");
-  const std::string key =
-      trusted.string() + "|" + test.id() + "|" + (seed != options.env.end() ? seed->second : std::string());
+  // One key for this process and the disk: the kept run's name, made of everything the run depends on. A binary
+  // that cannot be read has none (its run then fails anyway): its path and the test.
+  const auto record = reference_record_path(trusted, test, options, reference_schedule(test));
+  const std::string key = record ? record->string() : trusted.string() + "|" + test.id();
   auto it = cache.find(key);
   if (it == cache.end()) it = cache.emplace(key, kept_or_new_reference(trusted, test, options, why_not)).first;
   if (!it->second && why_not->empty()) *why_not = "the reference run did not pass";
@@ -330,7 +319,8 @@ std::optional<report::Report> run_reference(const std::filesystem::path& trusted
   // tree, build/solutions, that student processes must not read).
   const SandboxScope unconfined(std::nullopt);
   // The reference runs in the first of its kind's thread orders, if it has any.
-  Run run = run_reporting(trusted, test, options, reference_schedule(test), "want");
+  const auto schedule = reference_schedule(test);
+  Run run = run_reporting(trusted, test, options, schedule ? &*schedule : nullptr, "want");
   if (run.process.ok() && one_pass(run.report)) {
     if (bytes != nullptr) *bytes = std::move(run.report_bytes);
     return std::move(run.report);

@@ -48,6 +48,15 @@ std::string read_all(const fs::path& path) {
   return s.str();
 }
 
+std::string file_identity(const fs::path& path) {
+  std::error_code ec;
+  const auto size = fs::file_size(path, ec);
+  if (ec) return {};
+  const auto mtime = fs::last_write_time(path, ec).time_since_epoch().count();
+  if (ec) return {};
+  return fmt::format("{} {} {}", fs::absolute(path, ec).string(), size, mtime);
+}
+
 nlohmann::json read_json(const fs::path& path) {
   try {
     return nlohmann::json::parse(read_all(path));

@@ -31,6 +31,9 @@ std::string local_clock();
 void write_text(const std::filesystem::path& path, const std::string& text);
 // A file's bytes ("" when it cannot be read).
 std::string read_all(const std::filesystem::path& path);
+// "path size mtime" of a file (the path made absolute), "" when it cannot be read: what a cache key says of a
+// file it depends on, so that an edited or replaced file is a new key.
+std::string file_identity(const std::filesystem::path& path);
 // A JSON file, parsed; null when it is missing or not JSON (a grade that died before writing it).
 nlohmann::json read_json(const std::filesystem::path& path);
 

@@ -42,17 +42,23 @@ const rooflab::BenchOptions kTimed = rooflab::expecting_kernels(kOptions, roofla
 struct Inputs {
   explicit Inputs(const lab05::Shape& s)
       : shape(s), n(lab05::elements(s)), q(n, 1, -3.0f, 3.0f), k(n, 2), v(n, 3), o(n), lse(s.batch_heads * s.len) {}
+  // The double-precision reference of one row of one head: its output row and its log-sum-exp.
+  struct ReferenceRow {
+    std::vector<double> out;
+    double lse = 0;
+  };
+  ReferenceRow reference_row(std::size_t head, std::size_t row) const {
+    const std::size_t per_head = shape.len * shape.head_dim;
+    const auto qh = q.host_range(head * per_head, per_head), kh = k.host_range(head * per_head, per_head),
+               vh = v.host_range(head * per_head, per_head);
+    ReferenceRow r{std::vector<double>(shape.head_dim), 0};
+    lab05::attention_ref(qh.data(), kh.data(), vh.data(), shape.len, shape.head_dim, scale(), shape.causal,
+                         r.out.data(), &r.lse, row, 1);
+    return r;
+  }
   ::testing::AssertionResult output_is_right(const std::string& what) const {
-    const std::size_t len = shape.len, d = shape.head_dim, per_head = len * d;
-    const auto want = [&](std::size_t i) {
-      const std::size_t head = i / per_head, row = i / d % len;
-      const auto qh = q.host_range(head * per_head, per_head), kh = k.host_range(head * per_head, per_head),
-                 vh = v.host_range(head * per_head, per_head);
-      std::vector<double> out(d);
-      double row_lse = 0;
-      lab05::attention_ref(qh.data(), kh.data(), vh.data(), len, d, scale(), shape.causal, out.data(), &row_lse, row, 1);
-      return out[i % d];
-    };
+    const std::size_t len = shape.len, d = shape.head_dim;
+    const auto want = [&](std::size_t i) { return reference_row(i / (len * d), i / d % len).out[i % d]; };
     auto r = rooflab::timed_output_matches(what, o.download(), rooflab::sampled_indices(n, 48), want,
                                            {2e-3, 1e-2});
     if (!r) r << " (" << shape.batch_heads << " heads of " << d << ", L = " << len << (shape.causal ? ", causal)" : ")");
@@ -61,16 +67,8 @@ struct Inputs {
   // The log-sum-exp flash writes beside O ([head][L]; the backward pass needs it), checked after timing like O:
   // a kernel that stops writing it at the timed shape loses the speed points too.
   ::testing::AssertionResult lse_is_right(const std::string& what) const {
-    const std::size_t len = shape.len, d = shape.head_dim, per_head = len * d;
-    const auto want = [&](std::size_t i) {
-      const std::size_t head = i / len, row = i % len;
-      const auto qh = q.host_range(head * per_head, per_head), kh = k.host_range(head * per_head, per_head),
-                 vh = v.host_range(head * per_head, per_head);
-      std::vector<double> out(d);
-      double row_lse = 0;
-      lab05::attention_ref(qh.data(), kh.data(), vh.data(), len, d, scale(), shape.causal, out.data(), &row_lse, row, 1);
-      return row_lse;
-    };
+    const std::size_t len = shape.len;
+    const auto want = [&](std::size_t i) { return reference_row(i / len, i % len).lse; };
     // FP32 sums of L exponentials: the correctness tests' bound, with room for L = 4096 terms.
     auto r = rooflab::timed_output_matches(what, lse.download(), rooflab::sampled_indices(lse.size(), 48), want,
                                            {2e-3, 1e-3});
@@ -91,6 +89,12 @@ struct Inputs {
 };
 
 int as_int(std::size_t x) { return static_cast<int>(x); }
+
+// A path's roofline time: its bytes at `bytes_per_s`, its FLOPs at `flops_per_s`, whichever is longer. A ceiling
+// that is 0 (the calibration could not measure it) bounds nothing.
+double roofline_s(const rooflab::Work& w, double bytes_per_s, double flops_per_s) {
+  return std::max(bytes_per_s > 0 ? w.bytes() / bytes_per_s : 0.0, flops_per_s > 0 ? w.flops / flops_per_s : 0.0);
+}
 
 // The naive path and flash v2 at one shape, timed back to back: FLOP/s of each (medians) and the extra
 // device memory each needed (the scores for the naive path; whatever the flash launcher allocates).
@@ -151,11 +155,7 @@ ROOFLAB_TEST(Lab05Perf, FlashAgainstNaiveSameRun) {
   // FLOPs at cuBLAS's FP16 tensor rate). A time under it is a timing error or work not done.
   const double bw = rooflab::grading::ceiling_in_force(rooflab::Ceiling::copy_bandwidth);
   const double tensor = rooflab::grading::ceiling_in_force(rooflab::Ceiling::fp16_tensor_peak);
-  // A ceiling the calibration could not measure (0) bounds nothing.
-  const auto floor_s = [&](const rooflab::Work& w) {
-    return std::max(bw > 0 ? w.bytes() / bw : 0.0, tensor > 0 ? w.flops / tensor : 0.0);
-  };
-  const double flash_floor = floor_s(p.flash_work), naive_floor = floor_s(p.naive_work);
+  const double flash_floor = roofline_s(p.flash_work, bw, tensor), naive_floor = roofline_s(p.naive_work, bw, tensor);
   rooflab::grading::note(fmt::format("roofline times: flash v2 {:.3f} ms (best sample {:.3f} ms), naive path {:.3f} ms "
                                      "(best {:.3f} ms)", flash_floor * 1e3, p.flash_min_s * 1e3, naive_floor * 1e3,
                                      p.naive_min_s * 1e3));
@@ -208,7 +208,6 @@ ROOFLAB_TEST(Lab05Perf, TimeAndMemoryAgainstLength) {
   const auto& ceilings = rooflab::ceilings();
   const double bw = ceilings.copy_gbps * 1e9;
   const double peak = ceilings.fp16_tensor_flops > 0 ? ceilings.fp16_tensor_flops : ceilings.fp32_fma_flops;
-  const auto floor_s = [&](const rooflab::Work& w) { return std::max(w.bytes() / bw, w.flops / peak); };
   rooflab::Series naive_t{"naive path (measured)", {}, "linespoints"}, flash_t{"flash v2 (measured)", {}, "linespoints"};
   rooflab::Series naive_p{"naive path (roofline)", {}, "lines dt 2"}, flash_p{"flash (roofline)", {}, "lines dt 2"};
   rooflab::Series naive_m{"naive path: the scores", {}, "linespoints"}, flash_m{"flash v2: what it allocated", {}, "linespoints"};
@@ -223,8 +222,8 @@ ROOFLAB_TEST(Lab05Perf, TimeAndMemoryAgainstLength) {
     const double l = static_cast<double>(len);
     naive_t.points.emplace_back(l, p.naive_s);
     flash_t.points.emplace_back(l, p.flash_s);
-    naive_p.points.emplace_back(l, floor_s(lab05::perf::naive_work(s)));
-    flash_p.points.emplace_back(l, floor_s(lab05::perf::flash_work(s)));
+    naive_p.points.emplace_back(l, roofline_s(lab05::perf::naive_work(s), bw, peak));
+    flash_p.points.emplace_back(l, roofline_s(lab05::perf::flash_work(s), bw, peak));
     naive_m.points.emplace_back(l, static_cast<double>(p.naive_bytes_held));
     // Log axes: a kernel that allocates nothing is drawn at 1 byte.
     flash_m.points.emplace_back(l, std::max(1.0, static_cast<double>(p.flash_bytes_held)));
