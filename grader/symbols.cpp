@@ -147,6 +147,15 @@ std::vector<std::string> tampering_findings(const std::string& file, const std::
       "cuCtxResetPersistingL2Cache"};
   static const std::set<std::string, std::less<>> clocks = {"clock_gettime", "__clock_gettime", "gettimeofday",
                                                              "clock", "time", "timespec_get"};
+  // Clocks and sleeps, referenced in the kernels' file: a kernel or launcher that waits on purpose (a spin on
+  // clock64(), __nanosleep, a host sleep before the launch) slows whatever it likes, the baseline of a ratio
+  // first; no lab's kernel or launcher needs the time. The CPU backend's clock64() and __nanosleep() are its
+  // own functions (rooflab/emu/runtime.hpp), named here.
+  static const std::set<std::string, std::less<>> waits = {
+      "clock", "clock_gettime", "__clock_gettime", "gettimeofday", "timespec_get", "nanosleep", "__nanosleep",
+      "clock_nanosleep", "usleep", "sleep", "sched_yield", "_ZNSt6chrono3_V212steady_clock3nowEv",
+      "_ZNSt6chrono3_V212system_clock3nowEv", "_ZN7rooflab3emu6detail12device_clockEv",
+      "_ZN7rooflab3emu6detail12device_sleepEj"};
   // The operating system's entropy, from which the harness draws the elements it checks after timing.
   static const std::set<std::string, std::less<>> entropy = {"getrandom", "__getrandom", "getentropy", "arc4random",
                                                               "arc4random_buf", "arc4random_uniform"};
@@ -174,6 +183,11 @@ std::vector<std::string> tampering_findings(const std::string& file, const std::
                (starts.contains(name) || name.starts_with("_ZNSt6thread15_M_start_thread"))) {
       out.push_back(fmt::format("{} uses {} (starts a thread or a process: work beside the timed launch, which no "
                                 "lab asks for)", file, mangled ? shortened(s.demangled) : std::string(name)));
+    } else if (kernels && references(s.type) &&
+               (waits.contains(name) || name.starts_with("_ZNSt11this_thread11__sleep_for"))) {
+      out.push_back(fmt::format("{} uses {} (reads a clock or sleeps: a kernel or launcher that waits on purpose "
+                                "slows the baseline of a ratio, which no lab asks for)", file,
+                                mangled ? shortened(s.demangled) : std::string(name)));
     } else if (kernels && references(s.type) && persisting_l2.contains(name)) {
       out.push_back(fmt::format("{} uses {} (the persisting-L2 controls: data kept in L2 between timed samples, which "
                                 "no lab asks for)", file, name));
@@ -246,7 +260,7 @@ std::string forbidden_symbols_in(const fs::path& build_dir, const Lab& lab, cons
                        "works beside the timed launch (refused in every lab):\n") +
            listed(tampering) +
            "The harness times your kernels as they run on its stream: define none of the CUDA runtime's, the "
-           "harness's or the C library's clocks, and start no thread or process in the kernels' file.";
+           "harness's or the C library's clocks, and start no thread or process and read no clock in the kernels' file.";
   }
   return out;
 }

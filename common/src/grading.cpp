@@ -262,6 +262,33 @@ void detail::award_resolved(std::string_view lab, std::string_view quantity, dou
   award(v.score, v.figures);
 }
 
+BaselineCap cap_baseline(const Threshold& rule, double measured_s, double roofline_s) {
+  if (!rule.student_baseline) {
+    throw DataError(fmt::format("threshold {}/{} declares no \"student_baseline\" (the share of its roof below which "
+                                "the student's own baseline is taken as slowed)", rule.lab, rule.quantity));
+  }
+  if (!(measured_s > 0) || !std::isfinite(measured_s) || !(roofline_s > 0) || !std::isfinite(roofline_s)) {
+    throw std::invalid_argument(fmt::format("{}: a baseline of {} s against a roofline time of {} s", rule.quantity,
+                                            measured_s, roofline_s));
+  }
+  BaselineCap c;
+  c.cap_s = roofline_s / rule.student_baseline->roof_fraction;
+  c.capped = measured_s > c.cap_s;
+  c.used_s = c.capped ? c.cap_s : measured_s;
+  return c;
+}
+
+double capped_baseline_s(std::string_view lab, std::string_view quantity, double measured_s, double roofline_s) {
+  const Threshold& t = threshold(lab, quantity);
+  const BaselineCap c = cap_baseline(t, measured_s, roofline_s);
+  if (c.capped) {
+    note(fmt::format("{}: the baseline (your own code) took {:.3f} ms, more than {:.3f} ms, its roofline time over "
+                     "{:.2f}; the ratio counts it at {:.3f} ms, so slowing it does not help the ratio",
+                     quantity, measured_s * 1e3, c.cap_s * 1e3, t.student_baseline->roof_fraction, c.used_s * 1e3));
+  }
+  return c.used_s;
+}
+
 void award(std::string_view lab, std::string_view quantity, double measured_si, double ceiling_measured_here_si) {
   detail::award_resolved(lab, quantity, measured_si, nullptr, ceiling_measured_here_si);
 }

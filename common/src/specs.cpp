@@ -473,6 +473,18 @@ Threshold read_rule(const Reader& r, const json& j, const std::string& p) {
            fmt::format("expected ceiling_fraction, prediction_fraction, ratio_max or ratio_min, got \"{}\"", t.kind));
   }
   read_provenance(r, j, p, t.provenance);
+  if (j.contains("student_baseline")) {
+    const json& sj = r.at(j, p, "student_baseline");
+    const std::string sp = p + ".student_baseline";
+    StudentBaseline b;
+    b.roof_fraction = r.num(sj, sp, "roof_fraction");
+    b.reasoning = r.str(sj, sp, "reasoning");
+    if (!(b.roof_fraction > 0 && b.roof_fraction <= 1)) {
+      r.fail(sp + ".roof_fraction", fmt::format("expected a share of the baseline's roof in (0, 1], got {}", b.roof_fraction));
+    }
+    if (t.sliding() && t.caps()) r.fail(sp, "a baseline the student runs is one to beat or to compare with: it needs \"caps\": false or a ratio rule");
+    t.student_baseline = std::move(b);
+  }
   return t;
 }
 

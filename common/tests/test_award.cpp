@@ -58,6 +58,8 @@ const bool kDataReady = [] {
                {"baseline", {{"name", "pretend_naive_same_run"}, {"unit", "FLOP/s"}, {"caps", false}, {"what", "a naive path"}}},
                {"full_at", 1.5}, {"zero_at", 0.5}, {"provenance", provenance}};
   t["ratio"] = {{"kind", "ratio_max"}, {"value", 0.5}, {"description", "d"}, {"provenance", provenance}};
+  t["own_ratio"] = {{"kind", "ratio_max"}, {"value", 1.3}, {"description", "time of a / time of the student's b"},
+                    {"student_baseline", {{"roof_fraction", 0.5}, {"reasoning", "test"}}}, {"provenance", provenance}};
   fs::create_directory(temp.path / "99-pretend");
   std::ofstream(temp.path / "99-pretend" / "thresholds.json") << t.dump();
   ::setenv("ROOFLAB_LABS_DIR", temp.path.c_str(), 1);
@@ -214,6 +216,40 @@ TEST(Award, FailsAResultAboveTheCeilingOrAMismatchedCeiling) {
 
 // save_plot(): a lab's plot lands in the report folder under a name that starts with the lab, and a name
 // that belongs to another lab fails the test that wrote it.
+// A ratio against the student's own baseline: the baseline counts as no slower than its roof over the rule's
+// share, so a baseline slowed on purpose does not lower the ratio past that.
+TEST(Award, AStudentsOwnBaselineIsCappedAtItsRoofOverTheRulesShare) {
+  ASSERT_TRUE(kDataReady);
+  const rooflab::Threshold& rule = rooflab::threshold("99", "own_ratio");
+  ASSERT_TRUE(rule.student_baseline);
+  EXPECT_DOUBLE_EQ(rule.student_baseline->roof_fraction, 0.5);
+  // An honest baseline at 70% of its roof (1 ms of roof, 1.43 ms taken): counted as measured.
+  const auto honest = rooflab::grading::cap_baseline(rule, 1.43e-3, 1e-3);
+  EXPECT_FALSE(honest.capped);
+  EXPECT_DOUBLE_EQ(honest.used_s, 1.43e-3);
+  EXPECT_DOUBLE_EQ(honest.cap_s, 2e-3);
+  // Slowed to 5 ms: counted at 2 ms, so a kernel taking 2.9 ms (1.45x the cap) still fails a 1.3x bound that
+  // 2.9 / 5 = 0.58 would have passed.
+  const auto slowed = rooflab::grading::cap_baseline(rule, 5e-3, 1e-3);
+  EXPECT_TRUE(slowed.capped);
+  EXPECT_DOUBLE_EQ(slowed.used_s, 2e-3);
+  EXPECT_GT(2.9e-3 / slowed.used_s, rule.ratio_max());
+  EXPECT_LT(2.9e-3 / 5e-3, rule.ratio_max());
+  EXPECT_DOUBLE_EQ(rooflab::grading::capped_baseline_s("99", "own_ratio", 5e-3, 1e-3), 2e-3);
+  EXPECT_DOUBLE_EQ(rooflab::grading::capped_baseline_s("99", "own_ratio", 1.5e-3, 1e-3), 1.5e-3);
+  // A rule that declares no student baseline cannot be capped by mistake, nor a time that is no measurement.
+  EXPECT_THROW(rooflab::grading::capped_baseline_s("99", "ratio", 5e-3, 1e-3), rooflab::DataError);
+  EXPECT_THROW(rooflab::grading::cap_baseline(rule, 0.0, 1e-3), std::invalid_argument);
+  EXPECT_THROW(rooflab::grading::cap_baseline(rule, 1e-3, std::nan("")), std::invalid_argument);
+  // The labs whose ratios have a baseline the student runs declare the cap (Labs 05, 06, 07).
+  for (const auto& [lab, quantity] : {std::pair{"05", "flash_vs_naive"}, {"06", "gqa_time_ratio"},
+                                      {"07", "batch8_time_ratio"}, {"07", "batch64_time_ratio"}}) {
+    const auto& t = rooflab::threshold(lab, quantity);
+    ASSERT_TRUE(t.student_baseline) << lab << "/" << quantity;
+    EXPECT_FALSE(t.student_baseline->reasoning.empty()) << lab << "/" << quantity;
+  }
+}
+
 TEST(SavePlot, WritesTheFilesUnderTheLabsName) {
   const TempDir reports("reports");
   ::setenv("ROOFLAB_REPORT_DIR", reports.path.c_str(), 1);

@@ -586,6 +586,15 @@ TEST(Thresholds, MalformedFileNamesTheField) {
                        "blocktile.baseline.unit: expected B/s or FLOP/s"));
   EXPECT_TRUE(contains(broken_in("04", [](json& j) { j["blocktile"]["ceiling"] = "sgemm_peak"; }),
                        "blocktile: expected exactly one of"));
+  // A cap on the student's own baseline: a share of its roof in (0, 1], with its reasoning, and only on a rule whose
+  // reference is not a roof (a ratio, or a baseline to beat).
+  const json cap = {{"roof_fraction", 0.5}, {"reasoning", "honest baselines reach more"}};
+  EXPECT_TRUE(contains(broken_in("06", [&](json& j) { j["gqa_time_ratio"]["student_baseline"] = cap; j["gqa_time_ratio"]["student_baseline"]["roof_fraction"] = 1.5; }),
+                       "gqa_time_ratio.student_baseline.roof_fraction: expected a share of the baseline's roof in (0, 1]"));
+  EXPECT_TRUE(contains(broken_in("06", [&](json& j) { j["gqa_time_ratio"]["student_baseline"] = {{"roof_fraction", 0.5}}; }),
+                       "gqa_time_ratio.student_baseline.reasoning: missing"));
+  EXPECT_TRUE(contains(broken([&](json& j) { j["copy"]["student_baseline"] = cap; }),
+                       "copy.student_baseline: a baseline the student runs is one to beat or to compare with"));
   // The global policy file: implausible_above, and no lab's rules.
   auto broken_policy = [](const std::function<void(json&)>& edit) {
     json j = read_data("thresholds.json");

@@ -244,7 +244,11 @@ std::vector<std::string> tests_named(const std::string& cell, std::string& suite
 std::string threshold_text_mismatch(const LabText& lab, double implausible_above) {
   std::string out;
   std::vector<double> any_rule = {implausible_above - 1};
-  for (const auto& t : lab.rules) for (double x : rule_numbers(t)) any_rule.push_back(x);
+  for (const auto& t : lab.rules) {
+    for (double x : rule_numbers(t)) any_rule.push_back(x);
+    // The share of its roof below which a ratio counts the student's own baseline as slowed (a handout may say it).
+    if (t.student_baseline) any_rule.push_back(t.student_baseline->roof_fraction);
+  }
   for (const auto& e : lab.rubric.tests) {
     if (e.kind != "perf") continue;
     const auto want = entry_numbers(lab, e);

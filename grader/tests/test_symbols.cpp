@@ -73,7 +73,16 @@ TEST(Tampering, EachFamilyFiresOnItsSymbols) {
   EXPECT_TRUE(fires("kernels.cu", "GOMP_parallel", 'U', "starts a thread"));
   EXPECT_TRUE(fires("kernels.cu", "cudaStreamSetAttribute", 'U', "the persisting-L2 controls"));
   EXPECT_TRUE(fires("kernels.cu", "cudaCtxResetPersistingL2Cache", 'U', "persisting-L2"));
+  EXPECT_TRUE(fires("kernels.cu", "_ZN7rooflab3emu6detail12device_clockEv", 'U', "reads a clock or sleeps"))
+      << "clock64() on the CPU backend";
+  EXPECT_TRUE(fires("kernels.cu", "_ZN7rooflab3emu6detail12device_sleepEj", 'U', "waits on purpose")) << "__nanosleep";
+  EXPECT_TRUE(fires("kernels.cu", "clock", 'U', "kernels.cu uses clock (reads a clock or sleeps"));
+  EXPECT_TRUE(fires("kernels.cu", "usleep@GLIBC_2.2.5", 'U', "uses usleep"));
+  EXPECT_TRUE(fires("kernels.cu", "_ZNSt6chrono3_V212steady_clock3nowEv", 'U', "reads a clock or sleeps"));
+  EXPECT_TRUE(fires("kernels.cu", "_ZNSt11this_thread11__sleep_forENSt6chrono8durationIlSt5ratioILl1ELl1EEEENS1_IlS2_ILl1ELl1000000000EEEE",
+                    'U', "reads a clock or sleeps"));
   // What the reference objects hold, and what is not this rule's.
+  EXPECT_TRUE(one("answers.cpp", {"clock", "clock", 'U'}).empty()) << "answers.cpp times nothing";
   EXPECT_TRUE(one("kernels.cu", {"cudaEventElapsedTime", "cudaEventElapsedTime", 'U'}).empty()) << "a call";
   EXPECT_TRUE(one("kernels.cu", {"_Z10cudaMallocIfE9cudaErrorPPT_m", "cudaMalloc<float>(float**, unsigned long)",
                                  'W'}).empty())

@@ -21,6 +21,7 @@
 #include <cstring>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <tuple>
 
 namespace rooflab::emu {
@@ -374,6 +375,14 @@ cudaError_t cudaMemset2DAsync(void* ptr, size_t pitch, int value, size_t width, 
   throw rooflab::emu::KernelError("__trap() at " + std::string(file) + ":" + std::to_string(line) +
                                   ": the kernel stops here (on a GPU the launch fails, and every later CUDA call "
                                   "of the program with it)");
+}
+
+long long rooflab::emu::detail::device_clock() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+void rooflab::emu::detail::device_sleep(unsigned ns) {
+  std::this_thread::sleep_for(std::chrono::nanoseconds(std::min(ns, 1000000u)));
 }
 
 cudaError_t cudaMemGetInfo(size_t* free_bytes, size_t* total) {

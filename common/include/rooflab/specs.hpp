@@ -130,6 +130,15 @@ struct Baseline {
   std::string what;   // what the test times, in words
 };
 
+// A baseline the student's own code runs (the naive attention path, batch 1, GQA 1), against which a rule grades a
+// ratio: a student could slow it on purpose and make the ratio look better. The rule caps it: the baseline counts
+// as no slower than its roofline time on the grading GPU over `roof_fraction` (rooflab::grading::capped_baseline_s),
+// so a ratio that passes also bounds the graded kernel's own speed against its roof.
+struct StudentBaseline {
+  double roof_fraction = 0;  // in (0, 1]: the share of its roof below which the baseline is taken as slowed
+  std::string reasoning;     // why this share: what honest baselines reach, on which GPUs
+};
+
 struct Threshold {
   std::string lab;       // "01"
   std::string quantity;  // "triad"
@@ -145,6 +154,7 @@ struct Threshold {
   double value = 0;       // ratio kinds: the bound
   std::string description;
   Provenance provenance;
+  std::optional<StudentBaseline> student_baseline;  // "student_baseline": the ratio's baseline is the student's
 
   bool sliding() const { return kind == "ceiling_fraction" || kind == "prediction_fraction"; }
   // The result cannot honestly exceed the reference: full_at <= 1 and award() rejects a result above

@@ -165,7 +165,12 @@ ROOFLAB_TEST(Lab05Perf, FlashAgainstNaiveSameRun) {
   EXPECT_TRUE(rooflab::grading::speed_verdict(naive_floor <= rooflab::implausible_above() * p.naive_min_s,
                                               "naive path no faster than its roofline time"))
       << "the naive path ran faster than its bytes allow at this GPU's copy ceiling: check the work";
-  rooflab::grading::award(ROOFLAB_LAB_ID, "flash_vs_naive", p.flash_flops, p.naive_flops);
+  // The naive path is the student's own: slowed on purpose it would raise flash's ratio. It counts as no slower
+  // than its roofline time over the rule's share (thresholds.json "student_baseline").
+  const double naive_s = naive_floor > 0 ? rooflab::grading::capped_baseline_s(ROOFLAB_LAB_ID, "flash_vs_naive",
+                                                                               p.naive_s, naive_floor)
+                                         : p.naive_s;
+  rooflab::grading::award(ROOFLAB_LAB_ID, "flash_vs_naive", p.flash_flops, p.naive_work.flops / naive_s);
 }
 
 ROOFLAB_TEST(Lab05Perf, SoftmaxOnTheCopyRoof) {

@@ -1,9 +1,9 @@
 // Host code as public repositories write it, each once a gap of the CPU backend, built the way a project of
 // one's own builds it (own_project/CMakeLists.txt): a host function with its kernel's name that launches it,
-// NULL and 0 passed for pointer parameters, cudaMemcpyToSymbol / FromSymbol with scalar and struct
-// __device__ and __constant__ variables, pitched memory (cudaMallocPitch, cudaMemcpy2D, cudaMemset2D),
-// CCCL's cuda::std, and the C library (printf, clock, malloc, memset) used without including it, as nvcc
-// includes it. runner.cu calls these and checks every result. __trap() stops a kernel (--trap).
+// NULL and 0 passed for pointer parameters, cudaMemcpyToSymbol / FromSymbol with scalar and struct __device__
+// and __constant__ variables, pitched memory (cudaMallocPitch, cudaMemcpy2D, cudaMemset2D), CCCL's cuda::std,
+// the C library (printf, clock, malloc, memset) used without including it, as nvcc includes it, clock64() and
+// __nanosleep() in a kernel. runner.cu calls these and checks every result. __trap() stops a kernel (--trap).
 #include <cuda_runtime.h>
 #include <cuda/std/array>
 
@@ -59,6 +59,15 @@ __global__ void trap_kernel(int* out) {
   out[threadIdx.x] = 1;
 }
 void trap_launch(int* out) { trap_kernel<<<1, 32>>>(out); }
+
+// How long each thread slept, in clock64() ticks (a GPU's cycles, the CPU backend's nanoseconds): as public
+// code times a stretch of a kernel (cuda-samples' clock).
+__global__ void slept_ticks(long long* out) {
+  const long long t0 = clock64();
+  __nanosleep(2000);
+  out[threadIdx.x] = clock64() - t0;
+}
+void sleep_ticks(long long* out) { slept_ticks<<<1, 32>>>(out); }
 
 void set_symbols(float scale_by, int offset, Affine affine) {
   cudaMemcpyToSymbol(g_scale, &scale_by, sizeof(float));

@@ -83,6 +83,15 @@ int main(int argc, char** argv) {
   const float table[4] = {1.0f, 0.5f, 0.25f, 0.125f};
   for (int i = 0; i < n; ++i) expect(back[i] == table[i % 4] * (float)i, "cccl_table", i, back[i], table[i % 4] * i);
 
+  // clock64() around a __nanosleep(2000): every thread saw its clock move forward.
+  long long* ticks = NULL;
+  long long slept[32];
+  cudaMalloc((void**)&ticks, sizeof slept);
+  sleep_ticks(ticks);
+  cudaMemcpy(slept, ticks, sizeof slept, cudaMemcpyDeviceToHost);
+  for (int i = 0; i < 32; ++i) expect(slept[i] > 0, "slept_ticks", i, (float)slept[i], 1.0f);
+  cudaFree(ticks);
+
   if (cudaGetLastError() != cudaSuccess) ++bad;
   cudaFree(x);
   cudaFree(y);

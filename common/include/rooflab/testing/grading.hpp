@@ -26,6 +26,7 @@
 
 namespace rooflab {
 struct Ceilings;
+struct Threshold;
 }
 
 namespace rooflab::grading {
@@ -76,6 +77,20 @@ void award(std::string_view lab, std::string_view quantity, double measured_si);
 // so a rung cannot be graded against the wrong reference by mistake. A baseline with "caps": false is one
 // the result is meant to beat: no implausible-above check (its test checks the result against a roof).
 void award(std::string_view lab, std::string_view quantity, double measured_si, double ceiling_measured_here_si);
+// A ratio's baseline that the student's own code runs (the naive attention path, batch 1, GQA 1), capped: a
+// launcher that slows it on purpose (a spin on the clock, work done twice, only at that shape) would make the
+// ratio look better. The rule's "student_baseline" names the share of its roof below which the baseline is
+// taken as slowed: the time returned is the measured one, or `roofline_s` / roof_fraction if that is shorter,
+// noted with both figures. A passing ratio then also bounds the graded kernel against its own roof. The rule
+// must declare "student_baseline" (rooflab::DataError otherwise: a test cannot forget the cap its rule asks for).
+double capped_baseline_s(std::string_view lab, std::string_view quantity, double measured_s, double roofline_s);
+// What capped_baseline_s() decides, without noting it (unit-tested on its own).
+struct BaselineCap {
+  double used_s = 0;  // min(measured, cap)
+  double cap_s = 0;   // roofline_s / roof_fraction
+  bool capped = false;
+};
+BaselineCap cap_baseline(const Threshold& rule, double measured_s, double roofline_s);
 // A calibrated ceiling a test judges by without award() (the intensity sweep's roofline), in SI units,
 // recorded into results.json like award()'s.
 double ceiling_in_force(Ceiling c);
