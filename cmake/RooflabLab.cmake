@@ -284,6 +284,35 @@ function(_rooflab_unavailable bins_var kind)
   set(${bins_var} ${${bins_var}} "${b}" PARENT_SCOPE)
 endfunction()
 
+# The headers nearly every test source of a lab parses first (the test framework, fmt, JSON, the grading
+# harness), and those every answers.cpp does, precompiled once per group of object libraries compiled alike and
+# reused by every other lab's and variant's (REUSE_FROM): about half of such a compile is parsing them (Lab 05's
+# tests/dryrun.cpp at -O1: 5.8 s -> 2.8 s). The test sources' groups are the flavours: analytic, gpu, the CPU
+# backend's (emu, dryrun, traffic, static) and its race build. The per-binary macros (ROOFLAB_LAB_ID,
+# ROOFLAB_TEST_KIND, ROOFLAB_RUBRIC) differ between a header's maker and its users, so no precompiled header may
+# test them (rooflab/testing/grading.hpp does not); -Winvalid-pch (an error under ROOFLAB_WERROR, as in CI) says
+# when one no longer fits.
+set(_rooflab_tests_pch_headers <gtest/gtest.h> <fmt/format.h> <fmt/ranges.h> <nlohmann/json.hpp>
+    <rooflab/testing/grading.hpp> <rooflab/specs.hpp> <algorithm> <cmath> <functional> <map> <optional> <span>
+    <string> <vector>)
+set(_rooflab_answers_pch_headers <rooflab/inspect.hpp> <rooflab/specs.hpp> <rooflab/stub.hpp> <algorithm> <cmath>
+    <cstddef> <vector>)
+function(_rooflab_shared_pch target group)
+  get_property(holder GLOBAL PROPERTY ROOFLAB_PCH_${group})
+  if(holder)
+    target_precompile_headers(${target} REUSE_FROM ${holder})
+  else()
+    target_precompile_headers(${target} PRIVATE "$<$<COMPILE_LANGUAGE:CXX>:${ARGN}>")
+    set_property(GLOBAL PROPERTY ROOFLAB_PCH_${group} ${target})
+  endif()
+endfunction()
+function(_rooflab_tests_pch target kind)
+  if(kind MATCHES "^(emu|dryrun|traffic|static)$")
+    set(kind cpu)
+  endif()
+  _rooflab_shared_pch(${target} tests_${kind} ${_rooflab_tests_pch_headers})
+endfunction()
+
 # One test binary of a variant: the lab's test sources (TESTS) and the variant's own files (SOURCES). The
 # test sources are the same for every variant of a lab and kind (stubs, solutions, each selftest case), so
 # they are compiled once, into an object library the variants share: a selftest case costs the compile of
@@ -308,6 +337,7 @@ function(_rooflab_lab_binary target kind lab_id lab_dir)
       elseif(kind STREQUAL "emu" OR kind STREQUAL "dryrun" OR kind STREQUAL "traffic" OR kind STREQUAL "static")
         rooflab_emu_use(${shared})
       endif()
+      _rooflab_tests_pch(${shared} ${kind})
     endif()
     set(objects $<TARGET_OBJECTS:${shared}>)
   endif()
@@ -379,6 +409,7 @@ function(_rooflab_answers_objects out prefix lab_id lab_dir)
                                ROOFLAB_RUBRIC="${rubric}")
     rooflab_warnings(${lib})
     rooflab_light_optimization(${lib})
+    _rooflab_shared_pch(${lib} answers ${_rooflab_answers_pch_headers})
     set_property(GLOBAL PROPERTY _ROOFLAB_ANSWERS_${key} ${lib})
   endif()
   set(${out} ${lib} PARENT_SCOPE)

@@ -86,11 +86,17 @@ def toolkit_users(build_dir, cuda_include):
 # What most translation units parse before their own code, precompiled once (against the 12.4 headers where
 # it includes the toolkit) and given to each unit of its group with -include: the CPU backend's prelude for the
 # rewritten kernel files (their own first #include, the same header), and the test frameworks' headers for the
-# test sources (which include them themselves). About half of a syntax-only compile. One header per group of
+# test sources (which include them themselves), with the harness's test headers, which reach the toolkit (checked
+# against 12.4 once per group, in the header's own compile, rather than once per unit). About half of a
+# syntax-only compile. One header per group of
 # units with the same options (precompiled_groups); should GCC still find one unfit for a unit, it reads the
 # header's text instead: slower, the same result. The test header only reaches units that use GoogleTest, so
 # its macros meet no code without them.
 TEST_HEADERS = """#include <gtest/gtest.h>
+#include <rooflab/testing/buffer.hpp>
+#include <rooflab/testing/grading.hpp>
+#include <rooflab/testing/timing.hpp>
+#include <rooflab/specs.hpp>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
