@@ -289,28 +289,64 @@ endfunction()
 # reused by every other lab's and variant's (REUSE_FROM): about half of such a compile is parsing them (Lab 05's
 # tests/dryrun.cpp at -O1: 5.8 s -> 2.8 s). The test sources' groups are the flavours: analytic, gpu, the CPU
 # backend's (emu, dryrun, traffic, static) and its race build. The per-binary macros (ROOFLAB_LAB_ID,
-# ROOFLAB_TEST_KIND, ROOFLAB_RUBRIC) differ between a header's maker and its users, so no precompiled header may
-# test them (rooflab/testing/grading.hpp does not); -Winvalid-pch (an error under ROOFLAB_WERROR, as in CI) says
-# when one no longer fits.
+# ROOFLAB_TEST_KIND, ROOFLAB_RUBRIC) differ between users: the header is made without them (below), and none of
+# these headers names them (grading.hpp takes the binary's identity from a generated file), since GCC refuses a
+# header for a unit that defines a macro its text names. -Winvalid-pch (an error under ROOFLAB_WERROR, as in
+# CI) says when one no longer fits.
 set(_rooflab_tests_pch_headers <gtest/gtest.h> <fmt/format.h> <fmt/ranges.h> <nlohmann/json.hpp>
     <rooflab/testing/grading.hpp> <rooflab/specs.hpp> <algorithm> <cmath> <functional> <map> <optional> <span>
     <string> <vector>)
 set(_rooflab_answers_pch_headers <rooflab/inspect.hpp> <rooflab/specs.hpp> <rooflab/stub.hpp> <algorithm> <cmath>
     <cstddef> <vector>)
-function(_rooflab_shared_pch target group)
-  get_property(holder GLOBAL PROPERTY ROOFLAB_PCH_${group})
-  if(holder)
-    target_precompile_headers(${target} REUSE_FROM ${holder})
-  else()
-    target_precompile_headers(${target} PRIVATE "$<$<COMPILE_LANGUAGE:CXX>:${ARGN}>")
-    set_property(GLOBAL PROPERTY ROOFLAB_PCH_${group} ${target})
+
+# An object library of a lab's test sources (or of the unit that makes their precompiled header), with what
+# every such library has: the test framework, the kind's libraries, warnings, -O1, the CPU backend's flavour.
+function(_rooflab_test_objects lib kind libs)
+  add_library(${lib} OBJECT ${ARGN})
+  target_link_libraries(${lib} PRIVATE rooflab::test_main ${libs})
+  rooflab_warnings(${lib})
+  rooflab_light_optimization(${lib})  # the tests' own code: what they time is the kernels
+  # The kinds whose binaries hold rewritten .cu files compile their tests for the CPU backend too.
+  if(kind STREQUAL "race")
+    rooflab_emu_use(${lib} RACE)
+  elseif(kind STREQUAL "emu" OR kind STREQUAL "dryrun" OR kind STREQUAL "traffic" OR kind STREQUAL "static")
+    rooflab_emu_use(${lib})
   endif()
 endfunction()
-function(_rooflab_tests_pch target kind)
+
+# GCC takes a precompiled header only where every macro defined when it was made is defined alike, so each
+# group's header is made by a unit of its own, without the per-binary macros, which its users then may define
+# as they like. Its target is made once per group, with the options of the group's first user.
+function(_rooflab_pch_unit out name)
+  set(unit "${CMAKE_BINARY_DIR}/rooflab_pch/${name}.cpp")
+  file(CONFIGURE OUTPUT "${unit}" CONTENT "// The unit that makes a precompiled header (cmake/RooflabLab.cmake).\n")
+  set(${out} "${unit}" PARENT_SCOPE)
+endfunction()
+function(_rooflab_tests_pch target kind libs)
+  set(group ${kind})
   if(kind MATCHES "^(emu|dryrun|traffic|static)$")
-    set(kind cpu)
+    set(group cpu)
   endif()
-  _rooflab_shared_pch(${target} tests_${kind} ${_rooflab_tests_pch_headers})
+  set(holder _rooflab_pch_tests_${group})
+  if(NOT TARGET ${holder})
+    _rooflab_pch_unit(unit tests_${group})
+    _rooflab_test_objects(${holder} ${kind} "${libs}" "${unit}")
+    set_target_properties(${holder} PROPERTIES EXCLUDE_FROM_ALL ON)
+    target_precompile_headers(${holder} PRIVATE ${_rooflab_tests_pch_headers})
+  endif()
+  target_precompile_headers(${target} REUSE_FROM ${holder})
+endfunction()
+function(_rooflab_answers_pch target)
+  set(holder _rooflab_pch_answers)
+  if(NOT TARGET ${holder})
+    _rooflab_pch_unit(unit answers)
+    add_library(${holder} OBJECT EXCLUDE_FROM_ALL "${unit}")
+    target_link_libraries(${holder} PRIVATE rooflab::test_main rooflab::common)
+    rooflab_warnings(${holder})
+    rooflab_light_optimization(${holder})
+    target_precompile_headers(${holder} PRIVATE ${_rooflab_answers_pch_headers})
+  endif()
+  target_precompile_headers(${target} REUSE_FROM ${holder})
 endfunction()
 
 # One test binary of a variant: the lab's test sources (TESTS) and the variant's own files (SOURCES). The
@@ -325,19 +361,18 @@ function(_rooflab_lab_binary target kind lab_id lab_dir)
   if(B_TESTS)
     set(shared _rooflab_lab${lab_id}_${kind}_tests)
     if(NOT TARGET ${shared})
-      add_library(${shared} OBJECT ${B_TESTS})
+      # The identity every ROOFLAB_TEST of this lab and kind records (rooflab/testing/grading.hpp), compiled
+      # without the precompiled header: the one file of the library that depends on the lab and the kind.
+      set(identity "${CMAKE_CURRENT_BINARY_DIR}/${shared}_identity.cpp")
+      file(CONFIGURE OUTPUT "${identity}" CONTENT "// Generated by cmake/RooflabLab.cmake: lab ${lab_id}, kind ${kind}.
+extern \"C\" const char rooflab_binary_rubric[] = \"${rubric}\";
+extern \"C\" const char rooflab_binary_kind[] = \"${kind}\";
+")
+      set_source_files_properties("${identity}" PROPERTIES SKIP_PRECOMPILE_HEADERS ON)
+      _rooflab_test_objects(${shared} ${kind} "${B_LIBS}" ${B_TESTS} "${identity}")
       target_include_directories(${shared} PRIVATE "${lab_dir}")
-      target_link_libraries(${shared} PRIVATE rooflab::test_main ${B_LIBS})
       target_compile_definitions(${shared} PRIVATE ${defs})
-      rooflab_warnings(${shared})
-      rooflab_light_optimization(${shared})  # the tests' own code: what they time is the kernels
-      # The kinds whose binaries hold rewritten .cu files compile their tests for the CPU backend too.
-      if(kind STREQUAL "race")
-        rooflab_emu_use(${shared} RACE)
-      elseif(kind STREQUAL "emu" OR kind STREQUAL "dryrun" OR kind STREQUAL "traffic" OR kind STREQUAL "static")
-        rooflab_emu_use(${shared})
-      endif()
-      _rooflab_tests_pch(${shared} ${kind})
+      _rooflab_tests_pch(${shared} ${kind} "${B_LIBS}")
     endif()
     set(objects $<TARGET_OBJECTS:${shared}>)
   endif()
@@ -409,7 +444,7 @@ function(_rooflab_answers_objects out prefix lab_id lab_dir)
                                ROOFLAB_RUBRIC="${rubric}")
     rooflab_warnings(${lib})
     rooflab_light_optimization(${lib})
-    _rooflab_shared_pch(${lib} answers ${_rooflab_answers_pch_headers})
+    _rooflab_answers_pch(${lib})
     set_property(GLOBAL PROPERTY _ROOFLAB_ANSWERS_${key} ${lib})
   endif()
   set(${out} ${lib} PARENT_SCOPE)

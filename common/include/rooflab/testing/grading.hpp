@@ -186,12 +186,15 @@ void record_answer(std::string_view label, double value, Tolerance tol = kExactT
 #define ROOFLAB_CAT_IMPL_(a, b) a##b
 #define ROOFLAB_CAT_(a, b) ROOFLAB_CAT_IMPL_(a, b)
 
-// A graded test: kind and points come from the lab's rubric.json, not from here. ROOFLAB_RUBRIC and
-// ROOFLAB_TEST_KIND come from the lab's build (cmake/RooflabLab.cmake); this header does not test them, so that
-// it is precompiled once for the test sources of every lab and kind.
+// A graded test: kind and points come from the lab's rubric.json, not from here. The rubric's path and the
+// binary's kind are defined once per lab and kind, in a file the build writes beside the lab's test sources
+// (cmake/RooflabLab.cmake), not by macros: this header names none of the macros that differ between labs and
+// kinds, so that one precompiled copy of it serves the test sources of every lab.
+extern "C" const char rooflab_binary_rubric[];
+extern "C" const char rooflab_binary_kind[];
 #define ROOFLAB_TEST(suite, name)                                                                   \
   [[maybe_unused]] static const bool ROOFLAB_CAT_(rooflab_identified_, suite##_##name) =            \
-      ::rooflab::grading::identify_binary(ROOFLAB_RUBRIC, ROOFLAB_TEST_KIND);                        \
+      ::rooflab::grading::identify_binary(rooflab_binary_rubric, rooflab_binary_kind);              \
   TEST(suite, name)
 
 // Checks an AssertionResult without printing the checked expression: EXPECT_TRUE(near(f(x), 2 * x * e))
