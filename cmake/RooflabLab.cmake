@@ -288,11 +288,10 @@ endfunction()
 # harness), and those every answers.cpp does, precompiled once per group of object libraries compiled alike and
 # reused by every other lab's and variant's (REUSE_FROM): about half of such a compile is parsing them (Lab 05's
 # tests/dryrun.cpp at -O1: 5.8 s -> 2.8 s). The test sources' groups are the flavours: analytic, gpu, the CPU
-# backend's (emu, dryrun, traffic, static) and its race build. The per-binary macros (ROOFLAB_LAB_ID,
-# ROOFLAB_TEST_KIND, ROOFLAB_RUBRIC) differ between users: the header is made without them (below), and none of
-# these headers names them (grading.hpp takes the binary's identity from a generated file), since GCC refuses a
-# header for a unit that defines a macro its text names. -Winvalid-pch (an error under ROOFLAB_WERROR, as in
-# CI) says when one no longer fits.
+# backend's (emu, dryrun, traffic, static) and its race build. The per-binary macro ROOFLAB_LAB_ID differs
+# between users: the header is made without it (below), and none of these headers names it, since GCC refuses a
+# header for a unit that defines a macro its text names (the rubric and kind come from a generated file, not from
+# macros). -Winvalid-pch (an error under ROOFLAB_WERROR, as in CI) says when one no longer fits.
 set(_rooflab_tests_pch_headers <gtest/gtest.h> <fmt/format.h> <fmt/ranges.h> <nlohmann/json.hpp>
     <rooflab/testing/grading.hpp> <rooflab/specs.hpp> <algorithm> <cmath> <functional> <map> <optional> <span>
     <string> <vector>)
@@ -336,14 +335,19 @@ function(_rooflab_tests_pch target kind libs)
   endif()
   target_precompile_headers(${target} REUSE_FROM ${holder})
 endfunction()
+# An object library of answers.cpp files (or of the unit that makes their precompiled header): the harness,
+# warnings, -O1; built when a binary links it.
+function(_rooflab_answers_library lib)
+  add_library(${lib} OBJECT EXCLUDE_FROM_ALL ${ARGN})
+  target_link_libraries(${lib} PRIVATE rooflab::test_main rooflab::common)
+  rooflab_warnings(${lib})
+  rooflab_light_optimization(${lib})
+endfunction()
 function(_rooflab_answers_pch target)
   set(holder _rooflab_pch_answers)
   if(NOT TARGET ${holder})
     _rooflab_pch_unit(unit answers)
-    add_library(${holder} OBJECT EXCLUDE_FROM_ALL "${unit}")
-    target_link_libraries(${holder} PRIVATE rooflab::test_main rooflab::common)
-    rooflab_warnings(${holder})
-    rooflab_light_optimization(${holder})
+    _rooflab_answers_library(${holder} "${unit}")
     target_precompile_headers(${holder} PRIVATE ${_rooflab_answers_pch_headers})
   endif()
   target_precompile_headers(${target} REUSE_FROM ${holder})
@@ -356,7 +360,7 @@ endfunction()
 function(_rooflab_lab_binary target kind lab_id lab_dir)
   cmake_parse_arguments(B "" "" "TESTS;SOURCES;LIBS" ${ARGN})
   _rooflab_rubric_path(rubric ${lab_id})
-  set(defs ROOFLAB_LAB_ID="${lab_id}" ROOFLAB_TEST_KIND="${kind}" ROOFLAB_RUBRIC="${rubric}")
+  set(defs ROOFLAB_LAB_ID="${lab_id}")  # the rubric and the kind: the identity file below
   set(objects "")
   if(B_TESTS)
     set(shared _rooflab_lab${lab_id}_${kind}_tests)
@@ -390,7 +394,7 @@ endfunction()
 # into an object library set in `out`. Compiled once per set of files and flavour: the kinds that run the plain
 # flavour (emu, dryrun, static) link the same objects, and so does a variant whose kernels are another
 # variant's files (a selftest case that changes only the answers). The kernels are compiled without the
-# binaries' own macros (ROOFLAB_TEST_KIND ...): every CPU kind runs one and the same compiled student code.
+# binaries' own macro (ROOFLAB_LAB_ID): every CPU kind runs one and the same compiled student code.
 function(_rooflab_emu_kernels out prefix flavor lab_dir)
   set(files "")
   foreach(f IN LISTS ARGN)
@@ -436,14 +440,9 @@ function(_rooflab_answers_objects out prefix lab_id lab_dir)
   get_property(lib GLOBAL PROPERTY _ROOFLAB_ANSWERS_${key})
   if(NOT lib)
     set(lib ${prefix}_answers)
-    _rooflab_rubric_path(rubric ${lab_id})
-    add_library(${lib} OBJECT EXCLUDE_FROM_ALL ${files})
+    _rooflab_answers_library(${lib} ${files})
     target_include_directories(${lib} PRIVATE "${lab_dir}")
-    target_link_libraries(${lib} PRIVATE rooflab::test_main rooflab::common)
-    target_compile_definitions(${lib} PRIVATE ROOFLAB_LAB_ID="${lab_id}" ROOFLAB_TEST_KIND="analytic"
-                               ROOFLAB_RUBRIC="${rubric}")
-    rooflab_warnings(${lib})
-    rooflab_light_optimization(${lib})
+    target_compile_definitions(${lib} PRIVATE ROOFLAB_LAB_ID="${lab_id}")
     _rooflab_answers_pch(${lib})
     set_property(GLOBAL PROPERTY _ROOFLAB_ANSWERS_${key} ${lib})
   endif()

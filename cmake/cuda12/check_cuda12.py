@@ -112,7 +112,7 @@ TEST_HEADERS = """#include <gtest/gtest.h>
 # Macros that differ between units without reaching the precompiled headers: left out of a header's own
 # compile, so one header serves every lab and target of a group (GCC takes it when a unit defines more macros
 # that the header's text never reads; a unit whose options differ otherwise makes its own group).
-UNIT_MACROS = re.compile(r"^-D(ROOFLAB_LAB_ID|ROOFLAB_RUBRIC|ROOFLAB_TEST_KIND|\w+_EXPORTS)(=|$)")
+UNIT_MACROS = re.compile(r"^-D(ROOFLAB_LAB_ID|\w+_EXPORTS)(=|$)")
 
 
 def options_key(unit):

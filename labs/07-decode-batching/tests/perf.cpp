@@ -113,8 +113,9 @@ ROOFLAB_TEST(Lab07Perf, BatchedReadsTheWeightsOnce) {
   // kernel that reads W once passes on any GPU and one that rereads it per batch row (8x, 64x) fails.
   // Batch 1 is the student's own kernel: slowed on purpose it would pass slow batches. Each ratio counts it as no
   // slower than its roofline time over the rule's share (thresholds.json "student_baseline").
-  const double t1_8 = rooflab::grading::capped_baseline_s(ROOFLAB_LAB_ID, "batch8_time_ratio", t1.min_s, roofline_s(s, s, 1));
-  const double t1_64 = rooflab::grading::capped_baseline_s(ROOFLAB_LAB_ID, "batch64_time_ratio", t1.min_s, roofline_s(s, s, 1));
+  const double roof1_s = roofline_s(s, s, 1);
+  const double t1_8 = rooflab::grading::capped_baseline_s(ROOFLAB_LAB_ID, "batch8_time_ratio", t1.min_s, roof1_s);
+  const double t1_64 = rooflab::grading::capped_baseline_s(ROOFLAB_LAB_ID, "batch64_time_ratio", t1.min_s, roof1_s);
   const double r8 = t8.min_s / t1_8, r64 = t64.min_s / t1_64;
   const double roof8 = roofline_ratio(s, s, 8), roof64 = roofline_ratio(s, s, 64);
   const double max8 = rooflab::threshold(ROOFLAB_LAB_ID, "batch8_time_ratio").ratio_max() * roof8;
