@@ -406,6 +406,7 @@ class ClassGrader {
     g.timeout_s = a_.timeout_s;
     g.verify = a_.verify;
     g.coverage = a_.coverage;
+    g.dry_run = a_.dry_run;
     g.seed = a_.seed;
     if (a_.hidden_tests) g.hidden_tests = fs::absolute(*a_.hidden_tests);
     g.kinds = a_.kinds;

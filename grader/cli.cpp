@@ -48,6 +48,9 @@ void add_grade_options(CLI::App& g, GradeArgs& grade) {
   g.add_flag("!--no-coverage", grade.coverage,
              "Leave out the hint of which lines of the student's .cu files no correctness test ran (it costs a "
              "coverage build of the kernels and one more run of the lab's correctness tests)");
+  g.add_flag("!--no-dry-run", grade.dry_run,
+             "Leave out the perf tests' dry run (the GPU code path on the CPU backend at scaled-down sizes, worth no "
+             "points; it costs a build and a run per lab, and shows a cheat it sees as a failed 0-point test)");
   g.add_flag("--all-kinds", grade.all_kinds,
              "Also build the test binaries this machine cannot run (the GPU ones without a GPU)");
   g.add_option("--hidden-tests", grade.hidden_tests,
@@ -91,6 +94,9 @@ void add_class_options(CLI::App& gc, ClassArgs& k) {
   gc.add_flag("--coverage", k.coverage,
               "Give each student the hint of which of their lines no correctness test ran (a coverage build and "
               "one more run of the correctness tests per student and lab)");
+  gc.add_flag("--dry-run", k.dry_run,
+              "Run each student's perf dry run too (the GPU code path on the CPU backend, worth no points; a build "
+              "and a run per student and lab)");
   gc.add_option("--build-dir", k.build_dir, "The build tree shared by the class (default OUT/build)");
   gc.add_option("--task", k.task, "(Slurm) grade only chunk TASK of the sorted submissions");
   gc.add_option("--chunk", k.chunk, "(Slurm) students per task")->capture_default_str();

@@ -48,6 +48,7 @@ std::vector<std::string> to_argv(const GradeArgs& a) {
   add(argv, "--watch", a.watch);
   add(argv, "--all-kinds", a.all_kinds);
   add(argv, "--no-coverage", !a.coverage);
+  add(argv, "--no-dry-run", !a.dry_run);
   add(argv, "--no-sandbox", a.no_sandbox);
   return argv;
 }
@@ -65,6 +66,7 @@ std::vector<std::string> to_argv(const ClassArgs& a) {
   add_kinds(argv, a.kinds);
   add(argv, "--no-verify", !a.verify);
   add(argv, "--coverage", a.coverage);
+  add(argv, "--dry-run", a.dry_run);
   add(argv, "--hidden-tests", a.hidden_tests);
   add(argv, "--force", a.force);
   add(argv, "--collect", a.collect_only);

@@ -36,6 +36,10 @@ struct GradeArgs {
   // The hint of lines no correctness test ran (runner.hpp, untested_lines_check): a coverage build of the
   // student's kernels and one more run of the lab's correctness tests. --no-coverage leaves it out.
   bool coverage = true;
+  // The perf tests' dry run (the lab's dryrun binary: the GPU code path on the CPU backend, worth no points),
+  // beside the graded kinds: on in a student's grade, off with --no-dry-run, under --gradescope and in a class
+  // grade unless it asks (ClassArgs::dry_run). A cheat the dry run sees shows there as a failed 0-point test.
+  bool dry_run = true;
   // Instructors' hidden tests: DIR/<NN>/rubric.json and DIR/<NN>/<kind>*.cpp, built into lab NN's binaries
   // (and the reference solutions' ones they are verified against) and graded like the public tests.
   std::optional<std::filesystem::path> hidden_tests;
@@ -57,6 +61,7 @@ struct ClassArgs {
   bool force = false;              // regrade students whose inputs are unchanged
   bool verify = true;              // --verify / --no-verify of each grade
   bool coverage = false;           // each grade's hint of lines no test ran (--coverage; costs a build and a run)
+  bool dry_run = false;            // each grade's perf dry run (--dry-run; costs a build and a run per lab)
   std::optional<std::filesystem::path> build_dir;  // default OUT/build
   // A Slurm task grades only its chunk: students whose index i (sorted by name) has i / chunk == task.
   std::optional<int> task;

@@ -4,16 +4,19 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <fstream>
 #include <regex>
 #include <stdexcept>
 
 namespace rooflab::grader {
 
-std::vector<DeclaredTest> declared_tests(const rubric::Rubric& r, const std::string& binary_kind) {
+std::vector<DeclaredTest> declared_tests(const rubric::Rubric& r, const std::string& binary_kind,
+                                         const std::vector<std::string>& leaves_out) {
   std::vector<DeclaredTest> out;
   for (const auto& e : r.tests) {
     if (!rubric::holds(binary_kind, e.kind)) continue;
+    if (std::find(leaves_out.begin(), leaves_out.end(), e.kind) != leaves_out.end()) continue;
     const auto dot = e.test.find('.');
     out.push_back({e.test.substr(0, dot), e.test.substr(dot + 1), rubric::graded_kind(binary_kind, e.kind),
                    rubric::graded_points(binary_kind, e)});
@@ -75,7 +78,8 @@ Manifest load_manifest(const std::filesystem::path& build_dir) {
           b.objects_from = jb.value("objects_from", std::vector<std::string>{});
           b.coverage_target = jb.value("coverage_target", "");
           b.coverage_path = jb.value("coverage_path", "");
-          b.declared = declared_tests(rub, b.kind);
+          b.leaves_out = jb.value("leaves_out", std::vector<std::string>{});
+          b.declared = declared_tests(rub, b.kind, b.leaves_out);
           v.binaries.push_back(std::move(b));
         }
         lab.variants.push_back(std::move(v));

@@ -31,6 +31,9 @@ struct Binary {
   // (rooflab/detail/coverage.hpp), run once for the hint of lines no test ran. Empty: none.
   std::string coverage_target = {};
   std::filesystem::path coverage_path = {};
+  // Rubric kinds whose entries this binary does not hold though its kind would (a student copy's dry run has
+  // no "dryrun" checks: they compare with the reference answers, which the copy lacks). Not in `declared`.
+  std::vector<std::string> leaves_out = {};
   std::vector<DeclaredTest> declared = {};  // the rubric's tests this binary holds, with their graded kind
   const std::vector<DeclaredTest>& tests() const { return declared; }
 };
@@ -67,8 +70,10 @@ struct Manifest {
 // Throws std::runtime_error naming the file and what is wrong.
 Manifest load_manifest(const std::filesystem::path& build_dir);
 
-// The tests of `rubric` that a binary of `binary_kind` holds, with their graded kind.
-std::vector<DeclaredTest> declared_tests(const rubric::Rubric& rubric, const std::string& binary_kind);
+// The tests of `rubric` that a binary of `binary_kind` holds, with their graded kind, less the entries of the
+// rubric kinds in `leaves_out`.
+std::vector<DeclaredTest> declared_tests(const rubric::Rubric& rubric, const std::string& binary_kind,
+                                         const std::vector<std::string>& leaves_out = {});
 
 // Remaining ROOFLAB_TODO steps in a lab's student files (what `list` shows as progress).
 int count_todos(const std::filesystem::path& student_dir, const std::vector<std::string>& files);

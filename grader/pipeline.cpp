@@ -135,11 +135,14 @@ GradePlan plan_grade(const GradeArgs& a, const Manifest& base) {
   if (p.gpu.present) p.tree.defs["CMAKE_CUDA_ARCHITECTURES"] = p.gpu.arch;  // build for the GPU that is here
   p.verify = (a.reference_values || a.verify.value_or(a.submission.has_value())) && !a.solutions;
   if (a.reference_values) p.reference_values = fs::absolute(*a.reference_values).lexically_normal();
-  // Dry runs (the perf tests on the CPU backend, no points) only when asked for: ROOFLAB_DRYRUN=1 adds them to a
-  // grade, --kind dryrun runs them on their own (what a student or an instructor looks at to see them run).
+  // Dry runs (the perf tests on the CPU backend, no points): in a student's grade by default, where they show
+  // what the perf path does without a GPU (a cheat it sees fails a 0-point test). Not under --gradescope (its
+  // grade is the points it can give) nor with --no-dry-run or ROOFLAB_DRYRUN=0 (a class grade passes that flag
+  // unless asked); --kind dryrun or ROOFLAB_DRYRUN=1 always runs them.
   const char* dry_env = std::getenv("ROOFLAB_DRYRUN");
-  p.dry_run = (dry_env != nullptr && std::string_view(dry_env) == "1") ||
-              std::find(a.kinds.begin(), a.kinds.end(), "dryrun") != a.kinds.end();
+  const std::string_view dry = dry_env != nullptr ? dry_env : "";
+  p.dry_run = dry == "1" || std::find(a.kinds.begin(), a.kinds.end(), "dryrun") != a.kinds.end() ||
+              (a.dry_run && !a.gradescope && dry != "0");
   plan_outputs(a, p);
   return p;
 }
@@ -321,9 +324,11 @@ std::string run_header(const GradePlan& plan, bool no_sandbox, RunOptions& optio
   }
   if (const std::string w = sandbox_warning(no_sandbox); !w.empty()) header += "\n" + w;
   if (plan.dry_run) {
-    header += "\nDRY RUN requested: the perf tests ran on the CPU backend at scaled-down "
-              "sizes against a pretend GPU, to prove they run to the end. Their figures are CPU timings, not GPU "
-              "measurements, and earn no points (kind \"dryrun\").";
+    header += "\nDRY RUN: the perf tests also ran on the CPU backend at scaled-down sizes against a pretend GPU, to "
+              "prove they run to the end and to show what the harness sees of the timed code (a kernel that skips "
+              "or replays work, reads what it should not, or runs outside the timed stream fails there). Their "
+              "figures are CPU timings, not GPU measurements, and earn no points (kind \"dryrun\"; --no-dry-run "
+              "leaves them out).";
   }
   for (const auto& n : plan.notes) header += "\n" + n;
   return header;
@@ -363,6 +368,13 @@ RunOptions verified_options(const GradeRun& run, const Lab& lab) {
 
 bool wanted_kind(const GradeArgs& a, const std::string& kind) {
   return a.kinds.empty() || std::find(a.kinds.begin(), a.kinds.end(), kind) != a.kinds.end();
+}
+
+// Whether `b` holds a test --test asks for (run_binary's filter: the id contains the text); any, without it.
+bool holds_wanted_test(const Binary& b, const std::string& test) {
+  if (test.empty()) return true;
+  const auto& tests = b.tests();
+  return std::any_of(tests.begin(), tests.end(), [&](const DeclaredTest& t) { return t.id().find(test) != std::string::npos; });
 }
 
 // Builds and runs one binary of a lab; its tests are added to `tests`.
@@ -420,6 +432,7 @@ LabResults grade_lab(const GradeRun& run, const Lab& lab) {
   for (const auto& b : v.binaries) {
     if (!wanted_kind(run.args, b.kind)) continue;
     if (b.kind == "dryrun" && !run.plan.dry_run) continue;
+    if (!holds_wanted_test(b, run.args.test)) continue;  // --test: a binary with none of its tests is not built
     grade_binary(run, lab, b, lab_options, lr.tests);
   }
   const GpuState& gpu = run.plan.gpu;

@@ -47,7 +47,7 @@ struct GradePlan {
   std::string hidden_tests;           // absolute, "" for none
   bool verify = false;                // check passing tests against the reference solutions' run
   std::filesystem::path reference_values;  // verify against these records (--reference-values), "" for a run
-  bool dry_run = false;               // run the dry-run binaries too (ROOFLAB_DRYRUN=1 or --kind dryrun)
+  bool dry_run = false;               // run the dry-run binaries too (GradeArgs::dry_run, ROOFLAB_DRYRUN, --kind dryrun)
   bool focused = false;               // --kind or --test: not a grade, its own result files
   std::filesystem::path report_dir, json_path, md_path;
 };

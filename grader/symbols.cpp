@@ -8,9 +8,11 @@
 
 #include <cxxabi.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cstdlib>
 #include <fstream>
+#include <iterator>
 #include <memory>
 #include <regex>
 #include <set>
@@ -216,6 +218,64 @@ std::vector<std::string> forbidden_findings(const std::vector<ForbiddenLibrary>&
   return out;
 }
 
+std::vector<std::string> device_code_findings(const std::string& file, const std::string& arch, std::string_view ptx) {
+  // PTX's special registers for the clocks, its sleep, and the L2 eviction priorities a load, a prefetch or a
+  // cache policy may ask for (evict_last and evict_unchanged keep lines resident past the harness's flush;
+  // applypriority sets it on lines already there). Streaming hints (evict_first, no_allocate) are allowed.
+  struct Family {
+    std::regex pattern;
+    std::string_view what;
+  };
+  static const std::vector<Family> families = {
+      {std::regex(R"(%(clock64|clock|globaltimer(_lo|_hi)?)\b)"),
+       "reads the SM's clock: a kernel that waits on purpose slows the baseline of a ratio, which no lab asks for"},
+      {std::regex(R"(\bnanosleep\.)"),
+       "sleeps (__nanosleep): a kernel that waits on purpose slows the baseline of a ratio, which no lab asks for"},
+      {std::regex(R"(L2::evict_(last|unchanged)|\bcreatepolicy\.|\bapplypriority\.)"),
+       "keeps lines in L2 past the flush before each timed sample (an L2 eviction priority), which no lab asks for"}};
+  static const std::regex function(R"(^\s*(\.visible\s+|\.weak\s+)?\.(entry|func)\s+(\([^)]*\)\s*)?([A-Za-z_$][\w$]*))");
+  std::set<std::string> out;
+  std::string current = "(module scope)";
+  std::size_t begin = 0;
+  while (begin < ptx.size()) {
+    std::size_t end = ptx.find('\n', begin);
+    if (end == std::string_view::npos) end = ptx.size();
+    const std::string line(ptx.substr(begin, end - begin));
+    begin = end + 1;
+    std::smatch m;
+    if (std::regex_search(line, m, function)) {
+      current = demangle(m[4].str());
+      continue;
+    }
+    const std::size_t comment = line.find("//");
+    const std::string code = comment == std::string::npos ? line : line.substr(0, comment);
+    for (const auto& f : families) {
+      std::smatch found;
+      if (std::regex_search(code, found, f.pattern)) {
+        out.insert(fmt::format("{}, device code for {} (nvcc's PTX), in {}: {} ({})", file, arch, shortened(current),
+                               f.what, found[0].str()));
+      }
+    }
+  }
+  return {out.begin(), out.end()};
+}
+
+std::vector<StudentPtx> student_ptx(const fs::path& build_dir, const Binary& binary) {
+  static const std::string suffix = "_static";
+  std::vector<StudentPtx> out;
+  if (binary.kind != "static" || !binary.target.ends_with(suffix)) return out;
+  const fs::path dir = build_dir / "labs" / "static" / binary.target.substr(0, binary.target.size() - suffix.size());
+  static const std::regex name(R"(([A-Za-z0-9_.-]+)\.(sm_[0-9]+a?)\.ptx)");
+  std::error_code ec;
+  for (auto it = fs::directory_iterator(dir, ec); !ec && it != fs::directory_iterator(); ++it) {
+    std::smatch m;
+    const std::string file = it->path().filename().string();
+    if (it->is_regular_file() && std::regex_match(file, m, name)) out.push_back({it->path(), m[1].str() + ".cu", m[2].str()});
+  }
+  std::sort(out.begin(), out.end(), [](const StudentPtx& a, const StudentPtx& b) { return a.path < b.path; });
+  return out;
+}
+
 namespace {
 
 std::string listed(const std::set<std::string>& findings) {
@@ -245,6 +305,11 @@ std::string forbidden_symbols_in(const fs::path& build_dir, const Lab& lab, cons
       for (auto& f : forbidden_findings(libraries, file, names)) findings.insert(std::move(f));
       for (auto& f : tampering_findings(file, *symbols)) tampering.insert(std::move(f));
     }
+  }
+  for (const auto& ptx : student_ptx(build_dir, binary)) {
+    std::ifstream in(ptx.path);
+    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    for (auto& f : device_code_findings(ptx.file, ptx.arch, text)) tampering.insert(std::move(f));
   }
   std::string out;
   if (!findings.empty()) {
@@ -276,6 +341,7 @@ std::optional<TestResult> forbidden_symbols_check(const fs::path& build_dir, con
     for (const auto& f : lab.student_files) {
       for (auto& object : student_objects(build_dir, lab, b, f)) checked.insert(std::move(object));
     }
+    for (auto& ptx : student_ptx(build_dir, b)) checked.insert(std::move(ptx.path));
     const std::string found = forbidden_symbols_in(build_dir, lab, b);
     if (!found.empty() && seen.insert(found).second) {
       r.status = Status::failed;
@@ -283,8 +349,8 @@ std::optional<TestResult> forbidden_symbols_check(const fs::path& build_dir, con
     }
   }
   if (r.status == Status::passed) {
-    r.output = fmt::format("{} compiled student objects checked: no forbidden library, nothing that replaces or "
-                           "works beside the harness", checked.size());
+    r.output = fmt::format("{} compiled student objects and PTX files checked: no forbidden library, nothing that "
+                           "replaces or works beside the harness", checked.size());
   }
   return r;
 }

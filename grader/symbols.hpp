@@ -33,6 +33,10 @@
 //     a process it leaves behind is the subreaper's to report;
 //   - in the kernels only: the persisting-L2 controls (cudaStreamSetAttribute's access-policy window,
 //     cudaDeviceSetLimit's carve-out, cudaCtxResetPersistingL2Cache), which keep data in L2 between samples.
+// The CPU backend compiles a program nvcc's device pass would not: a __host__ __device__ function as host code,
+// a device function's __CUDA_ARCH__ as 800 only. So the device code nvcc made of the student's kernels for each
+// architecture the static binary captures (its PTX) is read too, for what the symbols above name in device code
+// (device_code_findings): the SM's clocks, sleeps, and L2 priority hints that keep lines past the flush.
 #pragma once
 
 #include "manifest.hpp"
@@ -76,6 +80,20 @@ struct Symbol {
 // cudaEventElapsedTime (a function of the CUDA runtime ...)". `file` is the student file's name: the families
 // for kernels apply where it ends in .cu.
 std::vector<std::string> tampering_findings(const std::string& file, const std::vector<Symbol>& symbols);
+
+// What the device code nvcc made of one student file for one architecture (`ptx`, its PTX) does that the
+// harness refuses: one line per kind and function, "kernels.cu, device code for sm_90 (nvcc's PTX), in
+// lab07::gemv_kernel<1>: reads the SM's clock (%clock64) ...".
+std::vector<std::string> device_code_findings(const std::string& file, const std::string& arch, std::string_view ptx);
+
+// The PTX files nvcc made of the student's kernels for a static binary (labs/static/<prefix>/<stem>.sm_XX.ptx),
+// each with its student file and architecture; none for another kind.
+struct StudentPtx {
+  std::filesystem::path path;
+  std::string file;  // "kernels.cu"
+  std::string arch;  // "sm_90"
+};
+std::vector<StudentPtx> student_ptx(const std::filesystem::path& build_dir, const Binary& binary);
 
 // The lab's list (its rubric.json's "forbidden_symbols"); empty when it forbids nothing. Throws
 // std::runtime_error naming the file for a malformed list or pattern.

@@ -173,10 +173,12 @@ Rubric load(const std::filesystem::path& file) {
   return parse(s.str(), file.string());
 }
 
-std::string mismatch(const Rubric& r, std::string_view binary_kind, const std::vector<std::string>& registered) {
+std::string mismatch(const Rubric& r, std::string_view binary_kind, const std::vector<std::string>& registered,
+                     const std::vector<std::string>& leaves_out) {
   std::set<std::string> want, got(registered.begin(), registered.end());
   for (const auto& e : r.tests) {
-    if (holds(binary_kind, e.kind)) want.insert(e.test);
+    const bool left_out = std::find(leaves_out.begin(), leaves_out.end(), e.kind) != leaves_out.end();
+    if (holds(binary_kind, e.kind) && !left_out) want.insert(e.test);
   }
   std::string out;
   for (const auto& t : want) {

@@ -4,7 +4,8 @@
 # tree of grader.submission_verified (its harness is built once). The solution's dry-run tests must run, pass
 # and be worth 0 points, labelled as a dry run; a kernel that writes nothing (Lab 01's writes-nothing case)
 # must fail its dry run of Lab01Perf.Copy (outputs are poisoned before each timed launch), which proves the
-# tests ran rather than being listed.
+# tests ran rather than being listed. That case is graded as a student grades (no --kind: the dry run is part of
+# a grade by default; --test keeps it to one test), and again with --no-dry-run, which leaves the dry run out.
 #   dryrun_e2e.sh CLI BUILD_DIR SOURCE_DIR
 set -euo pipefail
 cli="$1" build="$2" src="$3"
@@ -19,11 +20,17 @@ cp "$src/solutions/$lab/kernels.cu" "$src/solutions/$lab/answers.cpp" "$work/sol
 cp "$build/selftest/$lab/writes-nothing/kernels.cu" "$work/empty/$lab/"
 cp "$src/solutions/$lab/answers.cpp" "$work/empty/$lab/"
 
-for who in solved empty; do
-  "$cli" grade 01 --submission "$work/$who" --build-dir "$tree" --kind dryrun --no-verify --timeout 300 \
-    --no-color --json "$work/$who.json" --report-dir "$work/$who-report" > "$work/$who.log" 2>&1 ||
-    { cat "$work/$who.log"; fail "grade $who exited $?"; }
-done
+# grade WHO RESULTS [OPTIONS...]
+grade() {
+  local who="$1" out="$2"
+  shift 2
+  "$cli" grade 01 --submission "$work/$who" --build-dir "$tree" --no-verify --timeout 300 --no-color \
+    --json "$work/$out.json" --report-dir "$work/$out-report" "$@" > "$work/$out.log" 2>&1 ||
+    { cat "$work/$out.log"; fail "grade $who ($out) exited $?"; }
+}
+grade solved solved --kind dryrun
+grade empty empty --test Lab01Perf.Copy
+grade empty empty-no-dry-run --test Lab01Perf.Copy --no-dry-run
 grep -q "running dryrun tests" "$work/solved.log" || { cat "$work/solved.log"; fail "no dry-run tests ran"; }
 
 # tests, passed, points of the dry-run tests; whether every one says it is a dry run; Lab01Perf.Copy's status.
@@ -45,7 +52,11 @@ read -r n passed points labelled copy < <(summary "$work/solved.json")
 [[ "$labelled" == "labelled" ]] || fail "a dry-run test's output does not say it is a dry run"
 read -r _ _ _ _ empty_copy < <(summary "$work/empty.json")
 [[ "$empty_copy" == "failed" ]] ||
-  { cat "$work/empty.log"; fail "a copy that writes nothing: its dry run is $empty_copy"; }
+  { cat "$work/empty.log"; fail "a copy that writes nothing, graded by default: its dry run is $empty_copy"; }
+grep -q "DRY RUN: the perf tests also ran" "$work/empty.log" ||
+  { cat "$work/empty.log"; fail "a default grade's header does not say the dry run ran"; }
+read -r n_off _ _ _ _ < <(summary "$work/empty-no-dry-run.json")
+[[ "$n_off" == 0 ]] || { cat "$work/empty-no-dry-run.log"; fail "--no-dry-run still ran $n_off dry-run tests"; }
 
 # Without a GPU, each perf test left owed carries the performance model's prediction for its kernels, labelled
 # as a model, beside what the test asks; its points stay owed (predictions.hpp).

@@ -117,6 +117,7 @@ TEST(GradeArgs, ToArgvRoundTripsThroughTheParser) {
   cases[2].watch = true;
   cases[2].all_kinds = true;
   cases[2].no_sandbox = true;
+  cases[2].dry_run = false;
   cases[3].timeout_s = 1e-5;
   cases[3].reference_values = dir;
   for (const auto& want : cases) {
@@ -143,6 +144,7 @@ TEST(GradeArgs, ClassArgsRoundTripThroughTheParser) {
   cases[1].require_gpu = true;
   cases[1].hidden_tests = dir;
   cases[2].collect_only = true;
+  cases[2].dry_run = true;
   for (const auto& want : cases) {
     const auto argv = to_argv(want);
     EXPECT_EQ(parse_class_argv(argv), want) << shell_line(argv);

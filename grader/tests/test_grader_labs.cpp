@@ -115,6 +115,15 @@ TEST(Rubric, DryRunsEarnNothingAndSayWhatTheyAre) {
   }
   EXPECT_DOUBLE_EQ(declared_tests(r, "gpu")[1].points, 6.0);  // the GPU binary keeps the perf points
   EXPECT_TRUE(declared_tests(r, "emu").size() == 1u);
+  // A student copy's dry run leaves the checks against the reference answers out (labs.json "leaves_out"):
+  // its perf tests stay, and its binary, which holds only them, agrees with the rubric only when told so.
+  const auto copy = declared_tests(r, "dryrun", {"dryrun"});
+  ASSERT_EQ(copy.size(), 1u);
+  EXPECT_EQ(copy[0].id(), "Lab09Perf.Copy");
+  EXPECT_EQ(rooflab::rubric::mismatch(r, "dryrun", {"Lab09Perf.Copy"}, {"dryrun"}), "");
+  EXPECT_NE(rooflab::rubric::mismatch(r, "dryrun", {"Lab09Perf.Copy"}).find("Lab09DryRun.Bytes"), std::string::npos);
+  EXPECT_NE(rooflab::rubric::mismatch(r, "dryrun", {"Lab09Perf.Copy", "Lab09DryRun.Bytes"}, {"dryrun"})
+                .find("in the binary, not in the rubric: Lab09DryRun.Bytes"), std::string::npos);
 
   Lab lab;
   lab.id = "09";

@@ -50,7 +50,7 @@ struct Kind {
   std::vector<std::string> schedules;  // the CPU backend's thread orders, each a run of its own
   bool verified = false;               // a passing test's values are checked against the reference run
   bool thresholds = false;             // its entries may name thresholds (perf)
-  bool opt_in = false;                 // runs only when asked (--kind dryrun)
+  bool opt_in = false;                 // not in class or Gradescope grades unless asked (grade-class --dry-run)
   std::string student_files;           // "answers" or "kernels"
 };
 // The rows in the report's order, read once; throws std::runtime_error naming the file when it is malformed.
@@ -70,7 +70,9 @@ double graded_points(std::string_view binary_kind, const Entry& e);
 bool is_binary_kind(std::string_view binary_kind);
 
 // "" when `registered` (Suite.Name ids, as the binary's test framework lists them) is exactly the rubric's
-// tests of that binary kind; otherwise which tests are missing from which side.
-std::string mismatch(const Rubric& r, std::string_view binary_kind, const std::vector<std::string>& registered);
+// tests of that binary kind, less the entries of the rubric kinds in `leaves_out` (a student copy's dry run
+// leaves out "dryrun", its checks against the reference answers); otherwise which tests are missing from which side.
+std::string mismatch(const Rubric& r, std::string_view binary_kind, const std::vector<std::string>& registered,
+                     const std::vector<std::string>& leaves_out = {});
 
 }  // namespace rooflab::rubric
