@@ -19,8 +19,13 @@
 //
 // Arithmetic: inputs are widened to float and every dot product accumulates in float, whatever the compute
 // type (the _FAST_16F/_FAST_16BF/_FAST_TF32 modes and CUBLAS_COMPUTE_16F differ from a GPU only within their
-// own tolerances). Streams are synchronous, as everywhere on the CPU backend.
+// own tolerances). Streams are synchronous, as everywhere on the CPU backend; each GEMM is issued on its handle's
+// stream (cublasSetStream; cublasLtMatmul's argument) in the streams' order (ordering.hpp), as a kernel is, so a
+// copy that nothing orders after a GEMM on a non-blocking stream is reported and gets the poison, and a timed
+// interval that leaves the GEMM out says so.
 #include <rooflab/emu/runtime.hpp>
+
+#include "ordering.hpp"  // after the backend's runtime, which defines CUDA's keywords first
 
 #include <cublasLt.h>
 #include <cublas_v2.h>
@@ -266,12 +271,13 @@ Matrix operand(char name, const void* data, cudaDataType type, cublasOperation_t
   return {name, data, type, transposed ? cols_of_op : rows_of_op, transposed ? rows_of_op : cols_of_op, ld, stride};
 }
 
-cublasStatus_t run(Gemm& g) {
+cublasStatus_t run(Gemm& g, cudaStream_t stream) {
   if (const cublasStatus_t s = validate(g); s != CUBLAS_STATUS_SUCCESS) return s;
   if (g.m > 0 && g.n > 0) {
     // The GEMM runs as host code on device memory, which is closed to host code outside kernels.
     const rooflab::emu::detail::DeviceMemoryOpen open;
     compute(g);
+    rooflab::emu::ordering::issue(stream, g.fn, {{g.a.data, false}, {g.b.data, false}, {g.c.data, true}});
   }
   return CUBLAS_STATUS_SUCCESS;
 }
@@ -336,7 +342,7 @@ cublasStatus_t gemm(const char* fn, cublasHandle_t handle, cublasOperation_t tra
       s != CUBLAS_STATUS_SUCCESS) {
     return s;
   }
-  return run(g);
+  return run(g, handle->stream);
 }
 
 }  // namespace
@@ -744,7 +750,8 @@ cublasStatus_t cublasLtMatmulAlgoGetHeuristic(cublasLtHandle_t handle, cublasLtM
 cublasStatus_t cublasLtMatmul(cublasLtHandle_t handle, cublasLtMatmulDesc_t compute_desc, const void* alpha,
                               const void* A, cublasLtMatrixLayout_t a_desc, const void* B, cublasLtMatrixLayout_t b_desc,
                               const void* beta, const void* C, cublasLtMatrixLayout_t c_desc, void* D,
-                              cublasLtMatrixLayout_t d_desc, const cublasLtMatmulAlgo_t*, void*, size_t, cudaStream_t) {
+                              cublasLtMatrixLayout_t d_desc, const cublasLtMatmulAlgo_t*, void*, size_t,
+                              cudaStream_t stream) {
   const char* fn = "cublasLtMatmul";
   tl_failed_status = CUBLAS_STATUS_SUCCESS;
   {
@@ -792,5 +799,7 @@ cublasStatus_t cublasLtMatmul(cublasLtHandle_t handle, cublasLtMatmulDesc_t comp
   }
   const rooflab::emu::detail::DeviceMemoryOpen open;  // the library's work runs as host code on device memory
   lt_compute(d, al, be, A, a, B, b, C, c, D, dl);
+  rooflab::emu::ordering::issue(stream, fn, {{A, false}, {B, false}, {C, false}, {bias ? d.bias : nullptr, false},
+                                             {D, true}});
   return CUBLAS_STATUS_SUCCESS;
 }

@@ -7,6 +7,7 @@
 #include <rooflab/testing/buffer.hpp>
 #include <rooflab/cublas.hpp>
 #include <rooflab/testing/random.hpp>
+#include <rooflab/emu/launch.hpp>
 
 #include <cublas_v2.h>
 #include <gtest/gtest.h>
@@ -14,6 +15,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <limits>
 #include <string>
 #include <vector>
@@ -448,4 +450,61 @@ TEST(EmuCublas, UnsupportedTypesHandlesAndScalars) {
   EXPECT_EQ(cublasSetStream(gone, nullptr), CUBLAS_STATUS_NOT_INITIALIZED);
   EXPECT_EQ(cublasSgemm(nullptr, CUBLAS_OP_N, CUBLAS_OP_N, 8, 8, 8, &alpha, a.data(), 8, a.data(), 8, &beta, c.data(), 8),
             CUBLAS_STATUS_NOT_INITIALIZED);
+}
+
+// A GEMM is issued on its handle's stream in the streams' order (ordering.hpp), as a kernel is: on a
+// cudaStreamNonBlocking stream nothing orders a synchronous copy after it (the copy gets the poison, as a GPU
+// could give the bytes from before the GEMM), and an interval timed on another stream leaves it out, named;
+// synchronized, or on the timed stream, it is covered.
+TEST(EmuCublas, AGemmIsIssuedOnItsHandlesStream) {
+  constexpr int n = 16;
+  cudaStream_t side = nullptr, timer = nullptr;
+  ASSERT_EQ(cudaStreamCreateWithFlags(&side, cudaStreamNonBlocking), cudaSuccess);
+  ASSERT_EQ(cudaStreamCreate(&timer), cudaSuccess);
+  cublasHandle_t handle = nullptr;
+  ASSERT_EQ(cublasCreate(&handle), CUBLAS_STATUS_SUCCESS);
+  const std::vector<float> ones(n * n, 1.0f);
+  DeviceBuffer<float> a(n * n), b(n * n), c(n * n);
+  ASSERT_EQ(cudaMemcpy(a.data(), ones.data(), ones.size() * sizeof(float), cudaMemcpyHostToDevice), cudaSuccess);
+  ASSERT_EQ(cudaMemcpy(b.data(), ones.data(), ones.size() * sizeof(float), cudaMemcpyHostToDevice), cudaSuccess);
+  c.poison();
+  const float alpha = 1.0f, beta = 0.0f;
+  const auto gemm = [&] {
+    return cublasSgemm(handle, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &alpha, a.data(), n, b.data(), n, &beta, c.data(), n);
+  };
+  const auto c_back = [&] {
+    std::vector<float> host(n * n);
+    EXPECT_EQ(cudaMemcpy(host.data(), c.data(), host.size() * sizeof(float), cudaMemcpyDeviceToHost), cudaSuccess);
+    return host;
+  };
+  ASSERT_EQ(cublasSetStream(handle, side), CUBLAS_STATUS_SUCCESS);
+  ASSERT_EQ(gemm(), CUBLAS_STATUS_SUCCESS);
+  const std::vector<float> early = c_back();
+  unsigned bits = 0;
+  std::memcpy(&bits, &early[5], sizeof bits);
+  EXPECT_EQ(bits, 0xCDCDCDCDu) << "a copy that nothing orders after the GEMM must not see its values";
+  ASSERT_EQ(cudaStreamSynchronize(side), cudaSuccess);
+  EXPECT_EQ(c_back()[5], static_cast<float>(n));
+
+  cudaEvent_t start = nullptr, stop = nullptr;
+  ASSERT_EQ(cudaEventCreate(&start), cudaSuccess);
+  ASSERT_EQ(cudaEventCreate(&stop), cudaSuccess);
+  const auto timed = [&] {
+    EXPECT_EQ(cudaEventRecord(start, timer), cudaSuccess);
+    EXPECT_EQ(gemm(), CUBLAS_STATUS_SUCCESS);
+    EXPECT_EQ(cudaEventRecord(stop, timer), cudaSuccess);
+    EXPECT_EQ(cudaEventSynchronize(stop), cudaSuccess);
+    return rooflab::emu::work_not_covered(start, stop);
+  };
+  const std::string left = timed();
+  EXPECT_NE(left.find("cublasSgemm"), std::string::npos) << left;
+  EXPECT_NE(left.find("cudaStreamNonBlocking"), std::string::npos) << left;
+  ASSERT_EQ(cublasSetStream(handle, timer), CUBLAS_STATUS_SUCCESS);
+  EXPECT_EQ(timed(), "") << "the GEMM on the timed stream is covered";
+  cudaDeviceSynchronize();
+  cudaEventDestroy(start);
+  cudaEventDestroy(stop);
+  cublasDestroy(handle);
+  cudaStreamDestroy(side);
+  cudaStreamDestroy(timer);
 }
