@@ -579,8 +579,8 @@ std::size_t g_peak_allocated_bytes = 0;  // the most g_allocated_bytes reached s
 // Prints a runtime API misuse, the first few times each kind happens (a loop must not flood the output).
 void misuse(int kind, const char* format, ...) __attribute__((format(printf, 2, 3)));
 void misuse(int kind, const char* format, ...) {
-  static std::atomic<int> counts[8];
-  const int n = counts[kind & 7]++;
+  static std::atomic<int> counts[16];
+  const int n = counts[kind & 15]++;
   if (n >= 5) return;
   va_list args;
   va_start(args, format);

@@ -41,6 +41,7 @@ std::vector<Slot> g_slots(2);  // 0: the legacy default stream; 1: cudaStreamPer
 Clock g_host;                  // per slot, the last operation the host knows finished
 std::uint64_t g_index = 0;
 std::deque<Operation> g_pending;  // operations the host does not know finished, that touch memory or may be timed
+std::string g_last_pair;          // the last race between streams reported (last_unordered_pair)
 
 void merge(Clock& into, const Clock& from) {
   if (into.size() < from.size()) into.resize(from.size(), 0);
@@ -92,6 +93,28 @@ std::string stream_name(int slot) {
   return "stream #" + std::to_string(slot - 1) + (g_slots[slot].non_blocking ? " (cudaStreamNonBlocking)" : " (blocking)");
 }
 
+// Two operations on different streams, neither ordered before the other, that touch one allocation where
+// either may write it: on a GPU they may run at the same time, and what the reader sees, or which write lands
+// last, is a matter of timing. "" when the operation about to be issued on `slot` (waiting for `c`) has none
+// such among those the host does not know finished. An allocation is the unit (a kernel's pointer arguments
+// name allocations, not the bytes it touches; one to non-const memory may write).
+std::string unordered_pair(int slot, const Clock& c, const std::string& what,
+                           const std::vector<std::pair<std::uintptr_t, bool>>& allocations) {
+  for (const Operation& op : g_pending) {
+    if (op.slot == slot || at(c, op.slot) >= op.seq) continue;  // in its stream's order, or ordered before it
+    for (const auto& [allocation, op_writes] : op.allocations) {
+      for (const auto& [mine, writes] : allocations) {
+        if (allocation != mine || !(op_writes || writes)) continue;
+        return what + " on " + stream_name(slot) + (writes ? " may write" : " reads") + " memory that " + op.what +
+               " on " + stream_name(op.slot) + " may still be " + (op_writes ? "writing" : "reading") +
+               " on a GPU: nothing orders the two (an event recorded after the one and waited for by the other's "
+               "stream, cudaStreamWaitEvent, or a synchronization between them), so the two may run at once";
+      }
+    }
+  }
+  return "";
+}
+
 }  // namespace
 
 int create_stream(bool non_blocking) {
@@ -117,13 +140,19 @@ void issue(cudaStream_t stream, std::string what, std::vector<std::pair<const vo
   for (const auto& [p, writes] : memory) {
     if (const std::uintptr_t start = allocation_start(p); start != 0) allocations.push_back({start, writes});
   }
-  std::lock_guard lock(g_order_mutex);
-  const int slot = slot_of(stream);
-  clock_of(slot);
-  Slot& s = g_slots[slot];
-  ++s.issued;
-  g_pending.push_back(Operation{slot, s.issued, ++g_index, std::move(what), std::move(allocations)});
-  forget_finished();
+  std::string race;
+  {
+    std::lock_guard lock(g_order_mutex);
+    const int slot = slot_of(stream);
+    const Clock c = clock_of(slot);  // what this operation waits for
+    race = unordered_pair(slot, c, what, allocations);
+    if (!race.empty()) g_last_pair = race;
+    Slot& s = g_slots[slot];
+    ++s.issued;
+    g_pending.push_back(Operation{slot, s.issued, ++g_index, std::move(what), std::move(allocations)});
+    forget_finished();
+  }
+  if (!race.empty()) memory::misuse(8, "%s", race.c_str());
 }
 
 EventMark record(cudaStream_t stream) {
@@ -182,6 +211,11 @@ std::string unordered_with(const void* address, std::size_t bytes, bool writes) 
     }
   }
   return "";
+}
+
+std::string last_unordered_pair() {
+  std::lock_guard lock(g_order_mutex);
+  return g_last_pair;
 }
 
 std::string not_covered(const EventMark& start, const EventMark& stop) {

@@ -28,8 +28,11 @@ void destroy_stream(cudaStream_t stream);
 int slot_of(cudaStream_t stream);      // nullptr and cudaStreamLegacy: 0; cudaStreamPerThread: 1
 
 // An operation issued on `stream`: `what` names it in reports; `memory` lists the device addresses it touches
-// and whether it may write them (a kernel's pointer arguments, non-const ones as writes; a copy's ends).
+// and whether it may write them (a kernel's pointer arguments, non-const ones as writes; a copy's ends). One
+// that touches an allocation which an operation on another stream, unordered with it, may write (or that may
+// write one such an operation touches) is reported: both named, with their streams (last_unordered_pair).
 void issue(cudaStream_t stream, std::string what, std::vector<std::pair<const void*, bool>> memory);
+std::string last_unordered_pair();
 EventMark record(cudaStream_t stream);
 void wait(cudaStream_t stream, const EventMark& mark);  // cudaStreamWaitEvent
 void host_waits_for_stream(cudaStream_t stream);

@@ -647,6 +647,8 @@ void rooflab::emu::detail::prepare_launch(cudaStream_t stream, const std::string
   ordering::issue(stream, "kernel " + name, std::move(memory));
 }
 
+std::string rooflab::emu::last_unordered_pair() { return ordering::last_unordered_pair(); }
+
 std::string rooflab::emu::work_not_covered(cudaEvent_t start, cudaEvent_t stop) {
   return ordering::not_covered(reinterpret_cast<memory::Event*>(start)->mark,
                                reinterpret_cast<memory::Event*>(stop)->mark);

@@ -262,4 +262,13 @@ void fill_on(float* out, float value, int n, cudaStream_t stream) {
   fill_kernel<<<(n + 127) / 128, 128, 0, stream>>>(out, value, n);
   ROOFLAB_LAUNCH_CHECK();
 }
+
+__global__ void copy_on_kernel(const float* in, float* out, int n) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) out[i] = in[i];
+}
+void copy_on(const float* in, float* out, int n, cudaStream_t stream) {
+  copy_on_kernel<<<(n + 127) / 128, 128, 0, stream>>>(in, out, n);
+  ROOFLAB_LAUNCH_CHECK();
+}
 }  // namespace emutest

@@ -620,6 +620,32 @@ TEST(EmuStreams, ImplicitAndEventOrderReachTheCopy) {
   cudaEventDestroy(done);
 }
 
+// Two kernels on streams that nothing orders, one writing what the other reads: a race between streams (on a
+// GPU they may run at once), reported with both kernels and their streams. Ordered by an event, or both only
+// reading, they are not.
+TEST(EmuStreams, UnorderedKernelsOnOneAllocationAreReported) {
+  Streams s;
+  DeviceBuffer<float> a(256), b(256), c(256);
+  const std::string before = rooflab::emu::last_unordered_pair();
+  cudaEvent_t filled = nullptr;
+  ASSERT_EQ(cudaEventCreate(&filled), cudaSuccess);
+  emutest::fill_on(a.data(), 1.0f, 256, s.blocking);
+  ASSERT_EQ(cudaEventRecord(filled, s.blocking), cudaSuccess);
+  ASSERT_EQ(cudaStreamWaitEvent(s.non_blocking, filled, 0), cudaSuccess);
+  emutest::copy_on(a.data(), b.data(), 256, s.non_blocking);  // ordered after the fill by the event
+  emutest::copy_on(a.data(), c.data(), 256, s.blocking);      // reads a beside the other copy: both only read it
+  EXPECT_EQ(rooflab::emu::last_unordered_pair(), before) << "ordered, or both reading: no race";
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+
+  emutest::fill_on(a.data(), 2.0f, 256, s.non_blocking);
+  emutest::copy_on(a.data(), b.data(), 256, s.blocking);  // nothing orders it after the fill
+  const std::string race = rooflab::emu::last_unordered_pair();
+  EXPECT_NE(race.find("kernel emutest::copy_on_kernel(float const*, float*, int) on stream #"), std::string::npos) << race;
+  EXPECT_NE(race.find("reads memory that kernel emutest::fill_kernel(float*, float, int)"), std::string::npos) << race;
+  EXPECT_NE(race.find("(cudaStreamNonBlocking) may still be writing"), std::string::npos) << race;
+  cudaEventDestroy(filled);
+}
+
 // An interval timed on one stream covers work on that stream, on the legacy default stream (which a blocking
 // stream waits for) and on another stream ordered back by an event; not work left on another stream.
 TEST(EmuStreams, WorkNotCoveredByTheStopEventIsNamed) {
