@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cstdio>
 #include <regex>
 #include <set>
@@ -153,6 +154,24 @@ void named_tests_lost(const std::vector<TestResult>& results, const nlohmann::js
   }
 }
 
+// Each test expect.json names in "must_pass" (optional): it must run and pass, hints and dry runs (0 points)
+// included, which others_keep_points does not look at. A correct but unusual submission (work on a stream of its
+// own, joined back by events) proves with it that no check mistakes it for a cheat.
+void named_tests_passed(const std::vector<TestResult>& results, const nlohmann::json& expect,
+                        std::vector<std::string>& problems) {
+  for (const auto& id : expect.value("must_pass", nlohmann::json::array())) {
+    const std::string want = id.get<std::string>();
+    const auto ran = [&](const TestResult& r) { return r.id == want && r.status != Status::not_counted; };
+    const auto r = std::find_if(results.begin(), results.end(), ran);
+    if (r == results.end()) {
+      problems.push_back(fmt::format("expect.json names {} in must_pass, which this variant does not run", want));
+    } else if (r->status != Status::passed) {
+      problems.push_back(fmt::format("{} should pass ({}) but {}: {}", want, expect.value("why", ""),
+                                     to_string(r->status), r->output));
+    }
+  }
+}
+
 // A case's "coverage_reports" (a regular expression): what the hint of lines no test ran must say of it.
 void coverage_reported(const std::vector<TestResult>& results, const nlohmann::json& expect,
                        std::vector<std::string>& problems) {
@@ -229,6 +248,7 @@ int cmd_selftest(const SelftestArgs& a) {
     no_leaked_answers(results, options, problems);
     nothing_created(must_not_create, problems);
     named_tests_lost(results, expect, problems);
+    named_tests_passed(results, expect, problems);
     coverage_reported(results, expect, problems);
   }
   if (problems.empty()) {
