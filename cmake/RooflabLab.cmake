@@ -600,6 +600,7 @@ const char* rooflab::testing::capture_archs() { return "@archs@"; }
       _rooflab_emu_kernels(kernels ${V_PREFIX} plain "${lab_dir}" ${V_KERNELS})
       _rooflab_link_emu_kernels(${V_PREFIX}_static plain ${kernels})
       _rooflab_binary_json(b static ${V_PREFIX}_static "" ${kernels})
+      _rooflab_json_set_string(b capture_dir "${static_dir}")  # the PTX the symbol rule reads too
     list(APPEND bins "${b}")
     endif()
   else()

@@ -78,6 +78,7 @@ Manifest load_manifest(const std::filesystem::path& build_dir) {
           b.objects_from = jb.value("objects_from", std::vector<std::string>{});
           b.coverage_target = jb.value("coverage_target", "");
           b.coverage_path = jb.value("coverage_path", "");
+          b.capture_dir = jb.value("capture_dir", "");
           b.leaves_out = jb.value("leaves_out", std::vector<std::string>{});
           b.declared = declared_tests(rub, b.kind, b.leaves_out);
           v.binaries.push_back(std::move(b));

@@ -31,6 +31,8 @@ struct Binary {
   // (rooflab/detail/coverage.hpp), run once for the hint of lines no test ran. Empty: none.
   std::string coverage_target = {};
   std::filesystem::path coverage_path = {};
+  // static only: where the build captured the PTX and ptxas report of the student's kernels (<stem>.sm_XX.ptx).
+  std::filesystem::path capture_dir = {};
   // Rubric kinds whose entries this binary does not hold though its kind would (a student copy's dry run has
   // no "dryrun" checks: they compare with the reference answers, which the copy lacks). Not in `declared`.
   std::vector<std::string> leaves_out = {};

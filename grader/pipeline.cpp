@@ -370,11 +370,10 @@ bool wanted_kind(const GradeArgs& a, const std::string& kind) {
   return a.kinds.empty() || std::find(a.kinds.begin(), a.kinds.end(), kind) != a.kinds.end();
 }
 
-// Whether `b` holds a test --test asks for (run_binary's filter: the id contains the text); any, without it.
+// Whether `b` holds a test --test asks for (run_binary's filter, wanted_test).
 bool holds_wanted_test(const Binary& b, const std::string& test) {
-  if (test.empty()) return true;
   const auto& tests = b.tests();
-  return std::any_of(tests.begin(), tests.end(), [&](const DeclaredTest& t) { return t.id().find(test) != std::string::npos; });
+  return std::any_of(tests.begin(), tests.end(), [&](const DeclaredTest& t) { return wanted_test(t, test); });
 }
 
 // Builds and runs one binary of a lab; its tests are added to `tests`.

@@ -64,6 +64,9 @@ struct RecordedReference {
 // The binary kinds whose tests verification checks against the reference solutions (the rest are judged by
 // the grader itself: perf claims, compiler output, hints).
 bool verified_kind(const std::string& binary_kind);
+// Whether `test` is one that `only` (RunOptions::only_tests, grade --test) asks for: its id contains the text;
+// every test when it is empty.
+bool wanted_test(const DeclaredTest& test, const std::string& only);
 
 // The record as one JSON document (reference/<lab>/<kind>.json in a package). Values are kept exactly: each
 // comparison's data as base64 of little-endian float32 when every value is one, else float64.

@@ -222,17 +222,24 @@ std::vector<std::string> device_code_findings(const std::string& file, const std
   // PTX's special registers for the clocks, its sleep, and the L2 eviction priorities a load, a prefetch or a
   // cache policy may ask for (evict_last and evict_unchanged keep lines resident past the harness's flush;
   // applypriority sets it on lines already there). Streaming hints (evict_first, no_allocate) are allowed.
+  // Each family's needles: text every line it matches holds (a line with none is not matched at all).
   struct Family {
+    std::vector<std::string_view> needles;
     std::regex pattern;
     std::string_view what;
   };
   static const std::vector<Family> families = {
-      {std::regex(R"(%(clock64|clock|globaltimer(_lo|_hi)?)\b)"),
+      {{"%clock", "%globaltimer"}, std::regex(R"(%(clock64|clock|globaltimer(_lo|_hi)?)\b)"),
        "reads the SM's clock: a kernel that waits on purpose slows the baseline of a ratio, which no lab asks for"},
-      {std::regex(R"(\bnanosleep\.)"),
+      {{"nanosleep"}, std::regex(R"(\bnanosleep\.)"),
        "sleeps (__nanosleep): a kernel that waits on purpose slows the baseline of a ratio, which no lab asks for"},
-      {std::regex(R"(L2::evict_(last|unchanged)|\bcreatepolicy\.|\bapplypriority\.)"),
+      {{"L2::evict_", "createpolicy", "applypriority"},
+       std::regex(R"(L2::evict_(last|unchanged)|\bcreatepolicy\.|\bapplypriority\.)"),
        "keeps lines in L2 past the flush before each timed sample (an L2 eviction priority), which no lab asks for"}};
+  const auto holds_any = [](const std::string& line, const std::vector<std::string_view>& needles) {
+    return std::any_of(needles.begin(), needles.end(),
+                       [&](std::string_view n) { return line.find(n) != std::string::npos; });
+  };
   static const std::regex function(R"(^\s*(\.visible\s+|\.weak\s+)?\.(entry|func)\s+(\([^)]*\)\s*)?([A-Za-z_$][\w$]*))");
   std::set<std::string> out;
   std::string current = "(module scope)";
@@ -242,14 +249,9 @@ std::vector<std::string> device_code_findings(const std::string& file, const std
     if (end == std::string_view::npos) end = ptx.size();
     const std::string line(ptx.substr(begin, end - begin));
     begin = end + 1;
-    // Most lines hold none of these: the regular expressions run only on those that might.
-    const bool declares = line.find(".entry") != std::string::npos || line.find(".func") != std::string::npos;
-    const bool might = line.find("%clock") != std::string::npos || line.find("%globaltimer") != std::string::npos ||
-                       line.find("nanosleep") != std::string::npos || line.find("L2::evict_") != std::string::npos ||
-                       line.find("policy") != std::string::npos || line.find("priority") != std::string::npos;
-    if (!declares && !might) continue;
+    // Most lines hold no needle: the regular expressions run only on those that do.
     std::smatch m;
-    if (declares && std::regex_search(line, m, function)) {
+    if (holds_any(line, {".entry", ".func"}) && std::regex_search(line, m, function)) {
       current = demangle(m[4].str());
       continue;
     }
@@ -257,7 +259,7 @@ std::vector<std::string> device_code_findings(const std::string& file, const std
     const std::string code = comment == std::string::npos ? line : line.substr(0, comment);
     for (const auto& f : families) {
       std::smatch found;
-      if (std::regex_search(code, found, f.pattern)) {
+      if (holds_any(code, f.needles) && std::regex_search(code, found, f.pattern)) {
         out.insert(fmt::format("{}, device code for {} (nvcc's PTX), in {}: {} ({})", file, arch, shortened(current),
                                f.what, found[0].str()));
       }
@@ -266,11 +268,10 @@ std::vector<std::string> device_code_findings(const std::string& file, const std
   return {out.begin(), out.end()};
 }
 
-std::vector<StudentPtx> student_ptx(const fs::path& build_dir, const Binary& binary) {
-  static const std::string suffix = "_static";
+std::vector<StudentPtx> student_ptx(const Binary& binary) {
   std::vector<StudentPtx> out;
-  if (binary.kind != "static" || !binary.target.ends_with(suffix)) return out;
-  const fs::path dir = build_dir / "labs" / "static" / binary.target.substr(0, binary.target.size() - suffix.size());
+  if (binary.capture_dir.empty()) return out;
+  const fs::path& dir = binary.capture_dir;
   static const std::regex name(R"(([A-Za-z0-9_.-]+)\.(sm_[0-9]+a?)\.ptx)");
   std::error_code ec;
   for (auto it = fs::directory_iterator(dir, ec); !ec && it != fs::directory_iterator(); ++it) {
@@ -312,7 +313,7 @@ std::string forbidden_symbols_in(const fs::path& build_dir, const Lab& lab, cons
       for (auto& f : tampering_findings(file, *symbols)) tampering.insert(std::move(f));
     }
   }
-  for (const auto& ptx : student_ptx(build_dir, binary)) {
+  for (const auto& ptx : student_ptx(binary)) {
     std::ifstream in(ptx.path);
     const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     for (auto& f : device_code_findings(ptx.file, ptx.arch, text)) tampering.insert(std::move(f));
@@ -347,7 +348,7 @@ std::optional<TestResult> forbidden_symbols_check(const fs::path& build_dir, con
     for (const auto& f : lab.student_files) {
       for (auto& object : student_objects(build_dir, lab, b, f)) checked.insert(std::move(object));
     }
-    for (auto& ptx : student_ptx(build_dir, b)) checked.insert(std::move(ptx.path));
+    for (auto& ptx : student_ptx(b)) checked.insert(std::move(ptx.path));
     const std::string found = forbidden_symbols_in(build_dir, lab, b);
     if (!found.empty() && seen.insert(found).second) {
       r.status = Status::failed;

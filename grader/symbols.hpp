@@ -86,14 +86,14 @@ std::vector<std::string> tampering_findings(const std::string& file, const std::
 // lab07::gemv_kernel<1>: reads the SM's clock (%clock64) ...".
 std::vector<std::string> device_code_findings(const std::string& file, const std::string& arch, std::string_view ptx);
 
-// The PTX files nvcc made of the student's kernels for a static binary (labs/static/<prefix>/<stem>.sm_XX.ptx),
-// each with its student file and architecture; none for another kind.
+// The PTX files nvcc made of the student's kernels for a static binary (<stem>.sm_XX.ptx in its capture_dir,
+// labs.json), each with its student file and architecture; none for a binary without captures.
 struct StudentPtx {
   std::filesystem::path path;
   std::string file;  // "kernels.cu"
   std::string arch;  // "sm_90"
 };
-std::vector<StudentPtx> student_ptx(const std::filesystem::path& build_dir, const Binary& binary);
+std::vector<StudentPtx> student_ptx(const Binary& binary);
 
 // The lab's list (its rubric.json's "forbidden_symbols"); empty when it forbids nothing. Throws
 // std::runtime_error naming the file for a malformed list or pattern.

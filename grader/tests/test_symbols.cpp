@@ -207,7 +207,7 @@ TEST(DeviceCode, EachFamilyFiresInThePtxNvccMade) {
       << "another name that starts like a clock's";
 }
 
-// Only a static binary's captures are read, from where CMake writes them (labs/static/<prefix>/), and what
+// Only a static binary's captures are read, from the folder labs.json names (capture_dir), and what
 // they hold refuses the binary like an object's symbols do.
 TEST(DeviceCode, AStaticBinarysPtxIsReadAndRefused) {
   const fs::path build = fs::temp_directory_path() / ("rooflab-ptx-" + std::to_string(::getpid()));
@@ -218,8 +218,9 @@ TEST(DeviceCode, AStaticBinarysPtxIsReadAndRefused) {
   std::ofstream(build / "labs" / "static" / "lab09" / "kernels.sm_90.ptx")
       << ".visible .entry k()\n{\n\tmov.u64 %rd1, %clock64;\n}\n";
   std::ofstream(build / "labs" / "static" / "lab09" / "kernels.sm_90.ptxas.txt") << "ptxas info: %clock64\n";
-  const Binary stat{"static", "lab09_static", build / "lab09_static", "", {}, {}};
-  const auto ptx = student_ptx(build, stat);
+  Binary stat{"static", "lab09_static", build / "lab09_static", "", {}, {}};
+  stat.capture_dir = build / "labs" / "static" / "lab09";
+  const auto ptx = student_ptx(stat);
   ASSERT_EQ(ptx.size(), 2u);
   EXPECT_EQ(ptx[1].file, "kernels.cu");
   EXPECT_EQ(ptx[1].arch, "sm_90");
@@ -228,7 +229,7 @@ TEST(DeviceCode, AStaticBinarysPtxIsReadAndRefused) {
       << found;
   EXPECT_EQ(found.find("sm_80"), std::string::npos) << found;
   const Binary emu{"emu", "lab09_emu", build / "lab09_emu", "", {}, {}};
-  EXPECT_TRUE(student_ptx(build, emu).empty()) << "another kind's binary has no captures";
+  EXPECT_TRUE(student_ptx(emu).empty()) << "a binary without a capture folder has no captures";
   fs::remove_all(build);
 }
 
