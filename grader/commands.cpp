@@ -166,6 +166,7 @@ int cmd_inspect(const InspectArgs& a) {
   if (a.n > 0) argv.insert(argv.end(), {"--n", fmt::format("{:g}", a.n)});
   if (!a.arch.empty()) argv.insert(argv.end(), {"--arch", a.arch});
   if (a.json) argv.push_back("--json");
+  if (a.sass) argv.push_back("--sass");
   const ProcessResult p = run_process(argv, {.timeout_s = 120, .sandbox = test_sandbox(sandboxed)});
   std::fputs(p.output.c_str(), p.ok() ? stdout : stderr);
   if (!p.ok()) return p.exit_code == 2 ? kExitUsage : kExitFailed;

@@ -19,6 +19,7 @@ struct InspectArgs {
   double n = 0;       // 0: the size the lab's perf tests time
   bool json = false;
   bool solutions = false;
+  bool sass = false;     // the prediction reads SASS (nvdisasm) rather than PTX
   bool traffic = true;  // after the static section, the modelled memory traffic (labs with traffic hints)
 };
 

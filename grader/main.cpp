@@ -88,6 +88,9 @@ int main(int argc, char** argv) {
                  "tests time)");
   in->add_flag("--json", inspect.json, "Machine-readable");
   in->add_flag("--solutions", inspect.solutions, "Inspect the reference solutions instead of labs/");
+  in->add_flag("--sass", inspect.sass,
+               "The prediction reads SASS (nvdisasm's listing of the cubin: what runs) instead of PTX; needs nvdisasm "
+               "(a full toolkit has it; else ROOFLAB_NVDISASM). docs/measurements.md holds both against the H100 run");
   in->add_flag("!--no-traffic", inspect.traffic,
                "Leave out the memory traffic modelled on the CPU backend (labs with tests/traffic.cpp)");
 

@@ -10,10 +10,16 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <array>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <iostream>
 #include <optional>
 #include <sstream>
+
+#include <unistd.h>
 
 namespace rooflab::inspect {
 
@@ -87,8 +93,62 @@ Occupancy occupancy(const Limits& l, int registers_per_thread, std::size_t stati
   return o;
 }
 
+std::string find_nvdisasm() {
+  namespace fs = std::filesystem;
+  auto runnable = [](const fs::path& p) { return !p.empty() && ::access(p.c_str(), X_OK) == 0 && !fs::is_directory(p); };
+  if (const char* env = std::getenv("ROOFLAB_NVDISASM"); env != nullptr && *env != '\0') {
+    return runnable(env) ? std::string(env) : std::string();
+  }
+#ifdef ROOFLAB_CUDA_BIN_DIR
+  if (const fs::path beside = fs::path(ROOFLAB_CUDA_BIN_DIR) / "nvdisasm"; runnable(beside)) return beside.string();
+#endif
+  if (const char* path = std::getenv("PATH"); path != nullptr) {
+    std::stringstream dirs(path);
+    for (std::string d; std::getline(dirs, d, ':');) {
+      if (!d.empty() && runnable(fs::path(d) / "nvdisasm")) return (fs::path(d) / "nvdisasm").string();
+    }
+  }
+  return {};
+}
+
+Sass read_sass(const std::string& cubin) {
+  Sass out;
+  const std::string tool = find_nvdisasm();
+  if (tool.empty()) {
+    out.why_not = "no nvdisasm here (a full CUDA toolkit has it; or set ROOFLAB_NVDISASM)";
+    return out;
+  }
+  if (!std::filesystem::exists(cubin)) {
+    out.why_not = "no cubin captured (" + cubin + ")";
+    return out;
+  }
+  // The file names are the build's own paths; quoted for the shell all the same.
+  auto quote = [](const std::string& a) {
+    std::string q = "'";
+    for (const char ch : a) q += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
+    return q + "'";
+  };
+  std::FILE* p = ::popen((quote(tool) + " -c " + quote(cubin) + " 2>&1").c_str(), "r");
+  if (p == nullptr) {
+    out.why_not = "nvdisasm could not be started";
+    return out;
+  }
+  std::string text;
+  std::array<char, 65536> buf{};
+  for (std::size_t got; (got = std::fread(buf.data(), 1, buf.size(), p)) > 0;) text.append(buf.data(), got);
+  const int status = ::pclose(p);
+  if (status != 0) {
+    out.why_not = "nvdisasm failed on " + cubin + ": " + text.substr(0, 200);
+    return out;
+  }
+  out.functions = perf::sass_functions(text);
+  if (out.functions.empty()) out.why_not = "nvdisasm listed no function of " + cubin;
+  return out;
+}
+
 std::vector<Row> inspect(std::span<const KernelDecl> kernels, const std::string& ptx_text,
-                         const std::string& ptxas_text, const GpuSpec& gpu, const std::string& arch, double n) {
+                         const std::string& ptxas_text, const GpuSpec& gpu, const std::string& arch, double n,
+                         const Sass* sass) {
   const auto entries = ptx::parse_ptx(ptx_text);
   const auto resources = ptx::parse_ptxas_report(ptxas_text);
   const Limits limits = limits_of(gpu);
@@ -106,7 +166,8 @@ std::vector<Row> inspect(std::span<const KernelDecl> kernels, const std::string&
     r.block = k.block;
     r.dynamic_smem = k.dynamic_smem;
     const auto& res = ptx::find_resources(resources, k.kernel);
-    const auto facts = ptx::facts(ptx::find_kernel(entries, k.kernel));
+    const auto& entry = ptx::find_kernel(entries, k.kernel);
+    const auto facts = ptx::facts(entry);
     r.registers = res.registers;
     r.static_smem = res.smem_bytes;
     r.stack = res.stack_bytes;
@@ -141,7 +202,17 @@ std::vector<Row> inspect(std::span<const KernelDecl> kernels, const std::string&
       w.dtype = k.dtype;
       w.block = k.block;
       w.blocks_per_sm = r.occ.blocks_per_sm;
-      if (r.occ.blocks_per_sm > 0) r.prediction = std::make_shared<const perf::Prediction>(perf::predict(w, perf::analyze(facts.body), gpu, c));
+      // The code that runs (SASS) where nvdisasm listed this kernel; its PTX otherwise, saying why.
+      perf::Code code;
+      const auto listed = sass != nullptr ? sass->functions.find(entry.mangled) : std::map<std::string, std::string>::const_iterator{};
+      if (sass != nullptr && listed != sass->functions.end()) {
+        code = perf::analyze_sass(listed->second);
+      } else {
+        code = perf::analyze(facts.body);
+        code.from_note = sass == nullptr ? "" : (sass->why_not.empty() ? "nvdisasm did not list this kernel" : sass->why_not);
+      }
+      r.code_from = code.from;
+      if (r.occ.blocks_per_sm > 0) r.prediction = std::make_shared<const perf::Prediction>(perf::predict(w, code, gpu, c));
       else r.prediction_error = r.occ.error;
     } catch (const std::exception& e) {
       r.prediction_error = e.what();
@@ -227,7 +298,7 @@ std::string to_json(const std::vector<Row>& rows, const GpuSpec& gpu, double n) 
       const auto& p = *r.prediction;
       row["prediction"] = {{"model", true},          {"time_s", p.time_s},     {"fraction", p.fraction},
                            {"roof", p.roof},         {"roof_time_s", p.roof_time_s}, {"limiter", p.limiter},
-                           {"advice", p.advice},     {"evidence", p.evidence}, {"code_from", "PTX"}};
+                           {"advice", p.advice},     {"evidence", p.evidence}, {"code_from", r.code_from}};
     } else {
       row["prediction"] = nullptr;
       row["prediction_error"] = r.prediction_error;
@@ -292,8 +363,12 @@ int main(int argc, char** argv) {
   app.add_option("--arch", arch, "sm_80, sm_90, ... (one the build captured; default: the GPU's own)");
   app.add_option("--n", n, "problem size for the roofline floor (default: the size the lab's perf tests time)");
   app.add_flag("--json", json, "machine-readable");
+  bool sass = false;
+  app.add_flag("--sass", sass,
+               "the prediction reads SASS (nvdisasm's listing of kernels.<arch>.cubin) instead of PTX, where nvdisasm "
+               "is found ($ROOFLAB_NVDISASM, beside nvcc, PATH)");
   app.add_option("--code-dir", code_dir,
-                 "read kernels.<arch>.ptx and kernels.<arch>.ptxas.txt from this folder instead of the build's capture "
+                 "read kernels.<arch>.ptx, .ptxas.txt and .cubin from this folder instead of the build's capture "
                  "(another version of the kernels, such as the validation fixtures of a recorded GPU run)");
   app.add_flag("--registry", registry, "print the lab's kernel registry as JSON (no compiler output needed)");
   try {
@@ -324,8 +399,10 @@ int main(int argc, char** argv) {
                 << " code's registers and shared memory with the " << g.name << "'s limits\n";
     }
     const std::string dir = code_dir.empty() ? lab().static_dir : code_dir;
+    const Sass listing = sass ? read_sass(dir + "/kernels." + arch + ".cubin") : Sass{};
     const auto rows = inspect(lab().kernels, ptx::read_file(dir + "/kernels." + arch + ".ptx"),
-                              ptx::read_file(dir + "/kernels." + arch + ".ptxas.txt"), g, arch, n);
+                              ptx::read_file(dir + "/kernels." + arch + ".ptxas.txt"), g, arch, n,
+                              sass ? &listing : nullptr);
     std::cout << (json ? to_json(rows, g, n) : table(rows, g, n)) << "\n";
     return 0;
   } catch (const std::exception& e) {

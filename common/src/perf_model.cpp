@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <fstream>
 #include <map>
@@ -149,56 +150,249 @@ double wavefronts_of(std::string_view op) {
 bool is_global_load(std::string_view op) { return starts_with(op, "ld.global"); }
 bool is_global_store(std::string_view op) { return starts_with(op, "st.global") || starts_with(op, "red.global"); }
 
-Trip count(const std::vector<Statement>& sts, std::size_t begin, std::size_t end) {
+// One instruction as the counts read it, whichever listing it comes from (PTX or SASS).
+struct Instr {
+  int line = 0;
+  std::string label;                 // a label: no instruction
+  std::vector<std::string> targets;  // a branch's targets
+  std::vector<std::string> writes;   // registers it writes
+  std::vector<std::string> reads;    // registers it reads
+  double load_bytes = 0;             // a global load's bytes (per thread)
+  double store_bytes = 0;            // a global store's (or reduction's)
+  double cp_async_bytes = 0;         // global -> shared, asynchronous
+  bool global_load = false;
+  bool global_store = false;
+  bool ffma = false;
+  bool hfma2 = false;
+  bool mufu = false;
+  bool conversion = false;  // on the conversion / special pipe (a quarter rate)
+  bool barrier = false;
+  double wavefronts = 0;  // shared-memory wavefronts of 128 B
+  double hmma = 0;        // HMMA.16816 equivalents
+};
+
+std::vector<Instr> from_ptx(const std::vector<Statement>& sts) {
+  std::vector<Instr> out;
+  out.reserve(sts.size());
+  for (const auto& s : sts) {
+    Instr in;
+    in.line = s.line;
+    in.label = s.label;
+    if (!s.label.empty() || s.opcode.empty()) {
+      out.push_back(std::move(in));
+      continue;
+    }
+    const std::string& op = s.opcode;
+    if (starts_with(op, "bra")) in.targets = s.operands;
+    const std::size_t first_source = writes_first_operand(op) ? 1 : 0;
+    if (first_source == 1 && !s.operands.empty()) in.writes = registers_in(s.operands[0]);
+    for (std::size_t k = first_source; k < s.operands.size(); ++k) {
+      for (auto& r : registers_in(s.operands[k])) in.reads.push_back(std::move(r));
+    }
+    if (is_global_load(op)) {
+      in.global_load = true;
+      in.load_bytes = ptx::access_bits(op) / 8.0;
+    } else if (is_global_store(op)) {
+      in.global_store = true;
+      in.store_bytes = ptx::access_bits(op) / 8.0;
+    } else if (starts_with(op, "cp.async") && op.find(".global") != std::string::npos && s.operands.size() >= 3) {
+      try {
+        in.cp_async_bytes = std::stod(s.operands[2]);
+      } catch (const std::exception&) {
+        in.cp_async_bytes = 16;
+      }
+    }
+    in.ffma = starts_with(op, "fma.rn.f32") || starts_with(op, "fma.rz.f32") || starts_with(op, "fma.rn.ftz.f32");
+    in.hfma2 = starts_with(op, "fma.rn.f16x2") || starts_with(op, "fma.rn.bf16x2");
+    in.mufu = is_mufu(op);
+    // Integer widening (cvt.u64.u32) is an ordinary ALU op; conversions to or from floating point are not.
+    in.conversion = starts_with(op, "cvt.") && (op.find(".f") != std::string::npos || op.find(".bf") != std::string::npos);
+    in.wavefronts = wavefronts_of(op);
+    in.hmma = hmma_of(op);
+    in.barrier = starts_with(op, "bar.sync") || starts_with(op, "barrier.sync") || starts_with(op, "bar.cta");
+    out.push_back(std::move(in));
+  }
+  return out;
+}
+
+// ---- SASS (nvdisasm's listing of the cubin ptxas made) ----
+
+// The width in bytes a SASS memory opcode names (LDG.E.128: 16; LDS.U16: 2; none: 4).
+double sass_access_bytes(std::string_view op) {
+  double bytes = 4;
+  std::size_t pos = 0;
+  while (pos <= op.size()) {
+    const auto dot = op.find('.', pos);
+    const auto part = op.substr(pos, dot == std::string_view::npos ? std::string_view::npos : dot - pos);
+    if (part == "U8" || part == "S8") bytes = 1;
+    if (part == "U16" || part == "S16") bytes = 2;
+    if (part == "64") bytes = 8;
+    if (part == "128") bytes = 16;
+    if (dot == std::string_view::npos) break;
+    pos = dot + 1;
+  }
+  return bytes;
+}
+
+// The general registers an operand names ("R42.64" is R42 and R43; "desc[UR8][R2.64+0x10]" is R2 and R3), each
+// `count` wide from its first (a 128-bit load's destination: four). Uniform (UR) and special registers are not
+// general registers; RZ is none.
+std::vector<std::string> sass_registers(std::string_view operand, int count = 1) {
+  std::vector<std::string> out;
+  for (std::size_t i = 0; i < operand.size(); ++i) {
+    if (operand[i] != 'R' || (i > 0 && (std::isalnum(static_cast<unsigned char>(operand[i - 1])) || operand[i - 1] == '_'))) continue;
+    std::size_t j = i + 1;
+    while (j < operand.size() && std::isdigit(static_cast<unsigned char>(operand[j]))) ++j;
+    if (j == i + 1) continue;
+    const int first = std::stoi(std::string(operand.substr(i + 1, j - i - 1)));
+    int width = count;
+    if (operand.substr(j, 3) == ".64") width = std::max(width, 2);
+    if (operand.substr(j, 4) == ".128") width = std::max(width, 4);
+    for (int r = 0; r < width; ++r) out.push_back(fmt::format("R{}", first + r));
+    i = j;
+  }
+  return out;
+}
+
+bool sass_writes_first_operand(std::string_view op) {
+  for (const char* p : {"ST", "STG", "STS", "STL", "RED", "BAR", "BRA", "BSSY", "BSYNC", "EXIT", "RET", "LDGSTS",
+                        "LDGDEPBAR", "DEPBAR", "MEMBAR", "FENCE", "CCTL", "ERRBAR", "WARPSYNC", "NOP", "CALL", "YIELD",
+                        "STSM", "SYNCS", "ARRIVES", "BPT"}) {
+    const auto n = std::string_view(p).size();
+    if (op.substr(0, n) == p && (op.size() == n || op[n] == '.')) return false;
+  }
+  return true;
+}
+
+std::vector<Instr> from_sass(std::string_view body) {
+  std::vector<Instr> out;
+  std::istringstream in{std::string(body)};
+  int line_no = 0;
+  for (std::string line; std::getline(in, line);) {
+    ++line_no;
+    // "        /*0570*/               @P2 LDG.E.U16.CONSTANT R22, desc[UR8][R42.64] ;" and ".L_x_231:"
+    if (const auto c = line.find("*/"); c != std::string::npos && line.find("/*") < c) line.erase(0, c + 2);
+    if (const auto c = line.find("/*"); c != std::string::npos) line.resize(c);  // trailing comments
+    if (const auto c = line.find(';'); c != std::string::npos) line.resize(c);
+    std::string s = trim(line);
+    if (s.empty()) continue;
+    Instr ins;
+    ins.line = line_no;
+    if (s.back() == ':') {
+      if (s[0] != '.' || s.find('_') == std::string::npos) continue;  // a function's own name
+      ins.label = s.substr(0, s.size() - 1);
+      out.push_back(std::move(ins));
+      continue;
+    }
+    if (s[0] == '.') continue;  // directives
+    std::size_t pos = 0;
+    if (s[0] == '@') {
+      const auto sp = s.find_first_of(" \t");
+      if (sp == std::string::npos) continue;
+      pos = s.find_first_not_of(" \t", sp);
+      if (pos == std::string::npos) continue;
+    }
+    const auto sp = s.find_first_of(" \t", pos);
+    const std::string op = s.substr(pos, sp == std::string::npos ? std::string::npos : sp - pos);
+    if (op == "NOP") continue;
+    std::vector<std::string> operands;
+    if (sp != std::string::npos) operands = split_operands(s.substr(sp));
+    auto is = [&](const char* p) {
+      const auto n = std::string_view(p).size();
+      return op.compare(0, n, p) == 0 && (op.size() == n || op[n] == '.');
+    };
+    if (is("BRA")) {
+      for (const auto& o : operands) {
+        const auto b = o.find("(");
+        const auto e = o.find(")");
+        if (b != std::string::npos && e != std::string::npos && e > b) ins.targets.push_back(o.substr(b + 1, e - b - 1));
+      }
+    }
+    const double bytes = sass_access_bytes(op);
+    const int regs = std::max(1, static_cast<int>(bytes / 4));
+    const bool load = is("LDG") || is("LD");
+    const bool store = is("STG") || is("ST") || is("RED") || is("ATOMG");
+    const bool writes = sass_writes_first_operand(op);
+    // How many registers the first operand of a wide instruction covers.
+    int dst_width = 1;
+    if (load || is("LDS")) dst_width = regs;
+    if (is("LDSM")) dst_width = op.find(".4") != std::string::npos ? 4 : (op.find(".2") != std::string::npos ? 2 : 1);
+    const bool mma = is("HMMA") || is("IMMA");
+    const bool k8 = op.find(".1688") != std::string::npos || op.find(".8816") != std::string::npos;
+    if (mma) dst_width = op.find(".F16") != std::string::npos && op.find(".F32") == std::string::npos ? 2 : 4;
+    for (std::size_t k = 0; k < operands.size(); ++k) {
+      int width = 1;
+      if (k == 0 && writes) width = dst_width;
+      if (mma) width = k == 0 ? dst_width : (k == 1 ? (k8 ? 2 : 4) : (k == 2 ? (k8 ? 1 : 2) : dst_width));
+      // A store's data: its width (STG.E.128 [R2.64], R4 reads R4..R7).
+      if (!writes && k + 1 == operands.size() && (store || is("STS") || is("STL"))) width = regs;
+      auto r = sass_registers(operands[k], width);
+      auto& to = (k == 0 && writes) ? ins.writes : ins.reads;
+      to.insert(to.end(), r.begin(), r.end());
+    }
+    if (load) {
+      ins.global_load = true;
+      ins.load_bytes = bytes;
+    } else if (store) {
+      ins.global_store = true;
+      ins.store_bytes = bytes;
+    } else if (is("LDGSTS")) {
+      ins.cp_async_bytes = bytes;
+    }
+    ins.ffma = is("FFMA");
+    // HFMA2.MMA with RZ operands is how ptxas materializes a constant (a move), not math.
+    ins.hfma2 = is("HFMA2") && !(operands.size() >= 3 && operands[1].find("RZ") != std::string::npos &&
+                                  operands[2].find("RZ") != std::string::npos);
+    ins.mufu = is("MUFU");
+    // Type conversions: 16 per SM per clock on sm_80 and sm_90 ("all other type conversions" in the CUDA C++
+    // Programming Guide's table of arithmetic instruction throughput), whatever instruction ptxas made of them:
+    // half to float is HADD2.F32 from -RZ. Integer widening (I2I, PRMT) is faster and not counted.
+    ins.conversion = is("F2F") || is("F2I") || is("I2F") || is("F2FP") || is("I2FP") ||
+                     (is("HADD2") && op.find(".F32") != std::string::npos && operands.size() >= 2 && operands[1] == "-RZ");
+    if (is("LDS") || is("STS")) ins.wavefronts = std::max(1.0, bytes / 4);
+    if (is("LDSM") || is("STSM")) ins.wavefronts = dst_width;
+    if (mma) ins.hmma = k8 ? 0.5 : 1;
+    ins.barrier = is("BAR") && (op.find(".SYNC") != std::string::npos || op.find(".RED") != std::string::npos);
+    out.push_back(std::move(ins));
+  }
+  return out;
+}
+
+Trip count(const std::vector<Instr>& code, std::size_t begin, std::size_t end) {
   Trip t;
-  t.first_line = sts[begin].line;
-  t.last_line = sts[end - 1].line;
+  t.first_line = code[begin].line;
+  t.last_line = code[end - 1].line;
   std::set<std::string> pending;
   bool used = false;
   for (std::size_t i = begin; i < end; ++i) {
-    const auto& s = sts[i];
-    if (!s.label.empty() || s.opcode.empty()) continue;
-    const std::string& op = s.opcode;
+    const auto& s = code[i];
+    if (!s.label.empty()) continue;
     ++t.instructions;
     // Whether this instruction reads a register a pending load writes (the first use ends what is in flight).
     if (!used && !pending.empty()) {
-      const std::size_t first_source = writes_first_operand(op) ? 1 : 0;
-      for (std::size_t k = first_source; k < s.operands.size() && !used; ++k) {
-        for (const auto& r : registers_in(s.operands[k])) {
-          if (pending.count(r) != 0) used = true;
-        }
+      for (const auto& r : s.reads) {
+        if (pending.count(r) != 0) used = true;
       }
     }
-    if (is_global_load(op)) {
-      const double bytes = ptx::access_bits(op) / 8.0;
+    if (s.global_load) {
       ++t.global_loads;
-      t.load_bytes += bytes;
+      t.load_bytes += s.load_bytes;
       if (!used) {
-        t.load_bytes_before_use += bytes;
-        if (!s.operands.empty()) {
-          for (const auto& r : registers_in(s.operands[0])) pending.insert(r);
-        }
+        t.load_bytes_before_use += s.load_bytes;
+        pending.insert(s.writes.begin(), s.writes.end());
       }
-    } else if (is_global_store(op)) {
+    } else if (s.global_store) {
       ++t.global_stores;
-      t.store_bytes += ptx::access_bits(op) / 8.0;
-    } else if (starts_with(op, "cp.async") && op.find(".global") != std::string::npos && s.operands.size() >= 3) {
-      try {
-        t.cp_async_bytes += std::stod(s.operands[2]);
-      } catch (const std::exception&) {
-        t.cp_async_bytes += 16;
-      }
+      t.store_bytes += s.store_bytes;
     }
-    if (starts_with(op, "fma.rn.f32") || starts_with(op, "fma.rz.f32") || starts_with(op, "fma.rn.ftz.f32")) ++t.ffma;
-    if (starts_with(op, "fma.rn.f16x2") || starts_with(op, "fma.rn.bf16x2")) ++t.hfma2;
-    if (is_mufu(op)) ++t.mufu;
-    if (starts_with(op, "cvt.")) {
-      // Integer widening (cvt.u64.u32) is an ordinary ALU op; conversions to or from floating point are not.
-      if (op.find(".f") != std::string::npos || op.find(".bf") != std::string::npos) ++t.conversions;
-    }
-    t.shared_wavefronts += wavefronts_of(op);
-    t.hmma += hmma_of(op);
-    if (starts_with(op, "bar.sync") || starts_with(op, "barrier.sync") || starts_with(op, "bar.cta")) ++t.barriers;
+    t.cp_async_bytes += s.cp_async_bytes;
+    t.ffma += s.ffma;
+    t.hfma2 += s.hfma2;
+    t.mufu += s.mufu;
+    t.conversions += s.conversion;
+    t.shared_wavefronts += s.wavefronts;
+    t.hmma += s.hmma;
+    t.barriers += s.barrier;
   }
   return t;
 }
@@ -207,8 +401,9 @@ double moved(const Trip& t) { return t.load_bytes + t.store_bytes + t.cp_async_b
 
 }  // namespace
 
-Code analyze(std::string_view ptx_body) {
-  const auto sts = statements(ptx_body);
+namespace {
+
+Code loops_of(const std::vector<Instr>& sts) {
   std::map<std::string, std::size_t> labels;
   for (std::size_t i = 0; i < sts.size(); ++i) {
     if (!sts[i].label.empty()) labels[sts[i].label] = i;
@@ -216,8 +411,7 @@ Code analyze(std::string_view ptx_body) {
   // Every backward branch closes a loop: [label, branch].
   std::vector<std::pair<std::size_t, std::size_t>> ranges;
   for (std::size_t i = 0; i < sts.size(); ++i) {
-    if (!starts_with(sts[i].opcode, "bra")) continue;
-    for (const auto& o : sts[i].operands) {
+    for (const auto& o : sts[i].targets) {
       const auto it = labels.find(o);
       if (it != labels.end() && it->second < i) ranges.emplace_back(it->second, i + 1);
     }
@@ -230,9 +424,10 @@ Code analyze(std::string_view ptx_body) {
     t.loop = true;
     code.loops.push_back(t);
   }
-  if (code.loops.empty()) {
+  if (code.loops.empty() && !sts.empty()) {
     code.loops.push_back(count(sts, 0, sts.size()));
   }
+  if (code.loops.empty()) code.loops.emplace_back();
   // A remainder loop: the next loop after an unrolled one, doing the same kind of work k times less per trip.
   for (std::size_t i = 1; i < code.loops.size(); ++i) {
     const Trip& a = code.loops[i - 1];
@@ -295,6 +490,36 @@ Code analyze(std::string_view ptx_body) {
     code.why_hot = "the loop that does the most work of its own per trip (global bytes, FP32 FMAs)";
   }
   return code;
+}
+
+}  // namespace
+
+Code analyze(std::string_view ptx_body) { return loops_of(from_ptx(statements(ptx_body))); }
+
+Code analyze_sass(std::string_view sass_body) {
+  Code code = loops_of(from_sass(sass_body));
+  code.from = "SASS";
+  return code;
+}
+
+std::map<std::string, std::string> sass_functions(std::string_view listing) {
+  // nvdisasm prints each function's section as "//----- .text.<mangled name> -----", then its code.
+  std::map<std::string, std::string> out;
+  std::istringstream in{std::string(listing)};
+  std::string* body = nullptr;
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("//--", 0) == 0) {
+      body = nullptr;
+      const auto t = line.find(".text.");
+      if (t == std::string::npos) continue;
+      const auto b = t + 6;
+      const auto e = line.find_first_of(" \t", b);
+      body = &out[line.substr(b, e == std::string::npos ? std::string::npos : e - b)];
+      continue;
+    }
+    if (body != nullptr) *body += line + "\n";
+  }
+  return out;
 }
 
 // ---- constants ----
@@ -374,8 +599,13 @@ Prediction predict(const Work& w, const Code& code, const GpuSpec& gpu, const Co
   const bool memory = t_mem >= t_math;
   const double threads = static_cast<double>(w.blocks_per_sm) * w.block;
   const double warps = threads / 32;
-  p.evidence.push_back(fmt::format("code: {} (PTX lines {}-{}; PTX, not SASS: ptxas may still reorder)", code.why_hot,
-                                   h.first_line, h.last_line));
+  if (code.from == "SASS") {
+    p.evidence.push_back(fmt::format("code: {} (SASS lines {}-{} of nvdisasm's listing: the code that runs)", code.why_hot,
+                                     h.first_line, h.last_line));
+  } else {
+    p.evidence.push_back(fmt::format("code: {} (PTX lines {}-{}; PTX, not SASS: ptxas may still reorder{})", code.why_hot,
+                                     h.first_line, h.last_line, code.from_note.empty() ? "" : "; " + code.from_note));
+  }
   if (h.remainder) p.evidence.push_back("  this is the remainder loop of an unrolled loop: one trip's loads at a time");
   for (std::size_t i = 0; i < code.loops.size(); ++i) {
     const Trip& t = code.loops[i];

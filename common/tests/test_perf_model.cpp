@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <string>
 
 namespace {
@@ -218,6 +219,138 @@ TEST(PerfModel, AMissingArchitectureIsNamed) {
   } catch (const rooflab::DataError& e) {
     EXPECT_NE(std::string(e.what()).find("architectures.sm_61"), std::string::npos) << e.what();
   }
+}
+
+// ---- SASS: nvdisasm's listing of what ptxas made (hand-written here, in nvdisasm's format) ----
+
+using rooflab::perf::analyze_sass;
+
+std::string sass_copy_loop(int loads, bool serial, int label = 1) {
+  const std::string top = ".L_x_" + std::to_string(label);
+  const std::string after = ".L_x_" + std::to_string(label + 1);
+  std::string body = "        /*0000*/                   S2R R0, SR_TID.X ;\n" + top + ":\n";
+  int address = 0x10;
+  auto line = [&](const std::string& text) {
+    char at[16];
+    std::snprintf(at, sizeof at, "%04x", address);
+    address += 0x10;
+    body += std::string("        /*") + at + "*/                   " + text + " ;\n";
+  };
+  for (int i = 0; i < loads; ++i) {
+    line("LDG.E.CONSTANT R" + std::to_string(10 + i) + ", desc[UR4][R2.64+" + std::to_string(4 * i) + "]");
+    if (serial) line("STG.E desc[UR4][R4.64+" + std::to_string(4 * i) + "], R" + std::to_string(10 + i));
+  }
+  if (!serial) {
+    for (int i = 0; i < loads; ++i) line("STG.E desc[UR4][R4.64+" + std::to_string(4 * i) + "], R" + std::to_string(10 + i));
+  }
+  line("IADD3 R2, P0, R2, UR6, RZ");
+  line("ISETP.GE.U32.AND P1, PT, R2, UR7, PT");
+  line("@!P1 BRA `(" + top + ")");
+  line("EXIT");
+  line("BRA `(" + after + ")");
+  body += after + ":\n";
+  line("NOP");
+  return body;
+}
+
+TEST(PerfModelSass, LoadsBeforeTheirFirstUseAreInFlight) {
+  const auto four = analyze_sass(sass_copy_loop(4, false));
+  const auto serial = analyze_sass(sass_copy_loop(4, true));
+  EXPECT_EQ(four.from, "SASS");
+  ASSERT_EQ(four.loops.size(), 1u);
+  EXPECT_TRUE(four.loops[0].loop);
+  EXPECT_EQ(four.loops[0].global_loads, 4);
+  EXPECT_EQ(four.loops[0].load_bytes, 16);
+  EXPECT_EQ(four.loops[0].load_bytes_before_use, 16);
+  EXPECT_EQ(four.loops[0].store_bytes, 16);
+  EXPECT_EQ(four.loops[0].instructions, 11);  // 4 loads, 4 stores, add, compare, branch: not the NOP
+  // The same loads, each stored before the next is issued: one in flight, a quarter of the prediction's bytes.
+  EXPECT_EQ(serial.loops[0].load_bytes_before_use, 4);
+  const auto c = rooflab::perf::constants_for(h100());
+  EXPECT_GT(predict(copy_work(8), four, h100(), c).fraction, predict(copy_work(8), serial, h100(), c).fraction + 0.1);
+  EXPECT_NE(predict(copy_work(8), four, h100(), c).evidence.front().find("SASS"), std::string::npos);
+}
+
+TEST(PerfModelSass, AWideLoadCoversItsRegisters) {
+  // LDG.E.128 R20 writes R20..R23: reading R22 is its first use; reading R24 is not.
+  const std::string uses_r22 =
+      ".L_x_5:\n"
+      "        /*0100*/                   LDG.E.128.CONSTANT R20, desc[UR8][R46.64] ;\n"
+      "        /*0110*/                   FADD R30, R22, 1 ;\n"
+      "        /*0120*/                   LDG.E.64 R24, desc[UR8][R48.64] ;\n"
+      "        /*0130*/              @!P0 BRA `(.L_x_5) ;\n";
+  const std::string uses_r24 =
+      ".L_x_5:\n"
+      "        /*0100*/                   LDG.E.128.CONSTANT R20, desc[UR8][R46.64] ;\n"
+      "        /*0110*/                   FADD R30, R24, 1 ;\n"
+      "        /*0120*/                   LDG.E.64 R26, desc[UR8][R48.64] ;\n"
+      "        /*0130*/              @!P0 BRA `(.L_x_5) ;\n";
+  EXPECT_EQ(analyze_sass(uses_r22).loops[0].load_bytes, 24);
+  EXPECT_EQ(analyze_sass(uses_r22).loops[0].load_bytes_before_use, 16);
+  EXPECT_EQ(analyze_sass(uses_r24).loops[0].load_bytes_before_use, 24);
+}
+
+TEST(PerfModelSass, PipesAsPtxasChoseThem) {
+  // Half to float (HADD2.F32 from -RZ), I2F and F2FP are type conversions, at the conversion rate; a constant made
+  // by HFMA2.MMA from RZ is a move, not math; MUFU.EX2 is a special function.
+  const std::string body =
+      ".L_x_7:\n"
+      "        /*0100*/                   LDG.E.U16 R2, desc[UR4][R8.64] ;\n"
+      "        /*0110*/                   HADD2.F32 R3, -RZ, R2.H0_H0 ;\n"
+      "        /*0120*/                   HFMA2.MMA R5, -RZ, RZ, 0, 0 ;\n"
+      "        /*0130*/                   I2F.S8 R4, R6 ;\n"
+      "        /*0140*/                   F2FP.F16.F32.PACK_AB R7, R3, R4 ;\n"
+      "        /*0150*/                   MUFU.EX2 R9, R3 ;\n"
+      "        /*0160*/                   FFMA R10, R9, R3, R10 ;\n"
+      "        /*0168*/                   HADD2.F32 R11, R10, R9 ;\n"
+      "        /*0170*/                   HMMA.16816.F32 R12, R16, R20, R12 ;\n"
+      "        /*0180*/                   LDSM.16.M88.4 R16, [R30] ;\n"
+      "        /*0190*/                   LDS.128 R24, [R31] ;\n"
+      "        /*01a0*/                   BAR.SYNC.DEFER_BLOCKING 0x0 ;\n"
+      "        /*01b0*/                   LDGSTS.E.BYPASS.LTC128B.128 [R32], desc[UR4][R34.64] ;\n"
+      "        /*01c0*/              @!P0 BRA `(.L_x_7) ;\n";
+  const auto t = analyze_sass(body).loops.at(0);
+  EXPECT_EQ(t.conversions, 3);
+  EXPECT_EQ(t.mufu, 1);
+  EXPECT_EQ(t.ffma, 1);
+  EXPECT_EQ(t.hfma2, 0);
+  EXPECT_EQ(t.hmma, 1);
+  EXPECT_EQ(t.shared_wavefronts, 4 + 4);  // LDSM .4 and a 128-bit LDS: four wavefronts each
+  EXPECT_EQ(t.barriers, 1);
+  EXPECT_EQ(t.cp_async_bytes, 16);
+  EXPECT_EQ(t.load_bytes, 2);
+  EXPECT_EQ(t.load_bytes_before_use, 2);  // HADD2.F32 reads R2
+}
+
+TEST(PerfModelSass, ARemainderLoopIsTheNextLoopWithAFractionOfTheLoads) {
+  // ptxas unrolls a run-time trip count by four and leaves a one-load loop for the trips that are left.
+  const auto code = analyze_sass(sass_copy_loop(4, false, 1) + sass_copy_loop(1, false, 3));
+  ASSERT_EQ(code.loops.size(), 2u);
+  EXPECT_TRUE(code.loops[1].remainder);
+  EXPECT_EQ(code.hot, 0);
+}
+
+TEST(PerfModelSass, TheListingIsSplitByFunction) {
+  const std::string listing =
+      "\t.target\tsm_90\n"
+      "//--------------------- .text._Z4copyPKfPfi --------------------------\n"
+      "\t.section\t.text._Z4copyPKfPfi,\"ax\",@progbits\n"
+      "_Z4copyPKfPfi:\n"
+      ".text._Z4copyPKfPfi:\n"
+      "        /*0000*/                   LDC R1, c[0x0][0x28] ;\n"
+      "//--------------------- .text._Z5scalePKfPfi --------------------------\n"
+      "        /*0000*/                   EXIT ;\n"
+      "//--------------------- SYMBOLS --------------------------\n"
+      "\t.type\t\t.nv.reservedSmem.offset0,@object\n";
+  const auto f = rooflab::perf::sass_functions(listing);
+  ASSERT_EQ(f.size(), 2u);
+  EXPECT_NE(f.at("_Z4copyPKfPfi").find("LDC R1"), std::string::npos);
+  EXPECT_EQ(f.at("_Z5scalePKfPfi").find("LDC"), std::string::npos);
+  // A function's own name and section labels are not loop labels: one straight trip of one instruction.
+  const auto code = analyze_sass(f.at("_Z4copyPKfPfi"));
+  ASSERT_EQ(code.loops.size(), 1u);
+  EXPECT_FALSE(code.loops[0].loop);
+  EXPECT_EQ(code.loops[0].instructions, 1);
 }
 
 }  // namespace

@@ -17,6 +17,7 @@
 
 #include <array>
 #include <cstddef>
+#include <map>
 #include <memory>
 #include <span>
 #include <string>
@@ -99,11 +100,22 @@ struct Row {
   std::string bound;         // "memory" or "compute"
   // The performance model's prediction on the chosen GPU (rooflab/perf_model.hpp): a model, not a measurement.
   std::shared_ptr<const perf::Prediction> prediction;
+  std::string code_from;         // what the prediction read: "SASS" or "PTX"
   std::string prediction_error;  // why there is none (no constants for the architecture, say)
 };
 
+// The SASS of a capture's cubin, where nvdisasm is found: each function's listing by mangled name, or why none.
+struct Sass {
+  std::map<std::string, std::string> functions;
+  std::string why_not;  // empty when read
+};
+// nvdisasm: $ROOFLAB_NVDISASM, else beside the CUDA compiler the build used, else on PATH; empty when none.
+std::string find_nvdisasm();
+Sass read_sass(const std::string& cubin);
+
+// With `sass`, the prediction reads each kernel's SASS where the listing has it, its PTX otherwise.
 std::vector<Row> inspect(std::span<const KernelDecl> kernels, const std::string& ptx, const std::string& ptxas,
-                         const GpuSpec& gpu, const std::string& arch, double n);
+                         const GpuSpec& gpu, const std::string& arch, double n, const Sass* sass = nullptr);
 std::string table(const std::vector<Row>& rows, const GpuSpec& gpu, double n);
 std::string to_json(const std::vector<Row>& rows, const GpuSpec& gpu, double n);
 

@@ -12,8 +12,9 @@
 //   4. occupancy: one block per SM with a barrier in the loop leaves the SM idle while the block waits.
 //
 // It is a model, never a measurement: it earns no points, a measurement on a GPU is printed beside it, and
-// docs/measurements.md holds it against the GPU runs. It reads PTX, not SASS (this toolkit has no cuobjdump):
-// ptxas may still move loads or unroll further, and the evidence says the figures come from PTX.
+// docs/measurements.md holds it against the GPU runs. It reads SASS where nvdisasm is found (a full CUDA toolkit
+// has it; NVIDIA's nvidia-cuda-nvdisasm wheel on PyPI provides it where the toolkit lacks it) and PTX otherwise,
+// where ptxas may still move loads or unroll further; the evidence says which it read.
 //
 //   const auto code = rooflab::perf::analyze(kernel.body);     // loops, per-trip counts
 //   const auto p = rooflab::perf::predict(decl_work, code, occupancy, gpu, constants, n);
@@ -21,6 +22,7 @@
 #pragma once
 
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -58,6 +60,8 @@ struct Trip {
 };
 
 struct Code {
+  std::string from = "PTX";  // "SASS" when read from nvdisasm's listing of the cubin
+  std::string from_note;     // why the PTX (no nvdisasm here, say)
   std::vector<Trip> loops;  // every loop, in program order; the whole body when there is none
   int hot = -1;             // the loop the prediction reads (see analyze)
   int mover = -1;           // the loop that moves the most global bytes of its own (-1: none moves any)
@@ -70,6 +74,12 @@ struct Code {
 // a remainder loop is never chosen over the unrolled loop it finishes (a timed problem is large: its threads run
 // many trips of the unrolled loop). A kernel without loops is one straight trip.
 Code analyze(std::string_view ptx_body);
+// The same from SASS (one function of nvdisasm's listing): the code that runs, after ptxas scheduled, unrolled and
+// chose the pipes (half to float is HADD2.F32 on the FMA pipe, not the conversion unit; loads may be moved past
+// their uses' neighbours, or serialized). Line numbers are the listing's.
+Code analyze_sass(std::string_view sass_body);
+// Each function's listing in an nvdisasm output, by mangled name.
+std::map<std::string, std::string> sass_functions(std::string_view listing);
 
 // Per-architecture constants (data/perf_model.json), each with where it comes from.
 struct Constants {

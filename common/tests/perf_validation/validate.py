@@ -2,7 +2,8 @@
 """The performance model against a recorded GPU run.
 
 The kernels that ran (lab*/kernels.cu of the run's folder, the reference solutions at the run's commit) are compiled
-to PTX and a ptxas report for the run's architecture, each lab's static binary predicts them (`--rooflab-inspect
+to PTX, a ptxas report and a cubin for the run's architecture (the model reads the cubin's SASS with nvdisasm:
+--nvdisasm-dir fetches it where the toolkit lacks it), each lab's static binary predicts them (`--rooflab-inspect
 --code-dir`, the same code path as `rooflab inspect`), and each prediction is put beside the measured figure of
 measured.json. It prints the table that docs/measurements.md records; with --check DOC, it fails when the table
 in DOC (between the markers) is not the one the model gives now, so that a change to the model shows in the
@@ -12,6 +13,7 @@ No score depends on this: it is how the model is judged, in the open.
 """
 import argparse
 import json
+import os
 import pathlib
 import subprocess
 import sys
@@ -19,17 +21,25 @@ import tempfile
 
 BEGIN = "<!-- perf-model-validation: begin (common/tests/perf_validation/validate.py writes this table) -->"
 END = "<!-- perf-model-validation: end -->"
+# The same kernels with the prediction reading SASS (`inspect --sass`), a table of its own.
+MARKERS = {"PTX": (BEGIN, END),
+           "SASS": ("<!-- perf-model-validation-sass: begin (common/tests/perf_validation/validate.py writes this table) -->",
+                    "<!-- perf-model-validation-sass: end -->")}
 
 
-def run_static(args, lab, gpu, arch=None, code_dir=None):
-    """Lab `lab`'s static binary's predictions, {kernel: row}: of the build's capture, or of `code_dir`'s."""
+def run_static(args, lab, gpu, arch=None, code_dir=None, sass=False):
+    """Lab `lab`'s static binary's predictions, {kernel: row}: of the build's capture, or of `code_dir`'s; from
+    SASS with `sass`."""
     binary = args.build / "labs" / "bin" / f"lab{lab}_static"
-    argv = [str(binary), "--rooflab-inspect", "--gpu", gpu, "--json"]
+    argv = [str(binary), "--rooflab-inspect", "--gpu", gpu, "--json"] + (["--sass"] if sass else [])
     if arch:
         argv += ["--arch", arch]
     if code_dir:
         argv += ["--code-dir", str(code_dir)]
-    out = subprocess.run(argv, check=True, capture_output=True, text=True)
+    env = dict(os.environ)
+    if args.nvdisasm:
+        env["ROOFLAB_NVDISASM"] = str(args.nvdisasm)  # the model reads SASS, as with a full toolkit
+    out = subprocess.run(argv, check=True, capture_output=True, text=True, env=env)
     return {k["kernel"]: k for k in json.loads(out.stdout)["kernels"]}
 
 
@@ -40,10 +50,17 @@ def predict(args, lab, run_dir, arch, gpu):
         ptx = pathlib.Path(tmp) / f"kernels.{arch}.ptx"
         subprocess.run([args.nvcc, "-std=c++20", f"-arch={arch}", f"-I{args.source / 'common' / 'include'}", f"-I{lab_dir}",
                         "-ptx", str(src), "-o", str(ptx)], check=True)
-        report = subprocess.run([args.ptxas, f"-arch={arch}", "-m64", "-v", str(ptx), "-o", str(pathlib.Path(tmp) / "k.cubin")],
+        report = subprocess.run([args.ptxas, f"-arch={arch}", "-m64", "-v", str(ptx), "-o",
+                                 str(pathlib.Path(tmp) / f"kernels.{arch}.cubin")],
                                 check=True, capture_output=True, text=True)
         (pathlib.Path(tmp) / f"kernels.{arch}.ptxas.txt").write_text(report.stderr)
-        return run_static(args, lab, gpu, arch, tmp)
+        out = {"PTX": run_static(args, lab, gpu, arch, tmp)}
+        if args.nvdisasm:
+            out["SASS"] = run_static(args, lab, gpu, arch, tmp, sass=True)
+            for k in out["SASS"].values():
+                if k["prediction"] and k["prediction"]["code_from"] != "SASS":
+                    raise RuntimeError(f"lab {lab}: {k['kernel']} was not read from SASS: {k['prediction']['evidence'][0]}")
+        return out
 
 
 def in_roof(result, kernel, prediction, roofs):
@@ -87,19 +104,25 @@ def held_out(args):
     return "\n".join(lines)
 
 
-def table(args):
-    run_dir = args.run
-    measured = json.loads((run_dir / "measured.json").read_text())
-    gpu = measured["gpu"]
+def all_predictions(args):
+    """{lab: {"PTX": rows, "SASS": rows (with nvdisasm)}} for every lab the run measured."""
+    measured = json.loads((args.run / "measured.json").read_text())
     arch = measured.get("arch", "sm_90")
     predictions = {}
+    for r in measured["results"]:
+        if r["lab"] not in predictions:
+            predictions[r["lab"]] = predict(args, r["lab"], args.run, arch, measured["gpu"])
+    return predictions
+
+
+def table(args, all_rows, code="PTX"):
+    measured = json.loads((args.run / "measured.json").read_text())
+    predictions = {lab: by_code[code] for lab, by_code in all_rows.items()}
     rows = []
     within = flagged_right = 0
     wrong_flags = []
     for r in measured["results"]:
         lab = r["lab"]
-        if lab not in predictions:
-            predictions[lab] = predict(args, lab, run_dir, arch, gpu)
         p = predictions[lab][r["kernel"]]["prediction"]
         if "ratio_to" in r:
             base = predictions[lab][r["ratio_to"]]["prediction"]
@@ -126,13 +149,14 @@ def table(args):
         rows.append(f"| {r['test']} | {meas} | {shown} | {100 * error:+.0f}%{'' if ok else ' (outside 20%)'} | "
                     f"{flag} | {'short of it' if missed else ('met it' if r['full_at'] is not None else '-')} | {p['limiter']} |")
     graded = sum(1 for r in measured["results"] if r["full_at"] is not None)
-    lines = [BEGIN,
+    begin, end = MARKERS[code]
+    lines = [begin,
              "| test (kernel) | measured | predicted | error | predicted, full-point mark | measured, full-point mark | limiter (model) |",
              "|---|---|---|---|---|---|---|"] + rows + [
         "",
         f"Within 20% of the measured figure: {within} of {len(rows)}. Predicted on the right side of the full-point "
         f"mark: {flagged_right} of {graded}" + (f" (wrong: {', '.join(wrong_flags)})." if wrong_flags else "."),
-        END]
+        end]
     return "\n".join(lines)
 
 
@@ -144,26 +168,49 @@ def main():
     ap.add_argument("--nvcc", default="nvcc")
     ap.add_argument("--ptxas", default="ptxas")
     ap.add_argument("--check", type=pathlib.Path, help="the document whose table must be this one")
+    ap.add_argument("--nvdisasm-dir", type=pathlib.Path,
+                    help="fetch nvdisasm into this folder (NVIDIA's wheel on PyPI) when the toolkit lacks it, so that "
+                         "the model reads SASS as it does with a full toolkit; exit 77 when it cannot be had")
     ap.add_argument("--held-out", metavar="LABS",
                     help="instead: today's solutions of these labs (01,03,...) predicted on the H100 and H200, the "
                          "table docs/measurements.md records before a GPU measures them")
     args = ap.parse_args()
+    args.nvdisasm = None
+    args.nvdisasm_note = ""
+    if args.nvdisasm_dir:
+        beside = pathlib.Path(args.ptxas).parent / "nvdisasm"
+        if beside.exists():
+            args.nvdisasm = beside
+        else:
+            fetch = args.source / "cmake" / "nvdisasm" / "fetch_nvdisasm.py"
+            got = subprocess.run([sys.executable, str(fetch), str(args.nvdisasm_dir)], capture_output=True, text=True)
+            if got.returncode == 0:
+                args.nvdisasm = pathlib.Path(got.stdout.strip().splitlines()[-1])
+            else:
+                args.nvdisasm_note = got.stderr.strip() or got.stdout.strip()
     if args.held_out:
         print(held_out(args))
         return 0
-    text = table(args)
-    print(text)
-    if args.check:
-        doc = args.check.read_text()
-        if BEGIN not in doc or END not in doc:
-            print(f"{args.check}: has no table between the markers", file=sys.stderr)
-            return 1
-        recorded = doc[doc.index(BEGIN):doc.index(END) + len(END)]
-        if recorded != text:
-            print(f"\n{args.check}: the recorded table is not what the model predicts now; replace it with the one "
-                  f"above (and say in the page what changed in the model, and why)", file=sys.stderr)
-            return 1
-    return 0
+    rows = all_predictions(args)
+    status = 0
+    for code in ("PTX", "SASS") if args.nvdisasm else ("PTX",):
+        text = table(args, rows, code)
+        print(f"Read from {code}:\n{text}\n")
+        if args.check:
+            begin, end = MARKERS[code]
+            doc = args.check.read_text()
+            if begin not in doc or end not in doc:
+                print(f"{args.check}: has no {code} table between the markers", file=sys.stderr)
+                return 1
+            recorded = doc[doc.index(begin):doc.index(end) + len(end)]
+            if recorded != text:
+                print(f"\n{args.check}: the recorded {code} table is not what the model predicts now; replace it with the "
+                      f"one above (and say in the page what changed in the model, and why)", file=sys.stderr)
+                status = 1
+    if not args.nvdisasm and args.nvdisasm_dir:
+        print(f"SKIPPED: the SASS table (no nvdisasm: {args.nvdisasm_note}); the PTX table was checked")
+        return status or 77
+    return status
 
 
 if __name__ == "__main__":
