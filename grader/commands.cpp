@@ -16,6 +16,8 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdio>
+#include <cstdlib>
+#include <filesystem>
 #include <iostream>
 #include <map>
 
@@ -166,8 +168,15 @@ int cmd_inspect(const InspectArgs& a) {
   if (a.n > 0) argv.insert(argv.end(), {"--n", fmt::format("{:g}", a.n)});
   if (!a.arch.empty()) argv.insert(argv.end(), {"--arch", a.arch});
   if (a.json) argv.push_back("--json");
-  if (a.sass) argv.push_back("--sass");
-  const ProcessResult p = run_process(argv, {.timeout_s = 120, .sandbox = test_sandbox(sandboxed)});
+  Sandbox box = test_sandbox(sandboxed);
+  if (a.sass) {
+    argv.push_back("--sass");
+    // An nvdisasm outside the toolkit (ROOFLAB_NVDISASM: a wheel's, say) runs in the sandbox too.
+    if (const char* tool = std::getenv("ROOFLAB_NVDISASM"); tool != nullptr && *tool == '/') {
+      box.read_exec.push_back(std::filesystem::path(tool).parent_path());
+    }
+  }
+  const ProcessResult p = run_process(argv, {.timeout_s = 120, .sandbox = box});
   std::fputs(p.output.c_str(), p.ok() ? stdout : stderr);
   if (!p.ok()) return p.exit_code == 2 ? kExitUsage : kExitFailed;
   // --json keeps its output one JSON document; the traffic section is text.

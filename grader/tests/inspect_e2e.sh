@@ -36,4 +36,23 @@ import json, sys
 ks = json.loads(sys.stdin.read())["kernels"]
 bad = [k["kernel"] for k in ks if not (k.get("prediction") and k["prediction"]["model"] is True and k["prediction"]["limiter"])]
 sys.exit(f"no prediction (model, limiter) for {bad}" if bad else 0)' <<<"$json" || fail "inspect --json lacks a prediction"
+# --sass: the prediction reads nvdisasm's listing where one is found (the perf-model CTest fetches one into the
+# build tree), and says so; with none, it reads PTX and says why.
+build_dir="$(dirname "$(dirname "$(realpath "$cli")")")"
+nosass=$(ROOFLAB_NVDISASM=/nonexistent/nvdisasm "$cli" inspect 01 --sass --no-traffic 2>&1) ||
+  { echo "$nosass"; fail "inspect --sass without nvdisasm exited $?"; }
+grep -q "PTX, not SASS: .*no nvdisasm here" <<<"$nosass" || { echo "$nosass"; fail "--sass without nvdisasm does not say why"; }
+sass_note="SASS: not checked (no nvdisasm in the toolkit or $build_dir/nvdisasm)"
+tool="$(command -v nvdisasm || true)"
+[[ -z "$tool" && -x "$build_dir/nvdisasm/nvdisasm" ]] && tool="$build_dir/nvdisasm/nvdisasm"
+if [[ -n "$tool" ]]; then
+  sass=$(ROOFLAB_NVDISASM="$tool" "$cli" inspect 01 --sass --json 2>/dev/null) || fail "inspect --sass --json exited $?"
+  python3 -c '
+import json, sys
+ks = json.loads(sys.stdin.read())["kernels"]
+bad = [k["kernel"] for k in ks if not (k.get("prediction") and k["prediction"]["code_from"] == "SASS")]
+sys.exit(f"not read from SASS: {bad}" if bad else 0)' <<<"$sass" || fail "inspect --sass did not read SASS"
+  sass_note="--sass read every kernel from SASS ($tool)"
+fi
+echo "$sass_note"
 echo "inspect 01: the compiler's view, the prediction, the modelled traffic of each kernel (exit $rc), --no-traffic and --json without it; inspect 05 on an H200 at its timed size"
