@@ -18,6 +18,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <optional>
 #include <iostream>
 #include <map>
 
@@ -132,6 +135,27 @@ std::string default_inspect_gpu() {
   return g != nullptr ? g->id : "h100-sxm";
 }
 
+// The copy ceiling `rooflab calibrate` cached for this machine's GPU, when inspect predicts for that GPU: the
+// prediction's memory roof is then the measured one. Never measures (inspect stays seconds long).
+std::optional<double> calibrated_copy_ceiling([[maybe_unused]] const std::string& gpu_id) {
+#if defined(ROOFLAB_HAVE_CUDA)
+  const GpuState here = detect_gpu();
+  const GpuSpec* g = here.present ? find_gpu_by_cuda_name(here.name) : nullptr;
+  if (g == nullptr || g->id != gpu_id) return std::nullopt;
+  try {
+    const auto path = rooflab::ceilings_cache_path(rooflab::query_device(0));
+    std::ifstream in(path);
+    if (!in) return std::nullopt;
+    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const auto c = rooflab::ceilings_from_json(text);
+    if (c.copy_gbps > 0) return c.copy_gbps;
+  } catch (const std::exception&) {
+    // No usable cache: the datasheet roof, as on a machine without a GPU.
+  }
+#endif
+  return std::nullopt;
+}
+
 }  // namespace
 
 int cmd_inspect(const InspectArgs& a) {
@@ -163,8 +187,11 @@ int cmd_inspect(const InspectArgs& a) {
     std::cerr << "rooflab inspect: " << error << "\n";
     return kExitFailed;
   }
-  std::vector<std::string> argv = {stat->path.string(), "--rooflab-inspect", "--gpu",
-                                   a.gpu.empty() ? default_inspect_gpu() : a.gpu};
+  const std::string gpu_id = a.gpu.empty() ? default_inspect_gpu() : a.gpu;
+  std::vector<std::string> argv = {stat->path.string(), "--rooflab-inspect", "--gpu", gpu_id};
+  if (const auto copy = calibrated_copy_ceiling(gpu_id)) {
+    argv.insert(argv.end(), {"--copy-ceiling-gbps", fmt::format("{:.1f}", *copy)});
+  }
   if (a.n > 0) argv.insert(argv.end(), {"--n", fmt::format("{:g}", a.n)});
   if (!a.arch.empty()) argv.insert(argv.end(), {"--arch", a.arch});
   if (a.json) argv.push_back("--json");

@@ -148,7 +148,7 @@ Sass read_sass(const std::string& cubin) {
 
 std::vector<Row> inspect(std::span<const KernelDecl> kernels, const std::string& ptx_text,
                          const std::string& ptxas_text, const GpuSpec& gpu, const std::string& arch, double n,
-                         const Sass* sass) {
+                         const Sass* sass, std::optional<double> copy_ceiling_gbps) {
   const auto entries = ptx::parse_ptx(ptx_text);
   const auto resources = ptx::parse_ptxas_report(ptxas_text);
   const Limits limits = limits_of(gpu);
@@ -202,6 +202,7 @@ std::vector<Row> inspect(std::span<const KernelDecl> kernels, const std::string&
       w.dtype = k.dtype;
       w.block = k.block;
       w.blocks_per_sm = r.occ.blocks_per_sm;
+      w.copy_ceiling_gbps = copy_ceiling_gbps;
       // The code that runs (SASS) where nvdisasm listed this kernel; its PTX otherwise, saying why.
       perf::Code code;
       const auto listed = sass != nullptr ? sass->functions.find(entry.mangled) : std::map<std::string, std::string>::const_iterator{};
@@ -363,6 +364,11 @@ int main(int argc, char** argv) {
   app.add_option("--arch", arch, "sm_80, sm_90, ... (one the build captured; default: the GPU's own)");
   app.add_option("--n", n, "problem size for the roofline floor (default: the size the lab's perf tests time)");
   app.add_flag("--json", json, "machine-readable");
+  std::optional<double> copy_ceiling;
+  app.add_option("--copy-ceiling-gbps", copy_ceiling,
+                 "the memory roof: a copy ceiling `rooflab calibrate` measured on this GPU (default: the datasheet "
+                 "bandwidth times the model's share of it)")
+      ->check(CLI::PositiveNumber);
   bool sass = false;
   app.add_flag("--sass", sass,
                "the prediction reads SASS (nvdisasm's listing of kernels.<arch>.cubin) instead of PTX, where nvdisasm "
@@ -402,7 +408,7 @@ int main(int argc, char** argv) {
     const Sass listing = sass ? read_sass(dir + "/kernels." + arch + ".cubin") : Sass{};
     const auto rows = inspect(lab().kernels, ptx::read_file(dir + "/kernels." + arch + ".ptx"),
                               ptx::read_file(dir + "/kernels." + arch + ".ptxas.txt"), g, arch, n,
-                              sass ? &listing : nullptr);
+                              sass ? &listing : nullptr, copy_ceiling);
     std::cout << (json ? to_json(rows, g, n) : table(rows, g, n)) << "\n";
     return 0;
   } catch (const std::exception& e) {

@@ -591,6 +591,12 @@ Prediction predict(const Work& w, const Code& code, const GpuSpec& gpu, const Co
   const double sms = gpu.sms.value_or(1);
   const double clock = gpu.boost_clock_mhz.value_or(1000) * 1e6;
   const double copy_bw = w.copy_ceiling_gbps ? *w.copy_ceiling_gbps * 1e9 : gpu.bandwidth_gbps * 1e9 * c.copy_fraction;
+  const std::string roof_line = (w.copy_ceiling_gbps
+                           ? fmt::format("memory roof: {:.0f} GB/s, the copy ceiling calibrate measured on this GPU",
+                                         *w.copy_ceiling_gbps)
+                           : fmt::format("memory roof: {:.0f} GB/s, the datasheet's {:g} GB/s x {:.2f} (the copy "
+                                         "ceiling's share of it on the H100 run; `rooflab calibrate` measures this GPU's)",
+                                         copy_bw / 1e9, gpu.bandwidth_gbps, c.copy_fraction));
   const auto peak_opt = peak_flops(gpu, w.dtype);
   const double peak = peak_opt.value_or(gpu.fp32_tflops * 1e12);
   const double t_mem = w.bytes / copy_bw;
@@ -626,6 +632,7 @@ Prediction predict(const Work& w, const Code& code, const GpuSpec& gpu, const Co
   p.evidence.push_back(fmt::format("residency: {} blocks of {} threads per SM = {:g} warps (occupancy; the grid is "
                                    "assumed to fill every SM)",
                                    w.blocks_per_sm, w.block, warps));
+  if (w.bytes > 0) p.evidence.push_back(roof_line);
 
   // Two sides, each the slowest of its measures: moving the declared bytes (loads in flight, issue, special
   // pipes per byte) and doing the declared math (the math pipe against issue, shared memory, MUFU, the

@@ -2,6 +2,7 @@
 // 32 blocks and 164 KB shared memory per SM, 1 KB reserved per block; registers allocated per warp in
 // units of 256).
 #include <rooflab/inspect.hpp>
+#include <rooflab/perf_model.hpp>
 #include <rooflab/testing/ptx.hpp>
 #include <rooflab/specs.hpp>
 
@@ -74,4 +75,36 @@ TEST(Inspect, FloorUsesThePeakOfTheKernelsDataType) {
   EXPECT_NEAR(r32[0].floor_s, 1e6 * n / (a100.fp32_tflops * 1e12), 1e-12);
   EXPECT_NEAR(r16[0].floor_s, 1e6 * n / *rooflab::peak_flops(a100, rooflab::DType::fp16), 1e-12);
   EXPECT_LT(r16[0].floor_s, r32[0].floor_s / 10);
+}
+
+// What `rooflab calibrate` measured replaces the datasheet roof in the prediction (the CLI passes it for this
+// machine's GPU): half the copy ceiling, twice the predicted time of a memory-bound kernel; without it, the
+// evidence names the datasheet figure it used. And --sass without nvdisasm reads PTX, saying why.
+TEST(Inspect, ACalibratedCopyCeilingAndTheCodeRead) {
+  const std::string dir = ROOFLAB_TEST_DATA_DIR;
+  const std::string ptx = rooflab::ptx::read_file(dir + "/sample.sm_80.ptx");
+  const std::string ptxas = rooflab::ptx::read_file(dir + "/sample.sm_80.ptxas.txt");
+  const auto& a100 = rooflab::gpu("a100-80gb-sxm4");
+  const rooflab::inspect::KernelDecl decl[] = {{"vec_kernel", "v", 256, 0, [](double n) { return n; },
+                                                [](double n) { return 8 * n; }}};
+  const double n = 1e8;
+  const auto datasheet = rooflab::inspect::inspect(decl, ptx, ptxas, a100, "sm_80", n);
+  const auto fast = rooflab::inspect::inspect(decl, ptx, ptxas, a100, "sm_80", n, nullptr, 1800.0);
+  const auto slow = rooflab::inspect::inspect(decl, ptx, ptxas, a100, "sm_80", n, nullptr, 900.0);
+  ASSERT_TRUE(datasheet[0].prediction && fast[0].prediction && slow[0].prediction);
+  EXPECT_GT(slow[0].prediction->time_s, 1.9 * fast[0].prediction->time_s);
+  auto says = [](const rooflab::inspect::Row& r, const std::string& what) {
+    for (const auto& e : r.prediction->evidence) {
+      if (e.find(what) != std::string::npos) return true;
+    }
+    return false;
+  };
+  EXPECT_TRUE(says(fast[0], "1800 GB/s, the copy ceiling calibrate measured"));
+  EXPECT_TRUE(says(datasheet[0], "the datasheet's"));
+  EXPECT_EQ(datasheet[0].code_from, "PTX");
+  rooflab::inspect::Sass none;
+  none.why_not = "no nvdisasm here";
+  const auto fallback = rooflab::inspect::inspect(decl, ptx, ptxas, a100, "sm_80", n, &none);
+  EXPECT_EQ(fallback[0].code_from, "PTX");
+  EXPECT_TRUE(says(fallback[0], "PTX, not SASS: ptxas may still reorder; no nvdisasm here"));
 }

@@ -19,6 +19,7 @@
 #include <cstddef>
 #include <map>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -113,9 +114,12 @@ struct Sass {
 std::string find_nvdisasm();
 Sass read_sass(const std::string& cubin);
 
-// With `sass`, the prediction reads each kernel's SASS where the listing has it, its PTX otherwise.
+// With `sass`, the prediction reads each kernel's SASS where the listing has it, its PTX otherwise. With
+// `copy_ceiling_gbps` (what `rooflab calibrate` measured on this GPU), the memory roof is that ceiling rather
+// than the datasheet bandwidth times the model's share of it.
 std::vector<Row> inspect(std::span<const KernelDecl> kernels, const std::string& ptx, const std::string& ptxas,
-                         const GpuSpec& gpu, const std::string& arch, double n, const Sass* sass = nullptr);
+                         const GpuSpec& gpu, const std::string& arch, double n, const Sass* sass = nullptr,
+                         std::optional<double> copy_ceiling_gbps = std::nullopt);
 std::string table(const std::vector<Row>& rows, const GpuSpec& gpu, double n);
 std::string to_json(const std::vector<Row>& rows, const GpuSpec& gpu, double n);
 
