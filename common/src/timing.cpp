@@ -193,6 +193,14 @@ std::uint64_t device_fingerprint(const void* data, std::size_t bytes) {
   return h;
 }
 
+#if !defined(ROOFLAB_EMU)
+namespace {
+// How long a synchronize of a device with nothing left to run may take (the API's own cost, a busy host): far
+// above it, far below any kernel a perf test times at its size.
+constexpr double kStillBusySlack_s = 200e-6;
+}  // namespace
+#endif
+
 Measurement benchmark(const std::function<void(cudaStream_t)>& launch, Work work, BenchOptions options,
                       std::initializer_list<TimedOutput> outputs, const std::vector<TimedRead>& inputs) {
   if (kDryRun) {
@@ -259,6 +267,22 @@ Measurement benchmark(const std::function<void(cudaStream_t)>& launch, Work work
       throw TimedWorkNotCovered("a timed launch left work outside the timed interval: " + left_out +
                                 ". A launcher runs its work on the stream it is given (or orders its own streams "
                                 "back into it with an event and cudaStreamWaitEvent before it returns)");
+    }
+#else
+    // On a GPU the same bound, device-wide: once the stop event has completed, nothing this process put on the
+    // GPU may still be running. A synchronize of an idle device returns in microseconds; work a launcher left
+    // on a stream of its own (never ordered back into the given one) keeps it waiting, and would otherwise run
+    // untimed behind the stop event. Other processes' work on the GPU is not this context's and is not waited for.
+    const auto stopped = std::chrono::steady_clock::now();
+    ROOFLAB_CUDA_CHECK(cudaDeviceSynchronize());
+    const double still_busy = std::chrono::duration<double>(std::chrono::steady_clock::now() - stopped).count();
+    const double timed_s = stop.elapsed_ms_since(start) * 1e-3;
+    if (still_busy > std::max(kStillBusySlack_s, 0.05 * timed_s)) {
+      throw TimedWorkNotCovered(fmt::format(
+          "the GPU was still busy {:.0f} us after a sample's stop event (the sample timed {:.0f} us): a timed launch "
+          "left work running outside the timed interval. A launcher runs its work on the stream it is given (or "
+          "orders its own streams back into it with an event and cudaStreamWaitEvent before it returns)",
+          still_busy * 1e6, timed_s * 1e6));
     }
 #endif
     samples.push_back(stop.elapsed_ms_since(start) * 1e-3);

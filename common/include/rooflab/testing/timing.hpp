@@ -132,7 +132,9 @@ class TimedInputChanged : public std::runtime_error {
 // On a dry run, each sample's interval (its start and stop events, on the harness's stream) must cover every
 // operation the launcher issued inside it: work put on a stream of the launcher's own and never ordered back
 // into the stream it was given (an event the given stream waits for, or a synchronization) would run past the
-// stop event on a GPU, untimed. benchmark() throws TimedWorkNotCovered, naming the operation and its stream.
+// stop event on a GPU, untimed. benchmark() throws TimedWorkNotCovered, naming the operation and its stream. On a
+// GPU the bound is device-wide: once a sample's stop event has completed, a cudaDeviceSynchronize must find the
+// device idle (within 200 us, or 5% of the sample); work still running there throws TimedWorkNotCovered too.
 class TimedWorkNotCovered : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
