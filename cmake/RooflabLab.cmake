@@ -850,6 +850,11 @@ function(rooflab_add_lab)
       add_test(NAME lab${L_ID}.selftest.${variant}
                COMMAND rooflab-cli selftest --build-dir "${CMAKE_BINARY_DIR}" --lab ${L_ID} --variant ${variant})
       set_tests_properties(lab${L_ID}.selftest.${variant} PROPERTIES LABELS "lab${L_ID};selftest" TIMEOUT 900)
+      if(variant STREQUAL "main")
+        # It runs every kind's binary of the main variant (the direct runs are left out: _rooflab_register_ctests),
+        # so `ctest -L dryrun` (or -L race, ...) still finds the labs' runs of that kind.
+        set_property(TEST lab${L_ID}.selftest.main APPEND PROPERTY LABELS analytic emu race traffic dryrun static)
+      endif()
       if(variant_exclude_${variant})
         # It runs the build tool in this tree: never beside another test that does (one lock for all of them,
         # rooflab_build_tree), but beside the many that only run binaries, rather than alone at the end.
@@ -949,6 +954,30 @@ endfunction()
 # CTest entries for the main variant: labels carry the lab and the kind. The CPU-backend tests run under
 # the three thread schedules (a missing __syncthreads shows up as a result that changes with the order).
 function(_rooflab_register_ctests lab prefix student_dir)
+  # With the selftest (CI), lab<NN>.selftest.main runs every one of these binaries of the main variant, in every
+  # thread order and in grade's sandbox, and fails unless each test passes with full marks: the direct runs
+  # below would repeat it (about 3 CPU-minutes of CI). They stay where there is no selftest (the solutions
+  # preset), and the binaries run by hand as before. The runs nothing else makes stay: the coverage binary's,
+  # the seeded analytic run, the GPU binary's.
+  if(ROOFLAB_SELFTEST)
+    if(TARGET ${prefix}_coverage)
+      set(allow "${student_dir}/coverage.json")  # none there: nothing allowed
+      add_test(NAME lab${lab}.emu.coverage COMMAND ${prefix}_coverage)
+      set_tests_properties(lab${lab}.emu.coverage PROPERTIES LABELS "lab${lab};emu" TIMEOUT 600
+        ENVIRONMENT
+          "ROOFLAB_EMU_SCHEDULE=reverse;ROOFLAB_EMU_QUIET=1;ROOFLAB_EMU_COVERAGE=1;ROOFLAB_COVERAGE_ALLOW=${allow}")
+    elseif(TARGET ${prefix}_emu)
+      # No gcov: the launched-instances check alone, in the reverse order (2 SMs: the grid loops go round).
+      add_test(NAME lab${lab}.emu.coverage COMMAND ${prefix}_emu)
+      set_tests_properties(lab${lab}.emu.coverage PROPERTIES LABELS "lab${lab};emu" TIMEOUT 600
+        ENVIRONMENT "ROOFLAB_EMU_SCHEDULE=reverse;ROOFLAB_EMU_QUIET=1;ROOFLAB_EMU_COVERAGE=1")
+    endif()
+    if(TARGET ${prefix}_gpu)
+      add_test(NAME lab${lab}.gpu COMMAND ${prefix}_gpu)
+      set_tests_properties(lab${lab}.gpu PROPERTIES LABELS "lab${lab};gpu;perf" TIMEOUT 900 SKIP_RETURN_CODE 77)
+    endif()
+    return()
+  endif()
   if(TARGET ${prefix}_analytic)
     add_test(NAME lab${lab}.analytic COMMAND ${prefix}_analytic)
     set_tests_properties(lab${lab}.analytic PROPERTIES LABELS "lab${lab};analytic" TIMEOUT 300)
@@ -967,15 +996,7 @@ function(_rooflab_register_ctests lab prefix student_dir)
     # or branch outcome of the student's .cu files no test reached, but those the student directory's
     # coverage.json allows with a reason (the reference solutions': rooflab/detail/coverage.hpp). The reverse
     # order's pretend GPU has 2 SMs, so the tests' sizes reach the loops that go round a grid.
-    if(TARGET ${prefix}_coverage AND ROOFLAB_SELFTEST)
-      set(allow "${student_dir}/coverage.json")  # none there: nothing allowed
-      add_test(NAME lab${lab}.emu.coverage COMMAND ${prefix}_coverage)
-      set_tests_properties(lab${lab}.emu.coverage PROPERTIES LABELS "lab${lab};emu" TIMEOUT 600
-        ENVIRONMENT
-          "ROOFLAB_EMU_SCHEDULE=reverse;ROOFLAB_EMU_QUIET=1;ROOFLAB_EMU_COVERAGE=1;ROOFLAB_COVERAGE_ALLOW=${allow}")
-    else()
-      set_property(TEST lab${lab}.emu.forward APPEND PROPERTY ENVIRONMENT "ROOFLAB_EMU_COVERAGE=1")
-    endif()
+    set_property(TEST lab${lab}.emu.forward APPEND PROPERTY ENVIRONMENT "ROOFLAB_EMU_COVERAGE=1")
   endif()
   if(TARGET ${prefix}_race)
     add_test(NAME lab${lab}.race COMMAND ${prefix}_race)
