@@ -74,7 +74,8 @@ def held_out(args):
     """What the model predicts for today's reference solutions of the labs rewritten since the run, on the H100 and
     the H200 (their roofs: each GPU's datasheet figures, the copy ceiling at the model's share of the datasheet).
     docs/measurements.md records it once, before a GPU measures these kernels: it is not checked against the model
-    after that, so a later change to the model cannot move the figures it is to be judged by."""
+    after that, so a later change to the model cannot move the figures it is to be judged by. With --nvdisasm-dir,
+    the predictions read SASS (`inspect --sass`)."""
     measured = json.loads((args.run / "measured.json").read_text())
     gpus = {}
     for g in json.loads((args.source / "data" / "gpus.json").read_text())["gpus"]:
@@ -92,7 +93,7 @@ def held_out(args):
             roofs = {"copy": {"bytes_per_s": g["bandwidth_gbps"]["value"] * 1e9 * share},
                      "fp32": {"flops": g["fp32_tflops"]["value"] * 1e12}, "fp16": {"flops": g["fp16_tflops"]["value"] * 1e12}}
             if (r["lab"], gpu) not in cache:
-                cache[(r["lab"], gpu)] = run_static(args, r["lab"], gpu)
+                cache[(r["lab"], gpu)] = run_static(args, r["lab"], gpu, sass=args.nvdisasm is not None)
             rows = cache[(r["lab"], gpu)]
             p = rows[r["kernel"]]["prediction"]
             if "ratio_to" in r:
