@@ -279,7 +279,8 @@ std::vector<Instr> from_sass(std::string_view body) {
     Instr ins;
     ins.line = line_no;
     if (s.back() == ':') {
-      if (s[0] != '.' || s.find('_') == std::string::npos) continue;  // a function's own name
+      // A loop label (".L_x_231"); not the function's own name or its section's (".text.<name>").
+      if (s[0] != '.' || s.rfind(".text.", 0) == 0 || s.find('_') == std::string::npos) continue;
       ins.label = s.substr(0, s.size() - 1);
       out.push_back(std::move(ins));
       continue;
