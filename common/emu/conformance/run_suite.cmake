@@ -94,6 +94,10 @@ expect_failing_run("exited_lanes" "reads_exited_kernel[^\n]*, block \\(0,0,0\\),
 # the kernel and its stream, and given poison (the program's own check then fails: MISMATCH).
 expect_failing_run("emu_conf_streams" "a synchronous copy reads 4000 bytes at 0x[0-9a-f]+ that kernel produce\\(float\\*, int\\) on stream #[0-9]+ \\(cudaStreamNonBlocking\\) may still be writing it on a GPU.*MISMATCH|MISMATCH.*a synchronous copy reads 4000 bytes"
                    "a copy not ordered after a kernel on another stream" --unsynchronized)
+# An asynchronous copy into pinned host memory, read before the host knows it finished: the bytes are not there
+# yet (0xCD), so the program's own check fails, as it may on a GPU.
+expect_failing_run("emu_conf_streams" "x read before its copy finished\\[0\\] = -4\\.3[0-9]*e\\+08, want 0.*MISMATCH"
+                   "a host read of pinned memory before its asynchronous copy finished" --read-before-sync)
 # __trap() in a kernel stops it, reported with the thread and the line.
 expect_failing_run("own_project" "trap_kernel[^\n]*, block \\(0,0,0\\), thread \\(3,0,0\\): __trap\\(\\) at [^\n]*host_idioms.cu:58: the kernel stops here"
                    "__trap() in a kernel" --trap)

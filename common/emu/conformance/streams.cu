@@ -7,6 +7,11 @@
 // --unsynchronized runs the known-bad side: a kernel on a cudaStreamNonBlocking stream read back by a
 // synchronous copy with nothing ordering the two. On a GPU the copy may run first; the CPU backend reports it
 // and gives the copy poison, so this program's own check fails.
+//
+// --read-before-sync runs another: an asynchronous copy into pinned host memory (cudaMallocHost) read by the host
+// before anything tells it the copy finished. On a GPU the call returns before the copy runs; the CPU backend
+// holds the bytes back until the host synchronizes, the memory reading 0xCD until then, so this check fails too.
+// (Into pageable memory the call returns after the copy, as CUDA documents: read at once, it is right.)
 #include <cuda_runtime.h>
 
 #include <cstdio>
@@ -53,6 +58,19 @@ int main(int argc, char** argv) {
     return bad == 0 ? 0 : 1;
   }
 
+  float* pinned = nullptr;
+  cudaMallocHost(&pinned, n * sizeof(float));
+  if (argc > 1 && std::strcmp(argv[1], "--read-before-sync") == 0) {
+    produce<<<blocks, threads, 0, producer>>>(x, n);
+    cudaMemcpyAsync(pinned, x, n * sizeof(float), cudaMemcpyDeviceToHost, producer);
+    bad += check("x read before its copy finished", std::vector<float>(pinned, pinned + n),
+                 [](int i) { return 0.5f * static_cast<float>(i); });
+    cudaStreamSynchronize(producer);
+    std::printf("streams (read before sync): %s\n", bad == 0 ? "all match" : "MISMATCH");
+    cudaFreeHost(pinned);
+    return bad == 0 ? 0 : 1;
+  }
+
   // A producer and a consumer on two non-blocking streams, ordered by an event.
   cudaEvent_t produced = nullptr;
   cudaEventCreateWithFlags(&produced, cudaEventDisableTiming);
@@ -69,12 +87,23 @@ int main(int argc, char** argv) {
   cudaMemcpy(host.data(), z, n * sizeof(float), cudaMemcpyDeviceToHost);
   bad += check("z", host, [](int i) { return 0.25f * static_cast<float>(i) * static_cast<float>(i) + 1.0f; });
 
-  // An asynchronous copy back on the producer's stream, then that stream synchronized.
-  std::vector<float> pinned(n);
+  // An asynchronous copy back into pinned memory on the producer's stream, then that stream synchronized; another
+  // known finished through an event recorded after it; one into pageable memory, right as soon as the call returns.
   produce<<<blocks, threads, 0, producer>>>(y, n);
-  cudaMemcpyAsync(pinned.data(), y, n * sizeof(float), cudaMemcpyDeviceToHost, producer);
+  cudaMemcpyAsync(pinned, y, n * sizeof(float), cudaMemcpyDeviceToHost, producer);
   cudaStreamSynchronize(producer);
-  bad += check("y produced", pinned, [](int i) { return 0.5f * static_cast<float>(i); });
+  bad += check("y produced", std::vector<float>(pinned, pinned + n), [](int i) { return 0.5f * static_cast<float>(i); });
+  cudaEvent_t copied = nullptr;
+  cudaEventCreate(&copied);
+  cudaMemcpyAsync(pinned, x, n * sizeof(float), cudaMemcpyDeviceToHost, consumer);
+  cudaEventRecord(copied, consumer);
+  cudaEventSynchronize(copied);
+  bad += check("x copied", std::vector<float>(pinned, pinned + n), [](int i) { return 0.5f * static_cast<float>(i); });
+  cudaEventDestroy(copied);
+  std::vector<float> pageable(n);
+  cudaMemcpyAsync(pageable.data(), y, n * sizeof(float), cudaMemcpyDeviceToHost, producer);
+  bad += check("y into pageable memory", pageable, [](int i) { return 0.5f * static_cast<float>(i); });
+  cudaStreamSynchronize(producer);
 
   // Everything at once, then the device synchronized.
   produce<<<blocks, threads, 0, consumer>>>(z, n);
@@ -90,6 +119,7 @@ int main(int argc, char** argv) {
   cudaFree(x);
   cudaFree(y);
   cudaFree(z);
+  cudaFreeHost(pinned);
   std::printf("streams: %s\n", bad == 0 ? "all match" : "MISMATCH");
   return bad == 0 ? 0 : 1;
 }

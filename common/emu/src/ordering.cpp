@@ -13,6 +13,7 @@
 #include "guarded_memory.hpp"
 
 #include <algorithm>
+#include <cstring>
 #include <deque>
 #include <mutex>
 
@@ -72,7 +73,27 @@ Clock clock_of(int slot) {
   return c;
 }
 
+// Copies into pinned host memory waiting for the host to know they finished (land_when_finished).
+struct Landing {
+  int slot = 0;
+  std::uint64_t seq = 0;
+  void* dst = nullptr;
+  std::uintptr_t allocation = 0;  // the pinned allocation dst lies in
+  std::vector<unsigned char> bytes;
+};
+std::vector<Landing> g_landings;
+
+// The landings the host now knows finished, in the order they were issued.
+void land_finished() {
+  std::erase_if(g_landings, [](Landing& l) {
+    if (at(g_host, l.slot) < l.seq) return false;
+    std::memcpy(l.dst, l.bytes.data(), l.bytes.size());
+    return true;
+  });
+}
+
 void forget_finished() {
+  land_finished();
   while (!g_pending.empty() && at(g_host, g_pending.front().slot) >= g_pending.front().seq) g_pending.pop_front();
   // (Operations behind one the host does not know finished stay until a later sweep: the list stays short.)
   if (g_pending.size() > 4096) {
@@ -191,7 +212,24 @@ void host_waits_for_device() {
     if (g_host.size() <= i) g_host.resize(i + 1, 0);
     g_host[i] = g_slots[i].issued;
   }
+  land_finished();
   g_pending.clear();
+}
+
+void drop_landings(const void* allocation) {
+  const std::uintptr_t start = allocation_start(allocation);
+  if (start == 0) return;
+  std::lock_guard lock(g_order_mutex);
+  std::erase_if(g_landings, [&](const Landing& l) { return l.allocation == start; });
+}
+
+void land_when_finished(cudaStream_t stream, void* dst, std::vector<unsigned char> bytes) {
+  const std::uintptr_t allocation = allocation_start(dst);  // before the order lock: it takes the memory lock
+  std::lock_guard lock(g_order_mutex);
+  const int slot = slot_of(stream);
+  std::memset(dst, 0xCD, bytes.size());
+  g_landings.push_back(Landing{slot, g_slots[slot].issued, dst, allocation, std::move(bytes)});
+  land_finished();  // a copy the host already knows finished (none yet: it was just issued)
 }
 
 std::string unordered_with(const void* address, std::size_t bytes, bool writes) {

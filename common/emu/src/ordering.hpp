@@ -33,6 +33,13 @@ int slot_of(cudaStream_t stream);      // nullptr and cudaStreamLegacy: 0; cudaS
 // write one such an operation touches) is reported: both named, with their streams (last_unordered_pair).
 void issue(cudaStream_t stream, std::string what, std::vector<std::pair<const void*, bool>> memory);
 std::string last_unordered_pair();
+// The bytes of the asynchronous copy just issued on `stream` (the last `issue` there) into pinned host memory at
+// `dst`: on a GPU the call returns before the copy runs, so the bytes land only when the host knows the copy
+// finished (a synchronization of its stream, an event after it, the device, or a synchronous copy the legacy
+// stream orders after it). Until then `dst` holds the poison 0xCD: a host read that comes too early reads it,
+// on the CPU as it could read stale bytes on a GPU.
+void land_when_finished(cudaStream_t stream, void* dst, std::vector<unsigned char> bytes);
+void drop_landings(const void* allocation);  // cudaFreeHost of the allocation that starts there
 EventMark record(cudaStream_t stream);
 void wait(cudaStream_t stream, const EventMark& mark);  // cudaStreamWaitEvent
 void host_waits_for_stream(cudaStream_t stream);

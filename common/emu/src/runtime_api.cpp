@@ -108,6 +108,7 @@ cudaError_t cudaHostAlloc(void** ptr, size_t size, unsigned int) { return cudaMa
 
 cudaError_t cudaFreeHost(void* ptr) {
   if (ptr == nullptr) return cudaSuccess;
+  ordering::drop_landings(ptr);  // copies into it that never landed have nowhere to land now
   std::lock_guard lock(g_mutex);
   const auto it = g_allocations.find(reinterpret_cast<std::uintptr_t>(ptr));
   if (it == g_allocations.end() || it->second.device) {
@@ -233,9 +234,25 @@ cudaError_t cudaMemcpyAsync(void* dst, const void* src, size_t count, cudaMemcpy
   if (const cudaError_t err = check_copy(dst, src, count, kind, access, &direction); err != cudaSuccess) {
     return record(err);
   }
-  std::memmove(dst, src, count);
+  // Into pinned host memory the copy is asynchronous on a GPU: its bytes are there only once the host knows it
+  // finished; until then the destination holds poison (ordering::land_when_finished). Into pageable memory the
+  // call returns after the copy, as CUDA documents: the bytes are there at once.
+  bool pinned_destination = false;
+  if (direction == Direction::to_host) {
+    const void* start = nullptr;
+    std::size_t size = 0;
+    bool device = true;
+    pinned_destination = find_allocation(dst, &start, &size, &device) && !device;
+  }
+  std::vector<unsigned char> landing;
+  if (pinned_destination) {
+    landing.assign(static_cast<const unsigned char*>(src), static_cast<const unsigned char*>(src) + count);
+  } else {
+    std::memmove(dst, src, count);
+  }
   count_copy(direction, count);
   ordering::issue(stream, "cudaMemcpyAsync", {{src, false}, {dst, true}});
+  if (pinned_destination) ordering::land_when_finished(stream, dst, std::move(landing));
   return cudaSuccess;
 }
 

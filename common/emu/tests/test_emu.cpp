@@ -604,6 +604,52 @@ TEST(EmuStreams, ACopyNotOrderedAfterANonBlockingKernelGetsPoison) {
   EXPECT_EQ(copy_back(out.data(), 300)[7], 2.0f);
 }
 
+// An asynchronous copy into pinned host memory lands when the host knows it finished (its stream synchronized,
+// an event after it, the device, a synchronous copy the legacy stream orders after it); before that the memory
+// reads 0xCD, as a GPU could still be copying. Into pageable memory the call returns after the copy. A pinned
+// buffer freed with a copy still pending is not written after it is freed.
+TEST(EmuStreams, AnAsyncCopyIntoPinnedMemoryLandsWhenTheHostKnowsItFinished) {
+  Streams s;
+  DeviceBuffer<float> out(300);
+  float* pinned = nullptr;
+  ASSERT_EQ(cudaMallocHost(&pinned, 300 * sizeof(float)), cudaSuccess);
+  const auto bits = [](float f) {
+    unsigned b = 0;
+    std::memcpy(&b, &f, sizeof b);
+    return b;
+  };
+  emutest::fill_on(out.data(), 2.0f, 300, s.non_blocking);
+  ASSERT_EQ(cudaMemcpyAsync(pinned, out.data(), 300 * sizeof(float), cudaMemcpyDeviceToHost, s.non_blocking), cudaSuccess);
+  EXPECT_EQ(bits(pinned[7]), 0xCDCDCDCDu) << "read before the host knows the copy finished";
+  ASSERT_EQ(cudaStreamSynchronize(s.blocking), cudaSuccess);
+  EXPECT_EQ(bits(pinned[7]), 0xCDCDCDCDu) << "another stream's synchronization says nothing of this copy";
+  ASSERT_EQ(cudaStreamSynchronize(s.non_blocking), cudaSuccess);
+  EXPECT_EQ(pinned[7], 2.0f);
+
+  cudaEvent_t copied = nullptr;
+  ASSERT_EQ(cudaEventCreate(&copied), cudaSuccess);
+  emutest::fill_on(out.data(), 3.0f, 300, s.blocking);
+  ASSERT_EQ(cudaMemcpyAsync(pinned, out.data(), 300 * sizeof(float), cudaMemcpyDeviceToHost, s.blocking), cudaSuccess);
+  ASSERT_EQ(cudaEventRecord(copied, s.blocking), cudaSuccess);
+  ASSERT_EQ(cudaEventSynchronize(copied), cudaSuccess);
+  EXPECT_EQ(pinned[299], 3.0f);
+  cudaEventDestroy(copied);
+
+  // The legacy default stream waits for a blocking stream: a synchronous copy after it lands the async one.
+  emutest::fill_on(out.data(), 4.0f, 300, s.blocking);
+  ASSERT_EQ(cudaMemcpyAsync(pinned, out.data(), 300 * sizeof(float), cudaMemcpyDeviceToHost, s.blocking), cudaSuccess);
+  std::vector<float> pageable = copy_back(out.data(), 300);
+  EXPECT_EQ(pinned[0], 4.0f);
+
+  ASSERT_EQ(cudaMemcpyAsync(pageable.data(), out.data(), 300 * sizeof(float), cudaMemcpyDeviceToHost, s.non_blocking),
+            cudaSuccess);
+  EXPECT_EQ(pageable[5], 4.0f) << "into pageable memory the call returns after the copy";
+
+  ASSERT_EQ(cudaMemcpyAsync(pinned, out.data(), 300 * sizeof(float), cudaMemcpyDeviceToHost, s.non_blocking), cudaSuccess);
+  ASSERT_EQ(cudaFreeHost(pinned), cudaSuccess);
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);  // nothing lands in the freed buffer
+}
+
 // The legacy default stream waits for blocking streams; an event the legacy stream waits for orders a
 // non-blocking one: both copies see the values.
 TEST(EmuStreams, ImplicitAndEventOrderReachTheCopy) {
