@@ -18,8 +18,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
-#include <iterator>
 #include <optional>
 #include <iostream>
 #include <map>
@@ -143,14 +141,9 @@ std::optional<double> calibrated_copy_ceiling([[maybe_unused]] const std::string
   const GpuSpec* g = here.present ? find_gpu_by_cuda_name(here.name) : nullptr;
   if (g == nullptr || g->id != gpu_id) return std::nullopt;
   try {
-    const auto path = rooflab::ceilings_cache_path(rooflab::query_device(0));
-    std::ifstream in(path);
-    if (!in) return std::nullopt;
-    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    const auto c = rooflab::ceilings_from_json(text);
-    if (c.copy_gbps > 0) return c.copy_gbps;
+    if (const auto c = rooflab::cached_ceilings(rooflab::query_device(0)); c && c->copy_gbps > 0) return c->copy_gbps;
   } catch (const std::exception&) {
-    // No usable cache: the datasheet roof, as on a machine without a GPU.
+    // The device could not be queried: the datasheet roof, as on a machine without a GPU (as with no cache).
   }
 #endif
   return std::nullopt;

@@ -134,6 +134,20 @@ Ceilings ceilings_from_json(const std::string& text) {
   }
 }
 
+std::optional<Ceilings> cached_ceilings(const DeviceInfo& info, std::string* malformed) {
+  const auto path = ceilings_cache_path(info);
+  if (!std::filesystem::exists(path)) return std::nullopt;
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  try {
+    return ceilings_from_json(text.str());
+  } catch (const std::exception& e) {
+    if (malformed != nullptr) *malformed = e.what();
+    return std::nullopt;
+  }
+}
+
 const Ceilings& ceilings(int device, bool remeasure) {
   static std::mutex mutex;
   static std::map<int, std::unique_ptr<Ceilings>> cached;
@@ -142,16 +156,13 @@ const Ceilings& ceilings(int device, bool remeasure) {
   if (slot && !remeasure) return *slot;
   const DeviceInfo info = query_device(device);
   const auto path = ceilings_cache_path(info);
-  if (!remeasure && std::filesystem::exists(path)) {
-    std::ifstream in(path);
-    std::stringstream text;
-    text << in.rdbuf();
-    try {
-      slot = std::make_unique<Ceilings>(ceilings_from_json(text.str()));
+  if (!remeasure) {
+    std::string malformed;
+    if (auto c = cached_ceilings(info, &malformed)) {
+      slot = std::make_unique<Ceilings>(*c);
       return *slot;
-    } catch (const std::exception& e) {
-      std::fprintf(stderr, "rooflab: ignoring %s (%s); measuring again\n", path.c_str(), e.what());
     }
+    if (!malformed.empty()) std::fprintf(stderr, "rooflab: ignoring %s (%s); measuring again\n", path.c_str(), malformed.c_str());
   }
   slot = std::make_unique<Ceilings>(measure_ceilings(device));
   std::filesystem::create_directories(path.parent_path());

@@ -3,6 +3,7 @@
 #include <rooflab/perf_model.hpp>
 #include <rooflab/testing/ptx.hpp>
 #include <rooflab/specs.hpp>
+#include <rooflab/detail/command.hpp>
 
 #include <CLI/CLI.hpp>
 #include <cuda_occupancy.h>
@@ -10,8 +11,6 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
-#include <array>
-#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -123,22 +122,11 @@ Sass read_sass(const std::string& cubin) {
     return out;
   }
   // The file names are the build's own paths; quoted for the shell all the same.
-  auto quote = [](const std::string& a) {
-    std::string q = "'";
-    for (const char ch : a) q += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
-    return q + "'";
-  };
-  std::FILE* p = ::popen((quote(tool) + " -c " + quote(cubin) + " 2>&1").c_str(), "r");
-  if (p == nullptr) {
-    out.why_not = "nvdisasm could not be started";
-    return out;
-  }
-  std::string text;
-  std::array<char, 65536> buf{};
-  for (std::size_t got; (got = std::fread(buf.data(), 1, buf.size(), p)) > 0;) text.append(buf.data(), got);
-  const int status = ::pclose(p);
+  int status = 0;
+  const std::string text =
+      detail::command_output(detail::shell_quoted(tool) + " -c " + detail::shell_quoted(cubin) + " 2>&1", &status);
   if (status != 0) {
-    out.why_not = "nvdisasm failed on " + cubin + ": " + text.substr(0, 200);
+    out.why_not = status < 0 ? "nvdisasm could not be started" : "nvdisasm failed on " + cubin + ": " + text.substr(0, 200);
     return out;
   }
   out.functions = perf::sass_functions(text);
@@ -205,9 +193,12 @@ std::vector<Row> inspect(std::span<const KernelDecl> kernels, const std::string&
       w.copy_ceiling_gbps = copy_ceiling_gbps;
       // The code that runs (SASS) where nvdisasm listed this kernel; its PTX otherwise, saying why.
       perf::Code code;
-      const auto listed = sass != nullptr ? sass->functions.find(entry.mangled) : std::map<std::string, std::string>::const_iterator{};
-      if (sass != nullptr && listed != sass->functions.end()) {
-        code = perf::analyze_sass(listed->second);
+      const std::string* listed = nullptr;
+      if (sass != nullptr) {
+        if (const auto it = sass->functions.find(entry.mangled); it != sass->functions.end()) listed = &it->second;
+      }
+      if (listed != nullptr) {
+        code = perf::analyze_sass(*listed);
       } else {
         code = perf::analyze(facts.body);
         code.from_note = sass == nullptr ? "" : (sass->why_not.empty() ? "nvdisasm did not list this kernel" : sass->why_not);

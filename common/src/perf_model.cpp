@@ -254,12 +254,16 @@ std::vector<std::string> sass_registers(std::string_view operand, int count = 1)
   return out;
 }
 
+// Whether SASS opcode `op` is `name`, with or without modifiers ("LDG.E.128" is LDG; "LDGSTS" is not).
+bool sass_is(std::string_view op, std::string_view name) {
+  return op.substr(0, name.size()) == name && (op.size() == name.size() || op[name.size()] == '.');
+}
+
 bool sass_writes_first_operand(std::string_view op) {
   for (const char* p : {"ST", "STG", "STS", "STL", "RED", "BAR", "BRA", "BSSY", "BSYNC", "EXIT", "RET", "LDGSTS",
                         "LDGDEPBAR", "DEPBAR", "MEMBAR", "FENCE", "CCTL", "ERRBAR", "WARPSYNC", "NOP", "CALL", "YIELD",
                         "STSM", "SYNCS", "ARRIVES", "BPT"}) {
-    const auto n = std::string_view(p).size();
-    if (op.substr(0, n) == p && (op.size() == n || op[n] == '.')) return false;
+    if (sass_is(op, p)) return false;
   }
   return true;
 }
@@ -298,10 +302,7 @@ std::vector<Instr> from_sass(std::string_view body) {
     if (op == "NOP") continue;
     std::vector<std::string> operands;
     if (sp != std::string::npos) operands = split_operands(s.substr(sp));
-    auto is = [&](const char* p) {
-      const auto n = std::string_view(p).size();
-      return op.compare(0, n, p) == 0 && (op.size() == n || op[n] == '.');
-    };
+    auto is = [&](const char* name) { return sass_is(op, name); };
     if (is("BRA")) {
       for (const auto& o : operands) {
         const auto b = o.find("(");
@@ -592,12 +593,6 @@ Prediction predict(const Work& w, const Code& code, const GpuSpec& gpu, const Co
   const double sms = gpu.sms.value_or(1);
   const double clock = gpu.boost_clock_mhz.value_or(1000) * 1e6;
   const double copy_bw = w.copy_ceiling_gbps ? *w.copy_ceiling_gbps * 1e9 : gpu.bandwidth_gbps * 1e9 * c.copy_fraction;
-  const std::string roof_line = (w.copy_ceiling_gbps
-                           ? fmt::format("memory roof: {:.0f} GB/s, the copy ceiling calibrate measured on this GPU",
-                                         *w.copy_ceiling_gbps)
-                           : fmt::format("memory roof: {:.0f} GB/s, the datasheet's {:g} GB/s x {:.2f} (the copy "
-                                         "ceiling's share of it on the H100 run; `rooflab calibrate` measures this GPU's)",
-                                         copy_bw / 1e9, gpu.bandwidth_gbps, c.copy_fraction));
   const auto peak_opt = peak_flops(gpu, w.dtype);
   const double peak = peak_opt.value_or(gpu.fp32_tflops * 1e12);
   const double t_mem = w.bytes / copy_bw;
@@ -633,7 +628,14 @@ Prediction predict(const Work& w, const Code& code, const GpuSpec& gpu, const Co
   p.evidence.push_back(fmt::format("residency: {} blocks of {} threads per SM = {:g} warps (occupancy; the grid is "
                                    "assumed to fill every SM)",
                                    w.blocks_per_sm, w.block, warps));
-  if (w.bytes > 0) p.evidence.push_back(roof_line);
+  if (w.bytes > 0) {
+    p.evidence.push_back(
+        w.copy_ceiling_gbps
+            ? fmt::format("memory roof: {:.0f} GB/s, the copy ceiling calibrate measured on this GPU", copy_bw / 1e9)
+            : fmt::format("memory roof: {:.0f} GB/s, the datasheet's {:g} GB/s x {:.2f} (the copy ceiling's share of it "
+                          "on the H100 run; `rooflab calibrate` measures this GPU's)",
+                          copy_bw / 1e9, gpu.bandwidth_gbps, c.copy_fraction));
+  }
 
   // Two sides, each the slowest of its measures: moving the declared bytes (loads in flight, issue, special
   // pipes per byte) and doing the declared math (the math pipe against issue, shared memory, MUFU, the

@@ -29,6 +29,8 @@
 
 #include <unistd.h>
 
+#include <rooflab/detail/command.hpp>
+
 namespace fs = std::filesystem;
 
 namespace {
@@ -38,29 +40,13 @@ struct Args {
   std::string seed_a = "20261122", seed_b = "7";
 };
 
-std::string run(const std::string& command, int* status) {
-  std::string out;
-  std::FILE* p = popen(command.c_str(), "r");
-  if (p == nullptr) {
-    *status = -1;
-    return out;
-  }
-  char buf[4096];
-  while (std::fgets(buf, sizeof buf, p) != nullptr) out += buf;
-  *status = pclose(p);
-  return out;
-}
-
-std::string quoted(const std::string& s) {
-  std::string q = "'";
-  for (const char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return q + "'";
-}
+using rooflab::detail::command_output;
+using rooflab::detail::shell_quoted;
 
 // The functions the answers object defines with external linkage in the lab's namespace: its questions.
 std::set<std::string> questions(const Args& a) {
   int status = 0;
-  const std::string out = run("nm --defined-only -C " + quoted(a.object), &status);
+  const std::string out = command_output("nm --defined-only -C " + shell_quoted(a.object), &status);
   if (status != 0) throw std::runtime_error("nm failed on " + a.object);
   std::set<std::string> names;
   std::istringstream lines(out);
@@ -80,8 +66,8 @@ using Expected = std::map<std::string, std::vector<std::string>>;
 Expected run_with_seed(const Args& a, const std::string& seed, const fs::path& dir) {
   const fs::path out = dir / ("seed-" + seed + ".json");
   int status = 0;
-  const std::string log = run(fmt::format("ROOFLAB_SEED={} ROOFLAB_SEED_AUDIT_OUT={} {} --gtest_brief=1 2>&1", seed,
-                                          quoted(out.string()), quoted(a.binary)),
+  const std::string log = command_output(fmt::format("ROOFLAB_SEED={} ROOFLAB_SEED_AUDIT_OUT={} {} --gtest_brief=1 2>&1", seed,
+                                          shell_quoted(out.string()), shell_quoted(a.binary)),
                               &status);
   if (status != 0) {
     throw std::runtime_error(fmt::format("the reference answers fail their own tests with seed {}:\n{}", seed, log));

@@ -256,6 +256,7 @@ Measurement benchmark(const std::function<void(cudaStream_t)>& launch, Work work
     check_kernels_started(options.kernels, launches_before);
     stop.record(stream.get());
     stop.synchronize();
+    const double sample_s = stop.elapsed_ms_since(start) * 1e-3;
 #if defined(ROOFLAB_EMU)
     if (const auto made = emu::device_allocations_made() - allocations_before; made > 0) {
       throw TimedAllocation(fmt::format(
@@ -276,16 +277,15 @@ Measurement benchmark(const std::function<void(cudaStream_t)>& launch, Work work
     const auto stopped = std::chrono::steady_clock::now();
     ROOFLAB_CUDA_CHECK(cudaDeviceSynchronize());
     const double still_busy = std::chrono::duration<double>(std::chrono::steady_clock::now() - stopped).count();
-    const double timed_s = stop.elapsed_ms_since(start) * 1e-3;
-    if (still_busy > std::max(kStillBusySlack_s, 0.05 * timed_s)) {
+    if (still_busy > std::max(kStillBusySlack_s, 0.05 * sample_s)) {
       throw TimedWorkNotCovered(fmt::format(
           "the GPU was still busy {:.0f} us after a sample's stop event (the sample timed {:.0f} us): a timed launch "
           "left work running outside the timed interval. A launcher runs its work on the stream it is given (or "
           "orders its own streams back into it with an event and cudaStreamWaitEvent before it returns)",
-          still_busy * 1e6, timed_s * 1e6));
+          still_busy * 1e6, sample_s * 1e6));
     }
 #endif
-    samples.push_back(stop.elapsed_ms_since(start) * 1e-3);
+    samples.push_back(sample_s);
     if (auto mhz = current_sm_clock_mhz(device)) {
       clock_sum += *mhz;
       ++clock_reads;

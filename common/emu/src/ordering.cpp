@@ -227,7 +227,7 @@ void land_when_finished(cudaStream_t stream, void* dst, std::vector<unsigned cha
   const std::uintptr_t allocation = allocation_start(dst);  // before the order lock: it takes the memory lock
   std::lock_guard lock(g_order_mutex);
   const int slot = slot_of(stream);
-  std::memset(dst, 0xCD, bytes.size());
+  std::memset(dst, memory::kPoison, bytes.size());
   g_landings.push_back(Landing{slot, g_slots[slot].issued, dst, allocation, std::move(bytes)});
   land_finished();  // a copy the host already knows finished (none yet: it was just issued)
 }

@@ -201,7 +201,7 @@ bool unordered_device_read(const void* src, bool src_device, void* dst, size_t c
   if (unordered.empty()) return false;
   misuse(6, "a synchronous copy reads %zu bytes at %p that %s; the copy gives 0xCD bytes here", count, src,
          unordered.c_str());
-  std::memset(dst, 0xCD, count);
+  std::memset(dst, kPoison, count);
   return true;
 }
 void unordered_device_write(const void* dst, bool dst_device, size_t count, const char* what) {

@@ -21,6 +21,7 @@
 #include <nlohmann/json.hpp>
 
 #include <filesystem>
+#include <optional>
 #include <stdexcept>
 #include <string>
 
@@ -66,6 +67,9 @@ std::filesystem::path ceilings_cache_path(const DeviceInfo& info);
 // Measures every ceiling now (takes tens of seconds).
 Ceilings measure_ceilings(int device = 0);
 
+// The ceilings cached for this GPU/driver/clock, without measuring: none when nothing is cached, or when the
+// cache is malformed (then *malformed, if given, says why).
+std::optional<Ceilings> cached_ceilings(const DeviceInfo& info, std::string* malformed = nullptr);
 // The cached ceilings for this GPU/driver/clock, measuring and caching them on first use.
 // `remeasure` ignores the cache.
 const Ceilings& ceilings(int device = 0, bool remeasure = false);
