@@ -209,6 +209,18 @@ void unordered_device_write(const void* dst, bool dst_device, size_t count, cons
   const std::string unordered = ordering::unordered_with(dst, count, true);
   if (!unordered.empty()) misuse(6, "%s writes %zu bytes at %p that %s", what, count, dst, unordered.c_str());
 }
+// The host bytes an asynchronous copy (the operation just issued on `stream`) has written at dst: into pinned
+// memory the copy is asynchronous on a GPU, so they are taken back and land only when the host knows it finished
+// (ordering::land_when_finished); into pageable memory the call returns after the copy, as CUDA documents, and
+// they stay. Every asynchronous copy to the host comes through here.
+void land_later_if_pinned(cudaStream_t stream, void* dst, size_t count) {
+  const void* start = nullptr;
+  std::size_t size = 0;
+  bool device = true;
+  if (count == 0 || !find_allocation(dst, &start, &size, &device) || device) return;
+  const auto* bytes = static_cast<const unsigned char*>(dst);
+  ordering::land_when_finished(stream, dst, std::vector<unsigned char>(bytes, bytes + count));
+}
 }  // namespace
 
 cudaError_t cudaMemcpy(void* dst, const void* src, size_t count, cudaMemcpyKind kind) {
@@ -234,25 +246,10 @@ cudaError_t cudaMemcpyAsync(void* dst, const void* src, size_t count, cudaMemcpy
   if (const cudaError_t err = check_copy(dst, src, count, kind, access, &direction); err != cudaSuccess) {
     return record(err);
   }
-  // Into pinned host memory the copy is asynchronous on a GPU: its bytes are there only once the host knows it
-  // finished; until then the destination holds poison (ordering::land_when_finished). Into pageable memory the
-  // call returns after the copy, as CUDA documents: the bytes are there at once.
-  bool pinned_destination = false;
-  if (direction == Direction::to_host) {
-    const void* start = nullptr;
-    std::size_t size = 0;
-    bool device = true;
-    pinned_destination = find_allocation(dst, &start, &size, &device) && !device;
-  }
-  std::vector<unsigned char> landing;
-  if (pinned_destination) {
-    landing.assign(static_cast<const unsigned char*>(src), static_cast<const unsigned char*>(src) + count);
-  } else {
-    std::memmove(dst, src, count);
-  }
+  std::memmove(dst, src, count);
   count_copy(direction, count);
   ordering::issue(stream, "cudaMemcpyAsync", {{src, false}, {dst, true}});
-  if (pinned_destination) ordering::land_when_finished(stream, dst, std::move(landing));
+  if (direction == Direction::to_host) land_later_if_pinned(stream, dst, count);
   return cudaSuccess;
 }
 
@@ -279,12 +276,19 @@ cudaError_t cudaMemcpyFromSymbol(void* dst, const void* symbol, size_t count, si
   return cudaSuccess;
 }
 cudaError_t cudaMemcpyToSymbolAsync(const void* symbol, const void* src, size_t count, size_t offset,
-                                    cudaMemcpyKind kind, cudaStream_t) {
-  return cudaMemcpyToSymbol(symbol, src, count, offset, kind);
+                                    cudaMemcpyKind kind, cudaStream_t stream) {
+  const cudaError_t err = cudaMemcpyToSymbol(symbol, src, count, offset, kind);
+  if (err == cudaSuccess) ordering::issue(stream, "cudaMemcpyToSymbolAsync", {{src, false}});
+  return err;
 }
 cudaError_t cudaMemcpyFromSymbolAsync(void* dst, const void* symbol, size_t count, size_t offset, cudaMemcpyKind kind,
-                                      cudaStream_t) {
-  return cudaMemcpyFromSymbol(dst, symbol, count, offset, kind);
+                                      cudaStream_t stream) {
+  const cudaError_t err = cudaMemcpyFromSymbol(dst, symbol, count, offset, kind);
+  if (err == cudaSuccess) {
+    ordering::issue(stream, "cudaMemcpyFromSymbolAsync", {{dst, true}});
+    land_later_if_pinned(stream, dst, count);
+  }
+  return err;
 }
 
 // ---- pitched memory: rows of `width` bytes, `pitch` bytes apart ----
@@ -301,8 +305,9 @@ cudaError_t cudaMallocPitch(void** ptr, size_t* pitch, size_t width, size_t heig
 
 // Row by row: each row is checked as one cudaMemcpy is (direction, and the row inside its allocation), so a
 // pitch or height that runs past an allocation is reported at the first row that does.
-cudaError_t cudaMemcpy2D(void* dst, size_t dpitch, const void* src, size_t spitch, size_t width, size_t height,
-                         cudaMemcpyKind kind) {
+namespace {
+cudaError_t copy_2d(void* dst, size_t dpitch, const void* src, size_t spitch, size_t width, size_t height,
+                    cudaMemcpyKind kind) {
   if (width == 0 || height == 0) return cudaSuccess;
   if (width > dpitch || width > spitch) {
     misuse(6, "cudaMemcpy2D: width %zu bytes is wider than the %s pitch (%zu bytes)", width,
@@ -320,13 +325,24 @@ cudaError_t cudaMemcpy2D(void* dst, size_t dpitch, const void* src, size_t spitc
     std::memmove(d, s, width);
     count_copy(direction, width);
   }
-  ordering::host_waits_for_stream(nullptr);
   return cudaSuccess;
 }
+}  // namespace
+
+cudaError_t cudaMemcpy2D(void* dst, size_t dpitch, const void* src, size_t spitch, size_t width, size_t height,
+                         cudaMemcpyKind kind) {
+  const cudaError_t err = copy_2d(dst, dpitch, src, spitch, width, height, kind);
+  if (err == cudaSuccess && width > 0 && height > 0) ordering::host_waits_for_stream(nullptr);
+  return err;
+}
+// Asynchronous: the host learns nothing of the legacy stream from it; into pinned memory each row lands when
+// the host knows the copy finished.
 cudaError_t cudaMemcpy2DAsync(void* dst, size_t dpitch, const void* src, size_t spitch, size_t width, size_t height,
                               cudaMemcpyKind kind, cudaStream_t stream) {
-  const cudaError_t err = cudaMemcpy2D(dst, dpitch, src, spitch, width, height, kind);
-  if (err == cudaSuccess) ordering::issue(stream, "cudaMemcpy2DAsync", {{src, false}, {dst, true}});
+  const cudaError_t err = copy_2d(dst, dpitch, src, spitch, width, height, kind);
+  if (err != cudaSuccess || width == 0 || height == 0) return err;
+  ordering::issue(stream, "cudaMemcpy2DAsync", {{src, false}, {dst, true}});
+  for (size_t row = 0; row < height; ++row) land_later_if_pinned(stream, static_cast<char*>(dst) + row * dpitch, width);
   return err;
 }
 

@@ -38,6 +38,8 @@ struct ShuffleOut {
 void shuffle_types(ShuffleOut* out);
 // out[i] = in[i] * scale[i % 4], the scale in __constant__ memory (cudaMemcpyToSymbol).
 void constant_scale(const float scale[4], const float* in, float* out, int n);
+// The four scales constant_scale set, read back with cudaMemcpyFromSymbolAsync on `stream` (not waited for).
+void constant_scale_back_async(float scale[4], cudaStream_t stream);
 // C (m x n, row-major, half) = A (m x k, row-major) x B (k x n, stored column-major), half accumulators.
 void wmma_half_acc(const __half* a, const __half* b_col_major, __half* c, int m, int n, int k);
 // C (m x n, stored column-major, float) = A x B, bf16 inputs, row-major; n a multiple of 32.

@@ -113,6 +113,10 @@ void constant_scale(const float scale[4], const float* in, float* out, int n) {
   rooflab::launch(constant_scale_kernel, dim3(static_cast<unsigned>((n + 63) / 64)), dim3(64), 0, nullptr, in, out, n);
 }
 
+void constant_scale_back_async(float scale[4], cudaStream_t stream) {
+  ROOFLAB_CUDA_CHECK(cudaMemcpyFromSymbolAsync(scale, c_scale, 4 * sizeof(float), 0, cudaMemcpyDeviceToHost, stream));
+}
+
 void wmma_half_acc(const __half* a, const __half* b_col_major, __half* c, int m, int n, int k) {
   rooflab::launch(wmma_half_acc_kernel, dim3(static_cast<unsigned>(n / 16), static_cast<unsigned>(m / 16)), dim3(32), 0,
                   nullptr, a, b_col_major, c, m, n, k);

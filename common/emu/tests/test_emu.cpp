@@ -606,8 +606,9 @@ TEST(EmuStreams, ACopyNotOrderedAfterANonBlockingKernelGetsPoison) {
 
 // An asynchronous copy into pinned host memory lands when the host knows it finished (its stream synchronized,
 // an event after it, the device, a synchronous copy the legacy stream orders after it); before that the memory
-// reads 0xCD, as a GPU could still be copying. Into pageable memory the call returns after the copy. A pinned
-// buffer freed with a copy still pending is not written after it is freed.
+// reads 0xCD, as a GPU could still be copying; cudaMemcpy2DAsync and cudaMemcpyFromSymbolAsync alike. Into
+// pageable memory the call returns after the copy. A pinned buffer freed with a copy still pending is not written
+// after it is freed.
 TEST(EmuStreams, AnAsyncCopyIntoPinnedMemoryLandsWhenTheHostKnowsItFinished) {
   Streams s;
   DeviceBuffer<float> out(300);
@@ -644,6 +645,28 @@ TEST(EmuStreams, AnAsyncCopyIntoPinnedMemoryLandsWhenTheHostKnowsItFinished) {
   ASSERT_EQ(cudaMemcpyAsync(pageable.data(), out.data(), 300 * sizeof(float), cudaMemcpyDeviceToHost, s.non_blocking),
             cudaSuccess);
   EXPECT_EQ(pageable[5], 4.0f) << "into pageable memory the call returns after the copy";
+
+  // The other asynchronous copies to the host land the same way: cudaMemcpy2DAsync (each row) and
+  // cudaMemcpyFromSymbolAsync.
+  std::fill(pinned, pinned + 300, 0.0f);
+  ASSERT_EQ(cudaMemcpy2DAsync(pinned, 8 * sizeof(float), out.data(), 4 * sizeof(float), 4 * sizeof(float), 3,
+                              cudaMemcpyDeviceToHost, s.non_blocking),
+            cudaSuccess);
+  EXPECT_EQ(bits(pinned[8]), 0xCDCDCDCDu) << "a 2D copy's row, read before the copy finished";
+  EXPECT_EQ(pinned[4], 0.0f) << "between the rows: not the copy's";
+  ASSERT_EQ(cudaStreamSynchronize(s.non_blocking), cudaSuccess);
+  EXPECT_EQ(pinned[16], 4.0f);
+  EXPECT_EQ(pinned[4], 0.0f);
+  const float scale[4] = {1.0f, 2.0f, 3.0f, 4.0f};
+  DeviceBuffer<float> scaled(4);
+  emutest::constant_scale(scale, out.data(), scaled.data(), 4);
+  emutest::constant_scale_back_async(pinned, s.non_blocking);
+  EXPECT_EQ(bits(pinned[3]), 0xCDCDCDCDu) << "a symbol copied back, read before the copy finished";
+  ASSERT_EQ(cudaStreamQuery(s.non_blocking), cudaSuccess);
+  EXPECT_EQ(pinned[3], 4.0f);
+  float pageable_scale[4] = {};
+  emutest::constant_scale_back_async(pageable_scale, s.non_blocking);
+  EXPECT_EQ(pageable_scale[2], 3.0f) << "into pageable memory the call returns after the copy";
 
   ASSERT_EQ(cudaMemcpyAsync(pinned, out.data(), 300 * sizeof(float), cudaMemcpyDeviceToHost, s.non_blocking), cudaSuccess);
   ASSERT_EQ(cudaFreeHost(pinned), cudaSuccess);
