@@ -2,6 +2,7 @@
 #include <rooflab/testing/ceiling.hpp>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include <array>
 
@@ -49,6 +50,17 @@ std::string units::readable(double value_si, std::string_view si_unit) {
   if (si_unit == "B/s") return fmt::format("{:.1f} GB/s", gb_per_s(value_si));
   if (si_unit == "FLOP/s") return fmt::format("{:.1f} TFLOP/s", tflop_per_s(value_si));
   return fmt::format("{:.4g} {}", value_si, si_unit);
+}
+
+void to_json(nlohmann::json& j, const CeilingInForce& c) {
+  j = nlohmann::json{{"name", c.name}, {"value", c.value}, {"unit", c.unit}, {"measured", c.measured}};
+}
+
+void from_json(const nlohmann::json& j, CeilingInForce& c) {
+  j.at("name").get_to(c.name);
+  j.at("value").get_to(c.value);
+  j.at("unit").get_to(c.unit);
+  j.at("measured").get_to(c.measured);
 }
 
 }  // namespace rooflab

@@ -36,6 +36,18 @@ TEST(RacePlanted, BlocksWriteEachOthersElements) {
   EXPECT_EQ(got[127], 254.0f);
 }
 
+// The same after a launch of 1024 threads: its finished threads' TSan fibers are reused by the next launch, and
+// nothing they carry orders two blocks of it (scheduler.cpp, FiberPool).
+TEST(RacePlanted, BlocksWriteEachOthersElementsOnReusedFibers) {
+  const auto x = rooflab::random_floats(1024, 6);
+  DeviceBuffer<float> in{std::span<const float>(x)}, partial(4);
+  emutest::reduce(in.data(), partial.data(), 1024, false);
+  const unsigned long long before = rooflab::emu::race_fibers_reused();
+  DeviceBuffer<float> out(128);
+  conform::block_stride(out.data(), 128, 3);
+  EXPECT_EQ(rooflab::emu::race_fibers_reused() - before, 3u * 64u);  // every thread of the racy launch
+}
+
 // WMMA staging through shared memory: race mode stores a fragment lane by lane, unordered (wmma.hpp), so a
 // missing __syncwarp on either side of the store is reported with the kernel's line.
 namespace {

@@ -18,8 +18,6 @@
 #include <rooflab/testing/ceiling.hpp>
 #include <rooflab/testing/device_info.hpp>
 
-#include <nlohmann/json.hpp>
-
 #include <filesystem>
 #include <optional>
 #include <stdexcept>
@@ -56,10 +54,6 @@ struct Ceilings {
   // Where these were measured, for results.json.
   std::string where() const { return "rooflab calibrate, " + device_name + ", " + measured_at; }
 };
-// The cache file's format (ceilings_to_json / ceilings_from_json): every field, by name.
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Ceilings, device_name, uuid, driver_version, max_sm_clock_mhz, measured_at,
-                                   copy_kernel_gbps, memcpy_gbps, copy_gbps, fp32_fma_flops, sm_clock_during_fma_mhz,
-                                   sgemm_flops, fp16_tensor_flops, bf16_tensor_flops)
 
 std::filesystem::path cache_dir();
 std::filesystem::path ceilings_cache_path(const DeviceInfo& info);

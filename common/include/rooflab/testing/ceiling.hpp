@@ -10,7 +10,9 @@
 // The grader writes the references a test used into results.json (CeilingInForce), as data.
 #pragma once
 
-#include <nlohmann/json.hpp>
+// The declarations only: this header reaches every kernel file the CPU backend compiles (rooflab/specs.hpp, in
+// its precompiled prelude), where json.hpp's conversions cost 0.9 s of template instantiation per file.
+#include <nlohmann/json_fwd.hpp>
 
 #include <optional>
 #include <span>
@@ -41,7 +43,8 @@ struct CeilingInForce {
   std::string unit;      // SI: "B/s" or "FLOP/s"
   std::string measured;  // where: "rooflab calibrate, <GPU>, <UTC time>" or "in this test, this run"
 };
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(CeilingInForce, name, value, unit, measured)
+void to_json(nlohmann::json& j, const CeilingInForce& c);  // {"name", "value", "unit", "measured"}
+void from_json(const nlohmann::json& j, CeilingInForce& c);
 
 // Units for people: what the notes and plots print (decimal, as datasheets count).
 namespace units {

@@ -110,6 +110,9 @@ unsigned long long device_allocations_made();
 int races_reported();
 std::string last_race_summary();
 bool race_mode();
+// Race mode: CUDA threads that ran on a TSan fiber a thread of an earlier launch had finished on (reused:
+// creating one costs about half a millisecond); never one of the same launch. Always 0 in the normal build.
+unsigned long long race_fibers_reused();
 
 namespace detail {
 // What every CUDA thread of a launch calls: a callable borrowed for the launch (the grid runs to its end
