@@ -284,15 +284,16 @@ function(_rooflab_unavailable bins_var kind)
   set(${bins_var} ${${bins_var}} "${b}" PARENT_SCOPE)
 endfunction()
 
-# The headers nearly every test source of a lab parses first (the test framework, fmt, JSON, the grading
-# harness), and those every answers.cpp does, precompiled once per group of object libraries compiled alike and
+# The headers nearly every test source of a lab parses first (the test framework, fmt, the grading harness; not
+# JSON, whose own inline code costs about 0.8 s of template instantiation in every unit that includes it, and which
+# the labs' tests do not use: rooflab/detail/report_reader.hpp keeps it out of grading.hpp), and those every answers.cpp does, precompiled once per group of object libraries compiled alike and
 # reused by every other lab's and variant's (REUSE_FROM): about half of such a compile is parsing them (Lab 05's
 # tests/dryrun.cpp at -O1: 5.8 s -> 2.8 s). The test sources' groups are the flavours: analytic, gpu, the CPU
 # backend's (emu, dryrun, traffic, static) and its race build. The per-binary macro ROOFLAB_LAB_ID differs
 # between users: the header is made without it (below), and none of these headers names it, since GCC refuses a
 # header for a unit that defines a macro its text names (the rubric and kind come from a generated file, not from
 # macros). -Winvalid-pch (an error under ROOFLAB_WERROR, as in CI) says when one no longer fits.
-set(_rooflab_tests_pch_headers <gtest/gtest.h> <fmt/format.h> <fmt/ranges.h> <nlohmann/json.hpp>
+set(_rooflab_tests_pch_headers <gtest/gtest.h> <fmt/format.h> <fmt/ranges.h>
     <rooflab/testing/grading.hpp> <rooflab/specs.hpp> <algorithm> <cmath> <functional> <map> <optional> <span>
     <string> <vector>)
 set(_rooflab_answers_pch_headers <rooflab/inspect.hpp> <rooflab/specs.hpp> <rooflab/stub.hpp> <algorithm> <cmath>

@@ -4,7 +4,7 @@
 #include "util.hpp"
 
 #include <rooflab/detail/coverage.hpp>
-#include <rooflab/detail/report.hpp>
+#include <rooflab/detail/report_reader.hpp>
 #include <rooflab/detail/rubric.hpp>
 #include <rooflab/specs.hpp>
 

@@ -7,7 +7,7 @@
 #include "manifest.hpp"
 
 #include <rooflab/testing/ceiling.hpp>
-#include <rooflab/detail/report.hpp>
+#include <rooflab/detail/report_reader.hpp>
 
 #include <nlohmann/json.hpp>
 

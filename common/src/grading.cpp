@@ -5,6 +5,7 @@
 #include <rooflab/specs.hpp>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <cmath>

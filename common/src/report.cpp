@@ -1,5 +1,5 @@
 // The report channel: framing for the test process, parsing and verification for the grader.
-#include <rooflab/detail/report.hpp>
+#include <rooflab/detail/report_reader.hpp>
 
 #include <fmt/format.h>
 

@@ -14,10 +14,9 @@
 //     time it claims to have spent timing kernels is rejected as implausible.
 //
 // The writer half has no GoogleTest in it (the timing harness declares claims); the gtest listener that
-// reports results lives in test_main.cpp.
+// reports results lives in test_main.cpp. The reader half, the grader's, is rooflab/detail/report_reader.hpp:
+// apart, so that every test source (grading.hpp includes this one) does not parse and instantiate JSON.
 #pragma once
-
-#include <nlohmann/json.hpp>
 
 #include <cstddef>
 #include <optional>
@@ -52,35 +51,5 @@ void record(std::string_view label, std::span<const double> got, std::span<const
 
 // A perf test's measured kernel time (all samples and warm-ups it timed), in seconds.
 void claim_kernel_seconds(double seconds);
-
-// ---- reader (grader) ----
-
-struct Values {
-  std::string label;
-  double atol = 0;
-  double rtol = 0;
-  std::vector<double> data;
-};
-
-struct Report {
-  std::vector<nlohmann::json> started;  // kTestStart frames
-  std::vector<nlohmann::json> results;  // kResult frames
-  std::vector<Values> values;
-  double claimed_kernel_seconds = 0;
-  std::optional<nlohmann::json> coverage;  // the kCoverage frame of a coverage binary's run
-  std::string error;  // non-empty: the bytes are not a well-formed report (truncated, garbage)
-};
-
-Report parse(std::string_view bytes);
-
-struct Verdict {
-  bool ok = true;
-  std::size_t checked = 0;  // values compared
-  std::string message;      // why not ok
-};
-
-// Compares the values a student's process recorded with those of the reference run: same number of
-// checks, same labels and sizes, every value within the reference run's tolerance (NaN never passes).
-Verdict verify(const std::vector<Values>& got, const std::vector<Values>& want);
 
 }  // namespace rooflab::report
