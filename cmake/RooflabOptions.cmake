@@ -91,7 +91,7 @@ endfunction()
 
 # rooflab_light_optimization(<target>...): host C++ that nothing times or runs hot (the grader; the labs'
 # test sources, whose timed work is the kernels; the known-bad selftest cases' kernels, which prove a check
-# fires whatever their speed) is compiled at -O1 where the build asks for -O2 or -O3: 30-50% less compile
+# fires whatever their speed; the tools that parse a listing once, inspect and the seed audit) is compiled at -O1 where the build asks for -O2 or -O3: 30-50% less compile
 # time a file (a rewritten kernel file 7.0 s -> 3.3 s, the grader's runner.cpp 12.5 s -> 8.4 s), several
 # minutes of CI's two cores in all. A build that asks for less (the release test's -O0) keeps it. The
 # harness, the CPU backend and the student's own kernels keep the build's level. CUDA sources are left alone.

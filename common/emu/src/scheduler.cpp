@@ -322,7 +322,7 @@ struct Launch {
   }
 #if defined(ROOFLAB_EMU_TSAN)
   ~Launch() {
-    for (void* f : retired_fibers) __tsan_destroy_fiber(f);  // a launch left by an exception: none reused
+    for (void* f : retired_fibers) __tsan_destroy_fiber(f);  // a failed launch's, or one left by an exception
   }
 #endif
 };
@@ -1274,11 +1274,8 @@ cudaError_t launch_grid(const void* kernel, dim3 grid, dim3 block, std::size_t d
   }
   tsan_acquire(&launch.done_sync);  // the host reads what the threads wrote
 #if defined(ROOFLAB_EMU_TSAN)
-  if (launch.failed) {
-    for (void* f : launch.retired_fibers) __tsan_destroy_fiber(f);
-    launch.retired_fibers.clear();
-  }
-  fiber_pool().release(launch.retired_fibers);  // ordered before whatever the host launches next
+  // Ordered before whatever the host launches next; a failed launch's are destroyed with it (~Launch).
+  if (!launch.failed) fiber_pool().release(launch.retired_fibers);
 #endif
   if (launch.failed) throw KernelError(launch.error);
   if (const std::string overrun = check_padding_canaries(); !overrun.empty()) {
