@@ -3,6 +3,7 @@
 #include <rooflab/testing/device_info.hpp>
 #include <rooflab/testing/timing.hpp>
 #include <rooflab/testing/plot.hpp>
+#include <rooflab/testing/random.hpp>
 #include <rooflab/detail/report.hpp>
 
 #include <fmt/format.h>
@@ -14,6 +15,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <numeric>
+#include <random>
 #include <vector>
 
 #if defined(ROOFLAB_EMU)
@@ -193,6 +195,62 @@ std::uint64_t device_fingerprint(const void* data, std::size_t bytes) {
   return h;
 }
 
+namespace {
+// The inputs benchmark() moves before every sample (TimedRead::motion), each array once however many of the
+// declared reads lie in it. It keeps a copy of each as it was before the first warm-up launch and writes the
+// array from that copy turned left by a fresh number of elements, so a launcher cannot carry anything from one
+// sample to the next in an input, and every sample computes on inputs no earlier call saw.
+class InputMover {
+ public:
+  explicit InputMover(const std::vector<TimedRead>& inputs) {
+    std::random_device entropy;
+    rng_ = Rng((static_cast<std::uint64_t>(entropy()) << 32) ^ entropy());
+    for (const TimedRead& in : inputs) {
+      const InputMotion& m = in.motion;
+      if (m.base == nullptr || m.elements < 2 || moves(m.base)) continue;
+      Moved x{&m, DeviceBuffer<unsigned char>(m.elements * m.element_bytes), 0};
+      ROOFLAB_CUDA_CHECK(cudaMemcpy(x.original.data(), m.base, x.original.bytes(), cudaMemcpyDeviceToDevice));
+      moved_.push_back(std::move(x));
+    }
+  }
+  bool moves(const void* base) const {
+    return std::any_of(moved_.begin(), moved_.end(), [&](const Moved& x) { return x.motion->base == base; });
+  }
+  // Before a sample: each array turned by a fresh amount in [1, n), never drawn from the seed, and its host
+  // view turned with it.
+  void move(cudaStream_t stream) {
+    for (Moved& x : moved_) {
+      const std::size_t n = x.motion->elements;
+      const std::size_t to = 1 + static_cast<std::size_t>(rng_.below(n - 1));
+      write_turned(x, to, stream);
+      x.motion->host_rotate((to + n - x.turned) % n);
+      x.turned = to;
+    }
+  }
+  // What the last sample was given, written again (the check of what a launcher left in its inputs compares with it).
+  void rewrite(cudaStream_t stream) {
+    for (Moved& x : moved_) write_turned(x, x.turned, stream);
+  }
+
+ private:
+  struct Moved {
+    const InputMotion* motion;
+    DeviceBuffer<unsigned char> original;
+    std::size_t turned;  // elements the array is turned left from `original` by (and its host view)
+  };
+  static void write_turned(const Moved& x, std::size_t r, cudaStream_t stream) {
+    const std::size_t e = x.motion->element_bytes, n = x.motion->elements;
+    auto* base = static_cast<unsigned char*>(x.motion->base);
+    ROOFLAB_CUDA_CHECK(cudaMemcpyAsync(base, x.original.data() + r * e, (n - r) * e, cudaMemcpyDeviceToDevice, stream));
+    if (r > 0) {
+      ROOFLAB_CUDA_CHECK(cudaMemcpyAsync(base + (n - r) * e, x.original.data(), r * e, cudaMemcpyDeviceToDevice, stream));
+    }
+  }
+  Rng rng_{0};
+  std::vector<Moved> moved_;
+};
+}  // namespace
+
 #if !defined(ROOFLAB_EMU)
 namespace {
 // How long a synchronize of a device with nothing left to run may take (the API's own cost, a busy host): far
@@ -231,6 +289,7 @@ Measurement benchmark(const std::function<void(cudaStream_t)>& launch, Work work
   }
   std::vector<std::uint64_t> fingerprints;  // of the inputs as the test declared them, before any launch
   for (const TimedRead& in : inputs) fingerprints.push_back(device_fingerprint(in.data, in.bytes));
+  InputMover mover(inputs);
   for (int i = 0; i < options.warmup; ++i) {
     poison();
     launch(stream.get());
@@ -243,8 +302,10 @@ Measurement benchmark(const std::function<void(cudaStream_t)>& launch, Work work
   double clock_sum = 0;
   int clock_reads = 0;
   const auto began = std::chrono::steady_clock::now();
+  double checked_s = 0;  // spent in check_each_sample, not counted against max_seconds
   while (static_cast<int>(samples.size()) < options.max_samples) {
-    poison();  // first, so that the flush also evicts the poisoned lines
+    mover.move(stream.get());  // inputs no earlier call saw (InputMotion)
+    poison();  // before the flush, so that it also evicts the poisoned lines and the moved inputs
     if (options.flush_l2) flusher.flush(stream.get());
     if (persisting_l2 > 0 && cudaCtxResetPersistingL2Cache() != cudaSuccess) (void)cudaGetLastError();
     start.record(stream.get());
@@ -285,23 +346,38 @@ Measurement benchmark(const std::function<void(cudaStream_t)>& launch, Work work
           still_busy * 1e6, sample_s * 1e6));
     }
 #endif
+    if (options.check_each_sample) {
+      const auto checking = std::chrono::steady_clock::now();
+      if (const std::string wrong = options.check_each_sample(); !wrong.empty()) {
+        throw TimedOutputWrong(fmt::format("the output of timed sample {} is wrong: {}", samples.size() + 1, wrong));
+      }
+      checked_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - checking).count();
+    }
     samples.push_back(sample_s);
     if (auto mhz = current_sm_clock_mhz(device)) {
       clock_sum += *mhz;
       ++clock_reads;
       if (*mhz < 0.75 * info.max_sm_clock_mhz) ++m.throttled_samples;
     }
-    const double spent = std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
+    const double spent = std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count() - checked_s;
     if (static_cast<int>(samples.size()) >= options.min_samples) {
       if (sample_stats(samples).rse < options.target_rse || spent > options.max_seconds) break;
     }
   }
+  // What the last sample left in each input, against what it was given: for a moved input, the array written
+  // again as the last sample's move wrote it; otherwise the fingerprint taken before the first warm-up.
+  std::vector<std::uint64_t> left;
+  for (const TimedRead& in : inputs) left.push_back(device_fingerprint(in.data, in.bytes));
+  mover.rewrite(stream.get());
+  stream.synchronize();
   for (std::size_t i = 0; i < inputs.size(); ++i) {
-    if (device_fingerprint(inputs[i].data, inputs[i].bytes) == fingerprints[i]) continue;
+    const bool moved = mover.moves(inputs[i].motion.base);
+    if (left[i] == (moved ? device_fingerprint(inputs[i].data, inputs[i].bytes) : fingerprints[i])) continue;
     throw TimedInputChanged(fmt::format(
-        "the timed launches changed their input {} ({} bytes; its fingerprint before the first warm-up launch and "
-        "after the last sample differ): a launcher must leave its inputs as it was given them, not keep an answer "
-        "or a transformed copy in them for later calls", inputs[i].name, inputs[i].bytes));
+        "the timed launches changed their input {} ({} bytes; its fingerprint {} and after the last sample "
+        "differ): a launcher must leave its inputs as it was given them, not keep an answer or a transformed copy "
+        "in them for later calls", inputs[i].name, inputs[i].bytes,
+        moved ? "as the harness wrote it before the last sample" : "before the first warm-up launch"));
   }
   const SampleStats st = sample_stats(samples);
   m.samples = static_cast<int>(samples.size());

@@ -46,18 +46,18 @@ TEST(TimedData, NotConstantAndSaltedApart) {
 }
 
 // An input with a period lets a kernel compute one period and copy it (the timed bytes then come from the L2): no
-// element repeats the one a period before it, for any period up to the length checked here (the period of the
-// inputs before this rule was 2^22 - 3 elements).
+// element of the sequence inputs are filled from repeats the one a period before it, for any period up to the
+// length checked here (the period of the inputs before this rule was 2^22 - 3 elements).
 TEST(TimedData, NoPeriodAKernelCouldCopy) {
   const rooflab::TimedInput<float> in(1 << 12, 5);
   for (std::size_t period = 1; period < 2048; ++period) {
     int equal = 0;
-    for (std::size_t i = 0; i + period < 4096; ++i) equal += in.host(i) == in.host(i + period) ? 1 : 0;
+    for (std::size_t i = 0; i + period < 4096; ++i) equal += in.generated(i) == in.generated(i + period) ? 1 : 0;
     ASSERT_LT(equal, 8) << "elements repeat with period " << period;
   }
   for (const std::size_t period : {std::size_t{4194301}, std::size_t{1} << 22, std::size_t{1} << 24}) {
     int equal = 0;
-    for (std::size_t i = 0; i < 4096; ++i) equal += in.host(i) == in.host(i + period) ? 1 : 0;
+    for (std::size_t i = 0; i < 4096; ++i) equal += in.generated(i) == in.generated(i + period) ? 1 : 0;
     EXPECT_LT(equal, 8) << "elements repeat with period " << period;
   }
 }

@@ -5,11 +5,13 @@
 
 #include <rooflab/testing/buffer.hpp>
 #include <rooflab/emu/launch.hpp>
+#include <rooflab/testing/timed_data.hpp>
 #include <rooflab/testing/timing.hpp>
 
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -128,8 +130,8 @@ TEST(TimedKernels, BenchmarkChecksTheKernelsOfEveryTimedLaunch) {
 }
 
 // The inputs a benchmark declares are fingerprinted before its first warm-up launch and after its last sample
-// (on a dry run as on a GPU): a launcher that writes into an input fails the benchmark, naming the input; one
-// that only reads it passes. The fingerprint sees a change of one byte.
+// (on a dry run as on a GPU; a moved input below): a launcher that writes into an input fails the benchmark,
+// naming the input; one that only reads it passes. The fingerprint sees a change of one byte.
 TEST(TimedInputs, ALaunchThatWritesIntoItsInputFailsTheBenchmark) {
   Buffers b;
   const rooflab::Work work = scale_work();
@@ -155,6 +157,143 @@ TEST(TimedInputs, TheFingerprintSeesOneByte) {
   EXPECT_EQ(print(a), print(same));
   EXPECT_NE(print(a), print(other));
   EXPECT_NE(rooflab::device_fingerprint(a.data(), a.bytes() - 4), print(a)) << "the length counts";
+}
+
+// Timed inputs are moved before every sample (TimedRead::motion): the array is written from its contents before
+// the first warm-up, turned by a fresh number of elements, and the test's host view turns with it. Warm-ups see
+// the input as it was filled; each sample sees it turned differently; an honest launch's output after timing
+// matches the host view at every element.
+TEST(TimedInputs, EverySampleComputesOnInputsNoEarlierCallSaw) {
+  const rooflab::TimedInput<float> in(kN, 7);
+  rooflab::DeviceBuffer<float> out(kN);
+  const float filled_first = in.host(0);
+  std::vector<float> firsts;  // element 0 as each call found it
+  int views_that_differ = 0;
+  const auto launch = [&](cudaStream_t s) {
+    const auto now = in.device.download();
+    firsts.push_back(now[0]);
+    for (const int i : {0, 1, kN / 2, kN - 1}) views_that_differ += now[i] != in.host(i);
+    timedtest::scale(in.device.data(), out.data(), kN, s);
+  };
+  const auto m = rooflab::benchmark(launch, scale_work(), {.flush_l2 = false}, {rooflab::timed_output(out)},
+                                    {rooflab::timed_input(in, "x")});
+  ASSERT_GE(m.samples, 5);
+  ASSERT_EQ(firsts.size(), static_cast<std::size_t>(m.samples) + 2) << "two warm-ups on a dry run, then the samples";
+  EXPECT_EQ(firsts[0], filled_first);
+  EXPECT_EQ(firsts[1], filled_first);
+  const std::set<float> moved(firsts.begin() + 2, firsts.end());
+  EXPECT_GE(moved.size(), firsts.size() - 3) << "every sample's input turned by a fresh amount (one repeat allowed)";
+  EXPECT_EQ(moved.count(filled_first), 0u) << "no sample sees the input as the warm-ups did";
+  EXPECT_EQ(views_that_differ, 0) << "the host view is what the device held during every call";
+  const auto got = out.download();
+  int wrong = 0;
+  for (int i = 0; i < kN; ++i) wrong += got[i] != 2.0f * in.host(i) + 1.0f;
+  EXPECT_EQ(wrong, 0) << "after timing, the host view is the last sample's input";
+}
+
+// The cheat the motion closes: a launcher that keeps its first answer, keyed by its pointers, and from then on
+// copies it back while touching one element of every page of its input (the dry run's read watch counts
+// pages). With a plain buffer that is never moved, it passes every check; with the input moved between samples,
+// the answer it copies back is to another input.
+TEST(TimedInputs, AnAnswerKeptByItsPointersIsAnAnswerToOtherInputs) {
+  const auto keeping_launcher = [](const float* in, float* out, float* kept, float* sink, int& calls) {
+    return [=, &calls](cudaStream_t s) {
+      if (calls++ == 0) timedtest::scale(in, kept, kN, s);
+      timedtest::touch_pages(in, sink, kN, s);
+      timedtest::copy(kept, out, kN, s);
+    };
+  };
+  rooflab::DeviceBuffer<float> out(kN), kept(kN), sink(kN / 1024 + 1);
+  // Never moved (a buffer declared without its host copy): the kept answer is right.
+  Buffers b;
+  int calls = 0;
+  EXPECT_NO_THROW(rooflab::benchmark(keeping_launcher(b.in.data(), out.data(), kept.data(), sink.data(), calls),
+                                     scale_work(), {.flush_l2 = false}, {rooflab::timed_output(out)},
+                                     {rooflab::timed_input(b.in, "x")}))
+      << "the read watch counts pages: a launcher that touches every page passes it";
+  EXPECT_EQ(out.download()[kN / 2], 2.0f) << "unmoved, the answer kept from the first call is still right";
+  // Moved: the same launcher passes the watch and hands back the first call's answer to inputs it never read.
+  const rooflab::TimedInput<float> in(kN, 8);
+  calls = 0;
+  EXPECT_NO_THROW(rooflab::benchmark(keeping_launcher(in.device.data(), out.data(), kept.data(), sink.data(), calls),
+                                     scale_work(), {.flush_l2 = false}, {rooflab::timed_output(out)},
+                                     {rooflab::timed_input(in, "x")}));
+  const auto got = out.download();
+  int wrong = 0;
+  for (int i = 0; i < kN; ++i) wrong += got[i] != 2.0f * in.host(i) + 1.0f;
+  EXPECT_GT(wrong, kN * 99 / 100) << "the check after timing (it reads the host view) sees the kept answer";
+}
+
+// A device buffer declared with its host copy moves with it (std::rotate of the host vector), whatever the
+// host copy's element type; sizes that differ are refused.
+TEST(TimedInputs, ABufferDeclaredWithItsHostCopyMovesWithIt) {
+  std::vector<double> host(kN);
+  std::vector<float> values(kN);
+  for (int i = 0; i < kN; ++i) host[i] = values[i] = static_cast<float>(i % 1000) / 8.0f + static_cast<float>(i / 1000);
+  rooflab::DeviceBuffer<float> in(values), out(kN);
+  rooflab::benchmark([&](cudaStream_t s) { timedtest::scale(in.data(), out.data(), kN, s); }, scale_work(),
+                     {.flush_l2 = false}, {rooflab::timed_output(out)}, {rooflab::timed_input(in, host, "x")});
+  const auto got = out.download(), now = in.download();
+  int wrong = 0;
+  for (int i = 0; i < kN; ++i) wrong += got[i] != 2.0f * static_cast<float>(host[i]) + 1.0f || now[i] != host[i];
+  EXPECT_EQ(wrong, 0);
+  EXPECT_NE(host[0], 0.0) << "moved: element 0 of the filled buffer is 0";
+  std::vector<double> short_copy(kN - 1);
+  EXPECT_THROW(rooflab::timed_input(in, short_copy, "x"), std::invalid_argument);
+}
+
+// A moved input changed by the last sample fails the benchmark as an unmoved one does: its fingerprint after the
+// last sample is compared with the array the harness wrote before it.
+TEST(TimedInputs, AMovedInputWrittenByTheLastSampleFailsTheBenchmark) {
+  rooflab::TimedInput<float> in(kN, 9);
+  try {
+    rooflab::benchmark([&](cudaStream_t s) { timedtest::scale(in.device.data(), in.device.data(), kN, s); },
+                       scale_work(), {.flush_l2 = false}, {}, {rooflab::timed_input(in, "x")});
+    ADD_FAILURE() << "a launch that scales its moved input in place passed";
+  } catch (const rooflab::TimedInputChanged& e) {
+    EXPECT_NE(std::string(e.what()).find("as the harness wrote it before the last sample"), std::string::npos) << e.what();
+  }
+  int wrong = 0;
+  const auto now = in.device.download();
+  for (int i = 0; i < kN; ++i) wrong += now[i] != in.host(i);
+  EXPECT_EQ(wrong, 0) << "the harness wrote the last sample's input again: the host view holds";
+}
+
+// BenchOptions::check_each_sample runs the test's check after every sample: a launcher that skips its work on one
+// sample (the second; the last is right) fails the benchmark, naming the sample; without it, only the last
+// sample's output is left to check, and it is right.
+TEST(TimedOutputs, EverySampleIsCheckedWhenTheTestAsks) {
+  const rooflab::TimedInput<float> in(kN, 10);
+  rooflab::DeviceBuffer<float> out(kN), sink(kN / 1024 + 1);
+  int calls = 0;
+  const auto skips_the_second_sample = [&](cudaStream_t s) {
+    if (++calls == 4) {  // two warm-ups, then the samples: the fourth call is the second sample
+      timedtest::touch_pages(in.device.data(), sink.data(), kN, s);  // the read watch counts pages
+      return;
+    }
+    timedtest::scale(in.device.data(), out.data(), kN, s);
+  };
+  const auto matches = [&](std::size_t count) {
+    return rooflab::timed_output_matches("scale", out, rooflab::sampled_indices(kN, count),
+                                         [&](std::size_t i) { return 2.0f * in.host(i) + 1.0f; }, {0, 0});
+  };
+  EXPECT_NO_THROW(rooflab::benchmark(skips_the_second_sample, scale_work(), {.flush_l2 = false},
+                                     {rooflab::timed_output(out)}, {rooflab::timed_input(in, "x")}));
+  EXPECT_TRUE(matches(256)) << "the last sample did its work";
+  calls = 0;
+  try {
+    rooflab::benchmark(skips_the_second_sample, scale_work(),
+                       rooflab::checking_each_sample({.flush_l2 = false}, [&] { return matches(4); }),
+                       {rooflab::timed_output(out)}, {rooflab::timed_input(in, "x")});
+    ADD_FAILURE() << "a launcher that skipped a sample's work passed the check of every sample";
+  } catch (const rooflab::TimedOutputWrong& e) {
+    EXPECT_NE(std::string(e.what()).find("the output of timed sample 2 is wrong: scale: output element"),
+              std::string::npos) << e.what();
+  }
+  calls = 100;  // never skips
+  EXPECT_NO_THROW(rooflab::benchmark(skips_the_second_sample, scale_work(),
+                                     rooflab::checking_each_sample({.flush_l2 = false}, [&] { return matches(4); }),
+                                     {rooflab::timed_output(out)}, {rooflab::timed_input(in, "x")}));
 }
 
 // A timed launch that allocates device memory fails the dry run's benchmark, freed or not; allocations made

@@ -18,6 +18,11 @@ __global__ void sliver_kernel(const float* in, float* out, int n, int stride) {
   if (i < n) out[i] = in[i % stride];
 }
 
+__global__ void touch_pages_kernel(const float* in, float* sink, int n) {
+  const int i = (blockIdx.x * blockDim.x + threadIdx.x) * 1024;
+  if (i < n) sink[i / 1024] = in[i];
+}
+
 namespace {
 unsigned blocks(int n) { return static_cast<unsigned>((n + 255) / 256); }
 }  // namespace
@@ -26,6 +31,9 @@ void scale(const float* in, float* out, int n, cudaStream_t stream) { scale_kern
 void copy(const float* kept, float* out, int n, cudaStream_t stream) { copy_kernel<<<blocks(n), 256, 0, stream>>>(kept, out, n); }
 void sliver(const float* in, float* out, int n, int stride, cudaStream_t stream) {
   sliver_kernel<<<blocks(n), 256, 0, stream>>>(in, out, n, stride);
+}
+void touch_pages(const float* in, float* sink, int n, cudaStream_t stream) {
+  touch_pages_kernel<<<blocks((n + 1023) / 1024), 256, 0, stream>>>(in, sink, n);
 }
 
 }  // namespace timedtest

@@ -1,5 +1,5 @@
 // Launchers for the test of the dry run's read accounting (test_timed_reads.cpp): an honest kernel, a
-// replay of a kept answer, a kernel that reads a sliver of its input.
+// replay of a kept answer, a kernel that reads a sliver of its input, one that touches a page at a time.
 #pragma once
 
 #include <rooflab/cuda.hpp>
@@ -11,4 +11,6 @@ void scale(const float* in, float* out, int n, cudaStream_t stream);
 void copy(const float* kept, float* out, int n, cudaStream_t stream);
 // out[i] = in[i % stride]: reads only the first `stride` elements.
 void sliver(const float* in, float* out, int n, int stride, cudaStream_t stream);
+// sink[t] = in[1024 t]: one element of every 4 KiB page of `in` (what a replay does to pass a page-level watch).
+void touch_pages(const float* in, float* sink, int n, cudaStream_t stream);
 }  // namespace timedtest

@@ -48,12 +48,16 @@ struct Chain {
   rooflab::DeviceBuffer<float> t, u, y;
 };
 
-// y = r + gelu(x + bias[col]) at 256 random elements and the first and last.
-void expect_chain_output(Chain& c, const char* what) {
-  const auto at = rooflab::sampled_indices(c.y.size(), 256);
+// y = r + gelu(x + bias[col]) at `count` random elements and the first and last.
+::testing::AssertionResult chain_output_matches(const Chain& c, const char* what, std::size_t count = 256) {
+  const auto at = rooflab::sampled_indices(c.y.size(), count);
   const auto want = [&](std::size_t i) { return c.r.host(i) + lab03::gelu_ref(c.x.host(i) + c.bias.host(i % c.cols)); };
-  ASSERT_TRUE(rooflab::timed_output_matches(what, c.y.download(), at, want, {1e-5, 1e-5}));
+  return rooflab::timed_output_matches(what, c.y, at, want, {1e-5, 1e-5});
 }
+
+// Every sample's output checked at a few elements (rooflab::BenchOptions::check_each_sample), the last one's at
+// more after timing.
+constexpr std::size_t kEachSample = 8;
 
 }  // namespace
 
@@ -64,24 +68,37 @@ ROOFLAB_TEST(Lab03Perf, UnfusedKernelsOnTheMemoryRoof) {
   Chain c(n, cols);
   // Each kernel's output is checked as soon as its own timing ends, not only the chain's at the end: a kernel
   // that leaves part of its output for a later call (the next kernel's untimed warm-up) is caught here.
+  const auto bias_add_matches = [&](std::size_t count) {
+    return rooflab::timed_output_matches("bias_add", c.t, rooflab::sampled_indices(n, count),
+                                         [&](std::size_t i) { return c.x.host(i) + c.bias.host(i % c.cols); }, {1e-6, 1e-6});
+  };
   const auto bias_add = rooflab::benchmark(
       [&](cudaStream_t s) { lab03::bias_add<float>(c.x.device.data(), c.bias.device.data(), c.t.data(), rows, cols, s); },
-      lab03::perf::bias_add_work(rows, cols), kTimed, {rooflab::timed_output(c.t)},
-      {rooflab::timed_input(c.x, "x"), rooflab::timed_input(c.bias, "bias")});
-  const auto t = c.t.download();
-  ASSERT_TRUE(rooflab::timed_output_matches("bias_add", t, rooflab::sampled_indices(n, 256),
-                                            [&](std::size_t i) { return c.x.host(i) + c.bias.host(i % c.cols); },
-                                            {1e-6, 1e-6}));
+      lab03::perf::bias_add_work(rows, cols), rooflab::checking_each_sample(kTimed, [&] { return bias_add_matches(kEachSample); }),
+      {rooflab::timed_output(c.t)}, {rooflab::timed_input(c.x, "x"), rooflab::timed_input(c.bias, "bias")});
+  ASSERT_TRUE(bias_add_matches(256));
+  auto t = c.t.download();  // the GELU's input as the host reads it (moved with the device copy while it is timed)
+  const auto gelu_matches = [&](std::size_t count) {
+    return rooflab::timed_output_matches("gelu", c.u, rooflab::sampled_indices(n, count),
+                                         [&](std::size_t i) { return lab03::gelu_ref(t[i]); }, {1e-5, 1e-5});
+  };
   const auto gelu = rooflab::benchmark([&](cudaStream_t s) { lab03::gelu<float>(c.t.data(), c.u.data(), n, s); },
-                                       lab03::perf::gelu_work(n), kTimed, {rooflab::timed_output(c.u)},
-                                       {rooflab::timed_input(c.t, "t")});
-  ASSERT_TRUE(rooflab::timed_output_matches("gelu", c.u.download(), rooflab::sampled_indices(n, 256),
-                                            [&](std::size_t i) { return lab03::gelu_ref(t[i]); }, {1e-5, 1e-5}));
+                                       lab03::perf::gelu_work(n),
+                                       rooflab::checking_each_sample(kTimed, [&] { return gelu_matches(kEachSample); }),
+                                       {rooflab::timed_output(c.u)}, {rooflab::timed_input(c.t, t, "t")});
+  ASSERT_TRUE(gelu_matches(256));
+  auto u = c.u.download();
+  // Each kernel's inputs were moved while it was timed (rooflab::InputMotion), so the three are no longer one
+  // chain over x: the residual add is checked against the GELU output it was last given.
+  const auto residual_matches = [&](std::size_t count) {
+    return rooflab::timed_output_matches("residual_add", c.y, rooflab::sampled_indices(n, count),
+                                         [&](std::size_t i) { return u[i] + c.r.host(i); }, {1e-6, 1e-6});
+  };
   const auto residual = rooflab::benchmark(
       [&](cudaStream_t s) { lab03::residual_add<float>(c.u.data(), c.r.device.data(), c.y.data(), n, s); },
-      lab03::perf::residual_add_work(n), kTimed, {rooflab::timed_output(c.y)},
-      {rooflab::timed_input(c.u, "u"), rooflab::timed_input(c.r, "r")});
-  ASSERT_NO_FATAL_FAILURE(expect_chain_output(c, "bias add, GELU, residual add"));
+      lab03::perf::residual_add_work(n), rooflab::checking_each_sample(kTimed, [&] { return residual_matches(kEachSample); }),
+      {rooflab::timed_output(c.y)}, {rooflab::timed_input(c.u, u, "u"), rooflab::timed_input(c.r, "r")});
+  ASSERT_TRUE(residual_matches(256));
   // The slowest of the three is graded: every kernel of a memory-bound chain must stream.
   const double worst = std::min({bias_add.best_gbps(), gelu.best_gbps(), residual.best_gbps()});
   rooflab::grading::note(fmt::format("bias add {:.0f} GB/s, GELU {:.0f} GB/s, residual add {:.0f} GB/s",
@@ -99,13 +116,16 @@ ROOFLAB_TEST(Lab03Perf, FusionSpeedupAsPredicted) {
         lab03::unfused_chain<float>(c.x.device.data(), c.bias.device.data(), c.r.device.data(), c.t.data(), c.u.data(), c.y.data(), rows,
                                     cols, s);
       },
-      lab03::perf::unfused_work(rows, cols), kTimed, {rooflab::timed_output(c.t), rooflab::timed_output(c.u), rooflab::timed_output(c.y)},
-      c.chain_inputs());
-  ASSERT_NO_FATAL_FAILURE(expect_chain_output(c, "unfused chain"));
+      lab03::perf::unfused_work(rows, cols),
+      rooflab::checking_each_sample(kTimed, [&] { return chain_output_matches(c, "unfused chain", kEachSample); }),
+      {rooflab::timed_output(c.t), rooflab::timed_output(c.u), rooflab::timed_output(c.y)}, c.chain_inputs());
+  ASSERT_TRUE(chain_output_matches(c, "unfused chain"));
   const auto fused = rooflab::benchmark(
       [&](cudaStream_t s) { lab03::fused_chain<float>(c.x.device.data(), c.bias.device.data(), c.r.device.data(), c.y.data(), rows, cols, s); },
-      lab03::perf::fused_work(rows, cols), kTimed, {rooflab::timed_output(c.y)}, c.chain_inputs());
-  ASSERT_NO_FATAL_FAILURE(expect_chain_output(c, "fused chain"));
+      lab03::perf::fused_work(rows, cols),
+      rooflab::checking_each_sample(kTimed, [&] { return chain_output_matches(c, "fused chain", kEachSample); }),
+      {rooflab::timed_output(c.y)}, c.chain_inputs());
+  ASSERT_TRUE(chain_output_matches(c, "fused chain"));
   // The predicted speedup is the byte ratio (both are memory-bound), counted here, not by the answers.
   const double predicted = unfused.work.bytes() / fused.work.bytes();
   const double measured = unfused.min_s / fused.min_s;
@@ -146,12 +166,17 @@ ROOFLAB_TEST(Lab03Perf, IntensitySweepTracesTheRoofline) {
   std::string report;
   for (int k = 1; k <= 4096; k *= 2) {
     const double intensity = 2.0 * k / 8.0;
+    const auto sweep_matches = [&](std::size_t count) {
+      return rooflab::timed_output_matches(fmt::format("sweep_kernel at k = {}", k), out, rooflab::sampled_indices(n, count),
+                                           [&](std::size_t i) { return lab03::sweep_ref(in.host(i), 0.999f, 0.001f, k); },
+                                           {1e-6, 1e-6});
+    };
     const auto m = rooflab::benchmark([&](cudaStream_t s) { lab03::sweep(in.device.data(), out.data(), n, 0.999f, 0.001f, k, s); },
-                                      lab03::perf::sweep_work(n, k), rooflab::expecting_kernels({.max_seconds = 1.0}, kTimed.kernels),
+                                      lab03::perf::sweep_work(n, k),
+                                      rooflab::checking_each_sample(rooflab::expecting_kernels({.max_seconds = 1.0}, kTimed.kernels),
+                                                                    [&] { return sweep_matches(kEachSample); }),
                                       {rooflab::timed_output(out)}, {rooflab::timed_input(in, "in")});
-    const auto want = [&](std::size_t i) { return lab03::sweep_ref(in.host(i), 0.999f, 0.001f, k); };
-    ASSERT_TRUE(rooflab::timed_output_matches(fmt::format("sweep_kernel at k = {}", k), out.download(),
-                                              rooflab::sampled_indices(n, 64), want, {1e-6, 1e-6}));
+    ASSERT_TRUE(sweep_matches(64));
     const double got = m.work.flops / m.min_s;
     const double roof = std::min(peak, intensity * bw);
     const bool near_ridge = intensity > ridge / 2 && intensity < ridge * 2;

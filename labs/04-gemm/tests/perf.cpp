@@ -46,15 +46,17 @@ struct Operands {
   rooflab::DeviceBuffer<float> c;
 };
 
-constexpr rooflab::BenchOptions kOptions{.warmup = 2, .min_samples = 5, .max_seconds = 1.0, .flush_l2 = false};
+const rooflab::BenchOptions kOptions{.warmup = 2, .min_samples = 5, .max_seconds = 1.0, .flush_l2 = false};
 
 // C = A B at 256 elements picked at random (and the first and last), within the bound an FP32 accumulation meets
 // on random inputs, far tighter than the correctness tests' worst case at K = 4096: a rung that rounds its FP32
 // inputs to FP16 or TF32 at the timed shapes (rooflab::gemm_random_tolerance), or the tensor-core rung
 // accumulating in FP16 (rooflab::gemm_truncating_tolerance: tensor cores truncate), loses its points.
+// Checked at `count` elements (and the first and last).
 template <typename In>
-void expect_product(const Operands<In>& o, const lab04::Shape& s, const std::string& what) {
-  const auto at = rooflab::sampled_indices(s.m * s.n, 256);
+::testing::AssertionResult product_matches(const Operands<In>& o, const lab04::Shape& s, const std::string& what,
+                                           std::size_t count = 256) {
+  const auto at = rooflab::sampled_indices(s.m * s.n, count);
   std::vector<double> want(at.size());
   double rms_product = 0;  // the largest over the sampled outputs: one bound for all of them
   for (std::size_t j = 0; j < at.size(); ++j) {
@@ -71,9 +73,12 @@ void expect_product(const Operands<In>& o, const lab04::Shape& s, const std::str
   const auto want_at = [&](std::size_t i) { return want[std::find(at.begin(), at.end(), i) - at.begin()]; };
   const double tol = std::is_same_v<In, float> ? rooflab::gemm_random_tolerance(s.k, rms_product)
                                                : rooflab::gemm_truncating_tolerance(s.k, rms_product);
-  ASSERT_TRUE(rooflab::timed_output_matches(what, o.c.download(), at, want_at, {tol, 0}))
-      << "each output may differ from the reference by " << tol << ", what an FP32 accumulation of these random "
-      << "products stays within: FP16 or TF32 inputs, or an FP16 accumulator, err by more";
+  auto r = rooflab::timed_output_matches(what, o.c, at, want_at, {tol, 0});
+  if (!r) {
+    r << " (each output may differ from the reference by " << tol << ", what an FP32 accumulation of these random "
+      << "products stays within: FP16 or TF32 inputs, or an FP16 accumulator, err by more)";
+  }
+  return r;
 }
 
 // cuBLAS is column-major: the row-major C = A B is the column-major C^T = B^T A^T, so B goes first.
@@ -106,11 +111,14 @@ Pair time_pair(const lab04::Shape& s, const std::string& name,
   const auto work = lab04::perf::gemm_work(s, sizeof(In));
   const auto lib = rooflab::benchmark([&](cudaStream_t st) { library(handle.get(), o.a.device.data(), o.b.device.data(), o.c.data(), st); },
                                       work, kOptions, {rooflab::timed_output(o.c)});
+  const std::string what = fmt::format("{} at {}^3", name, s.m);
   const auto mine = rooflab::benchmark([&](cudaStream_t st) { rung(o.a.device.data(), o.b.device.data(), o.c.data(), st); }, work,
-                                       rooflab::expecting_kernels(kOptions, rooflab::registry_kernels(lab04::kKernels)),
+                                       rooflab::checking_each_sample(
+                                           rooflab::expecting_kernels(kOptions, rooflab::registry_kernels(lab04::kKernels)),
+                                           [&] { return product_matches(o, s, what, 4); }),
                                        {rooflab::timed_output(o.c)}, {rooflab::timed_input(o.a, "A"), rooflab::timed_input(o.b, "B")});
   Pair p{s, mine.flops_per_s(), lib.flops_per_s()};
-  expect_product(o, s, fmt::format("{} at {}^3", name, s.m));
+  EXPECT_TRUE(product_matches(o, s, what));
   return p;
 }
 

@@ -32,9 +32,11 @@
 
 namespace {
 
-constexpr rooflab::BenchOptions kOptions{.warmup = 2, .min_samples = 5, .max_seconds = 1.0, .flush_l2 = false};
+const rooflab::BenchOptions kOptions{.warmup = 2, .min_samples = 5, .max_seconds = 1.0, .flush_l2 = false};
 // The same, and every timed launch must start a kernel of the lab's registry (the dry run checks it).
 const rooflab::BenchOptions kTimed = rooflab::expecting_kernels(kOptions, rooflab::registry_kernels(lab05::kKernels));
+// Outputs checked after every sample at a few elements (rooflab::BenchOptions::check_each_sample), after timing at more.
+constexpr std::size_t kEachSample = 2;
 
 // Random Q, K and V (rooflab/testing/timed_data.hpp; queries in [-3, 3) so that a row's softmax is far from uniform),
 // the output checked after timing against the double-precision reference at elements picked at random: a
@@ -56,22 +58,21 @@ struct Inputs {
                          r.out.data(), &r.lse, row, 1);
     return r;
   }
-  ::testing::AssertionResult output_is_right(const std::string& what) const {
+  // At `count` elements drawn at random (and the first and last); a check after every sample takes a few.
+  ::testing::AssertionResult output_is_right(const std::string& what, std::size_t count = 48) const {
     const std::size_t len = shape.len, d = shape.head_dim;
     const auto want = [&](std::size_t i) { return reference_row(i / (len * d), i / d % len).out[i % d]; };
-    auto r = rooflab::timed_output_matches(what, o.download(), rooflab::sampled_indices(n, 48), want,
-                                           {2e-3, 1e-2});
+    auto r = rooflab::timed_output_matches(what, o, rooflab::sampled_indices(n, count), want, {2e-3, 1e-2});
     if (!r) r << " (" << shape.batch_heads << " heads of " << d << ", L = " << len << (shape.causal ? ", causal)" : ")");
     return r;
   }
   // The log-sum-exp flash writes beside O ([head][L]; the backward pass needs it), checked after timing like O:
   // a kernel that stops writing it at the timed shape loses the speed points too.
-  ::testing::AssertionResult lse_is_right(const std::string& what) const {
+  ::testing::AssertionResult lse_is_right(const std::string& what, std::size_t count = 48) const {
     const std::size_t len = shape.len;
     const auto want = [&](std::size_t i) { return reference_row(i / len, i % len).lse; };
     // FP32 sums of L exponentials: the correctness tests' bound, with room for L = 4096 terms.
-    auto r = rooflab::timed_output_matches(what, lse.download(), rooflab::sampled_indices(lse.size(), 48), want,
-                                           {2e-3, 1e-3});
+    auto r = rooflab::timed_output_matches(what, lse, rooflab::sampled_indices(lse.size(), count), want, {2e-3, 1e-3});
     if (!r) r << " (log-sum-exp, [head][L], " << shape.batch_heads << " heads, L = " << len << ")";
     return r;
   }
@@ -114,7 +115,9 @@ Pair time_both(const lab05::Shape& s, const rooflab::CublasHandle& handle) {
           lab05::naive_attention(handle.get(), in.q.device.data(), in.k.device.data(), in.v.device.data(), scores.data(), in.o.data(),
                                  as_int(s.batch_heads), as_int(s.len), as_int(s.head_dim), in.scale(), s.causal, st);
         },
-        lab05::perf::naive_work(s), kTimed, {rooflab::timed_output(scores), rooflab::timed_output(in.o)}, in.inputs());
+        lab05::perf::naive_work(s),
+        rooflab::checking_each_sample(kTimed, [&] { return in.output_is_right("the naive path", kEachSample); }),
+        {rooflab::timed_output(scores), rooflab::timed_output(in.o)}, in.inputs());
     p.naive_flops = naive.flops_per_s();
     p.naive_s = naive.median_s;
     p.naive_min_s = naive.min_s;
@@ -127,7 +130,11 @@ Pair time_both(const lab05::Shape& s, const rooflab::CublasHandle& handle) {
         lab05::flash_attention_fp16(in.q.device.data(), in.k.device.data(), in.v.device.data(), in.o.data(), in.lse.data(), as_int(s.batch_heads),
                                     as_int(s.len), as_int(s.head_dim), in.scale(), s.causal, st);
       },
-      lab05::perf::flash_work(s), kTimed, {rooflab::timed_output(in.o), rooflab::timed_output(in.lse)}, in.inputs());
+      lab05::perf::flash_work(s), rooflab::checking_each_sample(kTimed, [&] {
+        auto r = in.output_is_right("flash v2", kEachSample);
+        return r ? in.lse_is_right("flash v2", kEachSample) : r;
+      }),
+      {rooflab::timed_output(in.o), rooflab::timed_output(in.lse)}, in.inputs());
   p.flash_bytes_held = watch.peak_extra_bytes();
   p.flash_flops = flash.flops_per_s();
   p.flash_s = flash.median_s;
@@ -182,12 +189,6 @@ ROOFLAB_TEST(Lab05Perf, SoftmaxOnTheCopyRoof) {
   const float scale = 0.125f;
   const rooflab::TimedInput<__half> scores(elems, 4, -8.0f, 8.0f);
   rooflab::DeviceBuffer<__half> probs(elems);
-  const auto m = rooflab::benchmark(
-      [&](cudaStream_t st) {
-        lab05::softmax_rows(scores.device.data(), probs.data(), as_int(s.batch_heads * s.len), as_int(cols), scale,
-                            false, st);
-      },
-      lab05::perf::softmax_work(s), kTimed, {rooflab::timed_output(probs)}, {rooflab::timed_input(scores, "scores")});
   const auto want = [&](std::size_t i) {
     const auto row = scores.host_range(i / cols * cols, cols);
     double top = -INFINITY, sum = 0;
@@ -196,8 +197,17 @@ ROOFLAB_TEST(Lab05Perf, SoftmaxOnTheCopyRoof) {
     return std::exp(static_cast<double>(scale) * row[i % cols] - top) / sum;
   };
   // FP16 probabilities of about 1 / L: relative error of a few FP16 ulps.
-  ASSERT_TRUE(rooflab::timed_output_matches("softmax_rows", probs.download(), rooflab::sampled_indices(elems, 64),
-                                            want, {1e-6, 1e-2}));
+  const auto matches = [&](std::size_t count) {
+    return rooflab::timed_output_matches("softmax_rows", probs, rooflab::sampled_indices(elems, count), want, {1e-6, 1e-2});
+  };
+  const auto m = rooflab::benchmark(
+      [&](cudaStream_t st) {
+        lab05::softmax_rows(scores.device.data(), probs.data(), as_int(s.batch_heads * s.len), as_int(cols), scale,
+                            false, st);
+      },
+      lab05::perf::softmax_work(s), rooflab::checking_each_sample(kTimed, [&] { return matches(kEachSample); }),
+      {rooflab::timed_output(probs)}, {rooflab::timed_input(scores, "scores")});
+  ASSERT_TRUE(matches(64));
   rooflab::grading::note(fmt::format("softmax over {} rows of {}: {:.0f} GB/s", s.batch_heads * s.len, s.len, m.best_gbps()));
   rooflab::grading::award(ROOFLAB_LAB_ID, "softmax", m.work.bytes() / m.min_s);
 }

@@ -68,8 +68,9 @@ struct Batch {
   }
   // Output element i is (sequence, query head, dim); the reference gathers that head's K and V rows from the
   // pools through the block table, as the kernel must.
-  ::testing::AssertionResult output_is_right() const {
-    const auto at = rooflab::sampled_indices(out.size(), 64);
+  // At `count` elements drawn at random (and the first and last); a check after every sample takes a few.
+  ::testing::AssertionResult output_is_right(std::size_t count = 64) const {
+    const auto at = rooflab::sampled_indices(out.size(), count);
     const int group = heads / layout.kv_heads;
     const auto want = [&](std::size_t i) {
       const int b = static_cast<int>(i / (heads * kHeadDim)), h = static_cast<int>(i / kHeadDim % heads);
@@ -88,7 +89,7 @@ struct Batch {
       lab06::attention_ref(query.data(), kr.data(), vr.data(), len, kHeadDim, scale(), o.data());
       return o[i % kHeadDim];
     };
-    auto r = rooflab::timed_output_matches("paged_decode_attention", out.download(), at, want, {2e-3, 1e-2});
+    auto r = rooflab::timed_output_matches("paged_decode_attention", out, at, want, {2e-3, 1e-2});
     if (!r) r << " (batch of " << lengths.size() << ", " << heads << " query heads)";
     return r;
   }
@@ -111,6 +112,8 @@ struct Batch {
 
 // Every timed launch must start a kernel of the lab's registry (the dry run checks it).
 const rooflab::BenchOptions kTimed{.kernels = rooflab::registry_kernels(lab06::kKernels)};
+// Outputs checked after every sample at a few elements (rooflab::BenchOptions::check_each_sample), after timing at more.
+constexpr std::size_t kEachSample = 2;
 
 std::vector<std::size_t> perf_lengths() { return lab06::perf::lengths(rooflab::query_device().l2_bytes); }
 
@@ -121,7 +124,8 @@ ROOFLAB_TEST(Lab06Perf, DecodeAttentionOnTheMemoryRoof) {
   const auto lens = perf_lengths();
   Batch batch(lens, lab06::perf::kKvHeads, 4, 1);
   batch.out.poison();
-  const auto m = rooflab::benchmark([&](cudaStream_t s) { batch.run(s); }, lab06::perf::decode_work(lens), kTimed,
+  const auto m = rooflab::benchmark([&](cudaStream_t s) { batch.run(s); }, lab06::perf::decode_work(lens),
+                                    rooflab::checking_each_sample(kTimed, [&] { return batch.output_is_right(kEachSample); }),
                                     {rooflab::timed_output(batch.out)}, batch.inputs());
   ASSERT_TRUE(batch.output_is_right());
   const double total = std::accumulate(lens.begin(), lens.end(), 0.0, [](double a, std::size_t b) { return a + static_cast<double>(b); });
@@ -139,10 +143,12 @@ ROOFLAB_TEST(Lab06Perf, TimeFollowsKvHeadsNotQueryHeads) {
   Batch one(lens, lab06::perf::kKvHeads, 1, 2), eight(lens, lab06::perf::kKvHeads, 8, 3);
   // Each output checked as soon as its own timing ends: a launcher that finishes one batch's output during the
   // next batch's untimed warm-up would pass a check made after both.
-  const auto t1 = rooflab::benchmark([&](cudaStream_t s) { one.run(s); }, lab06::perf::decode_work(lens), kTimed,
+  const auto t1 = rooflab::benchmark([&](cudaStream_t s) { one.run(s); }, lab06::perf::decode_work(lens),
+                                     rooflab::checking_each_sample(kTimed, [&] { return one.output_is_right(kEachSample); }),
                                      {rooflab::timed_output(one.out)}, one.inputs());
   ASSERT_TRUE(one.output_is_right());
-  const auto t8 = rooflab::benchmark([&](cudaStream_t s) { eight.run(s); }, lab06::perf::decode_work(lens), kTimed,
+  const auto t8 = rooflab::benchmark([&](cudaStream_t s) { eight.run(s); }, lab06::perf::decode_work(lens),
+                                     rooflab::checking_each_sample(kTimed, [&] { return eight.output_is_right(kEachSample); }),
                                      {rooflab::timed_output(eight.out)}, eight.inputs());
   ASSERT_TRUE(eight.output_is_right());
   // GQA 1 is the student's own kernel: slowed on purpose it would pass a slow GQA 8. It counts as no slower than
@@ -168,7 +174,8 @@ ROOFLAB_TEST(Lab06Perf, BandwidthAgainstContext) {
     const std::vector<std::size_t> lens(16, rooflab::kDryRun ? 17 + (context >> 8) : context);
     Batch batch(lens, lab06::perf::kKvHeads, 4, 4 + context);
     const auto m = rooflab::benchmark([&](cudaStream_t s) { batch.run(s); }, lab06::perf::decode_work(lens),
-                                      rooflab::expecting_kernels({.max_seconds = 0.5}, kTimed.kernels),
+                                      rooflab::checking_each_sample(rooflab::expecting_kernels({.max_seconds = 0.5}, kTimed.kernels),
+                                                                    [&] { return batch.output_is_right(kEachSample); }),
                                       {rooflab::timed_output(batch.out)}, batch.inputs());
     ASSERT_TRUE(batch.output_is_right());
     measured.points.emplace_back(static_cast<double>(lens[0]), m.best_gbps());

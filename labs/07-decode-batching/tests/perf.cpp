@@ -34,9 +34,10 @@ struct Linear {
   Linear(int rows, int cols, int max_batch, std::uint64_t salt)
       : n(rows), k(cols), w(static_cast<std::size_t>(rows) * cols, 2 * salt),
         x(static_cast<std::size_t>(max_batch) * cols, 2 * salt + 1), y(static_cast<std::size_t>(max_batch) * rows) {}
-  ::testing::AssertionResult check(int batch, const char* what) const {
+  // At `count` outputs drawn at random (and the first and last); a check after every sample takes a few.
+  ::testing::AssertionResult check(int batch, const char* what, std::size_t count = 64) const {
     const std::size_t outputs = static_cast<std::size_t>(batch) * n;
-    const auto at = rooflab::sampled_indices(outputs, 64);
+    const auto at = rooflab::sampled_indices(outputs, count);
     const auto want = [&](std::size_t i) {
       const auto row = w.host_range(i % n * k, k), input = x.host_range(i / n * k, k);
       double ref = 0;
@@ -45,7 +46,7 @@ struct Linear {
     };
     // The correctness tests' tolerance: FP32 sums of k products rounded to FP16.
     const rooflab::Tolerance tol{2e-3 * std::sqrt(static_cast<double>(k)), 2e-3};
-    auto r = rooflab::timed_output_matches(what, y.download(), at, want, tol);
+    auto r = rooflab::timed_output_matches(what, y, at, want, tol);
     if (!r) r << " (n = " << n << ", k = " << k << ", batch " << batch << ")";
     return r;
   }
@@ -59,12 +60,17 @@ struct Linear {
   rooflab::DeviceBuffer<__half> y;
 };
 
+// Outputs checked after every sample at a few elements (rooflab::BenchOptions::check_each_sample), after timing at more.
+constexpr std::size_t kEachSample = 4;
+
 int side() { return lab07::perf::gemv_side(rooflab::query_device().l2_bytes); }
 
 rooflab::Measurement time_batched(Linear& l, int batch, double max_seconds = 3.0) {
   return rooflab::benchmark(
       [&](cudaStream_t s) { lab07::batched_gemv(l.w.device.data(), l.x.device.data(), l.y.data(), l.n, l.k, batch, s); },
-      lab07::perf::linear_work(l.n, l.k, batch), {.max_seconds = max_seconds, .kernels = rooflab::registry_kernels(lab07::kKernels)},
+      lab07::perf::linear_work(l.n, l.k, batch),
+      rooflab::checking_each_sample({.max_seconds = max_seconds, .kernels = rooflab::registry_kernels(lab07::kKernels)},
+                                    [&l, batch] { return l.check(batch, "batched_gemv", kEachSample); }),
       {rooflab::timed_output(l.y)},
       {l.weights(), l.inputs(batch)});
 }
@@ -90,7 +96,9 @@ ROOFLAB_TEST(Lab07Perf, GemvOnTheMemoryRoof) {
   Linear l(s, s, 1, 1);
   l.y.poison();
   const auto m = rooflab::benchmark([&](cudaStream_t st) { lab07::gemv(l.w.device.data(), l.x.device.data(), l.y.data(), s, s, st); },
-                                    lab07::perf::linear_work(s, s, 1), {.kernels = rooflab::registry_kernels(lab07::kKernels)},
+                                    lab07::perf::linear_work(s, s, 1),
+                                    rooflab::checking_each_sample({.kernels = rooflab::registry_kernels(lab07::kKernels)},
+                                                                  [&] { return l.check(1, "gemv", kEachSample); }),
                                     {rooflab::timed_output(l.y)},
                                     {l.weights(), l.inputs(1)});
   ASSERT_TRUE(l.check(1, "gemv"));

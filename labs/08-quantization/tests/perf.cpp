@@ -22,6 +22,7 @@
 #include <rooflab/half.hpp>
 #include <rooflab/testing/plot.hpp>
 #include <rooflab/testing/random.hpp>
+#include <rooflab/testing/timed_data.hpp>
 #include <rooflab/testing/timing.hpp>
 
 #include <cuda_fp16.h>
@@ -93,10 +94,13 @@ struct Packed {
       lab08::gemv_int4(packed.data(), dscales.data(), l.dx.data(), l.dy.data(), l.n, l.k, group, s);
     }
   }
-  // Every 97th row of y against the double-precision GEMV of the weights this format holds.
-  ::testing::AssertionResult check(const Layer& l) const {
+  // `rows` rows of y (about 84 after timing, a few after every sample; the first and the last among them) against
+  // the double-precision GEMV of the weights this format holds. The rows are drawn when the check runs, from the
+  // operating system's entropy (rooflab::sampled_indices): rows at a fixed stride would let a GEMV compute only those.
+  ::testing::AssertionResult check(const Layer& l, std::size_t rows = 84) const {
     const auto y = l.dy.download();
-    for (int j = 0; j < l.n; j += 97) {
+    for (const std::size_t row : rooflab::sampled_indices(static_cast<std::size_t>(l.n), rows)) {
+      const int j = static_cast<int>(row);
       double want = 0;
       for (int i = 0; i < l.k; ++i) {
         const std::size_t at = static_cast<std::size_t>(j) * l.k + i;
@@ -115,10 +119,12 @@ struct Packed {
   }
   // What a timed launch must read (the dry run counts it): the weights in this format, their scales, and x.
   // A library call is not asked (as in Lab 04).
-  std::vector<rooflab::TimedRead> inputs(const Layer& l) const {
+  // x is declared with its host copy, so benchmark() moves both between samples (rooflab::InputMotion): every
+  // sample multiplies a vector no earlier call saw, and the check after timing reads the last one.
+  std::vector<rooflab::TimedRead> inputs(Layer& l) const {
     if (bits == 16) return {};
     return {rooflab::timed_input(packed, "packed weights"), rooflab::timed_input(dscales, "scales"),
-            rooflab::timed_input(l.dx, "x")};
+            rooflab::timed_input(l.dx, l.x, "x")};
   }
   int bits, group;
   std::vector<int> q;
@@ -142,7 +148,9 @@ rooflab::Measurement time_gemv(Layer& l, const Packed& p, double max_seconds = 3
   // The quantized GEMVs must start a kernel of the lab's registry (the FP16 baseline is cuBLAS's).
   const auto kernels = p.bits == 16 ? std::vector<std::string>{} : rooflab::registry_kernels(lab08::kKernels);
   auto m = rooflab::benchmark([&](cudaStream_t s) { p.launch(l, s); }, lab08::perf::gemv_work(l.n, l.k, p.weight_bytes),
-                              {.max_seconds = max_seconds, .kernels = kernels}, {rooflab::timed_output(l.dy)}, p.inputs(l));
+                              rooflab::checking_each_sample({.max_seconds = max_seconds, .kernels = kernels},
+                                                            [&] { return p.check(l, 4); }),
+                              {rooflab::timed_output(l.dy)}, p.inputs(l));
   EXPECT_TRUE(p.check(l));
   // cuBLAS keeps a workspace it allocates on its first call: the check is about the students' GEMVs.
   if (p.bits == 16) return m;

@@ -7,7 +7,9 @@
 // full reference at the timed sizes would cost the host seconds per kernel. Which elements are sampled is drawn
 // only then, from the operating system's entropy rather than the seed: a launcher that knows the seed and the
 // harness's code still cannot know which outputs will be read, so it must write them all. The first and last
-// elements are always among them (where tails go wrong).
+// elements are always among them (where tails go wrong). While a perf test is timed, benchmark() moves every
+// TimedInput before every sample (InputMotion in rooflab/testing/timing.hpp) and its host view moves with it:
+// a check after timing reads the inputs the last sample was given through host(), never a copy taken before.
 #pragma once
 
 #include <rooflab/testing/buffer.hpp>
@@ -24,9 +26,11 @@
 #include <cstdint>
 #include <random>
 #include <span>
+#include <stdexcept>
 #include <string_view>
 #include <thread>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 namespace rooflab {
@@ -65,7 +69,14 @@ class TimedInput {
       ROOFLAB_CUDA_CHECK(cudaMemcpy(device.data() + at, chunk.data(), count * sizeof(T), cudaMemcpyHostToDevice));
     }
   }
-  float host(std::size_t i) const { return as_float(rounded(i)); }
+  // Element i as the device holds it now: benchmark() turns a timed input between samples (InputMotion in
+  // rooflab/testing/timing.hpp), and the host view turns with it.
+  float host(std::size_t i) const { return as_float(rounded((i + shift_) % device.size())); }
+  // The host view turned left by r elements, as benchmark() has just turned the device array (timed_input()).
+  void host_rotate(std::size_t r) const { shift_ = (shift_ + r) % device.size(); }
+  // Element i of the sequence the array was filled from (element i of the array until benchmark() turns it), for
+  // any i, past the end too: what the test of the sequence's period reads.
+  float generated(std::size_t i) const { return as_float(rounded(i)); }
   // Elements [from, from + count) as the host reads them (for a reference that takes a row).
   std::vector<float> host_range(std::size_t from, std::size_t count) const {
     std::vector<float> out(count);
@@ -95,6 +106,9 @@ class TimedInput {
 
   std::uint64_t key_;
   float lo_, hi_;
+  // How far the device array has been turned left since it was filled (benchmark() turns it through
+  // timed_input() below, which reaches a const TimedInput: the values are the same, their places move).
+  mutable std::size_t shift_ = 0;
 };
 
 // A timed input as benchmark() watches it on a dry run (rooflab/testing/timing.hpp): every timed launch must read at
@@ -103,7 +117,23 @@ template <typename T>
 TimedRead timed_input(const TimedInput<T>& in, const char* name = "input", std::size_t first = 0, std::size_t count = 0,
                       double min_fraction = 0.5) {
   const std::size_t n = count > 0 ? count : in.device.size() - first;
-  return {static_cast<const void*>(in.device.data() + first), n * sizeof(T), min_fraction, name};
+  TimedRead read{static_cast<const void*>(in.device.data() + first), n * sizeof(T), min_fraction, name};
+  const std::size_t size = in.device.size();
+  read.motion = {const_cast<T*>(in.device.data()), size, sizeof(T),
+                 [&in](std::size_t r) { in.host_rotate(r); }};
+  return read;
+}
+
+// `options` with a check of every sample's output (BenchOptions::check_each_sample): `check` returns a
+// ::testing::AssertionResult, as the test's check after timing does. Keep it cheap (a few elements: an output
+// handed back from another call is wrong almost everywhere); the check after timing reads more.
+template <typename Check>
+BenchOptions checking_each_sample(BenchOptions options, Check check) {
+  options.check_each_sample = [check = std::move(check)]() -> std::string {
+    const ::testing::AssertionResult r = check();
+    return r ? std::string() : std::string(r.message());
+  };
+  return options;
 }
 
 // `count` indices spread at random over [0, n), plus 0 and n - 1, sorted, without repeats. Drawn from the
@@ -123,18 +153,39 @@ inline std::vector<std::size_t> sampled_indices(std::size_t n, std::size_t count
 // The timed kernel's output `got` (downloaded after timing) against `want(i)`, a host reference for element i,
 // at the indices `at`: |got - want| <= atol + rtol |want|, and never NaN or infinite. `kernel` names the
 // kernel in the failure, which says that a timed kernel must do all of its work.
-template <typename T, typename Want>
-::testing::AssertionResult timed_output_matches(std::string_view kernel, const std::vector<T>& got,
-                                                std::span<const std::size_t> at, Want&& want, Tolerance tol) {
+template <typename Got, typename Want>
+::testing::AssertionResult timed_output_matches_by(std::string_view kernel, std::size_t size, Got&& got,
+                                                   std::span<const std::size_t> at, Want&& want, Tolerance tol) {
   for (const std::size_t i : at) {
-    const double g = as_float(got.at(i)), w = want(i);
+    const double g = got(i), w = want(i);
     if (!std::isfinite(g) || std::abs(g - w) > tol.atol + tol.rtol * std::abs(w)) {
       return ::testing::AssertionFailure() << kernel << ": output element " << i << " is " << g << " after timing, "
-                                           << "want " << w << " (of " << got.size() << " elements, " << at.size()
+                                           << "want " << w << " (of " << size << " elements, " << at.size()
                                            << " checked at random): a timed kernel must do all of its work";
     }
   }
   return ::testing::AssertionSuccess();
+}
+template <typename T, typename Want>
+::testing::AssertionResult timed_output_matches(std::string_view kernel, const std::vector<T>& got,
+                                                std::span<const std::size_t> at, Want&& want, Tolerance tol) {
+  return timed_output_matches_by(kernel, got.size(), [&](std::size_t i) -> double { return as_float(got.at(i)); }, at,
+                                 std::forward<Want>(want), tol);
+}
+// The same, reading only the checked elements of the device buffer (a check after every sample, where copying a
+// whole output back each time would cost more than the sample).
+template <typename T, typename Want>
+::testing::AssertionResult timed_output_matches(std::string_view kernel, const DeviceBuffer<T>& out,
+                                                std::span<const std::size_t> at, Want&& want, Tolerance tol) {
+  return timed_output_matches_by(
+      kernel, out.size(),
+      [&](std::size_t i) -> double {
+        if (i >= out.size()) throw std::out_of_range("timed_output_matches: element past the end of the output");
+        T v{};
+        ROOFLAB_CUDA_CHECK(cudaMemcpy(&v, out.data() + i, sizeof(T), cudaMemcpyDeviceToHost));
+        return as_float(v);
+      },
+      at, std::forward<Want>(want), tol);
 }
 
 }  // namespace rooflab

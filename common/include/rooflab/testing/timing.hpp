@@ -15,6 +15,7 @@
 
 #include <rooflab/cuda.hpp>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -44,6 +45,14 @@ struct BenchOptions {
   // them ("lab07::gemv_kernel"; registry_kernels() below): a launcher that answers a timed call with only a
   // copy kernel runs none of them. Empty: not checked (library baselines, calibration).
   std::vector<std::string> kernels{};
+  // On a GPU as on a dry run: the test's check of the timed output, run after every sample (outside the timed
+  // interval, before the next sample's inputs are moved), so it reads the inputs that sample was given. It
+  // returns what is wrong, empty when nothing is; benchmark() throws TimedOutputWrong naming the sample. A check
+  // after timing reads only the last sample's output: a launcher right on some calls and stale on others (a
+  // kept answer handed back every other call) would pass it by luck. Its time is not counted against
+  // max_seconds. Empty function: only the test's check after timing. (checking_each_sample() in
+  // rooflab/testing/timed_data.hpp makes one from a gtest check.)
+  std::function<std::string()> check_each_sample{};
 };
 
 // The kernel names of a lab's registry (lab.hpp's kKernels: anything with a `kernel` name), for BenchOptions::kernels.
@@ -103,28 +112,58 @@ TimedOutput timed_output(Buffer& b) {
   return {static_cast<void*>(b.data()), b.bytes()};
 }
 
+// How benchmark() may move an input between samples: the whole device array it lies in (`elements` of
+// `element_bytes` each), and `host_rotate(r)`, which turns the test's host view of it (what its reference
+// reads) left by r elements, as the device array was just turned. Empty (`base` null): never moved.
+struct InputMotion {
+  void* base = nullptr;
+  std::size_t elements = 0;
+  std::size_t element_bytes = 0;
+  std::function<void(std::size_t)> host_rotate{};
+};
+
 // Device memory a timed launch must read: its inputs. A launcher that remembers its previous answer and
 // writes it back (a copy kernel from a buffer of its own) passes the poisoning above and reads no input. On a
 // dry run, benchmark() counts the bytes of each input that every timed launch touched (the CPU backend's
 // read watch, page by page) and throws TimedReadError when a launch touched less than `min_fraction` of an
 // input. On a GPU nothing is counted: the speed a replay claims is left to the plausibility rules.
+//
+// An input with a `motion` (every TimedInput, and a buffer declared with its host copy) is also moved before
+// every sample, on a GPU as on a dry run: its device array is rewritten from a copy of its contents as they were
+// before the first warm-up, turned left by a number of elements drawn from the operating system's entropy
+// (never from the seed), and the test's host view is turned with it. Every sample thus computes on inputs no
+// earlier call saw, at the same addresses and of the same values: a launcher that keys a kept answer on its
+// pointers and shape (and touches every page to satisfy the read watch) hands back an answer to other inputs,
+// and the check after timing, which reads the moved inputs through the host view, fails it.
 struct TimedRead {
   const void* data = nullptr;
   std::size_t bytes = 0;
   double min_fraction = 0.5;  // of `bytes`: "almost none" fails; a kernel that reads every element passes
   const char* name = "input";
+  InputMotion motion{};
 };
 template <typename Buffer>
 TimedRead timed_input(const Buffer& b, const char* name = "input", double min_fraction = 0.5) {
   return {static_cast<const void*>(b.data()), b.bytes(), min_fraction, name};
 }
+// A device buffer whose host copy `host` (element i of the one is element i of the other, in any type) is what
+// the test's reference reads: benchmark() moves both between samples (InputMotion above).
+template <typename Buffer, typename HostElement>
+TimedRead timed_input(Buffer& b, std::vector<HostElement>& host, const char* name = "input", double min_fraction = 0.5) {
+  if (host.size() != b.size()) throw std::invalid_argument("timed_input: the host copy and the buffer differ in size");
+  TimedRead read = timed_input(std::as_const(b), name, min_fraction);
+  read.motion = {static_cast<void*>(b.data()), b.size(), b.bytes() / std::max<std::size_t>(b.size(), 1),
+                 [&host](std::size_t r) { std::rotate(host.begin(), host.begin() + static_cast<std::ptrdiff_t>(r), host.end()); }};
+  return read;
+}
 class TimedReadError : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
 };
-// The same inputs are also fingerprinted (device_fingerprint) before the first warm-up launch and after the
-// last sample, on a GPU as on a dry run: a launcher that writes into an input (an answer stashed there for a
-// later call, an input transformed once and reused) makes benchmark() throw TimedInputChanged, naming it.
+// The same inputs are also fingerprinted (device_fingerprint): after the last sample each must hold what the
+// harness gave that sample (for an input that is moved, what it wrote there; otherwise what it held before the
+// first warm-up launch), on a GPU as on a dry run. A launcher that writes into an input (an answer stashed there
+// for a later call, an input transformed once and reused) makes benchmark() throw TimedInputChanged, naming it.
 class TimedInputChanged : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
@@ -143,6 +182,11 @@ class TimedWorkNotCovered : public std::runtime_error {
 // on a GPU the allocation synchronizes the device and costs more than a small kernel. benchmark() throws
 // TimedAllocation with the count; allocate once, outside the calls, or take a workspace from the caller.
 class TimedAllocation : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+// A sample whose output BenchOptions::check_each_sample found wrong.
+class TimedOutputWrong : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
 };
