@@ -214,6 +214,14 @@ int cmd_selftest(const SelftestArgs& a) {
   options.gpu_present = detect_gpu().present;
   if (known_bad) trust_the_solutions(lab, options);  // ---- verify ----
   const auto build_errors = build_errors_of(a, m, lab, v, expect);  // ---- build ----
+  // A binary the suite should have built and did not (the tree was not built, or only in part): a test the
+  // case must fail would "fail" as not built, which proves nothing of the check the case is about.
+  std::vector<std::string> unbuilt;
+  if (known_bad && expect.value("build", "") != "fails") {
+    for (const auto& b : v.binaries) {
+      if (b.unavailable.empty() && !build_errors.count(b.target) && !fs::exists(b.path)) unbuilt.push_back(b.path.string());
+    }
+  }
   // ---- run: in the sandbox grade uses, so that the suite checks every kind of test binary still passes in it ----
   const ScratchRoot scratch;
   const SandboxScope in_sandbox(test_sandbox({m.source_dir, m.build_dir, v.student_dir, {}, scratch.path()}));
@@ -237,6 +245,10 @@ int cmd_selftest(const SelftestArgs& a) {
   if (a.json) write_text(*a.json, gradescope_json({lr}, fmt::format("selftest lab {} {}", lab.id, v.name)) + "\n");
 
   std::vector<std::string> problems;
+  for (const auto& path : unbuilt) {
+    problems.push_back(fmt::format("{} was not built: build the tree first (a case's tests fail for the reason the "
+                                   "case names, not for a binary that is missing)", path));
+  }
   if (v.expect == "full") {
     full_marks_problems(results, problems);
   } else if (v.expect == "zero") {

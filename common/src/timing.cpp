@@ -1,6 +1,7 @@
 #include <rooflab/testing/buffer.hpp>
 #include <rooflab/check.hpp>
 #include <rooflab/testing/device_info.hpp>
+#include <rooflab/testing/device_memory.hpp>
 #include <rooflab/testing/timing.hpp>
 #include <rooflab/testing/plot.hpp>
 #include <rooflab/testing/random.hpp>
@@ -15,6 +16,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <numeric>
+#include <optional>
 #include <random>
 #include <vector>
 
@@ -290,6 +292,8 @@ Measurement benchmark(const std::function<void(cudaStream_t)>& launch, Work work
   std::vector<std::uint64_t> fingerprints;  // of the inputs as the test declared them, before any launch
   for (const TimedRead& in : inputs) fingerprints.push_back(device_fingerprint(in.data, in.bytes));
   InputMover mover(inputs);
+  std::optional<DeviceMemoryWatch> memory;  // from here on: what the launches take, not the harness's buffers
+  if (options.watch_device_memory) memory.emplace();
   for (int i = 0; i < options.warmup; ++i) {
     poison();
     launch(stream.get());
@@ -364,6 +368,7 @@ Measurement benchmark(const std::function<void(cudaStream_t)>& launch, Work work
       if (sample_stats(samples).rse < options.target_rse || spent > options.max_seconds) break;
     }
   }
+  if (memory) m.peak_extra_device_bytes = memory->peak_extra_bytes();
   // What the last sample left in each input, against what it was given: for a moved input, the array written
   // again as the last sample's move wrote it; otherwise the fingerprint taken before the first warm-up.
   std::vector<std::uint64_t> left;

@@ -296,6 +296,27 @@ TEST(TimedOutputs, EverySampleIsCheckedWhenTheTestAsks) {
                                      {rooflab::timed_output(out)}, {rooflab::timed_input(in, "x")}));
 }
 
+// BenchOptions::watch_device_memory counts what the launches allocate, not the harness's own buffers (the L2
+// flusher's, the copies of the moved inputs): nothing for a launcher that allocates nothing, the bytes it keeps for
+// one that allocates once (in its first call, a warm-up: a timed sample may not allocate).
+TEST(TimedMemory, TheLaunchesAllocationsNotTheHarnesss) {
+  const rooflab::TimedInput<float> in(kN, 11);
+  rooflab::DeviceBuffer<float> out(kN);
+  const auto scale = [&](cudaStream_t s) { timedtest::scale(in.device.data(), out.data(), kN, s); };
+  const rooflab::BenchOptions watching{.flush_l2 = true, .watch_device_memory = true};
+  const auto m = rooflab::benchmark(scale, scale_work(), watching, {rooflab::timed_output(out)}, {rooflab::timed_input(in, "x")});
+  EXPECT_EQ(m.peak_extra_device_bytes, 0u);
+  float* kept = nullptr;
+  const auto keeps = [&](cudaStream_t s) {
+    if (kept == nullptr) ROOFLAB_CUDA_CHECK(cudaMalloc(&kept, 1 << 20));
+    scale(s);
+  };
+  const auto k = rooflab::benchmark(keeps, scale_work(), watching, {rooflab::timed_output(out)}, {rooflab::timed_input(in, "x")});
+  EXPECT_GE(k.peak_extra_device_bytes, std::size_t{1} << 20);
+  EXPECT_LT(k.peak_extra_device_bytes, std::size_t{2} << 20);
+  ROOFLAB_CUDA_CHECK(cudaFree(kept));
+}
+
 // A timed launch that allocates device memory fails the dry run's benchmark, freed or not; allocations made
 // before the timed loop (the caller's buffers, the harness's own) do not count.
 TEST(TimedAllocations, ALaunchThatAllocatesFailsTheBenchmark) {

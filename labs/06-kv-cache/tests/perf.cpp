@@ -170,12 +170,13 @@ ROOFLAB_TEST(Lab06Perf, BandwidthAgainstContext) {
   rooflab::Series measured{"your decode attention (GQA 4, 8 KV heads, 16 sequences)", {}, "linespoints"};
   std::string table;
   for (std::size_t context = 256; context <= 32768; context *= rooflab::kDryRun ? 8 : 2) {
-    // (A dry run keeps the contexts distinct but tiny: 18 to 145 tokens.)
+    // (A dry run keeps the contexts distinct but tiny: 18 to 145 tokens.) A plot, not a grade: the output is
+    // checked after timing only (one reference element costs a whole sequence's K and V on the host, which at
+    // 32768 tokens would be most of a second per sample).
     const std::vector<std::size_t> lens(16, rooflab::kDryRun ? 17 + (context >> 8) : context);
     Batch batch(lens, lab06::perf::kKvHeads, 4, 4 + context);
     const auto m = rooflab::benchmark([&](cudaStream_t s) { batch.run(s); }, lab06::perf::decode_work(lens),
-                                      rooflab::checking_each_sample(rooflab::expecting_kernels({.max_seconds = 0.5}, kTimed.kernels),
-                                                                    [&] { return batch.output_is_right(kEachSample); }),
+                                      rooflab::expecting_kernels({.max_seconds = 0.5}, kTimed.kernels),
                                       {rooflab::timed_output(batch.out)}, batch.inputs());
     ASSERT_TRUE(batch.output_is_right());
     measured.points.emplace_back(static_cast<double>(lens[0]), m.best_gbps());

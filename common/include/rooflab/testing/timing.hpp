@@ -53,6 +53,10 @@ struct BenchOptions {
   // max_seconds. Empty function: only the test's check after timing. (checking_each_sample() in
   // rooflab/testing/timed_data.hpp makes one from a gtest check.)
   std::function<std::string()> check_each_sample{};
+  // Measure the device memory the launches take beyond what was allocated before the first of them
+  // (Measurement::peak_extra_device_bytes; rooflab/testing/device_memory.hpp says how), leaving out the
+  // harness's own buffers (the L2 flusher's, the moved inputs' copies).
+  bool watch_device_memory = false;
 };
 
 // The kernel names of a lab's registry (lab.hpp's kKernels: anything with a `kernel` name), for BenchOptions::kernels.
@@ -78,6 +82,7 @@ struct Measurement {
   double rse = 0;                  // relative standard error of the mean
   int throttled_samples = 0;       // SM clock under 75% of max during the sample (NVML only)
   double mean_sm_clock_mhz = 0;    // 0 when NVML is not available
+  std::size_t peak_extra_device_bytes = 0;  // with BenchOptions::watch_device_memory only
   double gbps() const { return median_s > 0 ? work.bytes() / median_s / 1e9 : 0; }
   double best_gbps() const { return min_s > 0 ? work.bytes() / min_s / 1e9 : 0; }
   double flops_per_s() const { return median_s > 0 ? work.flops / median_s : 0; }
