@@ -289,9 +289,13 @@ Measurement benchmark(const std::function<void(cudaStream_t)>& launch, Work work
     persisting_l2 = 0;
     (void)cudaGetLastError();
   }
-  std::vector<std::uint64_t> fingerprints;  // of the inputs as the test declared them, before any launch
-  for (const TimedRead& in : inputs) fingerprints.push_back(device_fingerprint(in.data, in.bytes));
   InputMover mover(inputs);
+  // The inputs that are not moved as the test declared them, before any launch (a moved one is compared with what
+  // the harness wrote before the last sample, below).
+  std::vector<std::uint64_t> fingerprints;
+  for (const TimedRead& in : inputs) {
+    fingerprints.push_back(mover.moves(in.motion.base) ? 0 : device_fingerprint(in.data, in.bytes));
+  }
   std::optional<DeviceMemoryWatch> memory;  // from here on: what the launches take, not the harness's buffers
   if (options.watch_device_memory) memory.emplace();
   for (int i = 0; i < options.warmup; ++i) {
