@@ -34,18 +34,18 @@ __global__ void copy_kernel(const float* __restrict__ a, float* __restrict__ c, 
   // threads of a warp touch neighbouring floats, so each warp's 32 loads fall in four 32-byte sectors:
   // every byte fetched is used (coalesced). The loop lets any grid size cover any n.
   //
-  // Each trip issues four loads before its first store, so four loads per thread are in flight at once
-  // (handout: "Choosing the grid", Little's law). A copy has nothing else to overlap: with one load per trip
-  // an H100 reached 80% of its copy ceiling, while add and triad, two loads per trip, reached 92%
-  // (docs/measurements.md).
+  // Each trip issues eight loads before its first store, so 32 bytes per thread are in flight at once
+  // (handout: "Choosing the grid", Little's law). A copy has nothing else to overlap, and the bytes a GPU
+  // needs in flight grow with its bandwidth: one load per trip held an H100 to 80% of its copy ceiling,
+  // four loads an H200 to 92% (docs/measurements.md).
   const std::size_t grid = grid_threads();
   std::size_t i = global_thread();
-  for (; i + 3 * grid < n; i += 4 * grid) {
-    const float v0 = a[i], v1 = a[i + grid], v2 = a[i + 2 * grid], v3 = a[i + 3 * grid];
-    c[i] = v0;
-    c[i + grid] = v1;
-    c[i + 2 * grid] = v2;
-    c[i + 3 * grid] = v3;
+  for (; i + 7 * grid < n; i += 8 * grid) {
+    float v[8];
+#pragma unroll
+    for (int u = 0; u < 8; ++u) v[u] = a[i + u * grid];  // all eight loads go out before the first store
+#pragma unroll
+    for (int u = 0; u < 8; ++u) c[i + u * grid] = v[u];
   }
   for (; i < n; i += grid) c[i] = a[i];  // the last, partial round
   // STUDENT END
@@ -53,15 +53,15 @@ __global__ void copy_kernel(const float* __restrict__ a, float* __restrict__ c, 
 
 __global__ void scale_kernel(const float* __restrict__ c, float* __restrict__ b, float scalar, std::size_t n) {
   // STUDENT BEGIN (lab01.scale)
-  // As copy: four loads in flight per thread, then the multiplies and stores.
+  // As copy: eight loads in flight per thread, then the multiplies and stores.
   const std::size_t grid = grid_threads();
   std::size_t i = global_thread();
-  for (; i + 3 * grid < n; i += 4 * grid) {
-    const float v0 = c[i], v1 = c[i + grid], v2 = c[i + 2 * grid], v3 = c[i + 3 * grid];
-    b[i] = scalar * v0;
-    b[i + grid] = scalar * v1;
-    b[i + 2 * grid] = scalar * v2;
-    b[i + 3 * grid] = scalar * v3;
+  for (; i + 7 * grid < n; i += 8 * grid) {
+    float v[8];
+#pragma unroll
+    for (int u = 0; u < 8; ++u) v[u] = c[i + u * grid];
+#pragma unroll
+    for (int u = 0; u < 8; ++u) b[i + u * grid] = scalar * v[u];
   }
   for (; i < n; i += grid) b[i] = scalar * c[i];
   // STUDENT END
@@ -70,18 +70,42 @@ __global__ void scale_kernel(const float* __restrict__ c, float* __restrict__ b,
 __global__ void add_kernel(const float* __restrict__ a, const float* __restrict__ b, float* __restrict__ c,
                            std::size_t n) {
   // STUDENT BEGIN (lab01.add)
-  for (std::size_t i = global_thread(); i < n; i += grid_threads()) {
-    c[i] = a[i] + b[i];
+  // Four trips' loads of both inputs (eight loads, 32 bytes per thread) before the first store, as copy.
+  // With one trip per iteration (two loads) an H100 reached 92% of its copy ceiling and an H200, whose
+  // DRAM needs 1.4x the bytes in flight for its 1.4x bandwidth, 86% (docs/measurements.md).
+  const std::size_t grid = grid_threads();
+  std::size_t i = global_thread();
+  for (; i + 3 * grid < n; i += 4 * grid) {
+    float va[4], vb[4];
+#pragma unroll
+    for (int u = 0; u < 4; ++u) {  // the eight loads first, then the math and the stores
+      va[u] = a[i + u * grid];
+      vb[u] = b[i + u * grid];
+    }
+#pragma unroll
+    for (int u = 0; u < 4; ++u) c[i + u * grid] = va[u] + vb[u];
   }
+  for (; i < n; i += grid) c[i] = a[i] + b[i];
   // STUDENT END
 }
 
 __global__ void triad_kernel(const float* __restrict__ b, const float* __restrict__ c, float* __restrict__ a,
                              float scalar, std::size_t n) {
   // STUDENT BEGIN (lab01.triad)
-  for (std::size_t i = global_thread(); i < n; i += grid_threads()) {
-    a[i] = b[i] + scalar * c[i];
+  // As add: four trips' loads of both inputs before the first store.
+  const std::size_t grid = grid_threads();
+  std::size_t i = global_thread();
+  for (; i + 3 * grid < n; i += 4 * grid) {
+    float vb[4], vc[4];
+#pragma unroll
+    for (int u = 0; u < 4; ++u) {
+      vb[u] = b[i + u * grid];
+      vc[u] = c[i + u * grid];
+    }
+#pragma unroll
+    for (int u = 0; u < 4; ++u) a[i + u * grid] = vb[u] + scalar * vc[u];
   }
+  for (; i < n; i += grid) a[i] = b[i] + scalar * c[i];
   // STUDENT END
 }
 

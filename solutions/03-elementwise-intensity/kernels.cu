@@ -48,16 +48,30 @@ __global__ void bias_add_kernel(const T* __restrict__ x, const T* __restrict__ b
   // Four elements per trip of the grid-stride loop, all loaded before the first store: four loads in flight
   // per thread instead of one (Lab 01, "Choosing the grid": with one, an H100 stayed near 78% of its copy
   // ceiling). The bias comes from L1/L2: every row re-reads the same cols elements.
+  //
+  // The bias index is a running column, not i % cols. GPUs have no integer divide: ptxas makes each 64-bit
+  // remainder a branch between a call to a 64-bit routine and, when both operands fit in 32 bits, about 20
+  // instructions (a reciprocal on the special-function unit, two conversions), and the branches keep the
+  // four loads of a trip from going out together. With four of them per trip this kernel reached 80% of an
+  // H200's copy ceiling where the residual add, the same loop without them, reached 93%
+  // (docs/measurements.md). One remainder per thread at the start; after that each grid stride moves the
+  // column by grid % cols, wrapping at most once.
   const std::size_t n = rows * cols, grid = grid_threads();
-  std::size_t i = global_thread();
+  if (n == 0) return;  // also keeps the remainders below from dividing by zero columns
+  const std::size_t step = grid % cols;
+  const auto advance = [&](std::size_t col) { return col + step >= cols ? col + step - cols : col + step; };
+  std::size_t i = global_thread(), col = i % cols;
   for (; i + 3 * grid < n; i += 4 * grid) {
-    float v[4];
+    float vx[4], vb[4];
 #pragma unroll
-    for (int u = 0; u < 4; ++u) v[u] = load(x, i + u * grid) + load(bias, (i + u * grid) % cols);
+    for (int u = 0; u < 4; ++u, col = advance(col)) {  // the loads first, then the adds and the stores
+      vx[u] = load(x, i + u * grid);
+      vb[u] = load(bias, col);
+    }
 #pragma unroll
-    for (int u = 0; u < 4; ++u) store(t, i + u * grid, v[u]);
+    for (int u = 0; u < 4; ++u) store(t, i + u * grid, vx[u] + vb[u]);
   }
-  for (; i < n; i += grid) store(t, i, load(x, i) + load(bias, i % cols));  // the last, partial round
+  for (; i < n; i += grid, col = advance(col)) store(t, i, load(x, i) + load(bias, col));  // the last, partial round
   // STUDENT END
 }
 
@@ -65,16 +79,17 @@ template <typename T>
 __global__ void gelu_kernel(const T* __restrict__ t, T* __restrict__ u, std::size_t n) {
   // STUDENT BEGIN (lab03.gelu)
   // 9 FLOPs per element by the handout's count (tanh as one): still far left of every ridge point.
-  // Four loads in flight per thread, as in bias_add.
+  // One input, so eight loads in flight per thread (32 bytes in FP32), as Lab 01's copy: with four, an H200
+  // reached 91% of its copy ceiling (docs/measurements.md).
   const auto gelu = [](float v) { return 0.5f * v * (1.0f + tanhf(0.7978845608f * (v + 0.044715f * v * v * v))); };
   const std::size_t grid = grid_threads();
   std::size_t i = global_thread();
-  for (; i + 3 * grid < n; i += 4 * grid) {
-    float v[4];
+  for (; i + 7 * grid < n; i += 8 * grid) {
+    float v[8];
 #pragma unroll
-    for (int k = 0; k < 4; ++k) v[k] = load(t, i + k * grid);
+    for (int k = 0; k < 8; ++k) v[k] = load(t, i + k * grid);
 #pragma unroll
-    for (int k = 0; k < 4; ++k) store(u, i + k * grid, gelu(v[k]));
+    for (int k = 0; k < 8; ++k) store(u, i + k * grid, gelu(v[k]));
   }
   for (; i < n; i += grid) store(u, i, gelu(load(t, i)));
   // STUDENT END
@@ -106,21 +121,26 @@ __global__ void fused_chain_kernel(const T* __restrict__ x, const T* __restrict_
   // STUDENT BEGIN (lab03.fused)
   // One read of x and residual, one write of y: the intermediates stay in registers. The bias (cols
   // elements) is re-read by every row, but from the L2, not DRAM.
-  // Four elements per trip, every load issued before the math and the stores (as in bias_add).
+  // Four elements per trip, every load issued before the math and the stores, and the bias column kept
+  // running rather than recomputed with a 64-bit remainder (both as in bias_add).
   const auto gelu = [](float v) { return 0.5f * v * (1.0f + tanhf(0.7978845608f * (v + 0.044715f * v * v * v))); };
   const std::size_t n = rows * cols, grid = grid_threads();
-  std::size_t i = global_thread();
+  if (n == 0) return;  // also keeps the remainders below from dividing by zero columns
+  const std::size_t step = grid % cols;
+  const auto advance = [&](std::size_t col) { return col + step >= cols ? col + step - cols : col + step; };
+  std::size_t i = global_thread(), col = i % cols;
   for (; i + 3 * grid < n; i += 4 * grid) {
-    float v[4], r[4];
+    float vx[4], vb[4], r[4];
 #pragma unroll
-    for (int k = 0; k < 4; ++k) {
-      v[k] = load(x, i + k * grid) + load(bias, (i + k * grid) % cols);
+    for (int k = 0; k < 4; ++k, col = advance(col)) {
+      vx[k] = load(x, i + k * grid);
+      vb[k] = load(bias, col);
       r[k] = load(residual, i + k * grid);
     }
 #pragma unroll
-    for (int k = 0; k < 4; ++k) store(y, i + k * grid, gelu(v[k]) + r[k]);
+    for (int k = 0; k < 4; ++k) store(y, i + k * grid, gelu(vx[k] + vb[k]) + r[k]);
   }
-  for (; i < n; i += grid) store(y, i, gelu(load(x, i) + load(bias, i % cols)) + load(residual, i));
+  for (; i < n; i += grid, col = advance(col)) store(y, i, gelu(load(x, i) + load(bias, col)) + load(residual, i));
   // STUDENT END
 }
 
