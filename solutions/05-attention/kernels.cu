@@ -218,7 +218,7 @@ __global__ void __launch_bounds__(kFlash2Block)
 
   wmma::fragment<wmma::accumulator, 16, 16, 16, float> acc[D / 16];
   for (int c = 0; c < D / 16; ++c) wmma::fill_fragment(acc[c], 0.0f);
-  // Two lanes per query row: lane 2r + h takes columns [h BC / 2, (h + 1) BC / 2) of row r.
+  // Two lanes per query row: lane 2r + h takes the columns c of row r with c % 2 == h.
   const int my_row = lane / 2, my_half = lane % 2, my_query = row0 + my_row;
   float m = -INFINITY, l = 0.0f;
 
@@ -245,9 +245,17 @@ __global__ void __launch_bounds__(kFlash2Block)
       __syncwarp();  // the scores are in shared memory before the lanes read them row by row
 
       // The online softmax for this tile: masked scores are -inf, the row max is the two lanes' max.
+      // The two lanes of a row take alternate columns, and rows 8-15 start one pair of columns later: each
+      // step's 32 lanes then read 32 different banks. (A row starts 4 banks after the one before it, LDS = BC
+      // + 4 floats, so rows r and r + 8 start in the same bank; with each lane taking half a row, lanes 2r
+      // and 2r + 1 shared banks too: 4-way bank conflicts. Nsight Compute measured this kernel's shared
+      // loads at 3.4-way on an H200 before, docs/measurements.md.)
       float* srow = s_tile + my_row * LDS;
+      const int skew = my_row / 8;
+      const auto column = [&](int i) { return 2 * ((i + skew) % (BC / 2)) + my_half; };
       float mx = -INFINITY;
-      for (int c = my_half * (BC / 2); c < (my_half + 1) * (BC / 2); ++c) {
+      for (int i = 0; i < BC / 2; ++i) {
+        const int c = column(i);
         const int j = t0 + c;
         const float x = (j >= len || (causal && j > my_query)) ? -INFINITY : srow[c] * scale;
         srow[c] = x;
@@ -256,7 +264,8 @@ __global__ void __launch_bounds__(kFlash2Block)
       const float m_new = fmaxf(m, fmaxf(mx, __shfl_xor_sync(kFullMask, mx, 1)));
       const float alpha = rescale_factor(m, m_new);
       float sum = 0.0f;
-      for (int c = my_half * (BC / 2); c < (my_half + 1) * (BC / 2); ++c) {
+      for (int i = 0; i < BC / 2; ++i) {
+        const int c = column(i);
         const float pe = exp_or_zero(srow[c], m_new);
         p_tile[my_row * LDP + c] = __float2half(pe);
         sum += pe;

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <cstring>
 #include <string>
 #include <typeinfo>
@@ -70,6 +71,10 @@ std::string shared_end_block();
 void* shared_new_state();
 void shared_use_state(void* state);
 void shared_delete_state(void* state);
+// Whether `p` is in the running block's shared memory (a __shared__ variable it has reached, or its dynamic
+// shared memory); if so, *at is its place in a model of the block's shared window: the byte offset in its
+// variable, plus the variable's index times 2^32 (each variable starts at bank 0, and variables stay apart).
+bool shared_memory_place(const void* p, std::uintptr_t* at);
 
 // ---- the scheduler's view of the running thread (scheduler.cpp), for reports ----
 const char* current_kernel_for_report();

@@ -140,6 +140,25 @@ std::string shared_end_block() {
   return report;
 }
 
+bool shared_memory_place(const void* p, std::uintptr_t* at) {
+  const WorkerShared& w = shared_now();
+  if (!w.in_a_block) return false;
+  const auto* b = static_cast<const unsigned char*>(p);
+  const auto inside = [b](const GuardedMapping& m) { return m.start != nullptr && b >= m.start && b < m.start + m.bytes; };
+  if (inside(w.dynamic)) {
+    *at = static_cast<std::uintptr_t>(b - w.dynamic.start);
+    return true;
+  }
+  for (std::size_t i = 0; i < w.in_block.size(); ++i) {
+    const GuardedMapping& m = w.in_block[i].second->region;
+    if (inside(m)) {
+      *at = ((static_cast<std::uintptr_t>(i) + 1) << 32) + static_cast<std::uintptr_t>(b - m.start);
+      return true;
+    }
+  }
+  return false;
+}
+
 void* shared_new_state() { return new WorkerShared(); }
 void shared_use_state(void* state) { tl_block_shared = static_cast<WorkerShared*>(state); }
 void shared_delete_state(void* state) { delete static_cast<WorkerShared*>(state); }

@@ -31,6 +31,7 @@ namespace rooflab::emu {
 bool current_thread_for_report(uint3* block, uint3* thread);                                // scheduler.cpp
 const char* current_kernel_for_report();                                                    // scheduler.cpp
 bool find_allocation(const void* p, const void** start, std::size_t* size, bool* device);  // guarded_memory.cpp
+bool shared_memory_place(const void* p, std::uintptr_t* at);                                // shared_memory.cpp
 }  // namespace rooflab::emu
 
 namespace rooflab::emu::traffic {
@@ -122,6 +123,7 @@ struct Record {
   std::uint32_t warp;
   std::uint32_t size;
   bool store;
+  bool shared;  // addr is a place in the block's shared window (shared_memory_place), not a device address
 };
 
 // A vector access (float4, half2 ...) reaches the hooks as one access of its full width: TRAFFIC builds
@@ -143,6 +145,7 @@ class Recorder {
   void close_block();
   void close_launch();
   void add_request(const Record* first, const Record* last);
+  void add_shared_request(const Record* first, const Record* last);
 
   Options options_;
   std::size_t l2_bytes_;
@@ -156,6 +159,7 @@ class Recorder {
   std::array<std::uintptr_t, 256> host_pages_{};                    // pages known not to be device memory (+1)
   L2 l2_;
   std::map<std::uintptr_t, Site> sites_;
+  std::map<std::uintptr_t, Site> shared_sites_;
   KernelTraffic current_;
   std::vector<KernelTraffic> done_;
   std::vector<std::uint64_t> scratch_;
@@ -195,7 +199,13 @@ void Recorder::access(std::uintptr_t addr, unsigned size, bool store, std::uintp
     name_ = name;
     enter_block(block);
   }
-  if (!to_device_address(addr)) return;
+  std::uintptr_t place = 0;
+  const bool shared = shared_memory_place(reinterpret_cast<const void*>(addr), &place);
+  if (shared) {
+    addr = place;
+  } else if (!to_device_address(addr)) {
+    return;
+  }
   const unsigned linear = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
   ThreadState& t = threads_[linear];
   std::uint32_t occurrence = 0;
@@ -205,7 +215,7 @@ void Recorder::access(std::uintptr_t addr, unsigned size, bool store, std::uintp
   } else {
     occurrence = ++it->second;
   }
-  records_.push_back(Record{pc, addr, occurrence, linear / 32, size, store});
+  records_.push_back(Record{pc, addr, occurrence, linear / 32, size, store, shared});
 }
 
 void Recorder::enter_block(unsigned long long block) {
@@ -222,6 +232,7 @@ void Recorder::enter_block(unsigned long long block) {
     host_pages_.fill(0);
     l2_.reset(l2_bytes_, options_.ways);
     sites_.clear();
+    shared_sites_.clear();
   }
   block_ = block;
   threads_.assign(static_cast<std::size_t>(blockDim.x) * blockDim.y * blockDim.z, ThreadState{});
@@ -264,6 +275,37 @@ void Recorder::add_request(const Record* first, const Record* last) {
   site.widest = std::max(site.widest, widest);
 }
 
+// One warp's request to shared memory: 32 banks of 4-byte words; each bank delivers one distinct word per
+// wavefront (lanes asking for the same word share it), and a wavefront carries at most 128 bytes.
+void Recorder::add_shared_request(const Record* first, const Record* last) {
+  scratch_.clear();
+  std::uint64_t used = 0, end = 0, requested = 0;
+  unsigned widest = 0;
+  for (const Record* r = first; r != last; ++r) {  // sorted by address: the union of the byte ranges
+    const std::uint64_t lo = std::max<std::uint64_t>(r->addr, end), hi = r->addr + r->size;
+    if (hi > lo) used += hi - lo;
+    end = std::max(end, hi);
+    widest = std::max(widest, r->size);
+    requested += r->size;
+    for (std::uint64_t w = r->addr >> 2; w <= (hi - 1) >> 2; ++w) scratch_.push_back(w);
+  }
+  std::sort(scratch_.begin(), scratch_.end());
+  scratch_.erase(std::unique(scratch_.begin(), scratch_.end()), scratch_.end());
+  std::array<unsigned, 32> per_bank{};
+  for (const std::uint64_t w : scratch_) ++per_bank[w & 31];
+  const unsigned long long ideal = std::max<std::uint64_t>(1, (used + 127) / 128);
+  const unsigned long long wavefronts = std::max<unsigned long long>(ideal, *std::max_element(per_bank.begin(), per_bank.end()));
+  Site& site = shared_sites_[first->pc];
+  site.pc = first->pc;
+  site.store = first->store;
+  ++site.requests;
+  site.bytes_used += used;
+  site.bytes_requested += requested;
+  site.widest = std::max(site.widest, widest);
+  site.wavefronts += wavefronts;
+  site.ideal_wavefronts += ideal;
+}
+
 void Recorder::close_block() {
   threads_.clear();
   // Occurrence first: the lanes of a block reach their n-th access of each site at about the same time, so
@@ -272,15 +314,20 @@ void Recorder::close_block() {
     if (a.occurrence != b.occurrence) return a.occurrence < b.occurrence;
     if (a.pc != b.pc) return a.pc < b.pc;
     if (a.warp != b.warp) return a.warp < b.warp;
+    if (a.shared != b.shared) return a.shared < b.shared;
     return a.addr < b.addr;
   });
   for (std::size_t i = 0; i < records_.size();) {
     std::size_t j = i + 1;
     while (j < records_.size() && records_[j].occurrence == records_[i].occurrence && records_[j].pc == records_[i].pc &&
-           records_[j].warp == records_[i].warp) {
+           records_[j].warp == records_[i].warp && records_[j].shared == records_[i].shared) {
       ++j;
     }
-    add_request(&records_[i], &records_[j]);
+    if (records_[i].shared) {
+      add_shared_request(&records_[i], &records_[j]);
+    } else {
+      add_request(&records_[i], &records_[j]);
+    }
     i = j;
   }
   records_.clear();
@@ -299,6 +346,12 @@ void Recorder::close_launch() {
     unsigned& widest = s.store ? k.widest_store : k.widest_load;
     widest = std::max(widest, s.widest);
     k.sites.push_back(s);
+  }
+  for (auto& [pc, s] : shared_sites_) {
+    (s.store ? k.shared_store_requests : k.shared_load_requests) += s.requests;
+    (s.store ? k.shared_store_wavefronts : k.shared_load_wavefronts) += s.wavefronts;
+    (s.store ? k.shared_store_ideal : k.shared_load_ideal) += s.ideal_wavefronts;
+    k.shared_sites.push_back(s);
   }
   k.l2_hits = l2_.hits;
   k.l2_misses = l2_.misses;
@@ -332,7 +385,11 @@ void name_sites(std::vector<KernelTraffic>& launches) {
   std::map<std::string, std::vector<Site*>> by_file;  // the object file of each site
   std::map<Site*, std::uintptr_t> offsets;
   for (auto& k : launches) {
-    for (auto& s : k.sites) {
+    std::vector<Site*> all;
+    for (auto& s : k.sites) all.push_back(&s);
+    for (auto& s : k.shared_sites) all.push_back(&s);
+    for (Site* site : all) {
+      Site& s = *site;
       s.where = std::string(1, '?');  // constructed, not assigned from "?": GCC bug 105329
       Dl_info info{};
       if (dladdr(reinterpret_cast<void*>(s.pc), &info) == 0 || info.dli_fname == nullptr) continue;
@@ -462,11 +519,28 @@ std::string table(const std::vector<KernelTraffic>& launches, bool sites) {
     out << "  threads asked for " << bytes_text(double(k.bytes_requested)) << "; L2 ("
         << bytes_text(double(k.l2_bytes)) << " modelled) hit rate " << fixed(100 * k.l2_hit_rate(), 1)
         << "%; DRAM read " << bytes_text(k.dram_read_bytes) << ", written " << bytes_text(k.dram_write_bytes) << "\n";
+    if (k.shared_load_requests + k.shared_store_requests > 0) {
+      std::snprintf(line, sizeof line,
+                    "  shared loads  %10llu requests  %5.2f wavefronts/request, %4.2f-way bank conflicts\n"
+                    "  shared stores %10llu requests  %5.2f wavefronts/request, %4.2f-way bank conflicts\n",
+                    k.shared_load_requests,
+                    k.shared_load_requests ? double(k.shared_load_wavefronts) / double(k.shared_load_requests) : 0.0,
+                    k.shared_load_ways(), k.shared_store_requests,
+                    k.shared_store_requests ? double(k.shared_store_wavefronts) / double(k.shared_store_requests) : 0.0,
+                    k.shared_store_ways());
+      out << line;
+    }
     if (!sites) continue;
     for (const Site& s : k.sites) {
       std::snprintf(line, sizeof line, "    %-28s %-5s %10llu requests  %5.2f sectors/request  efficiency %5.1f%%  widest %2u B\n",
                     s.where.c_str(), s.store ? "store" : "load", s.requests, s.sectors_per_request(),
                     100 * s.efficiency(), s.widest);
+      out << line;
+    }
+    for (const Site& s : k.shared_sites) {
+      std::snprintf(line, sizeof line, "    %-28s %-5s %10llu shared requests  %5.2f wavefronts/request  %4.2f-way  widest %2u B\n",
+                    s.where.c_str(), s.store ? "store" : "load", s.requests,
+                    s.requests ? double(s.wavefronts) / double(s.requests) : 0.0, s.conflict_ways(), s.widest);
       out << line;
     }
   }

@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <numeric>
+#include <string>
 #include <vector>
 
 namespace {
@@ -120,6 +121,51 @@ TEST(Traffic, SharedMemoryIsNotGlobalTraffic) {
   EXPECT_EQ(k.bytes_stored, 4ull * n);
   EXPECT_EQ(k.sites.size(), 2u);
   EXPECT_EQ(out.download(), host);
+}
+
+// Shared memory in wavefronts: 32 lanes at a stride of `stride` words share gcd(stride, 32) to a bank, and each
+// bank delivers one word per wavefront (what Nsight Compute counts as an n-way bank conflict).
+TEST(Traffic, SharedMemoryBankConflicts) {
+  for (const int stride : {1, 2, 4, 8, 16, 32, 33, 17}) {
+    DeviceBuffer<float> out(32);
+    const auto k = record_one([&] { traffictest::shared_strided(out.data(), stride); });
+    const unsigned ways = std::gcd(stride, 32);
+    EXPECT_EQ(k.shared_load_requests, 1u) << "stride " << stride;
+    EXPECT_EQ(k.shared_store_requests, 1u) << "stride " << stride;
+    EXPECT_EQ(k.shared_load_wavefronts, ways) << "stride " << stride;
+    EXPECT_EQ(k.shared_store_wavefronts, ways) << "stride " << stride;
+    EXPECT_DOUBLE_EQ(k.shared_load_ways(), ways) << "stride " << stride;
+    ASSERT_EQ(k.shared_sites.size(), 2u) << "stride " << stride;
+    for (const auto& site : k.shared_sites) {
+      EXPECT_NE(site.where.find("traffic_kernels.cu:"), std::string::npos) << site.where;
+      EXPECT_EQ(site.widest, 4u);
+    }
+    // Shared memory is not global traffic: only the 128 bytes of out.
+    EXPECT_EQ(k.bytes_stored, 128u) << "stride " << stride;
+    EXPECT_EQ(k.bytes_loaded, 0u) << "stride " << stride;
+    const std::vector<float> got = out.download();
+    for (int l = 0; l < 32; ++l) ASSERT_EQ(got[l], static_cast<float>(l)) << "stride " << stride;
+  }
+  // 16 bytes a lane: 512 bytes need 4 wavefronts at best; at a stride of two float4s each bank in use holds 8
+  // of the words, so 8 (2-way).
+  for (const int stride : {1, 2}) {
+    DeviceBuffer<float4> out(32);
+    const auto k = record_one([&] { traffictest::shared_vec4(out.data(), stride); });
+    EXPECT_EQ(k.shared_load_ideal, 4u) << "float4 stride " << stride;
+    EXPECT_EQ(k.shared_load_wavefronts, 4u * stride) << "float4 stride " << stride;
+    EXPECT_EQ(k.shared_store_wavefronts, 4u * stride) << "float4 stride " << stride;
+    EXPECT_EQ(k.shared_sites.front().widest, 16u);
+  }
+  // Every lane reading one word: a broadcast, one wavefront; the one lane that stores it, one.
+  DeviceBuffer<float> out(32);
+  const auto k = record_one([&] { traffictest::shared_broadcast(out.data()); });
+  EXPECT_EQ(k.shared_load_wavefronts, 1u);
+  EXPECT_EQ(k.shared_store_wavefronts, 1u);
+  EXPECT_EQ(out.download()[31], 73.0f);
+  // The table says it.
+  const std::string text = traffic::table({k});
+  EXPECT_NE(text.find("shared loads"), std::string::npos) << text;
+  EXPECT_NE(text.find("1.00-way bank conflicts"), std::string::npos) << text;
 }
 
 // Launches outside a recording are not recorded; several inside are, in order.

@@ -41,6 +41,52 @@ __global__ void copy_via_shared_kernel(const float* in, float* out, int n) {
   if (o < n) out[o] = tile[k];
 }
 
+// One warp: lane l stores to word l * stride of a shared array, then loads it back into out[l]. The lanes
+// share gcd(stride, 32) to a bank: stride 1 and 33 (a 32-wide tile padded by one) are conflict-free, 32 has
+// all 32 lanes in one bank.
+__global__ void shared_strided_kernel(float* out, int stride) {
+  __shared__ float words[32 * 33];
+  const int l = static_cast<int>(threadIdx.x);
+  words[l * stride] = static_cast<float>(l);
+  __syncwarp();
+  out[l] = words[l * stride];
+}
+
+// One warp, 16 bytes per lane: lane l stores float4 l * stride and loads it back. Stride 1 is 512 contiguous
+// bytes, 4 wavefronts (the fewest for 512 bytes); stride 2 puts 8 words in each bank it uses: 8 wavefronts.
+__global__ void shared_vec4_kernel(float4* out, int stride) {
+  __shared__ float4 quads[64];
+  const int l = static_cast<int>(threadIdx.x);
+  const float f = static_cast<float>(l);
+  quads[l * stride] = make_float4(f, f + 0.25f, f + 0.5f, f + 0.75f);
+  __syncwarp();
+  out[l] = quads[l * stride];
+}
+
+// One warp: lane 0 stores a word, every lane loads it (one word for all: a broadcast, 1 wavefront).
+__global__ void shared_broadcast_kernel(float* out) {
+  __shared__ float word;
+  const int l = static_cast<int>(threadIdx.x);
+  if (l == 0) word = 42.0f;
+  __syncwarp();
+  out[l] = word + static_cast<float>(l);
+}
+
+void shared_strided(float* out, int stride) {
+  shared_strided_kernel<<<1, 32>>>(out, stride);
+  ROOFLAB_LAUNCH_CHECK();
+}
+
+void shared_vec4(float4* out, int stride) {
+  shared_vec4_kernel<<<1, 32>>>(out, stride);
+  ROOFLAB_LAUNCH_CHECK();
+}
+
+void shared_broadcast(float* out) {
+  shared_broadcast_kernel<<<1, 32>>>(out);
+  ROOFLAB_LAUNCH_CHECK();
+}
+
 void strided_read(const float* in, float* out, int n, int stride) {
   strided_read_kernel<<<(n + 255) / 256, 256>>>(in, out, n, stride);
   ROOFLAB_LAUNCH_CHECK();

@@ -14,4 +14,11 @@ void copy_vec4(const float4* in, float4* out, int n4);
 void read_twice(const float* in, float* out, int n);
 // out = in through a shared-memory tile (256 floats per block): shared-memory accesses are not global bytes.
 void copy_via_shared(const float* in, float* out, int n);
+// Shared-memory patterns whose bank conflicts are known (one warp each, out: 32 elements):
+// lane l stores and loads word l * stride (stride 1 to 33) of a shared array;
+void shared_strided(float* out, int stride);
+// lane l stores and loads float4 l * stride (stride 1 or 2);
+void shared_vec4(float4* out, int stride);
+// lane 0 stores a word and every lane loads it: out[l] = 42 + l.
+void shared_broadcast(float* out);
 }  // namespace traffictest

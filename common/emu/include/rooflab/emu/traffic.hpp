@@ -17,8 +17,17 @@
 //     are DRAM bytes written.
 //
 // Addresses are counted at their offset in their allocation, each allocation starting on 256 bytes as
-// cudaMalloc's do (the backend's own are only 16-byte aligned). Accesses to shared memory, the stack and host
-// memory are not device allocations and are not counted.
+// cudaMalloc's do (the backend's own are only 16-byte aligned). Accesses to the stack and host memory are not
+// device allocations and are not counted.
+//
+// Shared memory is counted apart, in wavefronts: a GPU's shared memory has 32 banks of 4 bytes, and a warp's
+// request takes one pass (wavefront) per distinct 4-byte word the busiest bank must deliver, at least one per
+// 128 bytes the lanes use. Lanes reading one word share it (a broadcast). So 32 lanes reading consecutive floats
+// take 1 wavefront, a column of a 32 x 32 float tile 32 (every lane in bank 0: a 32-way bank conflict), the
+// same column of a tile padded to 33 floats a row 1, and 32 float4 reads 4 (the ideal for 512 bytes). Each
+// __shared__ variable is placed at bank 0 (a GPU packs them one after another: a request within one variable
+// conflicts the same way wherever the variable starts, by 4-byte steps). The wavefronts over the ideal is what
+// Nsight Compute reports as an n-way bank conflict.
 // Recording runs the grid on one worker. See docs/cpu-mode.md, "Memory traffic".
 #pragma once
 
@@ -45,7 +54,13 @@ struct Site {
   unsigned long long min_sectors = 0;
   unsigned widest = 0;                // bytes of the widest single access of one thread
   unsigned long long bytes_requested = 0;  // every thread's accesses in full
+  // Shared-memory sites (KernelTraffic::shared_sites) only: the passes the requests took and the fewest they
+  // could have taken for the bytes used (ceil(bytes / 128) each).
+  unsigned long long wavefronts = 0;
+  unsigned long long ideal_wavefronts = 0;
   double sectors_per_request() const { return requests ? double(sectors) / double(requests) : 0; }
+  // Shared memory: the n of an n-way bank conflict (1: none).
+  double conflict_ways() const { return ideal_wavefronts ? double(wavefronts) / double(ideal_wavefronts) : 0; }
   // Global load/store efficiency: the fraction of the fetched sector bytes the threads used.
   double efficiency() const { return sectors ? double(bytes_used) / (32.0 * double(sectors)) : 0; }
 };
@@ -64,6 +79,15 @@ struct KernelTraffic {
   unsigned long long l2_hits = 0, l2_misses = 0;  // sector loads (a store allocates without a fetch)
   double dram_read_bytes = 0, dram_write_bytes = 0;
   std::size_t l2_bytes = 0;  // the modelled L2's size for this launch
+  // Shared memory: its sites (no sectors, no L2: wavefronts), and their totals.
+  std::vector<Site> shared_sites;
+  unsigned long long shared_load_requests = 0, shared_store_requests = 0;
+  unsigned long long shared_load_wavefronts = 0, shared_store_wavefronts = 0;
+  unsigned long long shared_load_ideal = 0, shared_store_ideal = 0;
+  double shared_load_ways() const { return shared_load_ideal ? double(shared_load_wavefronts) / double(shared_load_ideal) : 0; }
+  double shared_store_ways() const {
+    return shared_store_ideal ? double(shared_store_wavefronts) / double(shared_store_ideal) : 0;
+  }
   double dram_bytes() const { return dram_read_bytes + dram_write_bytes; }
   // Of the sectors loads asked the L2 for, the share it held.
   double l2_hit_rate() const {
@@ -110,7 +134,8 @@ class Recording {
 std::size_t modelled_l2_bytes(const Options& options);
 
 // A fixed-width table of the launches (kernel, requests, sectors per request, efficiencies, widest access,
-// L2 hit rate, DRAM bytes) and, with sites = true, each site under its kernel.
+// L2 hit rate, DRAM bytes; shared-memory requests and their bank conflicts) and, with sites = true, each site
+// under its kernel.
 std::string table(const std::vector<KernelTraffic>& launches, bool sites = true);
 
 // The site of `launch` that fetches the most sectors beyond its min_sectors, or nullptr when none does.
