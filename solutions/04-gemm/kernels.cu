@@ -174,8 +174,11 @@ __device__ inline void load_tiles_vec4(float* As, float* Bs, const float* __rest
       x.w = gc + 3 < K ? p[gc + 3] : 0.0f;
     }
     // Transposed: a thread's column of A becomes a row of As, so the compute loop reads TM consecutive A
-    // values with one 128-bit shared load. LDA = BM + 4 puts the two threads that share a row r (c = 0
-    // and c = 4) 16 banks apart, so these scalar stores do not conflict either.
+    // values with one 128-bit shared load. LDA = BM + 4: at BK = 8 (rung 5) the two threads that share a
+    // row r (c = 0 and c = 4) store 16 banks apart, so these scalar stores do not conflict either. At BK = 16
+    // (rung 6) four threads share a row, and c = 8 and 12 land in the banks of c = 0 and 4: 2-way conflicts
+    // on these stores, as the CPU backend's traffic model counts. LDA must stay a multiple of 4 for the
+    // float4 reads, so padding alone cannot part them.
     As[(c + 0) * LDA + r] = x.x;
     As[(c + 1) * LDA + r] = x.y;
     As[(c + 2) * LDA + r] = x.z;
