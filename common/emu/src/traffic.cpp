@@ -144,6 +144,11 @@ class Recorder {
   void enter_block(unsigned long long block);
   void close_block();
   void close_launch();
+  struct Touched {
+    std::uint64_t used = 0, requested = 0;
+    unsigned widest = 0;
+  };
+  Touched touched(const Record* first, const Record* last, unsigned shift);  // fills scratch_
   void add_request(const Record* first, const Record* last);
   void add_shared_request(const Record* first, const Record* last);
 
@@ -238,20 +243,28 @@ void Recorder::enter_block(unsigned long long block) {
   threads_.assign(static_cast<std::size_t>(blockDim.x) * blockDim.y * blockDim.z, ThreadState{});
 }
 
-void Recorder::add_request(const Record* first, const Record* last) {
+// What one request's lanes touch (records sorted by address): the union of their byte ranges (`used`), every
+// access in full (`requested`), the widest access, and each (1 << shift)-byte unit touched, once, in order:
+// 32-byte sectors of global memory, 4-byte words of shared memory.
+Recorder::Touched Recorder::touched(const Record* first, const Record* last, unsigned shift) {
   scratch_.clear();
-  std::uint64_t used = 0, end = 0, requested = 0;
-  unsigned widest = 0;
-  for (const Record* r = first; r != last; ++r) {  // sorted by address: the union of the byte ranges
+  Touched t;
+  std::uint64_t end = 0;
+  for (const Record* r = first; r != last; ++r) {
     const std::uint64_t lo = std::max<std::uint64_t>(r->addr, end), hi = r->addr + r->size;
-    if (hi > lo) used += hi - lo;
+    if (hi > lo) t.used += hi - lo;
     end = std::max(end, hi);
-    widest = std::max(widest, r->size);
-    requested += r->size;
-    for (std::uint64_t s = r->addr >> kSectorShift; s <= (hi - 1) >> kSectorShift; ++s) scratch_.push_back(s);
+    t.widest = std::max(t.widest, r->size);
+    t.requested += r->size;
+    for (std::uint64_t u = r->addr >> shift; u <= (hi - 1) >> shift; ++u) scratch_.push_back(u);
   }
   std::sort(scratch_.begin(), scratch_.end());
   scratch_.erase(std::unique(scratch_.begin(), scratch_.end()), scratch_.end());
+  return t;
+}
+
+void Recorder::add_request(const Record* first, const Record* last) {
+  const auto [used, requested, widest] = touched(first, last, kSectorShift);
   unsigned long long lines = 0;
   for (std::size_t i = 0; i < scratch_.size(); ++i) {
     if (i == 0 || (scratch_[i] >> 2) != (scratch_[i - 1] >> 2)) ++lines;
@@ -278,19 +291,7 @@ void Recorder::add_request(const Record* first, const Record* last) {
 // One warp's request to shared memory: 32 banks of 4-byte words; each bank delivers one distinct word per
 // wavefront (lanes asking for the same word share it), and a wavefront carries at most 128 bytes.
 void Recorder::add_shared_request(const Record* first, const Record* last) {
-  scratch_.clear();
-  std::uint64_t used = 0, end = 0, requested = 0;
-  unsigned widest = 0;
-  for (const Record* r = first; r != last; ++r) {  // sorted by address: the union of the byte ranges
-    const std::uint64_t lo = std::max<std::uint64_t>(r->addr, end), hi = r->addr + r->size;
-    if (hi > lo) used += hi - lo;
-    end = std::max(end, hi);
-    widest = std::max(widest, r->size);
-    requested += r->size;
-    for (std::uint64_t w = r->addr >> 2; w <= (hi - 1) >> 2; ++w) scratch_.push_back(w);
-  }
-  std::sort(scratch_.begin(), scratch_.end());
-  scratch_.erase(std::unique(scratch_.begin(), scratch_.end()), scratch_.end());
+  const auto [used, requested, widest] = touched(first, last, 2);
   std::array<unsigned, 32> per_bank{};
   for (const std::uint64_t w : scratch_) ++per_bank[w & 31];
   const unsigned long long ideal = std::max<std::uint64_t>(1, (used + 127) / 128);
