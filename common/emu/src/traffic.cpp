@@ -486,6 +486,19 @@ const Site* most_wasteful_site(const KernelTraffic& launch) {
   return worst;
 }
 
+const Site* most_conflicted_site(const KernelTraffic& launch) {
+  const Site* worst = nullptr;
+  unsigned long long most = 0;
+  for (const Site& s : launch.shared_sites) {
+    const unsigned long long excess = s.wavefronts - s.ideal_wavefronts;
+    if (excess > most) {
+      most = excess;
+      worst = &s;
+    }
+  }
+  return worst;
+}
+
 namespace {
 // Decimal units, one snprintf each (no std::string concatenation: see short_location).
 std::string fixed(double v, int digits) {

@@ -135,6 +135,13 @@ TEST(Traffic, SharedMemoryBankConflicts) {
     EXPECT_EQ(k.shared_load_wavefronts, ways) << "stride " << stride;
     EXPECT_EQ(k.shared_store_wavefronts, ways) << "stride " << stride;
     EXPECT_DOUBLE_EQ(k.shared_load_ways(), ways) << "stride " << stride;
+    const traffic::Site* conflicted = traffic::most_conflicted_site(k);
+    if (ways == 1) {
+      EXPECT_EQ(conflicted, nullptr) << "stride " << stride;
+    } else {
+      ASSERT_NE(conflicted, nullptr) << "stride " << stride;
+      EXPECT_DOUBLE_EQ(conflicted->conflict_ways(), ways) << "stride " << stride;
+    }
     ASSERT_EQ(k.shared_sites.size(), 2u) << "stride " << stride;
     for (const auto& site : k.shared_sites) {
       EXPECT_NE(site.where.find("traffic_kernels.cu:"), std::string::npos) << site.where;

@@ -124,16 +124,10 @@ inline std::string summary(std::string_view name, const KernelTraffic& k, double
   if (const Site* worst = emu::traffic::most_wasteful_site(k); worst != nullptr && waste_factor(*worst) > 1.25) {
     line << "; the access wasting the most: " << describe(*worst);
   }
-  // Shared memory, where its requests take more wavefronts than their bytes need (bank conflicts).
-  const Site* conflicted = nullptr;
-  for (const Site& s : k.shared_sites) {
-    if (conflicted == nullptr || s.wavefronts - s.ideal_wavefronts > conflicted->wavefronts - conflicted->ideal_wavefronts) {
-      conflicted = &s;
-    }
-  }
-  // The site, not the kernel's total: WMMA's fragment loads and stores count as one lane's (the backend runs
-  // them on the lowest lane), many conflict-free requests that would dilute a total.
-  if (conflicted != nullptr && conflicted->conflict_ways() > 1.05) {
+  // Shared memory, where its requests take more wavefronts than their bytes need (bank conflicts). The site,
+  // not the kernel's total: WMMA's fragment loads and stores count as one lane's (the backend runs them on the
+  // lowest lane), many conflict-free requests that would dilute a total.
+  if (const Site* conflicted = emu::traffic::most_conflicted_site(k); conflicted != nullptr && conflicted->conflict_ways() > 1.05) {
     line << "; shared memory bank conflicts, the most at " << conflicted->where << (conflicted->store ? " (store)" : " (load)")
          << format(": %.1f wavefronts/request, %.2f-way", double(conflicted->wavefronts) / double(conflicted->requests),
                    conflicted->conflict_ways());

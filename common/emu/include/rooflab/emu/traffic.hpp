@@ -140,5 +140,8 @@ std::string table(const std::vector<KernelTraffic>& launches, bool sites = true)
 
 // The site of `launch` that fetches the most sectors beyond its min_sectors, or nullptr when none does.
 const Site* most_wasteful_site(const KernelTraffic& launch);
+// The shared-memory site of `launch` that takes the most wavefronts beyond its ideal (bank conflicts), or nullptr
+// when none does.
+const Site* most_conflicted_site(const KernelTraffic& launch);
 
 }  // namespace rooflab::emu::traffic
