@@ -14,6 +14,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <optional>
 #include <sstream>
@@ -136,7 +137,7 @@ Sass read_sass(const std::string& cubin) {
 
 std::vector<Row> inspect(std::span<const KernelDecl> kernels, const std::string& ptx_text,
                          const std::string& ptxas_text, const GpuSpec& gpu, const std::string& arch, double n,
-                         const Sass* sass, std::optional<double> copy_ceiling_gbps) {
+                         const Sass* sass, std::optional<double> copy_ceiling_gbps, const TimedLaunches* launches) {
   const auto entries = ptx::parse_ptx(ptx_text);
   const auto resources = ptx::parse_ptxas_report(ptxas_text);
   const Limits limits = limits_of(gpu);
@@ -155,6 +156,20 @@ std::vector<Row> inspect(std::span<const KernelDecl> kernels, const std::string&
     r.dynamic_smem = k.dynamic_smem;
     const auto& res = ptx::find_resources(resources, k.kernel);
     const auto& entry = ptx::find_kernel(entries, k.kernel);
+    // The launch the launcher really made at the timed size, where recorded: its block and shared memory are
+    // what occupancy depends on, and its grid what the waves are counted of.
+    const TimedLaunch* launched = nullptr;
+    if (launches != nullptr) {
+      for (const auto& l : launches->launches) {
+        // The CPU backend's demangled name, or (a run's file) the registry's own name for the kernel.
+        if (l.kernel == k.kernel || ptx::same_kernel(entry.name, l.kernel)) launched = &l;
+      }
+    }
+    if (launched != nullptr) {
+      r.block = launched->block;
+      r.dynamic_smem = launched->dynamic_smem;
+      r.grid = launched->blocks;
+    }
     const auto facts = ptx::facts(entry);
     r.registers = res.registers;
     r.static_smem = res.smem_bytes;
@@ -170,8 +185,11 @@ std::vector<Row> inspect(std::span<const KernelDecl> kernels, const std::string&
     } else if (facts.count("wmma.") > 0) {
       r.tensor_instructions = "wmma";
     }
-    r.occ = occupancy(limits, res.registers, static_cast<std::size_t>(res.smem_bytes), k.dynamic_smem, k.block,
+    r.occ = occupancy(limits, res.registers, static_cast<std::size_t>(res.smem_bytes), r.dynamic_smem, r.block,
                       res.barriers);
+    if (r.grid > 0 && r.occ.blocks_per_sm > 0 && gpu.sms) {
+      r.waves = static_cast<double>(r.grid) / (static_cast<double>(*gpu.sms) * r.occ.blocks_per_sm);
+    }
     r.flops = k.flops(n);
     r.bytes = k.bytes(n);
     const double t_mem = r.bytes / bandwidth;
@@ -188,8 +206,15 @@ std::vector<Row> inspect(std::span<const KernelDecl> kernels, const std::string&
       w.flops = r.flops;
       w.bytes = r.bytes;
       w.dtype = k.dtype;
-      w.block = k.block;
+      w.block = r.block;
       w.blocks_per_sm = r.occ.blocks_per_sm;
+      w.grid = r.grid;
+      if (r.grid > 0) {
+        w.grid_from = launches->source.empty() ? "the launcher's grid at the timed size, recorded on the CPU backend"
+                                               : launches->source;
+      } else if (launches != nullptr) {
+        w.grid_from = launches->note.empty() ? "the launcher did not start it at the timed size" : launches->note;
+      }
       w.copy_ceiling_gbps = copy_ceiling_gbps;
       // The code that runs (SASS) where nvdisasm listed this kernel; its PTX otherwise, saying why.
       perf::Code code;
@@ -227,22 +252,23 @@ std::string table(const std::vector<Row>& rows, const GpuSpec& gpu, double n) {
                                 rows.empty() ? "" : rows.front().arch, gpu.name, gpu.bandwidth_gbps, gpu.fp32_tflops, n);
   std::size_t width = 6;
   for (const auto& r : rows) width = std::max(width, r.kernel.size());
-  out += fmt::format("{:<{}} {:>5} {:>4} {:>11} {:>5} {:>5} {:>7} {:>6} {:>6} {:>28} {:>19}\n", "kernel", width, "block",
-                     "regs", "smem st/dyn", "stack", "spill", "ld/st", "shared", "tensor", "occupancy (limited by)",
-                     "floor (bound)");
+  out += fmt::format("{:<{}} {:>5} {:>4} {:>11} {:>5} {:>5} {:>7} {:>6} {:>6} {:>28} {:>6} {:>19}\n", "kernel", width,
+                     "block", "regs", "smem st/dyn", "stack", "spill", "ld/st", "shared", "tensor", "occupancy (limited by)",
+                     "waves", "floor (bound)");
   for (const auto& r : rows) {
     const std::string occ = r.occ.error.empty()
                                 ? fmt::format("{:.0f}% {}x{}w ({})", 100 * r.occ.fraction, r.occ.blocks_per_sm,
                                               (r.block + 31) / 32, r.occ.limiter)
                                 : r.occ.error;
-    out += fmt::format("{:<{}} {:>5} {:>4} {:>11} {:>5} {:>5} {:>7} {:>6} {:>6} {:>28} {:>19}\n", r.kernel, width, r.block,
-                       r.registers, fmt::format("{}/{}", r.static_smem, r.dynamic_smem), r.stack, r.spill_bytes,
+    out += fmt::format("{:<{}} {:>5} {:>4} {:>11} {:>5} {:>5} {:>7} {:>6} {:>6} {:>28} {:>6} {:>19}\n", r.kernel, width,
+                       r.block, r.registers, fmt::format("{}/{}", r.static_smem, r.dynamic_smem), r.stack, r.spill_bytes,
                        fmt::format("{}/{}", r.widest_load_bits, r.widest_store_bits), r.uses_shared ? "yes" : "no",
                        r.tensor_instructions.empty() ? "-" : r.tensor_instructions, occ,
-                       fmt::format("{} ({})", time_str(r.floor_s), r.bound));
+                       r.waves > 0 ? fmt::format("{:.2f}", r.waves) : "-", fmt::format("{} ({})", time_str(r.floor_s), r.bound));
   }
   out += "ld/st: widest global load/store in bits (128 = float4). occupancy: active warps per SM of the maximum, "
-         "as blocks x warps.\nfloor: the roofline's lower bound on time for the declared FLOPs and bytes.\n";
+         "as blocks x warps.\nwaves: the grid the launcher starts at the timed size over the blocks the SMs hold at "
+         "once (-: not recorded).\nfloor: the roofline's lower bound on time for the declared FLOPs and bytes.\n";
   out += fmt::format("\nPredicted on the {} (a model of the compiled code, not a measurement; docs/inspect.md, \"The "
                      "prediction\"):\n",
                      gpu.name);
@@ -279,6 +305,8 @@ std::string to_json(const std::vector<Row>& rows, const GpuSpec& gpu, double n) 
                             {"tensor_instructions", r.tensor_instructions},
                             {"occupancy", r.occ.fraction},
                             {"blocks_per_sm", r.occ.blocks_per_sm},
+                            {"grid", r.grid},
+                            {"waves", r.waves},
                             {"occupancy_limiter", r.occ.limiter},
                             {"occupancy_error", r.occ.error},
                             {"flops", r.flops},
@@ -307,6 +335,7 @@ struct Registered {
   std::string static_dir;
   std::vector<std::string> archs;
   double timed_n = 0;  // 0: the lab registered none
+  TimedLaunches (*timed_launches)(const GpuSpec&) = nullptr;
 };
 Registered& lab() {
   static Registered r;
@@ -328,6 +357,11 @@ bool register_timed_size(double n) {
   return true;
 }
 
+bool register_timed_launches(TimedLaunches (*launches)(const GpuSpec& gpu)) {
+  lab().timed_launches = launches;
+  return true;
+}
+
 bool registered() { return !lab().kernels.empty(); }
 
 std::string registry_json(std::span<const KernelDecl> kernels) {
@@ -341,6 +375,26 @@ std::string registry_json(std::span<const KernelDecl> kernels) {
   }
   return out.dump(2);
 }
+
+namespace {
+// --launches: what a GPU run recorded (the validation fixtures' measured.json), one object per launch.
+TimedLaunches read_launches(const std::string& file) {
+  std::ifstream in(file);
+  if (!in) throw std::invalid_argument("cannot read the launches file " + file);
+  TimedLaunches out;
+  try {
+    for (const auto& l : nlohmann::json::parse(in)) {
+      out.launches.push_back({l.at("kernel").get<std::string>(), l.at("blocks").get<unsigned long long>(),
+                              l.at("block").get<unsigned>(), l.value("dynamic_smem", std::size_t{0})});
+    }
+  } catch (const nlohmann::json::exception& e) {
+    throw std::invalid_argument(file + ": not a list of launches ({\"kernel\", \"blocks\", \"block\"}): " + e.what());
+  }
+  out.source = "as the run recorded it (" + std::filesystem::path(file).filename().string() + ")";
+  out.note = "the run's launches do not list it";
+  return out;
+}
+}  // namespace
 
 int main(int argc, char** argv) {
   std::string gpu_id = "h100-sxm";
@@ -367,6 +421,11 @@ int main(int argc, char** argv) {
   app.add_option("--code-dir", code_dir,
                  "read kernels.<arch>.ptx, .ptxas.txt and .cubin from this folder instead of the build's capture "
                  "(another version of the kernels, such as the validation fixtures of a recorded GPU run)");
+  std::string launches_file;
+  app.add_option("--launches", launches_file,
+                 "the launches at the timed size from this JSON file ([{\"kernel\", \"blocks\", \"block\", "
+                 "\"dynamic_smem\"}, ...], as a GPU run recorded them) instead of the lab's launchers on the CPU backend; "
+                 "with --code-dir and without this, no grid is known (the launchers here may not be that code's)");
   app.add_flag("--registry", registry, "print the lab's kernel registry as JSON (no compiler output needed)");
   try {
     app.parse(argc, argv);
@@ -397,9 +456,23 @@ int main(int argc, char** argv) {
     }
     const std::string dir = code_dir.empty() ? lab().static_dir : code_dir;
     const Sass listing = sass ? read_sass(dir + "/kernels." + arch + ".cubin") : Sass{};
+    // The grids at the timed size: only when the size is the lab's own (another n has no launches recorded).
+    std::optional<TimedLaunches> launches;
+    if (!launches_file.empty()) {
+      launches = read_launches(launches_file);
+    } else if (!code_dir.empty()) {
+      launches = TimedLaunches{{}, {}, "the code read is another version of the kernels (--code-dir), whose launchers "
+                                   "did not run here"};
+    } else if (lab().timed_launches != nullptr) {
+      if (n == lab().timed_n) {
+        launches = lab().timed_launches(g);
+      } else {
+        launches = TimedLaunches{{}, {}, "launches are recorded at the timed size only, not at --n"};
+      }
+    }
     const auto rows = inspect(lab().kernels, ptx::read_file(dir + "/kernels." + arch + ".ptx"),
                               ptx::read_file(dir + "/kernels." + arch + ".ptxas.txt"), g, arch, n,
-                              sass ? &listing : nullptr, copy_ceiling);
+                              sass ? &listing : nullptr, copy_ceiling, launches ? &*launches : nullptr);
     std::cout << (json ? to_json(rows, g, n) : table(rows, g, n)) << "\n";
     return 0;
   } catch (const std::exception& e) {

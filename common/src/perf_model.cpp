@@ -625,9 +625,37 @@ Prediction predict(const Work& w, const Code& code, const GpuSpec& gpu, const Co
       h.ffma > 0 ? fmt::format(", {} FFMA", h.ffma) : "", h.mufu > 0 ? fmt::format(", {} MUFU", h.mufu) : "",
       h.shared_wavefronts > 0 ? fmt::format(", {:g} shared wavefronts", h.shared_wavefronts) : "",
       h.hmma > 0 ? fmt::format(", {:g} HMMA.16816", h.hmma) : ""));
-  p.evidence.push_back(fmt::format("residency: {} blocks of {} threads per SM = {:g} warps (occupancy; the grid is "
-                                   "assumed to fill every SM)",
-                                   w.blocks_per_sm, w.block, warps));
+  // The waves of the grid: each is predicted at its own fill. `share` of the grid's blocks run in waves of
+  // `blocks` blocks per SM on average over all SMs, with a block on `active` of the SMs.
+  struct Wave {
+    double share;
+    double blocks;
+    double active;
+  };
+  const double slots = sms * w.blocks_per_sm;
+  std::vector<Wave> waves;
+  double full_waves = 1, tail_blocks = 0;
+  if (w.grid > 0 && slots > 0) {
+    const double grid = static_cast<double>(w.grid);
+    full_waves = std::floor(grid / slots);
+    tail_blocks = grid - full_waves * slots;
+    if (full_waves > 0) waves.push_back({full_waves * slots / grid, static_cast<double>(w.blocks_per_sm), 1});
+    if (tail_blocks > 0) waves.push_back({tail_blocks / grid, tail_blocks / sms, std::min(1.0, tail_blocks / sms)});
+    p.evidence.push_back(fmt::format(
+        "residency: {} blocks of {} threads per SM = {:g} warps (occupancy); grid: {} blocks = {:.2f} waves of {:g} "
+        "({}){}",
+        w.blocks_per_sm, w.block, warps, w.grid, grid / slots, slots, w.grid_from,
+        tail_blocks == 0 ? ""
+        : full_waves > 0 ? fmt::format(": {:g} full, then {:g} blocks on {:.0f}% of the SMs", full_waves, tail_blocks,
+                                       100 * std::min(1.0, tail_blocks / sms))
+                         : fmt::format(": one partial wave, {:g} blocks on {:.0f}% of the SMs", tail_blocks,
+                                       100 * std::min(1.0, tail_blocks / sms))));
+  } else {
+    waves.push_back({1, static_cast<double>(w.blocks_per_sm), 1});
+    p.evidence.push_back(fmt::format("residency: {} blocks of {} threads per SM = {:g} warps (occupancy; the grid is "
+                                     "assumed to fill every SM{})",
+                                     w.blocks_per_sm, w.block, warps, w.grid_from.empty() ? "" : ": " + w.grid_from));
+  }
   if (w.bytes > 0) {
     p.evidence.push_back(
         w.copy_ceiling_gbps
@@ -648,53 +676,86 @@ Prediction predict(const Work& w, const Code& code, const GpuSpec& gpu, const Co
   };
   Limit mem{"DRAM bandwidth", 1, "at the roof"};
   double t_mem_pred = 0;
+  double t_mem_steady = 0;  // were every SM full for the whole run (the limiter's share of the time)
   if (w.bytes > 0) {
-    std::vector<Limit> limits;
     const double b_sm = copy_bw / sms;
     // The loop that moves the kernel's bytes: the hot loop, unless the bytes move outside it (an FMA kernel's
     // loop touches no memory; its one load and store are the memory side).
     const Trip& m = code.loops.at(static_cast<std::size_t>(code.mover >= 0 && moved(h) == 0 ? code.mover : code.hot));
-    const double in_flight = threads * (m.load_bytes_before_use + m.cp_async_bytes);
-    const double f_mlp = in_flight_fraction(in_flight, b_sm, c);
-    p.evidence.push_back(fmt::format(
-        "loads in flight: {} per SM ({:g} B x {:g} threads) against a knee of {} ({:.1f} GB/s per SM x {:g} ns): "
-        "{:.0f}% of the copy ceiling",
-        kb(in_flight), m.load_bytes_before_use + m.cp_async_bytes, threads, kb(c.knee_latency_ns * 1e-9 * b_sm), b_sm / 1e9,
-        c.knee_latency_ns, 100 * f_mlp));
-    // A loop that only stores (a fill) has no loads to wait for: stores do not hold a thread up.
-    if (in_flight > 0) {
-      limits.push_back({"loads in flight", f_mlp,
-                        "issue more independent loads per thread before the first use (unroll the loop, wider loads)"});
-    }
+    const double per_thread = m.load_bytes_before_use + m.cp_async_bytes;
     const double warp_bytes = 32 * moved(h);
-    if (memory && warp_bytes > 0) {
-      const double trips_per_s = b_sm / warp_bytes;  // warp trips per SM per second at the copy ceiling
-      const double issue = trips_per_s * h.instructions / (c.issue_per_clock * clock);
-      p.evidence.push_back(fmt::format(
-          "issue: {} instructions per {:g} B a warp moves: {:.0f}% of the issue slots at the copy ceiling (a "
-          "memory-bound loop sustains about {:.0f}%)",
-          h.instructions, warp_bytes, 100 * issue, 100 * c.issue_efficiency));
-      limits.push_back({"issue slots", issue > c.issue_efficiency ? c.issue_efficiency / issue : 1,
-                        "fewer instructions per byte: wider loads, less index and branch code"});
-      const double special = h.mufu + h.conversions;
-      if (special > 0) {
-        const double mufu = trips_per_s * special / (c.mufu_per_clock * clock);
-        p.evidence.push_back(fmt::format("special functions and conversions: {} per trip: {:.0f}% of the MUFU pipe at the "
-                                         "copy ceiling",
-                                         special, 100 * mufu));
-        limits.push_back({"MUFU and conversions", mufu > 1 ? 1 / mufu : 1,
-                          "fewer exponentials and conversions per element (packed half2 math, one exp per element)"});
+    // The slowest measure of one wave: a block on `active` of the SMs, `resident` threads on each of those. Each
+    // active SM has its own loads in flight (Little's law against its share of the bandwidth); to reach the roof
+    // each would move the bytes of 1 / active SMs, so its issue slots and special pipes carry that much more.
+    auto wave_limit = [&](double resident, double active, bool say) {
+      std::vector<Limit> limits;
+      const double in_flight = resident * per_thread;
+      const double f_mlp = active * in_flight_fraction(in_flight, b_sm, c);
+      if (say) {
+        p.evidence.push_back(fmt::format(
+            "loads in flight: {} per SM ({:g} B x {:g} threads) against a knee of {} ({:.1f} GB/s per SM x {:g} ns): "
+            "{:.0f}% of the copy ceiling",
+            kb(in_flight), per_thread, resident, kb(c.knee_latency_ns * 1e-9 * b_sm), b_sm / 1e9, c.knee_latency_ns,
+            100 * f_mlp));
       }
-      if (h.shared_wavefronts > 0) {
-        const double smem = trips_per_s * h.shared_wavefronts / (c.shared_wavefronts_per_clock * clock);
-        p.evidence.push_back(fmt::format("shared memory: {:g} wavefronts per trip: {:.0f}% of its bandwidth at the copy "
-                                         "ceiling",
-                                         h.shared_wavefronts, 100 * smem));
-        limits.push_back({"shared memory", smem > 1 ? 1 / smem : 1, "fewer shared-memory round trips per byte"});
+      // A loop that only stores (a fill) has no loads to wait for: stores do not hold a thread up.
+      if (in_flight > 0) {
+        limits.push_back({"loads in flight", f_mlp,
+                          "issue more independent loads per thread before the first use (unroll the loop, wider loads)"});
       }
+      if (memory && warp_bytes > 0) {
+        const double trips_per_s = b_sm / active / warp_bytes;  // warp trips per active SM per second at the ceiling
+        const double issue = trips_per_s * h.instructions / (c.issue_per_clock * clock);
+        if (say) {
+          p.evidence.push_back(fmt::format(
+              "issue: {} instructions per {:g} B a warp moves: {:.0f}% of the issue slots at the copy ceiling (a "
+              "memory-bound loop sustains about {:.0f}%)",
+              h.instructions, warp_bytes, 100 * issue, 100 * c.issue_efficiency));
+        }
+        limits.push_back({"issue slots", issue > c.issue_efficiency ? c.issue_efficiency / issue : 1,
+                          "fewer instructions per byte: wider loads, less index and branch code"});
+        const double special = h.mufu + h.conversions;
+        if (special > 0) {
+          const double mufu = trips_per_s * special / (c.mufu_per_clock * clock);
+          if (say) {
+            p.evidence.push_back(fmt::format("special functions and conversions: {} per trip: {:.0f}% of the MUFU pipe "
+                                             "at the copy ceiling",
+                                             special, 100 * mufu));
+          }
+          limits.push_back({"MUFU and conversions", mufu > 1 ? 1 / mufu : 1,
+                            "fewer exponentials and conversions per element (packed half2 math, one exp per element)"});
+        }
+        if (h.shared_wavefronts > 0) {
+          const double smem = trips_per_s * h.shared_wavefronts / (c.shared_wavefronts_per_clock * clock);
+          if (say) {
+            p.evidence.push_back(fmt::format("shared memory: {:g} wavefronts per trip: {:.0f}% of its bandwidth at the "
+                                             "copy ceiling",
+                                             h.shared_wavefronts, 100 * smem));
+          }
+          limits.push_back({"shared memory", smem > 1 ? 1 / smem : 1, "fewer shared-memory round trips per byte"});
+        }
+      }
+      return slowest(limits, Limit{"DRAM bandwidth", 1, "at the roof"});
+    };
+    mem = wave_limit(threads, 1, true);
+    t_mem_steady = t_mem / std::max(mem.fraction, 1e-3);
+    for (const Wave& v : waves) {
+      const bool partial = v.blocks < w.blocks_per_sm;
+      const double per_active = v.blocks / v.active;  // blocks on each SM that has one
+      const Limit l = partial ? wave_limit(per_active * w.block, v.active, false) : mem;
+      if (partial) {
+        p.evidence.push_back(fmt::format("{}: {:.0f}% of the blocks, {:.2f} per SM on {:.0f}% of the SMs ({} of loads "
+                                         "in flight on each): {:.0f}% of the copy ceiling, limited by {}",
+                                         v.share < 1 ? "the last wave" : "the one wave", 100 * v.share, per_active,
+                                         100 * v.active, kb(per_active * w.block * per_thread), 100 * l.fraction, l.name));
+      }
+      t_mem_pred += t_mem * v.share / std::max(l.fraction, 1e-3);
     }
-    mem = slowest(limits, mem);
-    t_mem_pred = t_mem / std::max(mem.fraction, 1e-3);
+    if (t_mem_pred > t_mem_steady * 1.02 && t_mem_pred / t_mem_steady > 1 / std::max(mem.fraction, 1e-3)) {
+      mem = {fmt::format("grid ({:.2f} waves)", w.grid / slots), t_mem / t_mem_pred,
+             "launch enough blocks to fill every SM several times over (smaller blocks, more rows or tiles per grid, "
+             "split the reduction)"};
+    }
   }
   Limit math{"math pipe", 1, "at the roof"};
   double t_math_pred = 0;
@@ -759,6 +820,22 @@ Prediction predict(const Work& w, const Code& code, const GpuSpec& gpu, const Co
     }
     math = slowest(limits, math);
     t_math_pred = t_math / std::max(math.fraction, 1e-3);
+    // Each wave takes as long as its most loaded SM: a last wave of fewer blocks than the SMs hold still takes
+    // a full wave's time on the SMs that have one.
+    if (w.grid > 0 && slots > 0) {
+      const double factor =
+          (full_waves + (tail_blocks > 0 ? std::ceil(tail_blocks / sms) / w.blocks_per_sm : 0)) / (w.grid / slots);
+      if (factor > 1.0001) {
+        p.evidence.push_back(fmt::format("waves: the math of {:.2f} waves takes the time of {:.2f} full ones (the "
+                                         "last wave's busiest SM sets its time): x{:.2f}",
+                                         w.grid / slots, factor * w.grid / slots, factor));
+        if (factor > 1.02 && factor > 1 / std::max(math.fraction, 1e-3)) {
+          math = {fmt::format("grid ({:.2f} waves)", w.grid / slots), 1 / (factor / std::max(math.fraction, 1e-3)),
+                  "launch a grid of whole waves, or many more blocks than the SMs hold at once"};
+        }
+        t_math_pred *= factor;
+      }
+    }
   } else if (w.flops > 0 && !memory) {
     p.evidence.push_back("math: the hot loop has none of the kernel's math instructions (is it written yet?)");
   }

@@ -91,12 +91,6 @@ double perf_scale() {
   return scale;
 }
 
-std::size_t streaming_bytes(std::size_t l2_bytes, double scale) {
-  const double full = static_cast<double>(std::max<std::size_t>(4 * l2_bytes, std::size_t{256} << 20));
-  const auto bytes = static_cast<std::size_t>(full * scale) / 4096 * 4096;
-  return std::max<std::size_t>(bytes, 4096);
-}
-
 std::size_t scaled(std::size_t n, std::size_t at_least) {
   return std::max(at_least, static_cast<std::size_t>(static_cast<double>(n) * perf_scale()));
 }

@@ -76,6 +76,58 @@ TEST(PerfModel, FewerResidentThreadsFewerLoadsInFlight) {
   EXPECT_LT(predict(copy_work(1), code, h100(), c).fraction, predict(copy_work(8), code, h100(), c).fraction - 0.2);
 }
 
+// Waves: a grid of whole waves predicts what an unknown grid does (every SM full for the whole run); a grid that
+// fills a third of the slots has a third of the loads in flight; a last wave of a few blocks leaves SMs idle.
+TEST(PerfModel, TheGridsWavesSetTheFill) {
+  const auto code = analyze(copy_loop(1));
+  const auto c = rooflab::perf::constants_for(h100());
+  const double slots = 132.0 * 8;
+  const auto unknown = predict(copy_work(8), code, h100(), c);
+  auto w = copy_work(8);
+  w.grid = static_cast<unsigned long long>(2 * slots);
+  const auto whole = predict(w, code, h100(), c);
+  EXPECT_DOUBLE_EQ(whole.time_s, unknown.time_s);
+  EXPECT_EQ(whole.limiter, unknown.limiter);
+  // A third of the slots: 1/3 of the loads in flight per SM, the fraction the curve gives there; the limiter is
+  // still the loads in flight (a fuller grid is the fix, and the evidence says so).
+  w.grid = static_cast<unsigned long long>(slots / 3);
+  const auto third = predict(w, code, h100(), c);
+  const double b_sm = 3350e9 * c.copy_fraction / 132;
+  EXPECT_NEAR(third.fraction, rooflab::perf::in_flight_fraction(4.0 * 256 * 8 / 3, b_sm, c), 1e-6);
+  bool said = false;
+  for (const auto& e : third.evidence) said = said || e.find("0.33 waves") != std::string::npos;
+  EXPECT_TRUE(said) << "the evidence names the grid's waves";
+  // One wave and 10 blocks: the full wave moves its share of the bytes as an unknown grid would; the last 10
+  // blocks run one per SM on 10 of the 132 SMs, each with 1 KB of loads in flight (256 threads x 4 B).
+  w.grid = static_cast<unsigned long long>(slots + 10);
+  const auto tail = predict(w, code, h100(), c);
+  const double t_roof = w.bytes / (3350e9 * c.copy_fraction);
+  const double expected = unknown.time_s * slots / (slots + 10) +
+                          t_roof * (10 / (slots + 10)) / (10.0 / 132 * rooflab::perf::in_flight_fraction(1024, b_sm, c));
+  EXPECT_NEAR(tail.time_s / expected, 1.0, 1e-9);
+  EXPECT_GT(tail.time_s, unknown.time_s * 1.5) << "a last wave of 10 latency-bound blocks";
+}
+
+// Compute side: each wave takes as long as its busiest SM. 133 blocks of one per SM on a 132-SM GPU take two
+// blocks' time where 132 take one.
+TEST(PerfModel, ALastWaveOfOneBlockTakesAWholeWavesTime) {
+  std::string body = "$L__BB0_1:\n";
+  for (int i = 0; i < 16; ++i) body += "\tfma.rn.f32 \t%f" + std::to_string(i + 1) + ", %f20, %f21, %f" + std::to_string(i + 1) + ";\n";
+  body += "\t@%p1 bra \t$L__BB0_1;\n";
+  const auto code = analyze(body);
+  rooflab::perf::Work w;
+  w.flops = 1e12;
+  w.block = 1024;
+  w.blocks_per_sm = 1;
+  const auto c = rooflab::perf::constants_for(h100());
+  w.grid = 132;
+  const auto one = predict(w, code, h100(), c);
+  w.grid = 133;
+  const auto more = predict(w, code, h100(), c);
+  EXPECT_NEAR(more.time_s / one.time_s, 2.0 * 132 / 133, 1e-9);  // the same FLOPs in 133 blocks: two block times
+  EXPECT_EQ(more.limiter, "grid (1.01 waves)");
+}
+
 TEST(PerfModel, ARunTimeTripCountLoopHasItsRemainderSeen) {
   // An unrolled loop (four loads per trip) and the remainder loop the compiler adds for the last trips.
   std::string body = copy_loop(4);

@@ -27,6 +27,18 @@ grep -q "^Predicted on the NVIDIA H200" <<<"$h200" || { echo "$h200"; fail "no p
 # Lab 05's floor is at its own timed size (L = 4096), not Lab 01's n: well under a second.
 grep -qE "problem size n = 4096$" <<<"$h200" || { echo "$h200"; fail "Lab 05 not inspected at its timed size"; }
 
+# The grids: every lab but 02 records its launches at the timed size (ROOFLAB_INSPECT_TIMED_LAUNCHES), so each kernel a
+# threshold grades has a grid and waves there; a launcher that stopped starting its graded kernel at that size, or a
+# recording that broke, fails here.
+for lab in 01 03 04 05 06 07 08; do
+  grids=$("$cli" inspect $lab --json --no-traffic 2>/dev/null) || fail "inspect $lab --json exited $?"
+  python3 -c '
+import json, sys
+ks = json.loads(sys.stdin.read())["kernels"]
+bad = [k["kernel"] for k in ks if k["graded_by"] and not (k["grid"] > 0 and k["waves"] > 0)]
+sys.exit(f"no grid recorded at the timed size for {bad}" if bad else 0)' <<<"$grids" || fail "inspect $lab: a graded kernel has no grid"
+done
+
 quiet=$("$cli" inspect 01 --no-traffic 2>&1) || { echo "$quiet"; fail "inspect --no-traffic exited $?"; }
 grep -q "Memory traffic" <<<"$quiet" && fail "--no-traffic printed the traffic section"
 json=$("$cli" inspect 01 --json 2>/dev/null) || fail "inspect --json exited $?"
@@ -55,4 +67,4 @@ sys.exit(f"not read from SASS: {bad}" if bad else 0)' <<<"$sass" || fail "inspec
   sass_note="--sass read every kernel from SASS ($tool)"
 fi
 echo "$sass_note"
-echo "inspect 01: the compiler's view, the prediction, the modelled traffic of each kernel (exit $rc), --no-traffic and --json without it; inspect 05 on an H200 at its timed size"
+echo "inspect 01: the compiler's view, the prediction, the modelled traffic of each kernel (exit $rc), --no-traffic and --json without it; inspect 05 on an H200 at its timed size; a grid for every graded kernel of Labs 01 and 03-08"

@@ -107,6 +107,9 @@ inline std::pair<const char*, std::size_t> parameter_name(const char* parameters
   const std::size_t length = std::strcspn(p, ",");
   return {length == 0 ? nullptr : p, length};
 }
+// src/kernels.cpp: whether a LaunchShapes is alive (launches are recorded, not run).
+bool recording_launch_shapes();
+
 }  // namespace detail
 
 }  // namespace rooflab::emu

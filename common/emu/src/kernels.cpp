@@ -39,6 +39,8 @@ struct Registry {
   std::map<std::string, unsigned long long> last_launch;  // kernel name -> launch number of its latest launch
   std::vector<std::string> launch_order;                    // names in order of first launch
   unsigned long long launches = 0;
+  int shape_scopes = 0;             // LaunchShapes alive: launches are recorded and not run
+  std::vector<LaunchShape> shapes;  // what they recorded
 };
 
 Registry& registry() {
@@ -102,6 +104,20 @@ void note_kernel_launch(const std::string& name) {
   const auto [it, first] = r.last_launch.try_emplace(name, 0);
   it->second = ++r.launches;
   if (first) r.launch_order.push_back(name);
+}
+
+bool recording_launch_shapes() {
+  Registry& r = registry();
+  std::lock_guard lock(r.mutex);
+  return r.shape_scopes > 0;
+}
+
+bool note_launch_shape(const std::string& name, dim3 grid, dim3 block, std::size_t dynamic_smem) {
+  Registry& r = registry();
+  std::lock_guard lock(r.mutex);
+  if (r.shape_scopes == 0) return false;
+  r.shapes.push_back({name, grid, block, dynamic_smem});
+  return true;
 }
 
 std::string kernel_base_name(const std::string& demangled) {
@@ -174,6 +190,24 @@ unsigned long long kernel_launch_count() {
   Registry& r = registry();
   std::lock_guard lock(r.mutex);
   return r.launches;
+}
+
+LaunchShapes::LaunchShapes() {
+  Registry& r = registry();
+  std::lock_guard lock(r.mutex);
+  if (r.shape_scopes++ == 0) r.shapes.clear();
+}
+
+LaunchShapes::~LaunchShapes() {
+  Registry& r = registry();
+  std::lock_guard lock(r.mutex);
+  --r.shape_scopes;
+}
+
+std::vector<LaunchShape> LaunchShapes::taken() const {
+  Registry& r = registry();
+  std::lock_guard lock(r.mutex);
+  return r.shapes;
 }
 
 std::vector<std::string> kernels_never_launched() {

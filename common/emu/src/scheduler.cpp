@@ -1212,7 +1212,8 @@ cudaError_t run_cooperative_grid(const void* kernel, dim3 grid, dim3 block, std:
 
 cudaError_t launch_grid(const void* kernel, dim3 grid, dim3 block, std::size_t dynamic_smem,
                         ThreadBody thread_body, const char* name, bool cooperative) {
-  banner();
+  // A launch only recorded (LaunchShapes) runs nothing: no banner on the output of `inspect --json`.
+  if (!recording_launch_shapes()) banner();
   const std::string kernel_text = name != nullptr ? std::string(name) : kernel_name(kernel);
   const unsigned long long threads = static_cast<unsigned long long>(block.x) * block.y * block.z;
   if (grid.x == 0 || grid.y == 0 || grid.z == 0 || threads == 0 || threads > 1024 || block.x > 1024 ||
@@ -1239,6 +1240,7 @@ cudaError_t launch_grid(const void* kernel, dim3 grid, dim3 block, std::size_t d
   }
   count_launch(kernel, blocks * threads);
   note_kernel_launch(kernel_text);
+  if (note_launch_shape(kernel_text, grid, block, dynamic_smem)) return cudaSuccess;  // recorded, not run
   const DeviceMemoryOpen device_memory_open;  // the kernel may touch device memory; host code may not
   Launch launch;
   launch.kernel = kernel;

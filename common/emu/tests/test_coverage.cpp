@@ -57,4 +57,35 @@ TEST(EmuCoverage, EveryInstanceDefinedAndWhichOnesRan) {
   cudaFree(x);
 }
 
+// The performance model's grids (rooflab::ptx::timed_launches): while a LaunchShapes lives, launches are recorded
+// with their shapes and run no block; after it, they run again.
+TEST(EmuCoverage, LaunchShapesAreRecordedAndNotRun) {
+  float* x = nullptr;
+  constexpr int n = 200;
+  ASSERT_EQ(cudaMalloc(reinterpret_cast<void**>(&x), n * sizeof(float)), cudaSuccess);
+  const std::vector<float> ones(n, 1.0f);
+  ASSERT_EQ(cudaMemcpy(x, ones.data(), n * sizeof(float), cudaMemcpyHostToDevice), cudaSuccess);
+  std::vector<rooflab::emu::LaunchShape> shapes;
+  {
+    const rooflab::emu::LaunchShapes recording;
+    emutest::scale_by(2, x, n);
+    emutest::scale_by(3, x, n);
+    shapes = recording.taken();
+  }
+  ASSERT_EQ(shapes.size(), 2u);
+  EXPECT_NE(shapes[0].kernel.find("emutest::scale_by_kernel<2>"), std::string::npos) << shapes[0].kernel;
+  EXPECT_NE(shapes[1].kernel.find("emutest::scale_by_kernel<3>"), std::string::npos) << shapes[1].kernel;
+  EXPECT_EQ(shapes[0].grid.x, 4u);  // 200 elements in blocks of 64
+  EXPECT_EQ(shapes[0].block.x, 64u);
+  EXPECT_EQ(shapes[0].dynamic_smem, 0u);
+  std::vector<float> back(n);
+  ASSERT_EQ(cudaMemcpy(back.data(), x, n * sizeof(float), cudaMemcpyDeviceToHost), cudaSuccess);
+  EXPECT_EQ(back[0], 1.0f) << "a recorded launch ran";
+  EXPECT_EQ(back[n - 1], 1.0f) << "a recorded launch ran";
+  emutest::scale_by(2, x, n);  // recording over: this one runs
+  ASSERT_EQ(cudaMemcpy(back.data(), x, n * sizeof(float), cudaMemcpyDeviceToHost), cudaSuccess);
+  EXPECT_EQ(back[n - 1], 2.0f);
+  cudaFree(x);
+}
+
 }  // namespace

@@ -52,6 +52,22 @@ struct KernelDecl {
   std::array<std::string_view, 2> graded_by = {};
 };
 
+// A launch the lab's launcher makes at the timed problem size, recorded on the CPU backend without running it
+// (rooflab::ptx::timed_launches, a static test binary's registration): the grid the prediction counts waves of,
+// and the block and dynamic shared memory the launch really asks for (a student's may differ from the
+// registry's).
+struct TimedLaunch {
+  std::string kernel;  // demangled, as the CPU backend names it
+  unsigned long long blocks = 0;
+  unsigned block = 0;
+  std::size_t dynamic_smem = 0;
+};
+struct TimedLaunches {
+  std::vector<TimedLaunch> launches;
+  std::string source;  // where they come from, when not the launchers run here
+  std::string note;    // why a kernel has none
+};
+
 // The per-SM limits the occupancy calculation needs (CUDA C++ Programming Guide, compute capabilities).
 struct Limits {
   int cc_major = 8;
@@ -88,6 +104,8 @@ struct Row {
   int registers = 0;
   int static_smem = 0;
   std::size_t dynamic_smem = 0;
+  unsigned long long grid = 0;  // blocks the launcher starts at the timed size (0: not recorded)
+  double waves = 0;             // grid / (SMs x blocks per SM), where the grid is known
   int stack = 0;
   int spill_bytes = 0;
   int widest_load_bits = 0;
@@ -117,9 +135,13 @@ Sass read_sass(const std::string& cubin);
 // With `sass`, the prediction reads each kernel's SASS where the listing has it, its PTX otherwise. With
 // `copy_ceiling_gbps` (what `rooflab calibrate` measured on this GPU), the memory roof is that ceiling rather
 // than the datasheet bandwidth times the model's share of it.
+// With `launches`, each kernel's occupancy and prediction use the last launch of it there (its grid, block
+// and dynamic shared memory); a kernel not launched there keeps the registry's block and a grid assumed to fill
+// every SM.
 std::vector<Row> inspect(std::span<const KernelDecl> kernels, const std::string& ptx, const std::string& ptxas,
                          const GpuSpec& gpu, const std::string& arch, double n, const Sass* sass = nullptr,
-                         std::optional<double> copy_ceiling_gbps = std::nullopt);
+                         std::optional<double> copy_ceiling_gbps = std::nullopt,
+                         const TimedLaunches* launches = nullptr);
 std::string table(const std::vector<Row>& rows, const GpuSpec& gpu, double n);
 std::string to_json(const std::vector<Row>& rows, const GpuSpec& gpu, double n);
 
@@ -131,6 +153,9 @@ bool register_lab(std::span<const KernelDecl> kernels, const char* static_dir, c
 // The problem size the lab's perf tests time, in the lab's meaning of n (the registry's flops and bytes take it):
 // inspect's default, so that floors and predictions are those of the timed problem.
 bool register_timed_size(double n);
+// The launches at that size on `gpu` (its SM count), for the waves of each grid: the lab's launchers called on
+// the CPU backend with nothing run (a static test binary's function, ROOFLAB_INSPECT_TIMED_LAUNCHES).
+bool register_timed_launches(TimedLaunches (*launches)(const GpuSpec& gpu));
 bool registered();
 int main(int argc, char** argv);
 
@@ -138,6 +163,9 @@ int main(int argc, char** argv);
 
 #define ROOFLAB_INSPECT_TIMED_SIZE(n) \
   [[maybe_unused]] static const bool rooflab_inspect_timed_size_ = ::rooflab::inspect::register_timed_size(n)
+
+#define ROOFLAB_INSPECT_TIMED_LAUNCHES(fn) \
+  [[maybe_unused]] static const bool rooflab_inspect_timed_launches_ = ::rooflab::inspect::register_timed_launches(fn)
 
 #define ROOFLAB_INSPECT_KERNELS(list)                                                  \
   [[maybe_unused]] static const bool rooflab_inspect_registered_ =                     \

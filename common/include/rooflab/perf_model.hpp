@@ -9,7 +9,9 @@
 //   2. issue slots, MUFU and shared-memory wavefronts per trip, against the architecture's rates;
 //   3. the instruction class's ceiling (mma.sync and WMMA on sm_90 reach about two thirds of the dense tensor
 //      peak, which needs wgmma);
-//   4. occupancy: one block per SM with a barrier in the loop leaves the SM idle while the block waits.
+//   4. occupancy: one block per SM with a barrier in the loop leaves the SM idle while the block waits;
+//   5. waves: where the launch's grid is known, each wave of blocks is predicted at its own fill (a grid that
+//      does not fill the GPU has fewer loads in flight; a last partial wave leaves SMs idle).
 //
 // It is a model, never a measurement: it earns no points, a measurement on a GPU is printed beside it, and
 // docs/measurements.md holds it against the GPU runs. It reads SASS where nvdisasm is found (a full CUDA toolkit
@@ -108,6 +110,10 @@ struct Work {
   DType dtype = DType::fp32;
   unsigned block = 0;
   int blocks_per_sm = 0;  // from the occupancy calculator
+  // Blocks the launch starts (0: unknown, taken to fill every SM for the whole run). A grid of fewer blocks than
+  // the SMs hold at once leaves warps, and so loads in flight, unused; a last partial wave leaves SMs idle.
+  unsigned long long grid = 0;
+  std::string grid_from;  // in words, for the evidence: "the launcher's grid at the timed size on the CPU backend"
   std::optional<double> copy_ceiling_gbps;  // calibrated copy ceiling; else datasheet x copy_fraction
 };
 

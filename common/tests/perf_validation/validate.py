@@ -5,7 +5,8 @@ The kernels that ran (lab*/kernels.cu of the run's folder, the reference solutio
 to PTX, a ptxas report and a cubin for the run's architecture (the model reads the cubin's SASS with nvdisasm:
 --nvdisasm-dir fetches it where the toolkit lacks it), each lab's static binary predicts them (`--rooflab-inspect
 --code-dir`, the same code path as `rooflab inspect`), and each prediction is put beside the measured figure of
-measured.json. It prints the table that docs/measurements.md records; with --check DOC, it fails when the table
+measured.json (with the grids the run launched, where measured.json lists its "launches": the launchers here may
+not be the run's). It prints the table that docs/measurements.md records; with --check DOC, it fails when the table
 in DOC (between the markers) is not the one the model gives now, so that a change to the model shows in the
 document that holds it against the measurements.
 
@@ -19,23 +20,25 @@ import subprocess
 import sys
 import tempfile
 
-BEGIN = "<!-- perf-model-validation: begin (common/tests/perf_validation/validate.py writes this table) -->"
-END = "<!-- perf-model-validation: end -->"
-# The same kernels with the prediction reading SASS (`inspect --sass`), a table of its own.
-MARKERS = {"PTX": (BEGIN, END),
-           "SASS": ("<!-- perf-model-validation-sass: begin (common/tests/perf_validation/validate.py writes this table) -->",
-                    "<!-- perf-model-validation-sass: end -->")}
+def markers(tag=""):
+    """The markers around a run's tables in the document: `tag` "" for the H100 run (the first), else the run's own
+    ("h200"); the prediction reading PTX and the one reading SASS (`inspect --sass`) each have a table."""
+    name = "perf-model-validation" + (f"-{tag}" if tag else "")
+    return {code: (f"<!-- {name}{suffix}: begin (common/tests/perf_validation/validate.py writes this table) -->",
+                   f"<!-- {name}{suffix}: end -->") for code, suffix in (("PTX", ""), ("SASS", "-sass"))}
 
 
-def run_static(args, lab, gpu, arch=None, code_dir=None, sass=False):
+def run_static(args, lab, gpu, arch=None, code_dir=None, sass=False, launches=None):
     """Lab `lab`'s static binary's predictions, {kernel: row}: of the build's capture, or of `code_dir`'s; from
-    SASS with `sass`."""
+    SASS with `sass`; with the grids of the `launches` file (the run's), where `code_dir`'s launchers did not run."""
     binary = args.build / "labs" / "bin" / f"lab{lab}_static"
     argv = [str(binary), "--rooflab-inspect", "--gpu", gpu, "--json"] + (["--sass"] if sass else [])
     if arch:
         argv += ["--arch", arch]
     if code_dir:
         argv += ["--code-dir", str(code_dir)]
+    if launches:
+        argv += ["--launches", str(launches)]
     env = dict(os.environ)
     if args.nvdisasm:
         env["ROOFLAB_NVDISASM"] = str(args.nvdisasm)  # the model reads SASS, as with a full toolkit
@@ -54,9 +57,15 @@ def predict(args, lab, run_dir, arch, gpu):
                                  str(pathlib.Path(tmp) / f"kernels.{arch}.cubin")],
                                 check=True, capture_output=True, text=True)
         (pathlib.Path(tmp) / f"kernels.{arch}.ptxas.txt").write_text(report.stderr)
-        out = {"PTX": run_static(args, lab, gpu, arch, tmp)}
+        # The launches the run recorded (measured.json's "launches"): the grids the prediction counts waves of.
+        launches = None
+        measured = json.loads((run_dir / "measured.json").read_text())
+        if "launches" in measured:
+            launches = pathlib.Path(tmp) / "launches.json"
+            launches.write_text(json.dumps(measured["launches"]))
+        out = {"PTX": run_static(args, lab, gpu, arch, tmp, launches=launches)}
         if args.nvdisasm:
-            out["SASS"] = run_static(args, lab, gpu, arch, tmp, sass=True)
+            out["SASS"] = run_static(args, lab, gpu, arch, tmp, sass=True, launches=launches)
             for k in out["SASS"].values():
                 if k["prediction"] and k["prediction"]["code_from"] != "SASS":
                     raise RuntimeError(f"lab {lab}: {k['kernel']} was not read from SASS: {k['prediction']['evidence'][0]}")
@@ -150,7 +159,7 @@ def table(args, all_rows, code="PTX"):
         rows.append(f"| {r['test']} | {meas} | {shown} | {100 * error:+.0f}%{'' if ok else ' (outside 20%)'} | "
                     f"{flag} | {'short of it' if missed else ('met it' if r['full_at'] is not None else '-')} | {p['limiter']} |")
     graded = sum(1 for r in measured["results"] if r["full_at"] is not None)
-    begin, end = MARKERS[code]
+    begin, end = markers(args.tag)[code]
     lines = [begin,
              "| test (kernel) | measured | predicted | error | predicted, full-point mark | measured, full-point mark | limiter (model) |",
              "|---|---|---|---|---|---|---|"] + rows + [
@@ -169,6 +178,8 @@ def main():
     ap.add_argument("--nvcc", default="nvcc")
     ap.add_argument("--ptxas", default="ptxas")
     ap.add_argument("--check", type=pathlib.Path, help="the document whose table must be this one")
+    ap.add_argument("--tag", default="", help="the run's tables' markers in the document (perf-model-validation-TAG); "
+                                              "none for the H100 run's")
     ap.add_argument("--nvdisasm-dir", type=pathlib.Path,
                     help="fetch nvdisasm into this folder (NVIDIA's wheel on PyPI) when the toolkit lacks it, so that "
                          "the model reads SASS as it does with a full toolkit; exit 77 when it cannot be had")
@@ -198,7 +209,7 @@ def main():
         text = table(args, rows, code)
         print(f"Read from {code}:\n{text}\n")
         if args.check:
-            begin, end = MARKERS[code]
+            begin, end = markers(args.tag)[code]
             doc = args.check.read_text()
             if begin not in doc or end not in doc:
                 print(f"{args.check}: has no {code} table between the markers", file=sys.stderr)

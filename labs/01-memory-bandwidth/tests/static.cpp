@@ -19,6 +19,24 @@ ROOFLAB_INSPECT_KERNELS(lab01::kKernelDecls);
 // Inspect at the timed size: 256 MB per array (at least 4x the L2, the harness rule; 64 Mi floats on an H100).
 ROOFLAB_INSPECT_TIMED_SIZE(double(1u << 26));
 
+namespace {
+// The five STREAM kernels at the timed size (64 Mi floats per array) and the strided read at stride 32 (an eighth
+// as many outputs), for the grids `rooflab inspect` counts waves of; nothing runs.
+rooflab::inspect::TimedLaunches timed_launches(const rooflab::GpuSpec& gpu) {
+  return rooflab::ptx::timed_launches(gpu, [] {
+    constexpr std::size_t n = std::size_t{1} << 26;
+    const rooflab::ptx::TimedBuffer<float> a(n), b(n), c(n), strided(n / 8 * 32);
+    lab01::strided_read(strided.data(), c.data(), n / 8, 32, nullptr);
+    lab01::copy(a.data(), c.data(), n, nullptr);
+    lab01::scale(c.data(), b.data(), 3.0f, n, nullptr);
+    lab01::add(a.data(), b.data(), c.data(), n, nullptr);
+    lab01::triad(b.data(), c.data(), a.data(), 3.0f, n, nullptr);
+    lab01::triad_vec4(b.data(), c.data(), a.data(), 3.0f, n, nullptr);
+  });
+}
+}  // namespace
+ROOFLAB_INSPECT_TIMED_LAUNCHES(timed_launches);
+
 // 128-bit accesses are the point of the vectorized triad: one ld.global.v4.f32 instead of four loads.
 // Asked of the kernel lab01::triad_vec4 starts on aligned arrays (run on the CPU backend), not of any kernel
 // in the file: a launcher that always falls back to the scalar triad does not earn it.

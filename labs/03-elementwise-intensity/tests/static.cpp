@@ -2,6 +2,7 @@
 // its FMAs in a loop (fma.rn.f32 in the PTX).
 #include "kernels.hpp"
 #include "lab.hpp"
+#include "perf_work.hpp"
 
 #include <rooflab/testing/grading.hpp>
 #include <rooflab/inspect.hpp>
@@ -13,6 +14,24 @@
 ROOFLAB_INSPECT_KERNELS(lab03::kKernels);
 // Inspect at the timed size: 256 MB of FP32 (at least 4x the L2, the harness rule; 64 Mi elements on an H100).
 ROOFLAB_INSPECT_TIMED_SIZE(double(1u << 26));
+
+namespace {
+// The unfused kernels, the fused chain and the sweep (k = 64) at the timed shape (its rows and columns follow the
+// L2's size), for the grids `rooflab inspect` counts waves of; nothing runs.
+rooflab::inspect::TimedLaunches timed_launches(const rooflab::GpuSpec& gpu) {
+  return rooflab::ptx::timed_launches(gpu, [] {
+    const auto [rows, cols] = lab03::perf::shape(rooflab::emu::pretend_gpu().l2_bytes, 1.0);
+    const std::size_t n = rows * cols;
+    const rooflab::ptx::TimedBuffer<float> x(n), bias(cols), residual(n), t(n), u(n), y(n);
+    lab03::bias_add<float>(x.data(), bias.data(), t.data(), rows, cols, nullptr);
+    lab03::gelu<float>(t.data(), u.data(), n, nullptr);
+    lab03::residual_add<float>(u.data(), residual.data(), y.data(), n, nullptr);
+    lab03::fused_chain<float>(x.data(), bias.data(), residual.data(), y.data(), rows, cols, nullptr);
+    lab03::sweep(x.data(), y.data(), n, 0.999f, 0.001f, 64, nullptr);
+  });
+}
+}  // namespace
+ROOFLAB_INSPECT_TIMED_LAUNCHES(timed_launches);
 
 // The FMA, load and store facts are asked of the kernels the sweep and the fused chain's launchers start (a small
 // problem on the CPU backend), not of any kernel in the file.

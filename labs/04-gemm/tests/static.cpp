@@ -28,6 +28,24 @@ ROOFLAB_TEST(Lab04Static, NoSpillsAndSharedMemoryWithinLimits) {
 }
 
 namespace {
+// Every rung at the timed size (4096 cubed), for the grids `rooflab inspect` counts waves of; nothing runs.
+rooflab::inspect::TimedLaunches timed_launches(const rooflab::GpuSpec& gpu) {
+  return rooflab::ptx::timed_launches(gpu, [] {
+    constexpr int side = 4096;
+    constexpr std::size_t elems = static_cast<std::size_t>(side) * side;
+    const rooflab::ptx::TimedBuffer<float> a(elems), b(elems), c(elems);
+    const rooflab::ptx::TimedBuffer<__half> ah(elems), bh(elems);
+    for (const auto rung : {lab04::sgemm_naive, lab04::sgemm_coalesced, lab04::sgemm_smem, lab04::sgemm_blocktile,
+                            lab04::sgemm_vectorized, lab04::sgemm_warptile}) {
+      rung(side, side, side, 1.0f, a.data(), b.data(), 0.0f, c.data(), nullptr);
+    }
+    lab04::hgemm_wmma(side, side, side, 1.0f, ah.data(), bh.data(), 0.0f, c.data(), nullptr);
+  });
+}
+}  // namespace
+ROOFLAB_INSPECT_TIMED_LAUNCHES(timed_launches);
+
+namespace {
 constexpr int kSide = 64;  // a small square problem on the vectorized paths (multiples of 8, aligned arrays)
 
 // The kernels one rung's launcher starts on it, run on the CPU backend.

@@ -19,6 +19,26 @@ ROOFLAB_INSPECT_KERNELS(lab05::kKernels);
 // Inspect at the timed size: L = 4096 (16 heads of 64).
 ROOFLAB_INSPECT_TIMED_SIZE(4096.0);
 
+namespace {
+// The softmax and both flash kernels at the timed shape (16 heads of 64, L = 4096, not causal), for the grids
+// `rooflab inspect` counts waves of; nothing runs.
+rooflab::inspect::TimedLaunches timed_launches(const rooflab::GpuSpec& gpu) {
+  return rooflab::ptx::timed_launches(gpu, [] {
+    constexpr int heads = static_cast<int>(lab05::kPerfHeads), len = 4096, d = static_cast<int>(lab05::kPerfHeadDim);
+    const std::size_t rows = static_cast<std::size_t>(heads) * len, elements = rows * d;
+    // S and P share one buffer: the launch only records its grid (the CPU backend fills what it allocates, and
+    // S alone is 512 MB).
+    const rooflab::ptx::TimedBuffer<__half> s(rows * len), q(elements), k(elements), v(elements), o(elements);
+    const rooflab::ptx::TimedBuffer<float> q32(elements), k32(elements), v32(elements), o32(elements), lse(rows);
+    lab05::softmax_rows(s.data(), s.data(), static_cast<int>(rows), len, 0.125f, false, nullptr);
+    lab05::flash_attention_fp32(q32.data(), k32.data(), v32.data(), o32.data(), lse.data(), heads, len, d, 0.125f, false,
+                                nullptr);
+    lab05::flash_attention_fp16(q.data(), k.data(), v.data(), o.data(), lse.data(), heads, len, d, 0.125f, false, nullptr);
+  });
+}
+}  // namespace
+ROOFLAB_INSPECT_TIMED_LAUNCHES(timed_launches);
+
 ROOFLAB_TEST(Lab05Static, NoSpillsAndSharedMemoryWithinLimits) {
   for (const auto& arch : rooflab::ptx::captured_archs()) {
     for (const auto& r : rooflab::ptx::expect_no_spills(arch)) {

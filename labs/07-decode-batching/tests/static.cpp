@@ -14,8 +14,25 @@
 #include <utility>
 
 ROOFLAB_INSPECT_KERNELS(lab07::kKernels);
-// Inspect at one timed layer: 4096 x 14336 weights (an MLP projection of the timed block).
-ROOFLAB_INSPECT_TIMED_SIZE(4096.0 * 14336);
+// Inspect at the timed size: the square GEMV the perf tests time, 16384 x 16384 weights on an H100 or an H200
+// (tests/perf_work.hpp's gemv_side: the smallest power of two whose weights are 4x the L2; before 2026-12-04 this
+// said 4096 x 14336, a layer of the block the tests no longer time).
+ROOFLAB_INSPECT_TIMED_SIZE(16384.0 * 16384);
+
+namespace {
+// The three kernels at that size as the perf tests launch them, for the grids `rooflab inspect` counts waves of;
+// nothing runs.
+rooflab::inspect::TimedLaunches timed_launches(const rooflab::GpuSpec& gpu) {
+  return rooflab::ptx::timed_launches(gpu, [] {
+    constexpr int n = 16384, k = 16384;
+    const rooflab::ptx::TimedBuffer<__half> w(static_cast<std::size_t>(n) * k), x(64 * k), y(64 * n);
+    lab07::gemv(w.data(), x.data(), y.data(), n, k, nullptr);
+    lab07::batched_gemv(w.data(), x.data(), y.data(), n, k, 8, nullptr);
+    lab07::batched_gemv(w.data(), x.data(), y.data(), n, k, 64, nullptr);
+  });
+}
+}  // namespace
+ROOFLAB_INSPECT_TIMED_LAUNCHES(timed_launches);
 
 namespace {
 constexpr int kN = 32, kK = 64;  // a small problem whose rows take the 128-bit path (k a multiple of 8)

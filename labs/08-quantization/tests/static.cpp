@@ -19,6 +19,22 @@ ROOFLAB_INSPECT_KERNELS(lab08::kKernels);
 ROOFLAB_INSPECT_TIMED_SIZE(8192.0 * 8192);
 
 namespace {
+// The GEMVs as the perf tests launch them (8192 x 8192, int4 in groups of 128), for the grids `rooflab inspect`
+// counts waves of; nothing runs.
+rooflab::inspect::TimedLaunches timed_launches(const rooflab::GpuSpec& gpu) {
+  return rooflab::ptx::timed_launches(gpu, [] {
+    constexpr int n = 8192, k = 8192, group = 128;
+    const rooflab::ptx::TimedBuffer<std::int8_t> q(static_cast<std::size_t>(n) * k);
+    const rooflab::ptx::TimedBuffer<__half> scales(static_cast<std::size_t>(n) * k / 32), x(k), y(n);
+    lab08::gemv_int8(q.data(), scales.data(), x.data(), y.data(), n, k, nullptr);
+    lab08::gemv_int4(reinterpret_cast<const std::uint8_t*>(q.data()), scales.data(), x.data(), y.data(), n, k, group,
+                     nullptr);
+  });
+}
+}  // namespace
+ROOFLAB_INSPECT_TIMED_LAUNCHES(timed_launches);
+
+namespace {
 // Global loads of 8-bit elements: ld.global.u8, ld.global.nc.s8, ld.global.v4.u8 ...
 int byte_loads(const std::string& body) {
   static const std::regex load(R"(\bld\.global(\.[a-z0-9]+)*\.[usb]8\b)");

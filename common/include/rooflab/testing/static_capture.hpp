@@ -8,6 +8,8 @@
 #include <rooflab/testing/ptx.hpp>
 
 #include <rooflab/emu/launch.hpp>
+#include <rooflab/emu/pretend_gpu.hpp>
+#include <rooflab/inspect.hpp>
 
 #include <gtest/gtest.h>
 
@@ -60,6 +62,50 @@ Launched launched_by(std::string launcher, Call&& call) {
   call();
   return {std::move(launcher), emu::kernels_launched_since(before)};
 }
+
+// For ROOFLAB_INSPECT_TIMED_LAUNCHES: runs `call` (the lab's launchers at the size its perf tests time) on the CPU
+// backend pretending to be `gpu`, so that grids sized by the SM count are sized for it, and returns each launch's
+// shape; no kernel runs, so the inputs need not hold anything (timed_buffer). Call it first in the process: the
+// pretend GPU is chosen on first use (ROOFLAB_EMU_GPU and ROOFLAB_EMU_SMS still win; the note then says so).
+//
+//   rooflab::inspect::TimedLaunches launches(const rooflab::GpuSpec& gpu) {
+//     return rooflab::ptx::timed_launches(gpu, [] { ... lab08::gemv_int8(...) at 8192 x 8192 ... });
+//   }
+//   ROOFLAB_INSPECT_TIMED_LAUNCHES(launches);
+template <typename Call>
+inspect::TimedLaunches timed_launches(const GpuSpec& gpu, Call&& call) {
+  inspect::TimedLaunches out;
+  try {
+    emu::set_default_pretend_gpu(gpu.id);
+    const int sms = emu::pretend_gpu().sms;
+    if (!gpu.sms || sms != *gpu.sms) {
+      out.note = "the CPU backend pretends a GPU of " + std::to_string(sms) + " SMs here, not the " + gpu.name +
+                 "'s (ROOFLAB_EMU_GPU or ROOFLAB_EMU_SMS is set): grids sized by the SM count would be wrong";
+      return out;
+    }
+    const emu::LaunchShapes shapes;
+    call();
+    for (const auto& s : shapes.taken()) {
+      out.launches.push_back({s.kernel, static_cast<unsigned long long>(s.grid.x) * s.grid.y * s.grid.z,
+                              s.block.x * s.block.y * s.block.z, s.dynamic_smem});
+    }
+  } catch (const std::exception& e) {
+    out.launches.clear();
+    out.note = std::string("the launchers failed at the timed size on the CPU backend: ") + e.what();
+  }
+  return out;
+}
+
+// Device memory for such a call, left as cudaMalloc gives it (no kernel reads it: the launches do not run).
+template <typename T>
+struct TimedBuffer {
+  T* ptr = nullptr;
+  explicit TimedBuffer(std::size_t count) { ROOFLAB_CUDA_CHECK(cudaMalloc(&ptr, count * sizeof(T))); }
+  ~TimedBuffer() { cudaFree(ptr); }
+  TimedBuffer(const TimedBuffer&) = delete;
+  TimedBuffer& operator=(const TimedBuffer&) = delete;
+  T* data() const { return ptr; }
+};
 
 // A device array of `count` zeros, the inputs of such a call.
 template <typename T>

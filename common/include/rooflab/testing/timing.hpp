@@ -226,7 +226,12 @@ inline constexpr bool kDryRun = false;
 double perf_scale();
 // Bytes per array that must stream from DRAM: 4x the L2 and at least 256 MB (the "4x L2" rule), times
 // `scale`, rounded down to a multiple of 4 KiB and at least 4 KiB.
-std::size_t streaming_bytes(std::size_t l2_bytes, double scale = perf_scale());
+// Inline: the static binaries (rooflab inspect's timed launches) size their problems by it without the harness.
+inline std::size_t streaming_bytes(std::size_t l2_bytes, double scale = perf_scale()) {
+  const double full = static_cast<double>(std::max<std::size_t>(4 * l2_bytes, std::size_t{256} << 20));
+  const auto bytes = static_cast<std::size_t>(full * scale) / 4096 * 4096;
+  return std::max<std::size_t>(bytes, 4096);
+}
 // A count (threads, iterations, elements) times perf_scale(), at least `at_least`.
 std::size_t scaled(std::size_t n, std::size_t at_least = 1);
 // A square GEMM's n whose n^3 work is scaled by perf_scale(): a multiple of 64, at least 64.

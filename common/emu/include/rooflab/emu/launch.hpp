@@ -76,6 +76,25 @@ unsigned long long kernel_launch_count();
 std::vector<std::string> kernels_launched_since(unsigned long long launches);
 std::vector<std::string> kernels_never_launched();
 
+// The shapes of a launcher's launches, without running them (the performance model's grids: `rooflab inspect`
+// predicts a kernel at the size the perf tests time, where running it here would take minutes). While a
+// LaunchShapes lives, every launch in the process is checked and counted as usual (an invalid configuration still
+// throws) and recorded, but no block runs: what the kernels would write is not written. Not for lab code.
+struct LaunchShape {
+  std::string kernel;  // demangled, as kernels_launched() names it
+  dim3 grid;
+  dim3 block;
+  std::size_t dynamic_smem = 0;
+};
+class LaunchShapes {
+ public:
+  LaunchShapes();
+  ~LaunchShapes();
+  LaunchShapes(const LaunchShapes&) = delete;
+  LaunchShapes& operator=(const LaunchShapes&) = delete;
+  std::vector<LaunchShape> taken() const;  // in launch order
+};
+
 // Read accounting for timed runs (the dry run of the perf tests): while a watch is on, the data pages of the
 // watched ranges' allocations stay closed during launches, and the first touch of a page by a kernel (or a
 // runtime copy out of it) opens that page and counts its bytes inside the range. So a launcher that replays
@@ -166,6 +185,8 @@ class DeviceMemoryOpen {
 // is not a function itself (a lambda inside it, a clone).
 int register_kernels(const char* file, const char* names);
 void note_kernel_launch(const std::string& name);
+// While a LaunchShapes lives: records the launch's shape and returns true (the launch then runs no block).
+bool note_launch_shape(const std::string& name, dim3 grid, dim3 block, std::size_t dynamic_smem);
 std::string kernel_base_name(const std::string& demangled);
 
 // One argument of a launch as the backend's checks see it. Pointer arguments must point into memory a kernel

@@ -1,0 +1,523 @@
+// Lab 04: GEMM - from one thread per output to tensor cores, one idea per rung.
+//
+//   1 sgemm_naive_kernel        one thread per C element; the warp walks down a column (uncoalesced)
+//   2 sgemm_coalesced_kernel    the same, with the warp along a row of C: coalesced B and C
+//   3 sgemm_smem_kernel         32 x 32 tiles of A and B staged in shared memory: 32x fewer global loads
+//   4 sgemm_blocktile_kernel    128 x 128 block tile, 8 x 8 outputs per thread held in registers
+//   5 sgemm_vectorized_kernel   float4 global and shared loads, A transposed in shared memory, no conflicts
+//   6 sgemm_warptile_kernel     each warp owns a 64 x 32 sub-tile; 4 x 4 micro-tiles per lane
+//   7 hgemm_wmma_kernel         FP16 in, FP32 accumulate on the tensor cores (nvcuda::wmma, 16 x 16 x 16)
+//
+// C = alpha A B + beta C, row-major, any M, N, K. A GEMM does 2MNK FLOPs on 4(MK + KN + MN) bytes, so a large
+// one is compute-bound on every GPU - but only if the kernel reuses what it loads. Every rung raises the
+// reuse (the intensity the kernel really sees) or removes a bottleneck between the data and the FMA units.
+// Handout: README.md, sections "Counting GEMM work" to "Tensor cores".
+#include "kernels.hpp"
+
+#include <rooflab/launch.hpp>
+#include <rooflab/stub.hpp>
+
+#include <mma.h>
+
+#include <cstdint>
+
+namespace lab04 {
+
+// ---- PROVIDED: do not modify ----
+
+__host__ __device__ constexpr int ceil_div(int a, int b) { return (a + b - 1) / b; }
+
+// C[i] = alpha acc + beta C[i]; C is not read when beta is 0 (the BLAS rule: C may hold NaN then).
+__device__ inline void store_c(float* c, std::size_t i, float alpha, float acc, float beta) {
+  c[i] = beta == 0.0f ? alpha * acc : fmaf(alpha, acc, beta * c[i]);
+}
+
+// A pointer a float4 (or 8 halves) can be loaded through: 16-byte aligned.
+inline bool aligned16(const void* p) { return reinterpret_cast<std::uintptr_t>(p) % 16 == 0; }
+
+// ---- 1: naive ----
+
+__global__ void sgemm_naive_kernel(int M, int N, int K, float alpha, const float* __restrict__ A,
+                                   const float* __restrict__ B, float beta, float* __restrict__ C) {
+  // STUDENT BEGIN (lab04.v1)
+  // threadIdx.x picks the row: the 32 lanes of a warp read 32 different rows of A (32 transactions per load)
+  // and write C 32 rows apart. Correct, and slow on purpose: rung 2 swaps the two indices.
+  const int row = blockIdx.x * blockDim.x + threadIdx.x;
+  const int col = blockIdx.y * blockDim.y + threadIdx.y;
+  if (row >= M || col >= N) return;
+  float acc = 0.0f;
+  for (int p = 0; p < K; ++p) acc += A[std::size_t(row) * K + p] * B[std::size_t(p) * N + col];
+  store_c(C, std::size_t(row) * N + col, alpha, acc, beta);
+  // STUDENT END
+}
+
+// ---- 2: coalesced ----
+
+__global__ void sgemm_coalesced_kernel(int M, int N, int K, float alpha, const float* __restrict__ A,
+                                       const float* __restrict__ B, float beta, float* __restrict__ C) {
+  // STUDENT BEGIN (lab04.v2)
+  // threadIdx.x picks the column: a warp reads 32 consecutive floats of B (one 128-byte line), the same A
+  // element (a broadcast) and writes 32 consecutive floats of C.
+  const int col = blockIdx.x * blockDim.x + threadIdx.x;
+  const int row = blockIdx.y * blockDim.y + threadIdx.y;
+  if (row >= M || col >= N) return;
+  float acc = 0.0f;
+  for (int p = 0; p < K; ++p) acc += A[std::size_t(row) * K + p] * B[std::size_t(p) * N + col];
+  store_c(C, std::size_t(row) * N + col, alpha, acc, beta);
+  // STUDENT END
+}
+
+// ---- 3: shared-memory tiles ----
+
+template <int TILE>
+__global__ void sgemm_smem_kernel(int M, int N, int K, float alpha, const float* __restrict__ A,
+                                  const float* __restrict__ B, float beta, float* __restrict__ C) {
+  // STUDENT BEGIN (lab04.v3)
+  // Each block stages a TILE x TILE tile of A and of B per step of K: every element it loads from global
+  // memory is used TILE times from shared memory. Out-of-range elements are loaded as 0, so the tails of M,
+  // N and K need no special case in the inner loop.
+  __shared__ float As[TILE][TILE];
+  __shared__ float Bs[TILE][TILE];
+  const int tx = threadIdx.x, ty = threadIdx.y;
+  const int row = blockIdx.y * TILE + ty, col = blockIdx.x * TILE + tx;
+  float acc = 0.0f;
+  for (int k0 = 0; k0 < K; k0 += TILE) {
+    As[ty][tx] = row < M && k0 + tx < K ? A[std::size_t(row) * K + k0 + tx] : 0.0f;
+    Bs[ty][tx] = k0 + ty < K && col < N ? B[std::size_t(k0 + ty) * N + col] : 0.0f;
+    __syncthreads();  // the whole tile is written before anyone reads it
+    // As[ty][p] is one address per warp (a broadcast); Bs[p][tx] 32 consecutive words: no bank conflicts.
+    for (int p = 0; p < TILE; ++p) acc += As[ty][p] * Bs[p][tx];
+    __syncthreads();  // everyone has read the tile before the next step overwrites it
+  }
+  if (row < M && col < N) store_c(C, std::size_t(row) * N + col, alpha, acc, beta);
+  // STUDENT END
+}
+
+// ---- 4: 2D register blocking ----
+
+template <int BM, int BN, int BK, int TM, int TN>
+__global__ void __launch_bounds__((BM / TM) * (BN / TN))
+    sgemm_blocktile_kernel(int M, int N, int K, float alpha, const float* __restrict__ A,
+                           const float* __restrict__ B, float beta, float* __restrict__ C) {
+  // STUDENT BEGIN (lab04.v4)
+  // A 128 x 128 tile of C per block of 256 threads, each thread an 8 x 8 patch in registers. Per step of
+  // BK = 8 a thread reads TM + TN = 16 floats from shared memory and does TM x TN = 64 FMAs: 4 FMAs per
+  // shared load instead of rung 3's one, and every global element is reused 128 times (Q4's 128 x 128
+  // tiling: intensity about 16 FLOP/byte from DRAM instead of 4).
+  constexpr int THREADS = (BM / TM) * (BN / TN);
+  __shared__ float As[BM * BK];  // [BM][BK], as A is laid out
+  __shared__ float Bs[BK * BN];  // [BK][BN]
+  const int tid = threadIdx.x;
+  const int trow = tid / (BN / TN), tcol = tid % (BN / TN);
+  const int row0 = blockIdx.y * BM, col0 = blockIdx.x * BN;
+  float acc[TM][TN] = {};
+  float a_frag[TM], b_frag[TN];
+  for (int k0 = 0; k0 < K; k0 += BK) {
+    // Consecutive threads load consecutive elements of a row: coalesced. Zeros pad every tail.
+    for (int i = tid; i < BM * BK; i += THREADS) {
+      const int r = i / BK, c = i % BK;
+      As[i] = row0 + r < M && k0 + c < K ? A[std::size_t(row0 + r) * K + k0 + c] : 0.0f;
+    }
+    for (int i = tid; i < BK * BN; i += THREADS) {
+      const int r = i / BN, c = i % BN;
+      Bs[i] = k0 + r < K && col0 + c < N ? B[std::size_t(k0 + r) * N + col0 + c] : 0.0f;
+    }
+    __syncthreads();
+#pragma unroll
+    for (int p = 0; p < BK; ++p) {
+#pragma unroll
+      for (int i = 0; i < TM; ++i) a_frag[i] = As[(trow * TM + i) * BK + p];
+#pragma unroll
+      for (int j = 0; j < TN; ++j) b_frag[j] = Bs[p * BN + tcol * TN + j];
+#pragma unroll
+      for (int i = 0; i < TM; ++i) {
+#pragma unroll
+        for (int j = 0; j < TN; ++j) acc[i][j] += a_frag[i] * b_frag[j];
+      }
+    }
+    __syncthreads();
+  }
+#pragma unroll
+  for (int i = 0; i < TM; ++i) {
+#pragma unroll
+    for (int j = 0; j < TN; ++j) {
+      const int r = row0 + trow * TM + i, c = col0 + tcol * TN + j;
+      if (r < M && c < N) store_c(C, std::size_t(r) * N + c, alpha, acc[i][j], beta);
+    }
+  }
+  // STUDENT END
+}
+
+// ---- 5: vectorized loads, A transposed ----
+
+// STUDENT BEGIN (lab04.v5.loads)
+// Stage the BM x BK tile of A at (row0, k0) transposed into As ([BK][LDA]) and the BK x BN tile of B at
+// (k0, col0) into Bs ([BK][BN]), four floats at a time. `vec`: K and N are multiples of 4 and A, B are
+// 16-byte aligned, so a float4 is either wholly inside the matrix or wholly outside it; otherwise the same
+// four elements are loaded one by one. Shared by rungs 5 and 6.
+template <int BM, int BN, int BK, int LDA, int THREADS>
+__device__ inline void load_tiles_vec4(float* As, float* Bs, const float* __restrict__ A, const float* __restrict__ B,
+                                       int M, int N, int K, int row0, int col0, int k0, bool vec) {
+  constexpr int A_VECS = BM * BK / 4, B_VECS = BK * BN / 4;
+#pragma unroll
+  for (int v = threadIdx.x; v < A_VECS; v += THREADS) {
+    const int r = v / (BK / 4), c = (v % (BK / 4)) * 4;
+    const int gr = row0 + r, gc = k0 + c;
+    float4 x = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+    if (vec) {
+      if (gr < M && gc < K) x = *reinterpret_cast<const float4*>(A + std::size_t(gr) * K + gc);
+    } else if (gr < M) {
+      const float* p = A + std::size_t(gr) * K;
+      x.x = gc < K ? p[gc] : 0.0f;
+      x.y = gc + 1 < K ? p[gc + 1] : 0.0f;
+      x.z = gc + 2 < K ? p[gc + 2] : 0.0f;
+      x.w = gc + 3 < K ? p[gc + 3] : 0.0f;
+    }
+    // Transposed: a thread's column of A becomes a row of As, so the compute loop reads TM consecutive A
+    // values with one 128-bit shared load. LDA = BM + 4 puts the two threads that share a row r (c = 0
+    // and c = 4) 16 banks apart, so these scalar stores do not conflict either.
+    As[(c + 0) * LDA + r] = x.x;
+    As[(c + 1) * LDA + r] = x.y;
+    As[(c + 2) * LDA + r] = x.z;
+    As[(c + 3) * LDA + r] = x.w;
+  }
+#pragma unroll
+  for (int v = threadIdx.x; v < B_VECS; v += THREADS) {
+    const int r = v / (BN / 4), c = (v % (BN / 4)) * 4;
+    const int gr = k0 + r, gc = col0 + c;
+    float4 x = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+    if (vec) {
+      if (gr < K && gc < N) x = *reinterpret_cast<const float4*>(B + std::size_t(gr) * N + gc);
+    } else if (gr < K) {
+      const float* p = B + std::size_t(gr) * N;
+      x.x = gc < N ? p[gc] : 0.0f;
+      x.y = gc + 1 < N ? p[gc + 1] : 0.0f;
+      x.z = gc + 2 < N ? p[gc + 2] : 0.0f;
+      x.w = gc + 3 < N ? p[gc + 3] : 0.0f;
+    }
+    *reinterpret_cast<float4*>(&Bs[r * BN + c]) = x;
+  }
+}
+
+// C's 4 consecutive elements (r, c .. c + 3) from v: one float4 store when the row is aligned and wholly
+// inside N, element by element otherwise.
+__device__ inline void store_c4(float* C, int M, int N, int r, int c, float4 v, float alpha, float beta, bool vec) {
+  if (r >= M) return;
+  float* p = C + std::size_t(r) * N + c;
+  if (vec && c + 3 < N) {
+    float4 out = make_float4(alpha * v.x, alpha * v.y, alpha * v.z, alpha * v.w);
+    if (beta != 0.0f) {
+      const float4 old = *reinterpret_cast<const float4*>(p);
+      out.x = fmaf(beta, old.x, out.x);
+      out.y = fmaf(beta, old.y, out.y);
+      out.z = fmaf(beta, old.z, out.z);
+      out.w = fmaf(beta, old.w, out.w);
+    }
+    *reinterpret_cast<float4*>(p) = out;
+    return;
+  }
+  const float e[4] = {v.x, v.y, v.z, v.w};
+  for (int j = 0; j < 4 && c + j < N; ++j) store_c(p, j, alpha, e[j], beta);
+}
+// STUDENT END
+
+template <int BM, int BN, int BK, int TM, int TN>
+__global__ void __launch_bounds__((BM / TM) * (BN / TN))
+    sgemm_vectorized_kernel(int M, int N, int K, float alpha, const float* __restrict__ A,
+                            const float* __restrict__ B, float beta, float* __restrict__ C, bool vec) {
+  // STUDENT BEGIN (lab04.v5)
+  // Rung 4's tiling with its two shared-memory problems fixed. (1) A is stored transposed, so a thread's TM
+  // values of A for one p are consecutive: 128-bit loads instead of TM scalar ones. (2) A thread's 8 columns
+  // are two groups of 4, BN / 2 apart: the 8 lanes of each quarter-warp phase read 8 consecutive float4s
+  // (32 different banks) instead of rung 4's 8-float stride (2-way conflicts). Same for its 8 rows.
+  constexpr int THREADS = (BM / TM) * (BN / TN), LDA = BM + 4;
+  // float4 arrays: 16-byte alignment for the 128-bit accesses, which a float array does not promise.
+  __shared__ float4 As4[BK * LDA / 4];
+  __shared__ float4 Bs4[BK * BN / 4];
+  float* As = reinterpret_cast<float*>(As4);
+  float* Bs = reinterpret_cast<float*>(Bs4);
+  const int tid = threadIdx.x;
+  const int trow = tid / (BN / TN), tcol = tid % (BN / TN);
+  const int row0 = blockIdx.y * BM, col0 = blockIdx.x * BN;
+  float acc[TM][TN] = {};
+  float a_frag[TM], b_frag[TN];
+  for (int k0 = 0; k0 < K; k0 += BK) {
+    load_tiles_vec4<BM, BN, BK, LDA, THREADS>(As, Bs, A, B, M, N, K, row0, col0, k0, vec);
+    __syncthreads();
+#pragma unroll
+    for (int p = 0; p < BK; ++p) {
+      // Rows trow*4 .. +3 and BM/2 + trow*4 .. +3; columns likewise with BN/2.
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const float4 a = *reinterpret_cast<const float4*>(&As[p * LDA + h * (BM / 2) + trow * 4]);
+        const float4 b = *reinterpret_cast<const float4*>(&Bs[p * BN + h * (BN / 2) + tcol * 4]);
+        a_frag[4 * h + 0] = a.x;
+        a_frag[4 * h + 1] = a.y;
+        a_frag[4 * h + 2] = a.z;
+        a_frag[4 * h + 3] = a.w;
+        b_frag[4 * h + 0] = b.x;
+        b_frag[4 * h + 1] = b.y;
+        b_frag[4 * h + 2] = b.z;
+        b_frag[4 * h + 3] = b.w;
+      }
+#pragma unroll
+      for (int i = 0; i < TM; ++i) {
+#pragma unroll
+        for (int j = 0; j < TN; ++j) acc[i][j] += a_frag[i] * b_frag[j];
+      }
+    }
+    __syncthreads();
+  }
+#pragma unroll
+  for (int i = 0; i < TM; ++i) {
+    const int r = row0 + (i / 4) * (BM / 2) + trow * 4 + i % 4;
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const float4 v = make_float4(acc[i][4 * h], acc[i][4 * h + 1], acc[i][4 * h + 2], acc[i][4 * h + 3]);
+      store_c4(C, M, N, r, col0 + h * (BN / 2) + tcol * 4, v, alpha, beta, vec);
+    }
+  }
+  // STUDENT END
+}
+
+// ---- 6: warp tiling ----
+
+template <int BM, int BN, int BK, int WM, int WN, int WMITER, int WNITER>
+__global__ void __launch_bounds__((BM / WM) * (BN / WN) * 32)
+    sgemm_warptile_kernel(int M, int N, int K, float alpha, const float* __restrict__ A,
+                          const float* __restrict__ B, float beta, float* __restrict__ C, bool vec) {
+  // STUDENT BEGIN (lab04.v6)
+  // The block's 128 x 128 tile is split among 8 warps (2 x 4), each owning WM x WN = 64 x 32 of C. A warp
+  // covers its tile in WMITER x WNITER = 2 x 2 steps of 32 x 16, its 32 lanes laid out 8 x 4 with a 4 x 4
+  // micro-tile each: per p a lane loads 2 + 2 float4s for 64 FMAs, and the float4s a warp loads are
+  // 8 (A) and 4 (B) consecutive ones - conflict-free and mostly broadcasts. Keeping a warp's data together
+  // is what the next steps (double buffering, tensor cores) build on.
+  constexpr int THREADS = (BM / WM) * (BN / WN) * 32, LDA = BM + 4;
+  constexpr int SUB_M = WM / WMITER, SUB_N = WN / WNITER;  // 32 x 16: one step of the warp
+  constexpr int TM = SUB_M / 8, TN = SUB_N / 4;              // 4 x 4 per lane and step
+  __shared__ float4 As4[BK * LDA / 4];
+  __shared__ float4 Bs4[BK * BN / 4];
+  float* As = reinterpret_cast<float*>(As4);
+  float* Bs = reinterpret_cast<float*>(Bs4);
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  const int warp_row = (warp / (BN / WN)) * WM, warp_col = (warp % (BN / WN)) * WN;
+  const int lane_row = (lane / 4) * TM, lane_col = (lane % 4) * TN;
+  const int row0 = blockIdx.y * BM, col0 = blockIdx.x * BN;
+  float acc[WMITER * TM][WNITER * TN] = {};
+  float a_frag[WMITER * TM], b_frag[WNITER * TN];
+  for (int k0 = 0; k0 < K; k0 += BK) {
+    load_tiles_vec4<BM, BN, BK, LDA, THREADS>(As, Bs, A, B, M, N, K, row0, col0, k0, vec);
+    __syncthreads();
+#pragma unroll
+    for (int p = 0; p < BK; ++p) {
+#pragma unroll
+      for (int wm = 0; wm < WMITER; ++wm) {
+        const float4 a = *reinterpret_cast<const float4*>(&As[p * LDA + warp_row + wm * SUB_M + lane_row]);
+        a_frag[wm * TM + 0] = a.x;
+        a_frag[wm * TM + 1] = a.y;
+        a_frag[wm * TM + 2] = a.z;
+        a_frag[wm * TM + 3] = a.w;
+      }
+#pragma unroll
+      for (int wn = 0; wn < WNITER; ++wn) {
+        const float4 b = *reinterpret_cast<const float4*>(&Bs[p * BN + warp_col + wn * SUB_N + lane_col]);
+        b_frag[wn * TN + 0] = b.x;
+        b_frag[wn * TN + 1] = b.y;
+        b_frag[wn * TN + 2] = b.z;
+        b_frag[wn * TN + 3] = b.w;
+      }
+#pragma unroll
+      for (int i = 0; i < WMITER * TM; ++i) {
+#pragma unroll
+        for (int j = 0; j < WNITER * TN; ++j) acc[i][j] += a_frag[i] * b_frag[j];
+      }
+    }
+    __syncthreads();
+  }
+#pragma unroll
+  for (int i = 0; i < WMITER * TM; ++i) {
+    const int r = row0 + warp_row + (i / TM) * SUB_M + lane_row + i % TM;
+#pragma unroll
+    for (int wn = 0; wn < WNITER; ++wn) {
+      const float4 v = make_float4(acc[i][wn * TN], acc[i][wn * TN + 1], acc[i][wn * TN + 2], acc[i][wn * TN + 3]);
+      store_c4(C, M, N, r, col0 + warp_col + wn * SUB_N + lane_col, v, alpha, beta, vec);
+    }
+  }
+  // STUDENT END
+}
+
+// ---- 7: tensor cores (WMMA) ----
+
+template <int BM, int BN, int BK, int WM, int WN>
+__global__ void __launch_bounds__((BM / WM) * (BN / WN) * 32)
+    hgemm_wmma_kernel(int M, int N, int K, float alpha, const __half* __restrict__ A, const __half* __restrict__ B,
+                      float beta, float* __restrict__ C, bool vec) {
+  // STUDENT BEGIN (lab04.v7)
+  // 8 warps (2 x 4) share a 128 x 128 tile; each warp owns 64 x 32 of C as 4 x 2 accumulator fragments of
+  // 16 x 16 in FP32. Per step of BK = 32 the block stages A and B in FP16 in shared memory (8 halves, 128
+  // bits, per load) and each warp does 2 x (4 x 2) mma_sync. Zero padding of the tails makes every fragment
+  // full: the tensor cores never see a partial tile, and padded rows and columns are simply not stored.
+  using namespace nvcuda;
+  constexpr int WARPS_N = BN / WN, THREADS = (BM / WM) * WARPS_N * 32;
+  constexpr int FM = WM / 16, FN = WN / 16;
+  // Rows padded by 8 halves (16 bytes): the row stride stays a multiple of 8 elements, as load_matrix_sync
+  // needs, and consecutive rows start 4 banks apart instead of on the same bank.
+  constexpr int LDA = BK + 8, LDB = BN + 8;
+  struct alignas(32) Tiles {  // 32-byte alignment: load_matrix_sync and store_matrix_sync require it
+    __half a[BM * LDA];
+    __half b[BK * LDB];
+    float out[THREADS / 32][16 * 16];  // each warp's staging tile for the epilogue
+  };
+  __shared__ Tiles s;
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  const int warp_row = (warp / WARPS_N) * WM, warp_col = (warp % WARPS_N) * WN;
+  const int row0 = blockIdx.y * BM, col0 = blockIdx.x * BN;
+  wmma::fragment<wmma::accumulator, 16, 16, 16, float> acc[FM][FN];
+#pragma unroll
+  for (int i = 0; i < FM; ++i) {
+#pragma unroll
+    for (int j = 0; j < FN; ++j) wmma::fill_fragment(acc[i][j], 0.0f);
+  }
+  for (int k0 = 0; k0 < K; k0 += BK) {
+    // 8 consecutive halves per thread and load; `vec` (K, N multiples of 8, aligned pointers): one uint4.
+    for (int v = threadIdx.x; v < BM * BK / 8; v += THREADS) {
+      const int r = v / (BK / 8), c = (v % (BK / 8)) * 8;
+      const int gr = row0 + r, gc = k0 + c;
+      __half* dst = &s.a[r * LDA + c];
+      if (vec) {
+        uint4 x = make_uint4(0, 0, 0, 0);
+        if (gr < M && gc < K) x = *reinterpret_cast<const uint4*>(A + std::size_t(gr) * K + gc);
+        *reinterpret_cast<uint4*>(dst) = x;
+      } else {
+        for (int e = 0; e < 8; ++e) dst[e] = gr < M && gc + e < K ? A[std::size_t(gr) * K + gc + e] : __float2half(0.0f);
+      }
+    }
+    for (int v = threadIdx.x; v < BK * BN / 8; v += THREADS) {
+      const int r = v / (BN / 8), c = (v % (BN / 8)) * 8;
+      const int gr = k0 + r, gc = col0 + c;
+      __half* dst = &s.b[r * LDB + c];
+      if (vec) {
+        uint4 x = make_uint4(0, 0, 0, 0);
+        if (gr < K && gc < N) x = *reinterpret_cast<const uint4*>(B + std::size_t(gr) * N + gc);
+        *reinterpret_cast<uint4*>(dst) = x;
+      } else {
+        for (int e = 0; e < 8; ++e) dst[e] = gr < K && gc + e < N ? B[std::size_t(gr) * N + gc + e] : __float2half(0.0f);
+      }
+    }
+    __syncthreads();
+#pragma unroll
+    for (int kk = 0; kk < BK; kk += 16) {
+      wmma::fragment<wmma::matrix_a, 16, 16, 16, __half, wmma::row_major> a[FM];
+      wmma::fragment<wmma::matrix_b, 16, 16, 16, __half, wmma::row_major> b[FN];
+#pragma unroll
+      for (int i = 0; i < FM; ++i) wmma::load_matrix_sync(a[i], &s.a[(warp_row + i * 16) * LDA + kk], LDA);
+#pragma unroll
+      for (int j = 0; j < FN; ++j) wmma::load_matrix_sync(b[j], &s.b[kk * LDB + warp_col + j * 16], LDB);
+#pragma unroll
+      for (int i = 0; i < FM; ++i) {
+#pragma unroll
+        for (int j = 0; j < FN; ++j) wmma::mma_sync(acc[i][j], a[i], b[j], acc[i][j]);
+      }
+    }
+    __syncthreads();
+  }
+  // Epilogue: a fragment's element-to-lane mapping is unspecified, so each fragment goes through the warp's
+  // staging tile in shared memory; then every lane applies alpha and beta to 8 known elements, bounds-checked.
+  float* out = s.out[warp];
+#pragma unroll
+  for (int i = 0; i < FM; ++i) {
+#pragma unroll
+    for (int j = 0; j < FN; ++j) {
+      wmma::store_matrix_sync(out, acc[i][j], 16, wmma::mem_row_major);
+      __syncwarp();
+      for (int e = lane; e < 16 * 16; e += 32) {
+        const int r = row0 + warp_row + i * 16 + e / 16, c = col0 + warp_col + j * 16 + e % 16;
+        if (r < M && c < N) store_c(C, std::size_t(r) * N + c, alpha, out[e], beta);
+      }
+      __syncwarp();  // every lane has read the staging tile before the next fragment overwrites it
+    }
+  }
+  // STUDENT END
+}
+
+// ---- launchers ----
+
+void sgemm_naive(int m, int n, int k, float alpha, const float* a, const float* b, float beta, float* c,
+                 cudaStream_t stream) {
+  // STUDENT BEGIN (lab04.v1.launch)
+  const dim3 block(kNaiveTile, kNaiveTile);
+  const dim3 grid(ceil_div(m, kNaiveTile), ceil_div(n, kNaiveTile));
+  sgemm_naive_kernel<<<grid, block, 0, stream>>>(m, n, k, alpha, a, b, beta, c);
+  ROOFLAB_LAUNCH_CHECK();
+  // STUDENT END
+}
+
+void sgemm_coalesced(int m, int n, int k, float alpha, const float* a, const float* b, float beta, float* c,
+                     cudaStream_t stream) {
+  // STUDENT BEGIN (lab04.v2.launch)
+  const dim3 block(kNaiveTile, kNaiveTile);
+  const dim3 grid(ceil_div(n, kNaiveTile), ceil_div(m, kNaiveTile));
+  sgemm_coalesced_kernel<<<grid, block, 0, stream>>>(m, n, k, alpha, a, b, beta, c);
+  ROOFLAB_LAUNCH_CHECK();
+  // STUDENT END
+}
+
+void sgemm_smem(int m, int n, int k, float alpha, const float* a, const float* b, float beta, float* c,
+                cudaStream_t stream) {
+  // STUDENT BEGIN (lab04.v3.launch)
+  const dim3 block(kNaiveTile, kNaiveTile);
+  const dim3 grid(ceil_div(n, kNaiveTile), ceil_div(m, kNaiveTile));
+  sgemm_smem_kernel<kNaiveTile><<<grid, block, 0, stream>>>(m, n, k, alpha, a, b, beta, c);
+  ROOFLAB_LAUNCH_CHECK();
+  // STUDENT END
+}
+
+void sgemm_blocktile(int m, int n, int k, float alpha, const float* a, const float* b, float beta, float* c,
+                     cudaStream_t stream) {
+  // STUDENT BEGIN (lab04.v4.launch)
+  // 128 x 128 x 8 with 8 x 8 per thread: 256 threads, 8 KB of shared memory and 64 FMAs per 16 shared loads.
+  // nvcc gives it about 144 registers (rooflab inspect 04): one block per SM; capping it at 128 for two
+  // (__launch_bounds__(256, 2)) spills on sm_80. Rung 5's 128-bit loads need fewer registers and fit two.
+  const dim3 grid(ceil_div(n, kBlockN), ceil_div(m, kBlockM));
+  sgemm_blocktile_kernel<kBlockM, kBlockN, 8, 8, 8><<<grid, kLadderThreads, 0, stream>>>(m, n, k, alpha, a, b, beta, c);
+  ROOFLAB_LAUNCH_CHECK();
+  // STUDENT END
+}
+
+void sgemm_vectorized(int m, int n, int k, float alpha, const float* a, const float* b, float beta, float* c,
+                      cudaStream_t stream) {
+  // STUDENT BEGIN (lab04.v5.launch)
+  // float4 loads need every row of A, B and C to start on 16 bytes: k and n multiples of 4, aligned bases.
+  const bool vec = k % 4 == 0 && n % 4 == 0 && aligned16(a) && aligned16(b) && aligned16(c);
+  const dim3 grid(ceil_div(n, kBlockN), ceil_div(m, kBlockM));
+  sgemm_vectorized_kernel<kBlockM, kBlockN, 8, 8, 8><<<grid, kLadderThreads, 0, stream>>>(m, n, k, alpha, a, b, beta,
+                                                                                          c, vec);
+  ROOFLAB_LAUNCH_CHECK();
+  // STUDENT END
+}
+
+void sgemm_warptile(int m, int n, int k, float alpha, const float* a, const float* b, float beta, float* c,
+                    cudaStream_t stream) {
+  // STUDENT BEGIN (lab04.v6.launch)
+  // BK = 16 halves the barriers per FLOP against rung 5; 16.5 KB of shared memory, 64 accumulators a lane.
+  const bool vec = k % 4 == 0 && n % 4 == 0 && aligned16(a) && aligned16(b) && aligned16(c);
+  const dim3 grid(ceil_div(n, kBlockN), ceil_div(m, kBlockM));
+  sgemm_warptile_kernel<kBlockM, kBlockN, 16, 64, 32, 2, 2><<<grid, kLadderThreads, 0, stream>>>(m, n, k, alpha, a, b,
+                                                                                                 beta, c, vec);
+  ROOFLAB_LAUNCH_CHECK();
+  // STUDENT END
+}
+
+void hgemm_wmma(int m, int n, int k, float alpha, const __half* a, const __half* b, float beta, float* c,
+                cudaStream_t stream) {
+  // STUDENT BEGIN (lab04.v7.launch)
+  // 128-bit loads of 8 halves need k and n multiples of 8 and 16-byte aligned A and B.
+  const bool vec = k % 8 == 0 && n % 8 == 0 && aligned16(a) && aligned16(b);
+  const dim3 grid(ceil_div(n, kBlockN), ceil_div(m, kBlockM));
+  hgemm_wmma_kernel<kBlockM, kBlockN, 32, 64, 32><<<grid, kLadderThreads, 0, stream>>>(m, n, k, alpha, a, b, beta, c,
+                                                                                       vec);
+  ROOFLAB_LAUNCH_CHECK();
+  // STUDENT END
+}
+
+}  // namespace lab04

@@ -1,0 +1,373 @@
+// Lab 07: decode batching - the linear layers of a decode step, at batch 1 and batch B.
+//
+//   gemv_kernel       y = W x: one token through one layer; every weight read once for 2 FLOPs
+//   batched_kernel    Y = X W^T for B tokens: every weight read once for 2B FLOPs (B <= 8, CUDA cores)
+//   batched_tc_kernel the same on tensor cores for B > 8, the batch padded to a multiple of 16
+//
+// At batch 1 a linear layer does 2 FLOPs per 2-byte weight: intensity 1, far left of every ridge point, so
+// its time is the weights' bytes over the bandwidth. The GEMV must therefore stream W at the copy ceiling:
+// coalesced 128-bit loads, enough rows in flight, nothing else read from DRAM. Batching reuses each weight
+// for B tokens while it is in registers, so the time stays nearly flat until the intensity reaches the
+// ridge. Handout: README.md, sections "Decode reads every weight" and "Batching".
+#include "kernels.hpp"
+
+#include <rooflab/grid.hpp>
+#include <rooflab/launch.hpp>
+#include <rooflab/stub.hpp>
+#include <rooflab/warp.hpp>
+
+#include <mma.h>
+
+#include <cstring>
+#include <stdexcept>
+#include <string>
+
+namespace lab07 {
+
+// ---- PROVIDED: do not modify ----
+
+using rooflab::sm_count;     // SMs of the current device
+using rooflab::warp_sum;     // the sum over the warp, in every lane (rooflab/warp.hpp)
+using rooflab::load_halves;  // load_halves<8>: 16 bytes of halves as floats, one 128-bit load (rooflab/warp.hpp)
+
+inline constexpr unsigned kBlock = 256;  // 8 warps: one row of W per warp at a time
+inline constexpr int kWarpsPerBlock = kBlock / 32;
+
+// This warp's index in the grid and the number of warps in it: rows are handed out warp by warp.
+__device__ inline int global_warp() { return static_cast<int>((blockIdx.x * blockDim.x + threadIdx.x) / 32); }
+__device__ inline int grid_warps() { return static_cast<int>(gridDim.x * blockDim.x / 32); }
+
+// ---- GEMV ----
+
+__global__ void gemv_kernel(const __half* __restrict__ w, const __half* __restrict__ x, __half* __restrict__ y, int n,
+                            int k) {
+  // STUDENT BEGIN (lab07.gemv)
+  // A warp per row: the 32 lanes read consecutive 16-byte pieces of the row (512 contiguous bytes per warp
+  // load: fully coalesced), each keeps a partial dot product, and warp_sum adds them. When k is a multiple
+  // of 8 every row starts on a 16-byte boundary and the 128-bit path is legal; otherwise the row is read
+  // one half at a time (still coalesced, more instructions).
+  const int lane = threadIdx.x % 32;
+  for (int row = global_warp(); row < n; row += grid_warps()) {
+    const __half* w_row = w + static_cast<std::size_t>(row) * k;
+    float sum = 0.0f;
+    if (k % 8 == 0) {
+      for (int i = lane * 8; i < k; i += 32 * 8) {
+        float wv[8], xv[8];
+        load_halves<8>(w_row + i, wv);
+        load_halves<8>(x + i, xv);  // x is k halves: it stays in L1/L2 for every row
+#pragma unroll
+        for (int j = 0; j < 8; ++j) sum = fmaf(wv[j], xv[j], sum);
+      }
+    } else {
+      for (int i = lane; i < k; i += 32) sum = fmaf(__half2float(w_row[i]), __half2float(x[i]), sum);
+    }
+    sum = warp_sum(sum);
+    if (lane == 0) y[row] = __float2half(sum);
+  }
+  // STUDENT END
+}
+
+// ---- batched GEMV (skinny GEMM) ----
+//
+// The reuse a batch offers is a register tile: a thread that holds R weights (one per row) and B inputs (one
+// per batch row) for the same column does R x B FMAs with R + B values, so each weight it loads from DRAM
+// serves B tokens and each input it reads from shared memory serves R rows. Both halves matter:
+//   - W: every 16-byte piece is loaded once (128-bit, coalesced: a warp reads 512 contiguous bytes of a
+//     row), converted to floats once, and multiplied by all B inputs while it sits in registers.
+//   - X: a warp that owns one row would reread all B x k inputs for every row (16384 rows x 256 KB at batch
+//     8 = 4 GB from L2: the time then follows L2, not DRAM; the first reference did that and took 3.1x batch
+//     1's time on an H100). Here a block owns 8 warps x kRowsPerWarp rows and stages the inputs in shared
+//     memory once for all of them, a chunk of kChunk columns at a time, already converted to FP32
+//     (converted once per block, not once per row).
+// Costs at batch 8 per warp step (256 columns, 3 rows): 3 x LDG.128 of W, 16 x LDS.128 of X, 192 FFMA. On an
+// H100 the FFMAs take about 0.4x the weights' streaming time (2 x 8 x 16384^2 FLOPs at 58.7 TFLOP/s against
+// 512 MB at 2977 GB/s) and the shared loads about half of it, both hidden under the DRAM traffic as long
+// as enough W is in flight: 16 warps per SM, each with the next step's W already requested.
+// Rows per warp: 4; at B = 8 a 4 x 8 tile with its prefetched W needs more than the 128 registers a thread
+// has when two blocks share an SM (ptxas spills), so 3 rows there.
+template <int B>
+inline constexpr int kRowsPerWarp = B >= 8 ? 3 : 4;
+template <int B>
+inline constexpr int kRowsPerBlock = kWarpsPerBlock * kRowsPerWarp<B>;  // rows that share one staging of X
+inline constexpr int kChunk = 512;                                  // columns of X staged per step
+inline constexpr int kPiece = 8;                                    // halves per 128-bit load
+
+// Eight halves of row `row` of a `rows` x k matrix from column c, as raw pairs: one 128-bit load where rows
+// are 16-byte aligned (k % 8 == 0) and the piece lies inside the row, else one half at a time with zeros
+// past the end of the row and for rows past the last (so tails need no other code).
+__device__ inline void fetch_piece(const __half* m, int row, int rows, int k, int c, __half2 (&out)[kPiece / 2]) {
+  const __half* p = m + static_cast<std::size_t>(row) * k + c;
+  if (row < rows && k % kPiece == 0 && c + kPiece <= k) {
+    const uint4 raw = *reinterpret_cast<const uint4*>(p);
+    memcpy(static_cast<void*>(out), &raw, sizeof raw);  // the bytes as half pairs (compiles to nothing)
+  } else {
+    const __half zero = __float2half(0.0f);
+#pragma unroll
+    for (int j = 0; j < kPiece / 2; ++j) {
+      const bool lo = row < rows && c + 2 * j < k, hi = row < rows && c + 2 * j + 1 < k;
+      out[j] = __halves2half2(lo ? p[2 * j] : zero, hi ? p[2 * j + 1] : zero);
+    }
+  }
+}
+
+__device__ inline void to_floats(const __half2 (&in)[kPiece / 2], float (&out)[kPiece]) {
+#pragma unroll
+  for (int j = 0; j < kPiece / 2; ++j) {
+    const float2 f = __half22float2(in[j]);
+    out[2 * j] = f.x;
+    out[2 * j + 1] = f.y;
+  }
+}
+
+// Staging layout of one chunk: for batch row b, the kChunk floats are split in two planes, elements 0-3 of
+// every 8-column piece first, then elements 4-7. A lane then reads its piece as two float4 at consecutive
+// 16-byte addresses across the warp: conflict-free, where one contiguous float[8] per lane (32-byte stride)
+// would make every 128-bit shared load two-way bank-conflicted.
+__device__ inline int staged_index(int b, int piece, int j) {
+  return b * kChunk + (j / 4) * (kChunk / 2) + piece * 4 + j % 4;
+}
+
+// One thread's share of staging chunk [c0, c0 + kChunk) of the batch's inputs, in two steps so that the
+// global loads of the next chunk overlap the math on the current one: fetch() into registers (kept as
+// halves: half the registers; zeros for batch rows >= batch and columns >= k), then store() as floats into
+// a staging buffer.
+template <int B>
+struct XStager {
+  static constexpr int kPieces = B * kChunk / kPiece;                                   // pieces in a chunk
+  static constexpr int kPerThread = (kPieces + kBlock - 1) / static_cast<int>(kBlock);  // at most 2 (B = 8)
+  __half2 v[kPerThread][kPiece / 2];
+
+  __device__ void fetch(const __half* x, int k, int batch, int c0) {
+#pragma unroll
+    for (int i = 0; i < kPerThread; ++i) {
+      const int piece = static_cast<int>(threadIdx.x) + i * static_cast<int>(kBlock);
+      const int b = piece / (kChunk / kPiece), c = c0 + piece % (kChunk / kPiece) * kPiece;
+      if (piece < kPieces) fetch_piece(x, b, batch, k, c, v[i]);  // batch rows >= batch come back as zeros
+    }
+  }
+  __device__ void store(float* stage) const {
+#pragma unroll
+    for (int i = 0; i < kPerThread; ++i) {
+      const int piece = static_cast<int>(threadIdx.x) + i * static_cast<int>(kBlock);
+      if (piece >= kPieces) continue;
+      const int b = piece / (kChunk / kPiece), p = piece % (kChunk / kPiece);
+      float f[kPiece];
+      to_floats(v[i], f);
+      *reinterpret_cast<float4*>(stage + staged_index(b, p, 0)) = make_float4(f[0], f[1], f[2], f[3]);
+      *reinterpret_cast<float4*>(stage + staged_index(b, p, 4)) = make_float4(f[4], f[5], f[6], f[7]);
+    }
+  }
+};
+
+// B is the batch rounded up to a power of two (1 to 8): a compile-time bound keeps the R x B accumulators
+// in registers; `batch` is the real count.
+template <int B>
+__global__ void __launch_bounds__(kBlock, 2) batched_kernel(const __half* __restrict__ w, const __half* __restrict__ x,
+                                                            __half* __restrict__ y, int n, int k, int batch) {
+  // STUDENT BEGIN (lab07.batched)
+  // Two staging buffers: while the block multiplies chunk c out of one, each thread has already issued the
+  // loads of chunk c + 1 and stores them into the other afterwards; one __syncthreads per chunk.
+  __shared__ __align__(16) float stage[2][B * kChunk];
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  const int groups = (n + kRowsPerBlock<B> - 1) / kRowsPerBlock<B>, chunks = (k + kChunk - 1) / kChunk;
+  for (int group = blockIdx.x; group < groups; group += gridDim.x) {  // the same count in every thread
+    const int row0 = group * kRowsPerBlock<B> + warp * kRowsPerWarp<B>;   // this warp's rows: row0 .. row0 + R - 1
+    const __half* w_rows = w + static_cast<std::size_t>(row0) * k;   // (one pointer, not R: registers)
+    float acc[kRowsPerWarp<B>][B];
+#pragma unroll
+    for (int r = 0; r < kRowsPerWarp<B>; ++r) {
+#pragma unroll
+      for (int b = 0; b < B; ++b) acc[r][b] = 0.0f;
+    }
+    // W is fetched one warp step ahead (wnext), also across chunk boundaries: while a step's FMAs run, the
+    // next step's R x 512 bytes per warp are already on their way from DRAM, so the loads in flight do not
+    // drop to zero whenever a warp computes.
+    constexpr int kSteps = kChunk / kPiece / 32;  // warp steps per chunk: in step s lane l takes piece 32 s + l
+    __half2 wnext[kRowsPerWarp<B>][kPiece / 2];
+#pragma unroll
+    for (int r = 0; r < kRowsPerWarp<B>; ++r) fetch_piece(w_rows, r, n - row0, k, lane * kPiece, wnext[r]);
+    XStager<B> next;
+    next.fetch(x, k, batch, 0);
+    next.store(stage[0]);
+    __syncthreads();
+    for (int chunk = 0; chunk < chunks; ++chunk) {
+      const float* cur = stage[chunk % 2];
+      if (chunk + 1 < chunks) next.fetch(x, k, batch, (chunk + 1) * kChunk);
+      // Not unrolled: unrolled, the compiler hoists more loads and the tile no longer fits in registers.
+#pragma unroll 1
+      for (int s = 0; s < kSteps; ++s) {
+        const int p = s * 32 + lane;
+        float wv[kRowsPerWarp<B>][kPiece];  // R pieces of W: converted once, used B times
+#pragma unroll
+        for (int r = 0; r < kRowsPerWarp<B>; ++r) to_floats(wnext[r], wv[r]);
+        const int c_next = chunk * kChunk + (p + 32) * kPiece;  // the next step's columns (past k: zeros)
+#pragma unroll
+        for (int r = 0; r < kRowsPerWarp<B>; ++r) fetch_piece(w_rows, r, n - row0, k, c_next, wnext[r]);
+#pragma unroll
+        for (int b = 0; b < B; ++b) {
+          float xv[kPiece];  // batch row b's 8 inputs, read once from shared memory, used R times
+          const float4 lo = *reinterpret_cast<const float4*>(cur + staged_index(b, p, 0));
+          const float4 hi = *reinterpret_cast<const float4*>(cur + staged_index(b, p, 4));
+          xv[0] = lo.x, xv[1] = lo.y, xv[2] = lo.z, xv[3] = lo.w;
+          xv[4] = hi.x, xv[5] = hi.y, xv[6] = hi.z, xv[7] = hi.w;
+#pragma unroll
+          for (int r = 0; r < kRowsPerWarp<B>; ++r) {
+#pragma unroll
+            for (int j = 0; j < kPiece; ++j) acc[r][b] = fmaf(wv[r][j], xv[j], acc[r][b]);
+          }
+        }
+      }
+      // The other buffer was last read in chunk - 1, before the barrier that ended it: safe to overwrite.
+      if (chunk + 1 < chunks) next.store(stage[(chunk + 1) % 2]);
+      __syncthreads();  // the next chunk is staged; and nobody still reads this one when the next group starts
+    }
+    // Each lane holds partial sums over its columns: the warp adds them, lane 0 writes the R x B outputs.
+#pragma unroll
+    for (int r = 0; r < kRowsPerWarp<B>; ++r) {
+#pragma unroll
+      for (int b = 0; b < B; ++b) {
+        if (b < batch) {
+          const float sum = warp_sum(acc[r][b]);
+          if (lane == 0 && row0 + r < n) y[static_cast<std::size_t>(b) * n + row0 + r] = __float2half(sum);
+        }
+      }
+    }
+  }
+  // STUDENT END
+}
+
+// ---- batched GEMV on tensor cores (batch 9 to 64) ----
+//
+// Each warp owns a slab of 16 rows of W and computes them for the whole batch: Y^T (16 x batch) = W slab
+// (16 x K) times X^T (K x batch), in 16 x 16 x 16 WMMA steps, FP16 in and FP32 accumulate. A block of
+// kTcWarps warps owns kTcWarps adjacent slabs, and per step of kTcK columns it stages the batch's inputs
+// (the batch padded to a multiple of 16 with zeros) in shared memory once for all its warps, each warp
+// staging its own 16 x kTcK piece of W. Tails in n, K and the batch become zeros, so nothing reads past an
+// array.
+// Why these choices (an H100 at batch 64): a warp per slab that staged X on its own read all 2 MB of X from
+// L2 for every 16 rows (2 GB per call) and took 14x batch 1's time; shared by 4 warps that is 512 MB. The
+// staged rows are padded by 8 halves (kTcLd): each row then starts 4 banks further round than the one
+// before, so the 8 rows of 16 bytes a fragment load reads in one phase fall in different shared-memory banks
+// (a 256-byte row pitch puts them all in the same ones). kTcK = 128 keeps 4 KB of W per warp in flight per
+// step.
+inline constexpr unsigned kTcBlock = 128;  // 4 warps: 4 slabs of 16 rows share one staging of X
+inline constexpr int kTcWarps = kTcBlock / 32;
+inline constexpr int kTcK = 128;           // K columns staged per step
+inline constexpr int kTcLd = kTcK + 8;     // staged row pitch in halves (padding against bank conflicts)
+inline constexpr int kMaxBatch = 64;
+
+// Copies rows [row0, row0 + rows) x columns [k0, k0 + kTcK) of a `total_rows` x k FP16 matrix into a
+// rows x kTcLd shared tile, zeros outside the matrix. Threads `tid` of `threads` share the copy (a warp:
+// its lanes; a block: all its threads), one 16-byte piece each at a time.
+__device__ inline void stage_rows(__half* tile, const __half* m, int row0, int total_rows, int k, int k0, int rows,
+                                  int tid, int threads) {
+  for (int piece = tid; piece < rows * (kTcK / 8); piece += threads) {
+    const int r = piece / (kTcK / 8), c = piece % (kTcK / 8) * 8;
+    const __half* src = m + static_cast<std::size_t>(row0 + r) * k + k0 + c;
+    __half* dst = tile + r * kTcLd + c;
+    if (row0 + r < total_rows && k % 8 == 0 && k0 + c + 8 <= k) {
+      *reinterpret_cast<uint4*>(dst) = *reinterpret_cast<const uint4*>(src);
+    } else {
+      for (int j = 0; j < 8; ++j) dst[j] = row0 + r < total_rows && k0 + c + j < k ? src[j] : __float2half(0.0f);
+    }
+  }
+}
+
+__global__ void batched_tc_kernel(const __half* __restrict__ w, const __half* __restrict__ x, __half* __restrict__ y,
+                                  int n, int k, int batch) {
+  // STUDENT BEGIN (lab07.batched_tc)
+  namespace wmma = nvcuda::wmma;
+  __shared__ __align__(32) __half s_w[kTcWarps][16 * kTcLd];
+  __shared__ __align__(32) __half s_x[kMaxBatch * kTcLd];
+  __shared__ __align__(32) float s_out[kTcWarps][16 * 16];
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  const int tiles = (batch + 15) / 16;  // batch tiles of 16 (the last one zero-padded)
+  const int slabs = (n + 15) / 16, groups = (slabs + kTcWarps - 1) / kTcWarps;
+  __half* sw = s_w[warp];
+  for (int group = blockIdx.x; group < groups; group += gridDim.x) {  // the same count in every thread
+    const int r0 = (group * kTcWarps + warp) * 16;                    // this warp's slab (past n: all zeros)
+    wmma::fragment<wmma::accumulator, 16, 16, 16, float> acc[kMaxBatch / 16];
+#pragma unroll
+    for (int t = 0; t < kMaxBatch / 16; ++t) wmma::fill_fragment(acc[t], 0.0f);
+    for (int k0 = 0; k0 < k; k0 += kTcK) {
+      // Stage W[r0 .. r0 + 16)[k0 .. k0 + kTcK) (this warp) and X[0 .. 16 tiles)[k0 .. k0 + kTcK) (the
+      // block) in pieces of 8 halves: a 128-bit load where the piece lies inside the array and rows are
+      // 16-byte aligned (k % 8 == 0), else element by element with zeros outside.
+      stage_rows(sw, w, r0, n, k, k0, 16, lane, 32);
+      stage_rows(s_x, x, 0, batch, k, k0, tiles * 16, static_cast<int>(threadIdx.x), static_cast<int>(kTcBlock));
+      __syncthreads();
+#pragma unroll
+      for (int kk = 0; kk < kTcK; kk += 16) {
+        wmma::fragment<wmma::matrix_a, 16, 16, 16, __half, wmma::row_major> a;
+        wmma::load_matrix_sync(a, sw + kk, kTcLd);
+#pragma unroll
+        for (int t = 0; t < kMaxBatch / 16; ++t) {
+          if (t < tiles) {
+            // X^T as the B operand: element (k, b) sits at s_x[b * kTcLd + k], i.e. column-major with ldm kTcLd.
+            wmma::fragment<wmma::matrix_b, 16, 16, 16, __half, wmma::col_major> bx;
+            wmma::load_matrix_sync(bx, s_x + t * 16 * kTcLd + kk, kTcLd);
+            wmma::mma_sync(acc[t], a, bx, acc[t]);
+          }
+        }
+      }
+      __syncthreads();  // the next step overwrites the staging areas
+    }
+#pragma unroll
+    for (int t = 0; t < kMaxBatch / 16; ++t) {
+      if (t < tiles) {
+        // Element (row m of the slab, batch column j of the tile) goes to s_out[j * 16 + m].
+        wmma::store_matrix_sync(s_out[warp], acc[t], 16, wmma::mem_col_major);
+        __syncwarp();
+        for (int e = lane; e < 256; e += 32) {
+          const int j = e / 16, m = e % 16, b = t * 16 + j, r = r0 + m;
+          if (b < batch && r < n) y[static_cast<std::size_t>(b) * n + r] = __float2half(s_out[warp][e]);
+        }
+        __syncwarp();
+      }
+    }
+  }
+  // STUDENT END
+}
+
+// ---- launchers ----
+
+// Enough warps to keep every SM's loads in flight, never more than there are rows.
+unsigned blocks_for_rows(int n) { return rooflab::grid_for(static_cast<std::size_t>(n), kWarpsPerBlock, 16 * sm_count()); }
+// The batched kernel hands out groups of kRowsPerBlock<B> rows to blocks (24 or 32): a grid for the smaller
+// groups serves every instance (blocks past the last group return at once).
+unsigned blocks_for_row_groups(int n) {
+  return rooflab::grid_for(static_cast<std::size_t>(n), kRowsPerBlock<8>, 8 * sm_count());
+}
+
+void gemv(const __half* w, const __half* x, __half* y, int n, int k, cudaStream_t stream) {
+  // STUDENT BEGIN (lab07.gemv.launch)
+  gemv_kernel<<<blocks_for_rows(n), kBlock, 0, stream>>>(w, x, y, n, k);
+  ROOFLAB_LAUNCH_CHECK();
+  // STUDENT END
+}
+
+void batched_gemv(const __half* w, const __half* x, __half* y, int n, int k, int batch, cudaStream_t stream) {
+  // STUDENT BEGIN (lab07.batched.launch)
+  // Up to 8 the CUDA cores keep up with the memory (intensity up to 8 FLOP/byte, under every FP32 ridge in
+  // data/gpus.json): one instance per power of two, so a batch of 5 runs B = 8 with 3 accumulators idle.
+  // Past 8 the FP32 math would become the bottleneck, so the tensor cores take over (the batch padded to 16).
+  const unsigned blocks = blocks_for_row_groups(n);
+  if (batch <= 1) {
+    batched_kernel<1><<<blocks, kBlock, 0, stream>>>(w, x, y, n, k, batch);
+  } else if (batch <= 2) {
+    batched_kernel<2><<<blocks, kBlock, 0, stream>>>(w, x, y, n, k, batch);
+  } else if (batch <= 4) {
+    batched_kernel<4><<<blocks, kBlock, 0, stream>>>(w, x, y, n, k, batch);
+  } else if (batch <= 8) {
+    batched_kernel<8><<<blocks, kBlock, 0, stream>>>(w, x, y, n, k, batch);
+  } else if (batch <= kMaxBatch) {
+    const std::size_t slabs = (static_cast<std::size_t>(n) + 15) / 16;  // a block takes kTcWarps slabs at a time
+    batched_tc_kernel<<<rooflab::grid_for(slabs, kTcWarps, 16 * sm_count()), kTcBlock, 0, stream>>>(w, x, y, n, k, batch);
+  } else {
+    throw std::invalid_argument("batched_gemv: batch must be 1 to 64, not " + std::to_string(batch));
+  }
+  ROOFLAB_LAUNCH_CHECK();
+  // STUDENT END
+}
+
+}  // namespace lab07
