@@ -805,37 +805,55 @@ Prediction predict(const Work& w, const Code& code, const GpuSpec& gpu, const Co
       limits.push_back({"MUFU and conversions", std::min(1.0, math_cycles / mufu_cycles),
                         "fewer exponentials and conversions per math instruction"});
     }
-    // One block per SM with a barrier in the loop: while the block waits for a k-step's tiles no other block
-    // computes, so that wait adds to every step.
-    if (w.blocks_per_sm == 1 && h.barriers > 0 && (h.global_loads > 0 || h.cp_async_bytes > 0)) {
-      const double busy =
-          std::max({math_cycles / (tensor ? c.mma_sync_ceiling : 1.0), issue_cycles, smem_cycles}) / clock;
-      const double f_occ = busy / (busy + c.barrier_latency_ns * 1e-9);
-      p.evidence.push_back(fmt::format("occupancy: one block per SM and a barrier per trip: {:.0f} ns of work per trip "
-                                       "against about {:.0f} ns of load latency not overlapped",
-                                       busy * 1e9, c.barrier_latency_ns));
-      limits.push_back({"one block per SM", f_occ * std::min(1.0, math_cycles / std::max({math_cycles, issue_cycles, smem_cycles})),
-                        "fit two blocks per SM (__launch_bounds__, fewer registers or less shared memory) or prefetch "
-                        "the next tile (cp.async stages)"});
-    }
     math = slowest(limits, math);
-    t_math_pred = t_math / std::max(math.fraction, 1e-3);
-    // Each wave takes as long as its most loaded SM: a last wave of fewer blocks than the SMs hold still takes
-    // a full wave's time on the SMs that have one.
-    if (w.grid > 0 && slots > 0) {
-      const double factor =
-          (full_waves + (tail_blocks > 0 ? std::ceil(tail_blocks / sms) / w.blocks_per_sm : 0)) / (w.grid / slots);
-      if (factor > 1.0001) {
-        p.evidence.push_back(fmt::format("waves: the math of {:.2f} waves takes the time of {:.2f} full ones (the "
-                                         "last wave's busiest SM sets its time): x{:.2f}",
-                                         w.grid / slots, factor * w.grid / slots, factor));
-        if (factor > 1.02 && factor > 1 / std::max(math.fraction, 1e-3)) {
-          math = {fmt::format("grid ({:.2f} waves)", w.grid / slots), 1 / (factor / std::max(math.fraction, 1e-3)),
-                  "launch a grid of whole waves, or many more blocks than the SMs hold at once"};
-        }
-        t_math_pred *= factor;
-      }
+    // Rounds of trips: in each, every block on an SM runs one trip of the loop. Its pipes need `busy` per block
+    // trip; with a barrier after the loads, a block's trip also waits for its tiles' load latency, which the other
+    // blocks on the SM can cover with their own trips: a round takes max(b x busy, busy + latency) for b blocks
+    // (one block per SM: every trip pays the latency). Each wave takes as long as its busiest SM: a last wave of
+    // fewer blocks than the SMs hold still takes its busiest SM's rounds. Against the pipes' time (every SM full
+    // for the whole run, the rounds b x busy), the waves and the latency each cost a factor.
+    const bool waits = h.barriers > 0 && (h.global_loads > 0 || h.cp_async_bytes > 0);
+    const double busy = std::max({math_cycles / (tensor ? c.mma_sync_ceiling : 1.0), issue_cycles, smem_cycles}) /
+                        clock / std::max(w.blocks_per_sm, 1);
+    const double latency = waits ? c.barrier_latency_ns * 1e-9 : 0;
+    const double bps = std::max(w.blocks_per_sm, 1);
+    const bool grid_known = w.grid > 0 && slots > 0;
+    const double waves_of_work = grid_known ? static_cast<double>(w.grid) / slots : 1;
+    const double tail_per_sm = grid_known && tail_blocks > 0 ? std::ceil(tail_blocks / sms) : 0;
+    auto rounds = [&](double lat) {  // the run's time in units of busy
+      const auto round = [&](double b) { return std::max(b * busy, busy + lat); };
+      return ((grid_known ? full_waves : 1) * round(bps) + (tail_per_sm > 0 ? round(tail_per_sm) : 0)) / busy;
+    };
+    const double ideal = waves_of_work * bps;       // rounds x blocks if every SM were full for the whole run
+    const double wave_factor = rounds(0) / ideal;   // the last wave's idle SMs
+    const double wait_factor = rounds(latency) / rounds(0);  // the load latency no other block covers
+    if (wave_factor > 1.0001) {
+      p.evidence.push_back(fmt::format("waves: the math of {:.2f} waves takes the time of {:.2f} full ones (the "
+                                       "last wave's busiest SM sets its time): x{:.2f}",
+                                       waves_of_work, wave_factor * waves_of_work, wave_factor));
     }
+    if (wait_factor > 1.0001) {
+      p.evidence.push_back(fmt::format(
+          "barriers: {:.0f} ns of work per block and trip, {:g} block{} per SM{}, about {:.0f} ns of load latency per "
+          "trip behind a barrier that the other blocks do not cover: x{:.2f}",
+          busy * 1e9, bps, bps == 1 ? "" : "s",
+          tail_per_sm > 0 && tail_per_sm < bps ? fmt::format(" ({:g} in the last wave)", tail_per_sm) : "",
+          c.barrier_latency_ns, wait_factor));
+    }
+    const double loss = 1 / std::max(math.fraction, 1e-3);
+    if (wait_factor > 1.02 && wait_factor >= wave_factor && wait_factor > loss) {
+      math = bps == 1 && (tail_per_sm == 0 || tail_per_sm == 1)
+                 ? Limit{"one block per SM", 0,
+                         "fit two blocks per SM (__launch_bounds__, fewer registers or less shared memory) or prefetch "
+                         "the next tile (cp.async stages)"}
+                 : Limit{"load latency behind barriers", 0,
+                         "more blocks per SM to cover each other's waits, or prefetch the next tile (cp.async stages)"};
+    } else if (wave_factor > 1.02 && wave_factor > loss) {
+      math = {fmt::format("grid ({:.2f} waves)", waves_of_work), 0,
+              "launch a grid of whole waves, or many more blocks than the SMs hold at once"};
+    }
+    t_math_pred = t_math * loss * wave_factor * wait_factor;
+    math.fraction = t_math / t_math_pred;
   } else if (w.flops > 0 && !memory) {
     p.evidence.push_back("math: the hot loop has none of the kernel's math instructions (is it written yet?)");
   }

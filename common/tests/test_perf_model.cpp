@@ -241,6 +241,30 @@ TEST(PerfModel, TensorLoopWithAndWithoutCpAsync) {
   EXPECT_EQ(rooflab::perf::constants_for(rooflab::gpu("a100-80gb-sxm4")).mma_sync_ceiling, 1);
 }
 
+// A k-loop that loads its tiles, waits at a barrier and computes: while one block waits for its loads, the other
+// blocks on the SM compute. With few blocks (here about 65 ns of work per block and trip against 600 ns of latency)
+// every round of trips takes a block's work plus the latency, so two blocks do twice the work of one in the same
+// time; with enough blocks the latency is covered and the pipes set the pace.
+TEST(PerfModel, OtherBlocksCoverABarriersLoadLatency) {
+  const auto code = analyze(tensor_loop(false));
+  const auto c = rooflab::perf::constants_for(h100());
+  auto at = [&](int blocks_per_sm) {
+    rooflab::perf::Work w;
+    w.flops = 2.0 * 8192 * 8192 * 8192;
+    w.bytes = 1e6;
+    w.dtype = rooflab::DType::fp16;
+    w.block = 128;
+    w.blocks_per_sm = blocks_per_sm;
+    return predict(w, code, h100(), c);
+  };
+  const auto one = at(1), two = at(2), sixteen = at(16);
+  EXPECT_EQ(one.limiter, "one block per SM");
+  EXPECT_EQ(two.limiter, "load latency behind barriers");
+  EXPECT_NEAR(one.time_s / two.time_s, 2.0, 1e-9);
+  EXPECT_LT(sixteen.time_s, two.time_s / 4);
+  for (const auto& e : sixteen.evidence) EXPECT_EQ(e.find("barriers:"), std::string::npos) << e;
+}
+
 TEST(PerfModel, MufuBoundElementwiseLoop) {
   // At the H100's copy ceiling (22.6 GB/s per SM) an SM streams 2.8 G elements of 8 bytes (load and store) per
   // second, and its 16 MUFU lanes at 1.98 GHz give 31.7 G results: about 11 exponentials per element. With 64

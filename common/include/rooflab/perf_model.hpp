@@ -9,7 +9,8 @@
 //   2. issue slots, MUFU and shared-memory wavefronts per trip, against the architecture's rates;
 //   3. the instruction class's ceiling (mma.sync and WMMA on sm_90 reach about two thirds of the dense tensor
 //      peak, which needs wgmma);
-//   4. occupancy: one block per SM with a barrier in the loop leaves the SM idle while the block waits;
+//   4. occupancy: with a barrier after the loads, a round of trips takes the longer of the resident blocks' work
+//      and one block's work plus the load latency (one block per SM leaves the SM idle while it waits);
 //   5. waves: where the launch's grid is known, each wave of blocks is predicted at its own fill (a grid that
 //      does not fill the GPU has fewer loads in flight; a last partial wave leaves SMs idle).
 //
