@@ -824,9 +824,10 @@ Prediction predict(const Work& w, const Code& code, const GpuSpec& gpu, const Co
       const auto round = [&](double b) { return std::max(b * busy, busy + lat); };
       return ((grid_known ? full_waves : 1) * round(bps) + (tail_per_sm > 0 ? round(tail_per_sm) : 0)) / busy;
     };
-    const double ideal = waves_of_work * bps;       // rounds x blocks if every SM were full for the whole run
-    const double wave_factor = rounds(0) / ideal;   // the last wave's idle SMs
-    const double wait_factor = rounds(latency) / rounds(0);  // the load latency no other block covers
+    const double ideal = waves_of_work * bps;  // rounds x blocks if every SM were full for the whole run
+    // (No resident warp, so no work per trip: a caller's occupancy of zero. Neither factor then applies.)
+    const double wave_factor = busy > 0 ? rounds(0) / ideal : 1;                  // the last wave's idle SMs
+    const double wait_factor = busy > 0 ? rounds(latency) / rounds(0) : 1;  // the load latency no block covers
     if (wave_factor > 1.0001) {
       p.evidence.push_back(fmt::format("waves: the math of {:.2f} waves takes the time of {:.2f} full ones (the "
                                        "last wave's busiest SM sets its time): x{:.2f}",

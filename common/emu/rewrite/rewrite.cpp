@@ -23,11 +23,13 @@
 //       -> ::rooflab::emu::detail::aligned_reinterpret_cast<T*>(e, "T*"): a kernel that accesses memory
 //          through a pointer misaligned for T is reported, as a GPU faults on the access
 //
-//   #if / #elif / #ifdef / #ifndef naming __CUDACC__, __NVCC__ or __CUDACC_VER_*__
+//   #if / #elif / #ifdef / #ifndef naming __CUDACC__, __NVCC__, __CUDACC_VER_*__ or ROOFLAB_EMU*
 //       -> the branch nvcc takes: these macros are defined there (1, and the toolkit's version from
 //          CUDART_VERSION), so the CPU backend compiles the program nvcc compiles. Inside the body of a
 //          __global__ or __device__ function (not __host__ __device__), __CUDA_ARCH__ too, as nvcc's device
 //          pass for the pretend GPU (sm_80) defines it; elsewhere it stays undefined, as in the host pass.
+//          The backend's own macros (ROOFLAB_EMU, ROOFLAB_EMU_*) are undefined there, as under nvcc: code
+//          cannot hide from the CPU backend behind `#ifndef ROOFLAB_EMU` either.
 //          Only in the files this tool reads (the user's, not the toolkit's, the backend's or rooflab's own
 //          headers, which keep their host-compiler paths).
 //
@@ -386,6 +388,9 @@ class Rewriter {
     if (name == "__CUDACC_VER_BUILD__") return "0";
     return "";
   }
+  // The CPU backend's own macros (ROOFLAB_EMU, and ROOFLAB_EMU_TSAN and the like of its builds), which nvcc
+  // does not define: a conditional on one of them takes the branch nvcc takes, the one for "undefined".
+  static bool backend_macro(std::string_view name) { return name == "ROOFLAB_EMU" || name.starts_with("ROOFLAB_EMU_"); }
 
   // A conditional directive that names one of nvcc's macros, with each use replaced by its value in nvcc's
   // pass (`defined(__CUDACC__)` and `__CUDACC__` by 1, `#ifdef __CUDACC__` by `#if 1`; in a device function,
@@ -412,8 +417,9 @@ class Rewriter {
     if (name == "ifdef" || name == "ifndef" || name == "elifdef" || name == "elifndef") {
       skip_blanks();
       const std::string macro = word();
-      if (nvcc_macro(macro, device).empty()) return std::nullopt;
-      const bool defined = name == "ifdef" || name == "elifdef";
+      const bool backend = backend_macro(macro);
+      if (!backend && nvcc_macro(macro, device).empty()) return std::nullopt;
+      const bool defined = (name == "ifdef" || name == "elifdef") != backend;  // nvcc: defined, or not
       return std::string(name.starts_with("el") ? "#elif " : "#if ") + (defined ? "1" : "0") + d.substr(k);
     }
     if (name != "if" && name != "elif") return std::nullopt;
@@ -440,8 +446,10 @@ class Rewriter {
         while (e < d.size() && ident_char(d[e])) ++e;
         std::size_t close = e;
         while (close < d.size() && (d[close] == ' ' || d[close] == '\t')) ++close;
-        if (!nvcc_macro(d.substr(j, e - j), device).empty() && (!paren || (close < d.size() && d[close] == ')'))) {
-          out += "1";
+        const std::string macro = d.substr(j, e - j);
+        const bool backend = backend_macro(macro);
+        if ((backend || !nvcc_macro(macro, device).empty()) && (!paren || (close < d.size() && d[close] == ')'))) {
+          out += backend ? "0" : "1";
           k = paren ? close + 1 : e;
           changed = true;
           continue;
@@ -449,7 +457,7 @@ class Rewriter {
         out += d.substr(at, k - at);
         continue;
       }
-      if (const std::string value = nvcc_macro(id, device); !value.empty()) {
+      if (const std::string value = backend_macro(id) ? "0" : nvcc_macro(id, device); !value.empty()) {
         out += value;
         changed = true;
       } else {

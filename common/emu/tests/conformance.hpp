@@ -43,7 +43,9 @@ void static_padding_write(float* out);
 // __CUDACC__, 4 #ifndef __CUDACC__, 8 #if __CUDACC_VER_MAJOR__ >= 12, 16 #elif __CUDACC__ after a false #if,
 // 32 a spliced #if defined(__CUDACC__) && !defined(__CUDA_ARCH__); and 64 a kernel body's #if __CUDA_ARCH__
 // >= 800 (nvcc's device pass for sm_80), 128 a __host__ __device__ function's #ifndef __CUDA_ARCH__ called from
-// the host. nvcc gives 1+2+8+16+32+64+128 = 251.
+// the host; 256 #ifdef ROOFLAB_EMU, 512 #if !defined(ROOFLAB_EMU) && !ROOFLAB_EMU_TSAN, 1024 #ifndef
+// ROOFLAB_EMU_TSAN (the CPU backend's own macros, which nvcc does not define). nvcc gives
+// 1+2+8+16+32+64+128+512+1024 = 1787.
 int nvcc_host_pass_branches();
 
 // ---- race mode (race_kernels.cu) ----

@@ -243,6 +243,16 @@ int nvcc_host_pass_branches() {
   static_assert(after == before + 3, "a rewritten directive keeps the lines after it where they were");
   taken |= 32;
 #endif
+  // The CPU backend's own macros: nvcc defines none of them, so neither does this file's view of them.
+#ifdef ROOFLAB_EMU
+  taken |= 256;
+#endif
+#if !defined(ROOFLAB_EMU) && !ROOFLAB_EMU_TSAN
+  taken |= 512;
+#endif
+#ifndef ROOFLAB_EMU_TSAN
+  taken |= 1024;
+#endif
   return taken | arch_branches();
 }
 }  // namespace conform

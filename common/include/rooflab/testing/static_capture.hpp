@@ -78,7 +78,11 @@ inspect::TimedLaunches timed_launches(const GpuSpec& gpu, Call&& call) {
   try {
     emu::set_default_pretend_gpu(gpu.id);
     const int sms = emu::pretend_gpu().sms;
-    if (!gpu.sms || sms != *gpu.sms) {
+    if (!gpu.sms) {
+      out.note = "data/gpus.json gives the " + gpu.name + " no SM count: no grid sized by it can be known";
+      return out;
+    }
+    if (sms != *gpu.sms) {
       out.note = "the CPU backend pretends a GPU of " + std::to_string(sms) + " SMs here, not the " + gpu.name +
                  "'s (ROOFLAB_EMU_GPU or ROOFLAB_EMU_SMS is set): grids sized by the SM count would be wrong";
       return out;
