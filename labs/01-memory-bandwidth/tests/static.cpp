@@ -2,6 +2,7 @@
 // build captured for each architecture in ROOFLAB_STATIC_ARCHS. No device needed. They are worth no points
 // (hints for students); on the solutions CI requires them to pass.
 #include "kernels.hpp"
+#include "perf_work.hpp"
 
 #include <rooflab/testing/grading.hpp>
 #include <rooflab/inspect.hpp>
@@ -20,11 +21,11 @@ ROOFLAB_INSPECT_KERNELS(lab01::kKernelDecls);
 ROOFLAB_INSPECT_TIMED_SIZE(double(1u << 26));
 
 namespace {
-// The five STREAM kernels at the timed size (64 Mi floats per array) and the strided read at stride 32 (an eighth
-// as many outputs), for the grids `rooflab inspect` counts waves of; nothing runs.
+// The five STREAM kernels at the size the perf tests time on that GPU (tests/perf_work.hpp) and the strided read at
+// stride 32 (an eighth as many outputs), for the grids `rooflab inspect` counts waves of; nothing runs.
 rooflab::inspect::TimedLaunches timed_launches(const rooflab::GpuSpec& gpu) {
   return rooflab::ptx::timed_launches(gpu, [] {
-    constexpr std::size_t n = std::size_t{1} << 26;
+    const std::size_t n = lab01::perf::elements(rooflab::emu::pretend_gpu().l2_bytes, 1.0);
     const rooflab::ptx::TimedBuffer<float> a(n), b(n), c(n), strided(n / 8 * 32);
     lab01::strided_read(strided.data(), c.data(), n / 8, 32, nullptr);
     lab01::copy(a.data(), c.data(), n, nullptr);

@@ -3,6 +3,7 @@
 // instructions of rung 7, each asked of the kernel its rung's launcher starts. `rooflab inspect 04` shows the
 // same facts per rung, with occupancy.
 #include "kernels.hpp"
+#include "perf_work.hpp"
 #include "lab.hpp"
 
 #include <rooflab/testing/grading.hpp>
@@ -28,11 +29,13 @@ ROOFLAB_TEST(Lab04Static, NoSpillsAndSharedMemoryWithinLimits) {
 }
 
 namespace {
-// Every rung at the timed size (4096 cubed), for the grids `rooflab inspect` counts waves of; nothing runs.
+// Every rung at the timed size (tests/perf_work.hpp's first shape on a GPU, 4096 cubed), for the grids `rooflab
+// inspect` counts waves of; nothing runs.
 rooflab::inspect::TimedLaunches timed_launches(const rooflab::GpuSpec& gpu) {
   return rooflab::ptx::timed_launches(gpu, [] {
-    constexpr int side = 4096;
-    constexpr std::size_t elems = static_cast<std::size_t>(side) * side;
+    const auto shape = lab04::perf::shapes(true)[0];
+    const int side = static_cast<int>(shape.m);
+    const std::size_t elems = shape.m * shape.k;
     const rooflab::ptx::TimedBuffer<float> a(elems), b(elems), c(elems);
     const rooflab::ptx::TimedBuffer<__half> ah(elems), bh(elems);
     for (const auto rung : {lab04::sgemm_naive, lab04::sgemm_coalesced, lab04::sgemm_smem, lab04::sgemm_blocktile,

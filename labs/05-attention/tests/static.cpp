@@ -2,6 +2,7 @@
 // architecture (sm_80 and sm_90), shared memory within the 48 KB a block gets without opting in, and the
 // tensor-core instructions in flash v2's PTX. `rooflab inspect 05` shows the same facts with occupancy.
 #include "kernels.hpp"
+#include "perf_work.hpp"
 #include "lab.hpp"
 
 #include <rooflab/testing/buffer.hpp>
@@ -20,11 +21,13 @@ ROOFLAB_INSPECT_KERNELS(lab05::kKernels);
 ROOFLAB_INSPECT_TIMED_SIZE(4096.0);
 
 namespace {
-// The softmax and both flash kernels at the timed shape (16 heads of 64, L = 4096, not causal), for the grids
-// `rooflab inspect` counts waves of; nothing runs.
+// The softmax and both flash kernels at the timed shape (tests/perf_work.hpp: 16 heads of 64, L = 4096, not
+// causal), for the grids `rooflab inspect` counts waves of; nothing runs.
 rooflab::inspect::TimedLaunches timed_launches(const rooflab::GpuSpec& gpu) {
   return rooflab::ptx::timed_launches(gpu, [] {
-    constexpr int heads = static_cast<int>(lab05::kPerfHeads), len = 4096, d = static_cast<int>(lab05::kPerfHeadDim);
+    const auto shape = lab05::perf::shape(true);
+    const int heads = static_cast<int>(shape.batch_heads), len = static_cast<int>(shape.len),
+              d = static_cast<int>(shape.head_dim);
     const std::size_t rows = static_cast<std::size_t>(heads) * len, elements = rows * d;
     // S and P share one buffer: the launch only records its grid (the CPU backend fills what it allocates, and
     // S alone is 512 MB).

@@ -2,6 +2,7 @@
 // weights in 128-bit loads and never a byte at a time (a GEMV that walks q byte by byte, or unpacks int4 from
 // single bytes, shows up here first; so does one left unwritten).
 #include "kernels.hpp"
+#include "perf_work.hpp"
 #include "lab.hpp"
 
 #include <rooflab/testing/grading.hpp>
@@ -19,11 +20,11 @@ ROOFLAB_INSPECT_KERNELS(lab08::kKernels);
 ROOFLAB_INSPECT_TIMED_SIZE(8192.0 * 8192);
 
 namespace {
-// The GEMVs as the perf tests launch them (8192 x 8192, int4 in groups of 128), for the grids `rooflab inspect`
-// counts waves of; nothing runs.
+// The GEMVs as the perf tests launch them (tests/perf_work.hpp: 8192 x 8192, int4 in groups of 128), for the grids
+// `rooflab inspect` counts waves of; nothing runs.
 rooflab::inspect::TimedLaunches timed_launches(const rooflab::GpuSpec& gpu) {
   return rooflab::ptx::timed_launches(gpu, [] {
-    constexpr int n = 8192, k = 8192, group = 128;
+    const int n = lab08::perf::gemv_side(1.0), k = n, group = lab08::perf::kInt4PerfGroup;
     const rooflab::ptx::TimedBuffer<std::int8_t> q(static_cast<std::size_t>(n) * k);
     const rooflab::ptx::TimedBuffer<__half> scales(static_cast<std::size_t>(n) * k / 32), x(k), y(n);
     lab08::gemv_int8(q.data(), scales.data(), x.data(), y.data(), n, k, nullptr);
