@@ -140,6 +140,9 @@ function(rooflab_emu_add_cu target)
       COMMAND_EXPAND_LISTS
       VERBATIM)
     target_sources(${target} PRIVATE "${wrapper}")
+    # Where the wrapper of this file lies, for whoever compares what it compiles with nvcc's passes (a lab's
+    # static capture, cmake/RooflabLab.cmake): rooflab_emu_wrapper_of().
+    set_property(TARGET ${target} PROPERTY ROOFLAB_EMU_WRAPPER_${tag} "${wrapper}")
     set(wrapper_options -iquote "${dir}" ${options} "${standard}" ${pch_options})
     set_source_files_properties("${wrapper}" PROPERTIES COMPILE_OPTIONS "${wrapper_options}"
                                 OBJECT_DEPENDS "${pch_depends}")
@@ -150,6 +153,19 @@ function(rooflab_emu_add_cu target)
     rooflab_emu_use(${target})
   endif()
   set_target_properties(${target} PROPERTIES ENABLE_EXPORTS ON)
+endfunction()
+
+# rooflab_emu_wrapper_of(<var> <target> <file.cu>): the wrapper .cpp rooflab_emu_add_cu made of file.cu for
+# target, in var ("" when it made none).
+function(rooflab_emu_wrapper_of var target cu)
+  get_filename_component(abs "${cu}" ABSOLUTE)
+  string(MD5 tag "${abs}")
+  string(SUBSTRING "${tag}" 0 8 tag)
+  get_target_property(wrapper ${target} ROOFLAB_EMU_WRAPPER_${tag})
+  if(NOT wrapper)
+    set(wrapper "")
+  endif()
+  set(${var} "${wrapper}" PARENT_SCOPE)
 endfunction()
 
 # rooflab_emu_use(<target> [RACE]): what code compiled for the CPU backend needs, without .cu files of its own

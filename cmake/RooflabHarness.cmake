@@ -1,6 +1,7 @@
-# The harness (common/: its libraries and the CPU backend's rewriter), exported by every build and importable
-# by another: a tree that builds labs only (ROOFLAB_HARNESS_TARGETS set) links the harness a full build already
-# compiled instead of compiling common/ again (about 170 seconds of 2 cores each time).
+# The harness (common/: its libraries and the CPU backend's tools, the rewriter and the branch comparison),
+# exported by every build and importable by another: a tree that builds labs only (ROOFLAB_HARNESS_TARGETS set)
+# links the harness a full build already compiled instead of compiling common/ again (about 170 seconds of 2 cores
+# each time).
 #
 # Who imports: the trees CI's end-to-end tests grade in (the grader passes ROOFLAB_HARNESS_TARGETS when the
 # environment variable ROOFLAB_HARNESS names a build: grader/build.cpp) and grader.new_lab's build of one
@@ -12,7 +13,7 @@ include_guard(GLOBAL)
 function(rooflab_export_harness)
   set(harness rooflab_common rooflab_test_main rooflab_seed_audit_hooks)
   foreach(t rooflab_inspect rooflab_cuda rooflab_cuda_dryrun rooflab_emu rooflab_emu_cublas rooflab_emu_rewrite
-            rooflab_emu_race rooflab_emu_race_cublas rooflab_emu_traffic)
+            rooflab_emu_branches rooflab_emu_race rooflab_emu_race_cublas rooflab_emu_traffic)
     if(TARGET ${t})
       list(APPEND harness ${t})
     endif()

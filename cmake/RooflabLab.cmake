@@ -247,7 +247,14 @@ endfunction()
 # Capture `nvcc -ptx` and the ptxas resource report of the kernels for each static architecture. The cubin
 # and the report come from ptxas run on the captured PTX, as `nvcc -cubin -Xptxas -v` runs it (same options),
 # so that the C++ front end, most of the cost, runs once per architecture, not twice.
-function(_rooflab_capture_static prefix lab_dir out_dir kernels archs)
+#
+# And for each kernels file, the branches of its conditionals that nvcc and the CPU backend do not both compile
+# (<stem>.branches.txt, empty when they agree; common/emu/rewrite/branches.hpp): the file preprocessed as nvcc's
+# host pass and its device pass for sm_80 (the backend's pretend GPU) see it, and its wrapper for the backend
+# (from emu_lib, the CPU backend's object library of the same files), each with GCC's -fdirectives-only (about
+# 0.1 s each: directives only, no macro expansion). The texts, about 6 MB each, are deleted once compared. The
+# grader's symbol rule reads the findings beside the PTX.
+function(_rooflab_capture_static prefix lab_dir out_dir kernels archs emu_lib)
   get_filename_component(cuda_bin "${CMAKE_CUDA_COMPILER}" DIRECTORY)
   find_program(ROOFLAB_PTXAS ptxas HINTS "${cuda_bin}" NO_DEFAULT_PATH)
   find_program(ROOFLAB_PTXAS ptxas)
@@ -255,6 +262,7 @@ function(_rooflab_capture_static prefix lab_dir out_dir kernels archs)
     message(FATAL_ERROR "ptxas not found beside ${CMAKE_CUDA_COMPILER}: the static tests need it")
   endif()
   set(outputs "")
+  list(GET archs 0 first_arch)
   foreach(arch IN LISTS archs)
     foreach(cu IN LISTS kernels)
       get_filename_component(stem "${cu}" NAME_WE)
@@ -273,6 +281,41 @@ function(_rooflab_capture_static prefix lab_dir out_dir kernels archs)
         VERBATIM)
       list(APPEND outputs "${ptx}" "${res}")
     endforeach()
+  endforeach()
+  # Definitions as the GPU build's and the backend's compiles have them (ROOFLAB_DATA_DIR ...), less the
+  # backend's own (ROOFLAB_EMU*), which nvcc does not define.
+  set(defs "$<FILTER:$<TARGET_PROPERTY:${emu_lib},COMPILE_DEFINITIONS>,EXCLUDE,^ROOFLAB_EMU>")
+  set(emu_defs "$<TARGET_PROPERTY:${emu_lib},COMPILE_DEFINITIONS>")
+  set(emu_includes "$<TARGET_PROPERTY:${emu_lib},INCLUDE_DIRECTORIES>")
+  foreach(cu IN LISTS kernels)
+    get_filename_component(cu "${cu}" ABSOLUTE)
+    get_filename_component(stem "${cu}" NAME_WE)
+    get_filename_component(cu_dir "${cu}" DIRECTORY)
+    rooflab_emu_wrapper_of(wrapper ${emu_lib} "${cu}")
+    if(NOT wrapper)
+      message(FATAL_ERROR "${cu}: no CPU-backend wrapper in ${emu_lib} to compare with nvcc's passes")
+    endif()
+    set(base "${out_dir}/${stem}")
+    set(nvcc_flags -std=c++20 -arch=sm_80 -I${PROJECT_SOURCE_DIR}/common/include -I${lab_dir}
+        "$<$<BOOL:${defs}>:-D$<JOIN:${defs},$<SEMICOLON>-D>>" -E -Xcompiler -fdirectives-only)
+    add_custom_command(
+      OUTPUT "${base}.branches.txt"
+      # nvcc's host pass: its device pass's preprocessing without __CUDA_ARCH__ (and the double-precision switch
+      # only the device pass gets), which is the command line nvcc gives the host compiler for it.
+      COMMAND "${CMAKE_CUDA_COMPILER}" ${nvcc_flags} -Xcompiler -U__CUDA_ARCH__ -Xcompiler -UCUDA_DOUBLE_MATH_FUNCTIONS
+              "${cu}" -o "${base}.nvcc-host.ii"
+      COMMAND "${CMAKE_CUDA_COMPILER}" ${nvcc_flags} "${cu}" -o "${base}.nvcc-sm_80.ii"
+      COMMAND "${CMAKE_CXX_COMPILER}" -E -fdirectives-only -std=c++20 "$<$<BOOL:${emu_defs}>:-D$<JOIN:${emu_defs},;-D>>"
+              "$<$<BOOL:${emu_includes}>:-I$<JOIN:${emu_includes},;-I>>" -iquote "${cu_dir}" "${wrapper}"
+              -o "${base}.emu.ii"
+      COMMAND sh -c "\"$<TARGET_FILE:rooflab_emu_branches>\" \"$1\" \"$2.nvcc-host.ii\" \"$2.nvcc-sm_80.ii\" \"$2.emu.ii\" > \"$2.branches.txt.new\" && mv \"$2.branches.txt.new\" \"$2.branches.txt\"" sh "${cu}" "${base}"
+      COMMAND "${CMAKE_COMMAND}" -E rm -f "${base}.nvcc-host.ii" "${base}.nvcc-sm_80.ii" "${base}.emu.ii"
+      # The headers: the PTX capture's depfile lists them, and this runs again whenever it does.
+      DEPENDS "${cu}" "${wrapper}" "${lab_dir}/lab.hpp" rooflab_emu_branches "${out_dir}/${stem}.sm_${first_arch}.ptx"
+      COMMENT "Comparing the branches nvcc and the CPU backend compile in ${prefix}/${stem}"
+      COMMAND_EXPAND_LISTS
+      VERBATIM)
+    list(APPEND outputs "${base}.branches.txt")
   endforeach()
   add_custom_target(${prefix}_static_capture DEPENDS ${outputs})
 endfunction()
@@ -582,7 +625,11 @@ function(_rooflab_add_variant json_out)
       if(V_VARIANT MATCHES "^st-")
         list(GET ROOFLAB_STATIC_ARCHS 0 static_archs)
       endif()
-      _rooflab_capture_static(${V_PREFIX} "${lab_dir}" "${static_dir}" "${V_KERNELS}" "${static_archs}")
+      # The kernels on the CPU backend too: a static test runs a launcher to learn which kernels it starts, and
+      # judges the compiled code of those only (rooflab/testing/static_capture.hpp, launched_by); the capture
+      # compares the branches their wrappers compile with nvcc's.
+      _rooflab_emu_kernels(kernels ${V_PREFIX} plain "${lab_dir}" ${V_KERNELS})
+      _rooflab_capture_static(${V_PREFIX} "${lab_dir}" "${static_dir}" "${V_KERNELS}" "${static_archs}" ${kernels})
       # Where this variant's captures lie, in a source of its own (rooflab/testing/capture_paths.hpp), so that
       # the lab's static tests compile once for every variant, as the other kinds' tests do.
       string(REPLACE ";" "," archs "${static_archs}")
@@ -596,9 +643,6 @@ const char* rooflab::testing::capture_archs() { return "@archs@"; }
       _rooflab_lab_binary(${V_PREFIX}_static static ${V_LAB} "${lab_dir}"
         TESTS ${V_TESTS_STATIC} SOURCES "${static_dir}/capture_paths.cpp" LIBS rooflab::common rooflab::inspect)
       add_dependencies(${V_PREFIX}_static ${V_PREFIX}_static_capture)
-      # The kernels on the CPU backend too: a static test runs a launcher to learn which kernels it starts, and
-      # judges the compiled code of those only (rooflab/testing/static_capture.hpp, launched_by).
-      _rooflab_emu_kernels(kernels ${V_PREFIX} plain "${lab_dir}" ${V_KERNELS})
       _rooflab_link_emu_kernels(${V_PREFIX}_static plain ${kernels})
       _rooflab_binary_json(b static ${V_PREFIX}_static "" ${kernels})
       _rooflab_json_set_string(b capture_dir "${static_dir}")  # the PTX the symbol rule reads too

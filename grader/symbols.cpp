@@ -283,6 +283,25 @@ std::vector<StudentPtx> student_ptx(const Binary& binary) {
   return out;
 }
 
+std::vector<std::string> branch_findings(const Binary& binary) {
+  std::vector<std::string> out;
+  if (binary.capture_dir.empty()) return out;
+  std::error_code ec;
+  std::vector<fs::path> files;
+  for (auto it = fs::directory_iterator(binary.capture_dir, ec); !ec && it != fs::directory_iterator(); ++it) {
+    const std::string name = it->path().filename().string();
+    if (it->is_regular_file() && name.ends_with(".branches.txt")) files.push_back(it->path());
+  }
+  std::sort(files.begin(), files.end());
+  for (const fs::path& f : files) {
+    std::ifstream in(f);
+    for (std::string line; std::getline(in, line);) {
+      if (!line.empty()) out.push_back(line);
+    }
+  }
+  return out;
+}
+
 namespace {
 
 std::string listed(const std::set<std::string>& findings) {
@@ -318,6 +337,8 @@ std::string forbidden_symbols_in(const fs::path& build_dir, const Lab& lab, cons
     const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     for (auto& f : device_code_findings(ptx.file, ptx.arch, text)) tampering.insert(std::move(f));
   }
+  std::set<std::string> branches;
+  for (auto& f : branch_findings(binary)) branches.insert(std::move(f));
   std::string out;
   if (!findings.empty()) {
     std::string libs;
@@ -333,6 +354,14 @@ std::string forbidden_symbols_in(const fs::path& build_dir, const Lab& lab, cons
            listed(tampering) +
            "The harness times your kernels as they run on its stream: define none of the CUDA runtime's, the "
            "harness's or the C library's clocks, and start no thread or process and read no clock in the kernels' file.";
+  }
+  if (!branches.empty()) {
+    out += (out.empty() ? "" : "\n") +
+           std::string("refused: the student's kernels file compiles to different code under nvcc than on the CPU "
+                       "backend, which grades it without a GPU (each compiler's preprocessor keeps other lines):\n") +
+           listed(branches) +
+           "Write one program for both: a conditional may tell host code from device code (__CUDA_ARCH__), not "
+           "nvcc from the CPU backend (its headers, its macros, __has_include of either).";
   }
   return out;
 }

@@ -95,6 +95,12 @@ struct StudentPtx {
 };
 std::vector<StudentPtx> student_ptx(const Binary& binary);
 
+// The branches of the student's kernels files that nvcc and the CPU backend do not both compile, as the build's
+// static capture found them (<stem>.branches.txt in a static binary's capture_dir, one finding a line:
+// "kernels.cu:44: nvcc compiles these lines ... and the CPU backend does not ..."; common/emu/rewrite/branches.hpp).
+// A capture whose findings file is missing says nothing (the static binary is not built without it).
+std::vector<std::string> branch_findings(const Binary& binary);
+
 // The lab's list (its rubric.json's "forbidden_symbols"); empty when it forbids nothing. Throws
 // std::runtime_error naming the file for a malformed list or pattern.
 std::vector<ForbiddenLibrary> forbidden_libraries(const Lab& lab);

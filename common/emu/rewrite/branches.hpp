@@ -1,0 +1,176 @@
+// The branches of a CUDA source file's conditional directives that each compilation takes, compared between
+// nvcc and the CPU backend (rooflab_emu_branches, branches.cpp; the lab's static capture runs it).
+//
+// The CPU backend compiles a .cu file with the host compiler, under its own macros and headers; nvcc compiles
+// it twice, a host pass and a device pass per architecture, under nvcc's. The rewriter gives the file's own
+// conditionals on the macros it knows (__CUDACC__, ROOFLAB_EMU ...) nvcc's branch, but a conditional can tell
+// the two apart in ways no list of names closes: `__has_include` of a backend header, a guard macro one side's
+// headers define, a macro of nvcc's command line the list lacks, a name defined as __CUDACC__ and tested later.
+// So the branches themselves are compared, whatever decided them:
+//
+// - The file is cut into segments at its conditional directives (#if, #ifdef, #ifndef, #elif, #elifdef,
+//   #elifndef, #else, #endif): the preprocessor keeps or drops a segment whole.
+// - Each compilation's preprocessed text (GCC with -fdirectives-only: directives done, macros not expanded,
+//   every kept line on its own line number) says which segments it kept: those with a line of text, or an
+//   #include, at one of their line numbers.
+// - A segment nvcc keeps in both its host pass and its device pass for the CPU backend's pretend GPU (sm_80)
+//   that the CPU backend drops, or one the CPU backend keeps that neither of nvcc's passes keeps, is code one
+//   compiler grades and the other does not. A segment kept by one of nvcc's passes only is nvcc's own split
+//   between host and device code (`#ifdef __CUDA_ARCH__`), which the backend resolves by where the code lies,
+//   as the rewriter documents: either answer of the backend stands.
+//
+// Header-only, so that the tool and its tests share it.
+#pragma once
+
+// GCC 12 reports a false -Wrestrict inside std::string's operator+ at -O3 (GCC bug 105329), as in rewrite.cpp.
+#if defined(__GNUC__) && !defined(__clang__) && __GNUC__ == 12
+#pragma GCC diagnostic ignored "-Wrestrict"
+#endif
+
+#include <algorithm>
+#include <cctype>
+#include <cstddef>
+#include <istream>
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace rooflab::emu::branches {
+
+// A run of lines [first, last] (1-based) between two conditional directives.
+struct Segment {
+  int first = 0;
+  int last = 0;
+};
+
+inline std::string_view trim_left(std::string_view s) {
+  std::size_t k = 0;
+  while (k < s.size() && (s[k] == ' ' || s[k] == '\t' || s[k] == '\f' || s[k] == '\v')) ++k;
+  return s.substr(k);
+}
+
+// The file's lines, without their line ends (\n or \r\n).
+inline std::vector<std::string> split_lines(std::istream& in) {
+  std::vector<std::string> lines;
+  std::string line;
+  while (std::getline(in, line)) {
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    lines.push_back(line);
+  }
+  return lines;
+}
+
+// The segments of a source file between its conditional directives, and only those with something in them
+// other than blanks and directives (a segment of blank lines is kept or dropped alike by every compilation).
+// A directive continued by a backslash ends on its last continued line. (A directive written inside a block
+// comment cuts a segment where the compiler does not: a finer cut only compares more precisely.)
+inline std::vector<Segment> conditional_segments(const std::vector<std::string>& lines) {
+  std::vector<Segment> out;
+  Segment current{1, 0};
+  bool has_text = false;
+  const auto close = [&](int last) {
+    current.last = last;
+    if (has_text && current.last >= current.first) out.push_back(current);
+    has_text = false;
+  };
+  for (int i = 0; i < static_cast<int>(lines.size()); ++i) {
+    std::string_view s = trim_left(lines[static_cast<std::size_t>(i)]);
+    const bool directive = !s.empty() && s[0] == '#';
+    if (!directive) {
+      if (!s.empty()) has_text = true;
+      continue;
+    }
+    s = trim_left(s.substr(1));
+    std::size_t n = 0;
+    while (n < s.size() && (std::isalpha(static_cast<unsigned char>(s[n])) != 0)) ++n;
+    const std::string_view name = s.substr(0, n);
+    static constexpr std::string_view kConditionals[] = {"if",     "ifdef",   "ifndef",   "elif",
+                                                         "elifdef", "elifndef", "else", "endif"};
+    int end = i;  // the directive's last line (continuations)
+    while (end + 1 < static_cast<int>(lines.size()) && !lines[static_cast<std::size_t>(end)].empty() &&
+           lines[static_cast<std::size_t>(end)].back() == '\\') {
+      ++end;
+    }
+    if (std::find(std::begin(kConditionals), std::end(kConditionals), name) != std::end(kConditionals)) {
+      close(i);  // the segment ends before the directive (last = i, 1-based: the line before it)
+      current = Segment{end + 2, 0};
+    } else if (name == "include" || name == "define" || name == "pragma" || name == "undef") {
+      has_text = true;  // a directive that leaves a trace in the preprocessed text
+    }
+    i = end;
+  }
+  close(static_cast<int>(lines.size()));
+  return out;
+}
+
+// The lines of `file` that a preprocessed text (GCC's -E output with its line markers) holds: a line with text
+// on it, or one whose #include entered another file. `same_file(name)` says whether a line marker's file name
+// is `file`. Lines past `max_line` are left out (the rewriter appends its registration of kernels there).
+template <class SameFile>
+std::set<int> kept_lines(std::istream& preprocessed, SameFile same_file, int max_line) {
+  std::set<int> kept;
+  bool in_file = false;
+  int line = 0;
+  std::string text;
+  while (std::getline(preprocessed, text)) {
+    // A line marker: `# N "name" flags` (flag 1: a file entered, 2: returned to).
+    if (text.size() > 2 && text[0] == '#' && text[1] == ' ' && std::isdigit(static_cast<unsigned char>(text[2])) != 0) {
+      const std::size_t q1 = text.find('"'), q2 = text.rfind('"');
+      if (q1 != std::string::npos && q2 > q1) {
+        const std::string name = text.substr(q1 + 1, q2 - q1 - 1);
+        const bool entering = text.find(" 1", q2) != std::string::npos;
+        // An #include of the file enters another one: the line that holds it is kept.
+        if (in_file && entering && line >= 1 && line <= max_line) kept.insert(line);
+        in_file = same_file(name);
+        line = std::stoi(text.substr(2));
+        continue;
+      }
+    }
+    if (in_file && line >= 1 && line <= max_line && !trim_left(text).empty()) kept.insert(line);
+    ++line;
+  }
+  return kept;
+}
+
+inline bool segment_kept(const Segment& s, const std::set<int>& kept) {
+  const auto it = kept.lower_bound(s.first);
+  return it != kept.end() && *it <= s.last;
+}
+
+// The first line of a segment with text on it, trimmed and cut to about 100 characters, for a finding to quote.
+inline std::string first_text(const std::vector<std::string>& lines, const Segment& s) {
+  for (int l = s.first; l <= s.last && l <= static_cast<int>(lines.size()); ++l) {
+    std::string_view t = trim_left(lines[static_cast<std::size_t>(l - 1)]);
+    while (!t.empty() && (t.back() == ' ' || t.back() == '\t')) t.remove_suffix(1);
+    if (t.empty()) continue;
+    return t.size() > 100 ? std::string(t.substr(0, 97)) + "..." : std::string(t);
+  }
+  return "";
+}
+
+// What differs, one line per segment: "FILE:A-B (`first line`): ..." (empty: the compilations keep the same
+// code). `lines`: the file's text, quoted.
+inline std::vector<std::string> differences(std::string_view file, const std::vector<std::string>& lines,
+                                            const std::vector<Segment>& segments, const std::set<int>& nvcc_host,
+                                            const std::set<int>& nvcc_device, const std::set<int>& backend,
+                                            std::string_view device_arch) {
+  std::vector<std::string> out;
+  for (const Segment& s : segments) {
+    const bool host = segment_kept(s, nvcc_host), device = segment_kept(s, nvcc_device), cpu = segment_kept(s, backend);
+    const std::string where = std::string(file) + ":" + std::to_string(s.first) +
+                              (s.last > s.first ? "-" + std::to_string(s.last) : std::string()) + " (`" +
+                              first_text(lines, s) + "`)";
+    if (host && device && !cpu) {
+      out.push_back(where + ": nvcc compiles these lines (its host pass and its device pass for " +
+                    std::string(device_arch) + ") and the CPU backend does not: code only a GPU runs, which no CPU "
+                    "test sees");
+    } else if (!host && !device && cpu) {
+      out.push_back(where + ": the CPU backend compiles these lines and nvcc does not (in neither its host pass nor "
+                    "its device pass for " + std::string(device_arch) + "): code the CPU tests grade that a GPU never runs");
+    }
+  }
+  return out;
+}
+
+}  // namespace rooflab::emu::branches

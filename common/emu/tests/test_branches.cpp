@@ -1,0 +1,94 @@
+// The comparison of the branches nvcc and the CPU backend compile (common/emu/rewrite/branches.hpp), on
+// preprocessed texts written here as GCC writes them with -E -fdirectives-only.
+#include <gtest/gtest.h>
+
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "../rewrite/branches.hpp"
+
+namespace br = rooflab::emu::branches;
+
+namespace {
+
+std::vector<std::string> lines_of(const std::string& text) {
+  std::istringstream in(text);
+  return br::split_lines(in);
+}
+
+std::set<int> kept(const std::string& preprocessed, int max_line) {
+  std::istringstream in(preprocessed);
+  return br::kept_lines(in, [](const std::string& name) { return name == "k.cu"; }, max_line);
+}
+
+// A file with a host/device split (lines 3 and 5), a segment only one side of each pair keeps (8 and 10), and
+// the text around them.
+const std::string kSource =
+    "__global__ void k(float* y) {\n"  // 1
+    "#ifdef __CUDA_ARCH__\n"            // 2
+    "  y[0] = 1;\n"                     // 3
+    "#else\n"                           // 4
+    "  y[0] = 2;\n"                     // 5
+    "#endif\n"                          // 6
+    "#if WHO_KNOWS\n"                   // 7
+    "  y[1] = 3;  // half the work\n"   // 8
+    "#else\n"                           // 9
+    "  y[1] = 4;\n"                     // 10
+    "#endif\n"                          // 11
+    "}\n";                              // 12
+
+}  // namespace
+
+TEST(Branches, SegmentsAreCutAtConditionalsAndContinuedDirectives) {
+  const auto segments = br::conditional_segments(lines_of(kSource));
+  ASSERT_EQ(segments.size(), 6u);
+  EXPECT_EQ(segments[0].first, 1);
+  EXPECT_EQ(segments[0].last, 1);
+  EXPECT_EQ(segments[1].first, 3);
+  EXPECT_EQ(segments[2].first, 5);
+  EXPECT_EQ(segments[3].first, 8);
+  EXPECT_EQ(segments[4].first, 10);
+  EXPECT_EQ(segments[4].last, 10);
+  EXPECT_EQ(segments[5].first, 12);
+  // A continued #if ends on its last line; a segment of blanks is no segment; #define leaves a trace.
+  const auto more = br::conditional_segments(lines_of("#if A && \\\n   B\nx;\n#endif\n\n#if C\n\n#endif\n#define Q 1\n"));
+  ASSERT_EQ(more.size(), 2u);
+  EXPECT_EQ(more[0].first, 3);
+  EXPECT_EQ(more[0].last, 3);
+  EXPECT_EQ(more[1].first, 9);
+}
+
+TEST(Branches, KeptLinesFollowTheMarkersAndCountIncludes) {
+  const std::string ii =
+      "# 1 \"k.cu\"\n"
+      "a;\n"                          // 1
+      "\n"                            // 2 (dropped)
+      "# 1 \"other.h\" 1\n"          // an #include at line 3 of k.cu
+      "b;\n"
+      "# 4 \"k.cu\" 2\n"
+      "c;\n"                          // 4
+      "# 9 \"k.cu\"\n"
+      "d;\n"                          // 9 (past max_line: the rewriter's own)
+      "e;\n";
+  EXPECT_EQ(kept(ii, 8), (std::set<int>{1, 3, 4}));
+  EXPECT_EQ(kept(ii, 20), (std::set<int>{1, 3, 4, 9, 10}));
+}
+
+TEST(Branches, OnlyCodeOneCompilerAloneKeepsIsADifference) {
+  const auto lines = lines_of(kSource);
+  const auto segments = br::conditional_segments(lines);
+  // nvcc: host pass 1, 5, 8, 12; device pass 1, 3, 8, 12. The backend takes the device side in a kernel (3).
+  const std::set<int> host{1, 5, 8, 12}, device{1, 3, 8, 12};
+  EXPECT_TRUE(br::differences("k.cu", lines, segments, host, device, {1, 3, 8, 12}, "sm_80").empty());
+  EXPECT_TRUE(br::differences("k.cu", lines, segments, host, device, {1, 5, 8, 12}, "sm_80").empty())
+      << "either side of nvcc's own host/device split stands";
+  // The backend drops what both of nvcc's passes keep, and keeps what neither does.
+  const auto found = br::differences("k.cu", lines, segments, host, device, {1, 3, 10, 12}, "sm_80");
+  ASSERT_EQ(found.size(), 2u);
+  EXPECT_NE(found[0].find("k.cu:8 (`y[1] = 3;  // half the work`): nvcc compiles these lines"), std::string::npos)
+      << found[0];
+  EXPECT_NE(found[1].find("k.cu:10 (`y[1] = 4;`): the CPU backend compiles these lines and nvcc does not"),
+            std::string::npos)
+      << found[1];
+}
