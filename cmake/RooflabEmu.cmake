@@ -132,8 +132,11 @@ function(rooflab_emu_add_cu target)
     endforeach()
     add_custom_command(
       OUTPUT "${wrapper}"
-      COMMAND rooflab_emu_rewrite "${abs}" "${wrapper}" --headers "${wrapper}.h" --depfile "${wrapper}.d" ${skips}
+      COMMAND rooflab_emu_rewrite "${abs}" "${wrapper}" --headers "${wrapper}.h" --depfile "${wrapper}.d"
+              --contexts "${wrapper}.contexts" ${skips}
               "$<$<BOOL:${includes}>:-I$<JOIN:${includes},;-I>>"
+      # Where each directive stands, for a comparison with nvcc's passes (rooflab_emu_wrapper_of, a lab's capture).
+      BYPRODUCTS "${wrapper}.contexts"
       DEPENDS "${abs}" rooflab_emu_rewrite
       DEPFILE "${wrapper}.d"
       COMMENT "Rewriting ${stem}.cu for the CPU backend (${target})"
@@ -156,7 +159,8 @@ function(rooflab_emu_add_cu target)
 endfunction()
 
 # rooflab_emu_wrapper_of(<var> <target> <file.cu>): the wrapper .cpp rooflab_emu_add_cu made of file.cu for
-# target, in var ("" when it made none).
+# target, in var ("" when it made none). Beside it, <wrapper>.contexts lists where each directive of file.cu
+# stands (rooflab_emu_rewrite --contexts).
 function(rooflab_emu_wrapper_of var target cu)
   get_filename_component(abs "${cu}" ABSOLUTE)
   string(MD5 tag "${abs}")

@@ -251,9 +251,9 @@ endfunction()
 # And for each kernels file, the branches of its conditionals that nvcc and the CPU backend do not both compile
 # (<stem>.branches.txt, empty when they agree; common/emu/rewrite/branches.hpp): the file preprocessed as nvcc's
 # host pass and its device pass for sm_80 (the backend's pretend GPU) see it, and its wrapper for the backend
-# (from emu_lib, the CPU backend's object library of the same files), each with GCC's -fdirectives-only (about
-# 0.1 s each: directives only, no macro expansion). The texts, about 6 MB each, are deleted once compared. The
-# grader's symbol rule reads the findings beside the PTX.
+# (from emu_lib, the CPU backend's object library of the same files; the rewriter's list of where each directive
+# stands beside it), each with GCC's -fdirectives-only (about 0.1 s each: directives only, no macro expansion).
+# The texts, about 6 MB each, are deleted once compared. The grader's symbol rule reads the findings beside the PTX.
 function(_rooflab_capture_static prefix lab_dir out_dir kernels archs emu_lib)
   get_filename_component(cuda_bin "${CMAKE_CUDA_COMPILER}" DIRECTORY)
   find_program(ROOFLAB_PTXAS ptxas HINTS "${cuda_bin}" NO_DEFAULT_PATH)
@@ -308,7 +308,7 @@ function(_rooflab_capture_static prefix lab_dir out_dir kernels archs emu_lib)
       COMMAND "${CMAKE_CXX_COMPILER}" -E -fdirectives-only -std=c++20 "$<$<BOOL:${emu_defs}>:-D$<JOIN:${emu_defs},;-D>>"
               "$<$<BOOL:${emu_includes}>:-I$<JOIN:${emu_includes},;-I>>" -iquote "${cu_dir}" "${wrapper}"
               -o "${base}.emu.ii"
-      COMMAND sh -c "\"$<TARGET_FILE:rooflab_emu_branches>\" \"$1\" \"$2.nvcc-host.ii\" \"$2.nvcc-sm_80.ii\" \"$2.emu.ii\" > \"$2.branches.txt.new\" && mv \"$2.branches.txt.new\" \"$2.branches.txt\"" sh "${cu}" "${base}"
+      COMMAND sh -c "\"$<TARGET_FILE:rooflab_emu_branches>\" \"$1\" \"$2.nvcc-host.ii\" \"$2.nvcc-sm_80.ii\" \"$2.emu.ii\" --contexts \"$3.contexts\" > \"$2.branches.txt.new\" && mv \"$2.branches.txt.new\" \"$2.branches.txt\"" sh "${cu}" "${base}" "${wrapper}"
       COMMAND "${CMAKE_COMMAND}" -E rm -f "${base}.nvcc-host.ii" "${base}.nvcc-sm_80.ii" "${base}.emu.ii"
       # The headers: the PTX capture's depfile lists them, and this runs again whenever it does.
       DEPENDS "${cu}" "${wrapper}" "${lab_dir}/lab.hpp" rooflab_emu_branches "${out_dir}/${stem}.sm_${first_arch}.ptx"

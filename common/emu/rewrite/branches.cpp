@@ -1,8 +1,9 @@
-// rooflab_emu_branches FILE.cu NVCC_HOST.ii NVCC_DEVICE.ii BACKEND.ii [--arch sm_80] [--name NAME]: the segments
-// of FILE.cu's conditional directives that nvcc and the CPU backend do not both compile (branches.hpp), one per
-// line on standard output, named NAME:first-last (NAME: the file's own name unless given). Each .ii is a
-// compilation's preprocessed text (`-E -fdirectives-only`): nvcc's host pass, nvcc's device pass for ARCH, and
-// the CPU backend's wrapper of the file. Nothing printed: the compilations keep the same code. Exit status 0 either
+// rooflab_emu_branches FILE.cu NVCC_HOST.ii NVCC_DEVICE.ii BACKEND.ii [--contexts W.contexts] [--arch sm_80] [--name NAME]:
+// the segments of FILE.cu's conditional directives that nvcc and the CPU backend do not both compile
+// (branches.hpp), one per line on standard output, named NAME:first-last (NAME: the file's own name unless given).
+// Each .ii is a compilation's preprocessed text (`-E -fdirectives-only`): nvcc's host pass, nvcc's device pass for
+// ARCH, and the CPU backend's wrapper of the file; W.contexts, written beside that wrapper by the rewriter,
+// lists where each directive stands. Nothing printed: the compilations keep the same code. Exit status 0 either
 // way; 2 when an input cannot be read or names FILE.cu nowhere (a capture that went wrong is not a clean result).
 #include "branches.hpp"
 
@@ -18,17 +19,18 @@ namespace br = rooflab::emu::branches;
 
 int main(int argc, char** argv) {
   std::vector<std::string> positional;
-  std::string arch = "sm_80", name;
+  std::string arch = "sm_80", name, contexts_file;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
-    if ((a == "--arch" || a == "--name") && i + 1 < argc) {
-      (a == "--arch" ? arch : name) = argv[++i];
+    if ((a == "--arch" || a == "--name" || a == "--contexts") && i + 1 < argc) {
+      (a == "--arch" ? arch : a == "--name" ? name : contexts_file) = argv[++i];
     } else {
       positional.push_back(a);
     }
   }
   if (positional.size() != 4) {
-    std::cerr << "usage: rooflab_emu_branches FILE.cu NVCC_HOST.ii NVCC_DEVICE.ii BACKEND.ii [--arch sm_80] [--name NAME]\n";
+    std::cerr << "usage: rooflab_emu_branches FILE.cu NVCC_HOST.ii NVCC_DEVICE.ii BACKEND.ii [--contexts W.contexts] "
+                 "[--arch sm_80] [--name NAME]\n";
     return 2;
   }
   const fs::path source = fs::weakly_canonical(positional[0]);
@@ -63,8 +65,17 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
+  br::Contexts contexts;
+  if (!contexts_file.empty()) {
+    std::ifstream w(contexts_file);
+    if (!w) {
+      std::cerr << "rooflab_emu_branches: cannot read " << contexts_file << "\n";
+      return 2;
+    }
+    contexts = br::directive_contexts(w);
+  }
   const auto segments = br::conditional_segments(lines);
-  for (const std::string& d : br::differences(name, lines, segments, kept[0], kept[1], kept[2], arch)) {
+  for (const std::string& d : br::differences(name, lines, segments, kept[0], kept[1], kept[2], arch, contexts)) {
     std::cout << d << "\n";
   }
   return 0;

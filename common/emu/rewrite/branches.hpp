@@ -13,11 +13,13 @@
 // - Each compilation's preprocessed text (GCC with -fdirectives-only: directives done, macros not expanded,
 //   every kept line on its own line number) says which segments it kept: those with a line of text, or an
 //   #include, at one of their line numbers.
-// - A segment nvcc keeps in both its host pass and its device pass for the CPU backend's pretend GPU (sm_80)
-//   that the CPU backend drops, or one the CPU backend keeps that neither of nvcc's passes keeps, is code one
-//   compiler grades and the other does not. A segment kept by one of nvcc's passes only is nvcc's own split
-//   between host and device code (`#ifdef __CUDA_ARCH__`), which the backend resolves by where the code lies,
-//   as the rewriter documents: either answer of the backend stands.
+// - Each segment is held to the pass of nvcc that decides it, by where the directive that opens it stands (the
+//   rewriter lists each directive's place beside the wrapper, Rewriter::directive_contexts): at file
+//   scope or in a host function, the CPU backend keeps what nvcc's host pass keeps; in the body of a __global__
+//   or __device__ function that is not __host__, what its device pass for the CPU backend's pretend GPU (sm_80)
+//   keeps. In a __host__ __device__ function, which the backend compiles once as host code, nvcc's passes may
+//   disagree (`#ifdef __CUDA_ARCH__`): there a segment both of nvcc's passes keep must be kept, and one neither
+//   keeps must not be. Without the list, every segment is held to that last rule.
 //
 // Header-only, so that the tool and its tests share it.
 #pragma once
@@ -31,6 +33,8 @@
 #include <cctype>
 #include <cstddef>
 #include <istream>
+#include <map>
+#include <sstream>
 #include <set>
 #include <string>
 #include <string_view>
@@ -38,11 +42,37 @@
 
 namespace rooflab::emu::branches {
 
-// A run of lines [first, last] (1-based) between two conditional directives.
+// The tag of the line that lists a file's directives' places (rooflab_emu_rewrite --contexts writes it).
+inline constexpr std::string_view kDirectiveContexts = "rooflab_emu_rewrite directive contexts:";
+
+// A run of lines [first, last] (1-based) between two conditional directives; `opened_by`: the first line of
+// the directive before it (0: the file's start).
 struct Segment {
   int first = 0;
   int last = 0;
+  int opened_by = 0;
 };
+
+// Where a directive stands: `h` host code (file scope, a host function), `d` a device-only function's body,
+// `b` a __host__ __device__ function's body; by the directive's first line.
+using Contexts = std::map<int, char>;
+
+// The places a contexts file lists ("// <tag> 12:d 40:h ..."); empty when it lists none.
+inline Contexts directive_contexts(std::istream& listed) {
+  Contexts out;
+  std::string line;
+  while (std::getline(listed, line)) {
+    const std::size_t at = line.find(kDirectiveContexts);
+    if (line.rfind("// ", 0) != 0 || at != 3) continue;
+    std::istringstream items(line.substr(at + kDirectiveContexts.size()));
+    for (std::string item; items >> item;) {
+      const std::size_t colon = item.find(':');
+      if (colon == std::string::npos || colon + 1 >= item.size()) continue;
+      out[std::stoi(item.substr(0, colon))] = item[colon + 1];
+    }
+  }
+  return out;
+}
 
 inline std::string_view trim_left(std::string_view s) {
   std::size_t k = 0;
@@ -67,7 +97,7 @@ inline std::vector<std::string> split_lines(std::istream& in) {
 // comment cuts a segment where the compiler does not: a finer cut only compares more precisely.)
 inline std::vector<Segment> conditional_segments(const std::vector<std::string>& lines) {
   std::vector<Segment> out;
-  Segment current{1, 0};
+  Segment current{1, 0, 0};
   bool has_text = false;
   const auto close = [&](int last) {
     current.last = last;
@@ -94,7 +124,7 @@ inline std::vector<Segment> conditional_segments(const std::vector<std::string>&
     }
     if (std::find(std::begin(kConditionals), std::end(kConditionals), name) != std::end(kConditionals)) {
       close(i);  // the segment ends before the directive (last = i, 1-based: the line before it)
-      current = Segment{end + 2, 0};
+      current = Segment{end + 2, 0, i + 1};
     } else if (name == "include" || name == "define" || name == "pragma" || name == "undef") {
       has_text = true;  // a directive that leaves a trace in the preprocessed text
     }
@@ -154,14 +184,31 @@ inline std::string first_text(const std::vector<std::string>& lines, const Segme
 inline std::vector<std::string> differences(std::string_view file, const std::vector<std::string>& lines,
                                             const std::vector<Segment>& segments, const std::set<int>& nvcc_host,
                                             const std::set<int>& nvcc_device, const std::set<int>& backend,
-                                            std::string_view device_arch) {
+                                            std::string_view device_arch, const Contexts& contexts = {}) {
   std::vector<std::string> out;
+  const std::string arch(device_arch);
   for (const Segment& s : segments) {
     const bool host = segment_kept(s, nvcc_host), device = segment_kept(s, nvcc_device), cpu = segment_kept(s, backend);
     const std::string where = std::string(file) + ":" + std::to_string(s.first) +
                               (s.last > s.first ? "-" + std::to_string(s.last) : std::string()) + " (`" +
                               first_text(lines, s) + "`)";
-    if (host && device && !cpu) {
+    const auto place = contexts.find(s.opened_by);
+    const char context = contexts.empty() ? 'b' : s.opened_by == 0 || place == contexts.end() ? 'h' : place->second;
+    if (context == 'h' && host != cpu) {
+      out.push_back(where + (host ? ": nvcc's host pass compiles these lines (host code) and the CPU backend does not: "
+                                    "code only a GPU build runs, which no CPU test sees"
+                                  : ": the CPU backend compiles these lines (host code) and nvcc's host pass does not: "
+                                    "code the CPU tests grade that a GPU build never runs"));
+    } else if (context == 'd' && device != cpu) {
+      out.push_back(where + (device ? ": nvcc's device pass for " + arch + " compiles these lines (in a __global__ or "
+                                      "__device__ function) and the CPU backend does not: code only a GPU runs, "
+                                      "which no CPU test sees"
+                                    : ": the CPU backend compiles these lines (in a __global__ or __device__ function) "
+                                      "and nvcc's device pass for " + arch + " does not: code the CPU tests grade "
+                                      "that a GPU never runs"));
+    } else if (context != 'b') {
+      continue;
+    } else if (host && device && !cpu) {
       out.push_back(where + ": nvcc compiles these lines (its host pass and its device pass for " +
                     std::string(device_arch) + ") and the CPU backend does not: code only a GPU runs, which no CPU "
                     "test sees");

@@ -1,4 +1,4 @@
-// rooflab_emu_rewrite IN.cu OUT.cpp [--headers DIR] [--depfile FILE] [-I DIR]... [--skip DIR]...: the CPU
+// rooflab_emu_rewrite IN.cu OUT.cpp [--headers DIR] [--depfile FILE] [--contexts FILE] [-I DIR]... [--skip DIR]...: the CPU
 // backend's view of a CUDA source file and of the project headers it includes.
 //
 // The host compiler cannot parse three CUDA constructs, so this tool rewrites them into calls of the backend
@@ -32,6 +32,9 @@
 //          cannot hide from the CPU backend behind `#ifndef ROOFLAB_EMU` either.
 //          Only in the files this tool reads (the user's, not the toolkit's, the backend's or rooflab's own
 //          headers, which keep their host-compiler paths).
+//
+// --contexts FILE: where each preprocessor directive of IN.cu stands, by line (file scope or a host function, a
+// device-only function's body, a __host__ __device__ one), for rooflab_emu_branches (branches.hpp).
 //
 // Headers: with --headers, each #include of the file that names a header under a -I directory (or, quoted,
 // beside the including file) and not under a --skip directory (system, toolkit, backend) is followed. A
@@ -67,6 +70,8 @@
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "branches.hpp"  // the directive contexts' tag, read back by rooflab_emu_branches
 
 namespace {
 
@@ -291,6 +296,12 @@ class Rewriter {
   // Rewrites of CUDA constructs made (include redirections not counted), after run().
   std::size_t constructs() const { return constructs_; }
 
+  // Where each preprocessor directive of the file stands, after run(): "LINE:C" for each, space-separated, C
+  // being `h` (file scope or a host function's body: nvcc's host pass evaluates it), `d` (the body of a
+  // __global__ or __device__ function that is not __host__: its device pass) or `b` (a __host__ __device__
+  // body: both). The branch comparison (branches.hpp) holds the backend to the pass of each.
+  std::string directive_contexts() const { return directive_contexts_; }
+
   std::string run() {
     find_kernels();
     // A scope is a function body or not; `device`: the body of a __global__ or __device__ function that is
@@ -298,12 +309,15 @@ class Rewriter {
     struct Scope {
       bool function = false;
       bool device = false;
+      bool both = false;  // a __host__ __device__ function's body
     };
     std::vector<Scope> scopes;
     const auto in_function = [&] { return !scopes.empty() && scopes.back().function; };
     for (std::size_t i = 0; i < t_.size(); ++i) {
       const Token& tok = t_[i];
       if (tok.kind == Kind::directive) {
+        const char context = scopes.empty() ? 'h' : scopes.back().device ? 'd' : scopes.back().both ? 'b' : 'h';
+        directive_contexts_ += (directive_contexts_.empty() ? "" : " ") + std::to_string(tok.line) + ":" + context;
         if (tok.text.find("<<<") != std::string_view::npos || contains_word(tok.text, "__shared__")) {
           throw ParseError(tok.line, "a kernel launch or __shared__ declaration inside a preprocessor directive "
                                      "(a macro) cannot be rewritten for the CPU backend: write it in the code");
@@ -320,7 +334,8 @@ class Rewriter {
         if (in_function()) {
           scopes.push_back(scopes.back());
         } else if (opens_function_body(i)) {
-          scopes.push_back({true, device_only_declaration(i)});
+          const auto [device, host] = execution_space(i);
+          scopes.push_back({true, device && !host, device && host});
         } else {
           scopes.push_back({});
         }
@@ -358,6 +373,11 @@ class Rewriter {
   // Whether the function whose body opens at `brace` is declared __global__ or __device__ and not __host__:
   // the declaration's words back to the `;`, `{` or `}` before it (outside parentheses: __launch_bounds__).
   bool device_only_declaration(std::size_t brace) const {
+    const auto [device, host] = execution_space(brace);
+    return device && !host;
+  }
+  // The execution space words of the declaration whose body opens at `brace`: {__global__ or __device__, __host__}.
+  std::pair<bool, bool> execution_space(std::size_t brace) const {
     bool device = false, host = false;
     int depth = 0;
     for (std::size_t k = brace; k-- > 0;) {
@@ -371,7 +391,7 @@ class Rewriter {
         host = host || p.text == "__host__";
       }
     }
-    return device && !host;
+    return {device, host};
   }
 
   // The architecture the CPU backend's pretend GPU has by default (sm_80, common/emu/src/device_props.cpp):
@@ -1008,6 +1028,7 @@ class Rewriter {
   std::map<std::size_t, std::string> includes_;
   std::vector<Edit> edits_;
   std::size_t constructs_ = 0;
+  std::string directive_contexts_;
 };
 
 std::string quoted_path(const std::string& path) {
@@ -1056,6 +1077,7 @@ struct Options {
   std::vector<std::string> skip_dirs;     // --skip: headers under these are never rewritten (system, toolkit)
   std::string header_dir;                 // --headers: where rewritten headers go ("": headers are not followed)
   std::string depfile;                    // --depfile: every file read, for incremental rebuilds
+  std::string contexts;                   // --contexts: where each directive of the .cu stands (branches.hpp)
 };
 
 // The .cu file and the project-local headers it includes, directly or not. A header that declares
@@ -1069,6 +1091,7 @@ class Project {
 
   KernelTable kernels;
   std::vector<std::string> read;  // every file read, in order: the depfile's prerequisites
+  std::string directive_contexts;  // the .cu file's (Rewriter::directive_contexts)
   // A hash of every rewritten header's text. The wrapper carries it, so that a header edit changes the
   // wrapper and recompiles it: Ninja learns of the rewritten copies only from the compiler's depfile, and
   // judges them with the time stamps it took before the rewrite ran.
@@ -1185,6 +1208,7 @@ class Project {
     Rewriter rewriter(text, std::move(tokens), kernels, std::move(includes));
     std::string body = rewriter.run();
     *changed = redirected || rewriter.constructs() > 0;
+    if (!header) directive_contexts = rewriter.directive_contexts();
     return body;
   }
 
@@ -1210,7 +1234,7 @@ std::string depfile_text(const std::string& target, const std::vector<std::strin
 
 int usage() {
   std::fprintf(stderr,
-               "usage: rooflab_emu_rewrite IN.cu OUT.cpp [--headers DIR] [--depfile FILE] [-I DIR]... [--skip DIR]...\n");
+               "usage: rooflab_emu_rewrite IN.cu OUT.cpp [--headers DIR] [--depfile FILE] [--contexts FILE] [-I DIR]... [--skip DIR]...\n");
   return 2;
 }
 
@@ -1228,6 +1252,8 @@ bool parse_options(int argc, char** argv, Options* o) {
       o->skip_dirs.push_back(ec ? std::string(argv[k]) : dir.string());
     } else if (a == "--headers" && has_value) {
       o->header_dir = argv[++k];
+    } else if (a == "--contexts" && has_value) {
+      o->contexts = argv[++k];
     } else if (a == "--depfile" && has_value) {
       o->depfile = argv[++k];
     } else if (a.empty()) {
@@ -1287,6 +1313,15 @@ int main(int argc, char** argv) {
   // Written only when the text changed: an unchanged wrapper does not recompile.
   if (!write_if_changed(argv[2], out.str())) {
     std::fprintf(stderr, "rooflab_emu_rewrite: cannot write %s\n", argv[2]);
+    return 2;
+  }
+  // Where each directive of the .cu stands (host code, a device function, a __host__ __device__ one), for the
+  // comparison of the branches the wrapper compiles with nvcc's passes (rooflab_emu_branches --contexts). Beside
+  // the wrapper, not in it: the wrapper's text, and so its object, does not depend on it.
+  if (!options.contexts.empty() &&
+      !write_if_changed(options.contexts, "// " + std::string(rooflab::emu::branches::kDirectiveContexts) + " " +
+                                              project.directive_contexts + "\n")) {
+    std::fprintf(stderr, "rooflab_emu_rewrite: cannot write %s\n", options.contexts.c_str());
     return 2;
   }
   if (!options.depfile.empty()) {

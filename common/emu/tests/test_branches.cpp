@@ -1,7 +1,10 @@
 // The comparison of the branches nvcc and the CPU backend compile (common/emu/rewrite/branches.hpp), on
-// preprocessed texts written here as GCC writes them with -E -fdirectives-only.
+// preprocessed texts written here as GCC writes them with -E -fdirectives-only, and the rewriter's list of where
+// each directive stands (rooflab_emu_rewrite, run on a file written here).
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+#include <fstream>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -91,4 +94,63 @@ TEST(Branches, OnlyCodeOneCompilerAloneKeepsIsADifference) {
   EXPECT_NE(found[1].find("k.cu:10 (`y[1] = 4;`): the CPU backend compiles these lines and nvcc does not"),
             std::string::npos)
       << found[1];
+}
+
+TEST(Branches, EachSegmentIsHeldToThePassThatDecidesIt) {
+  const auto lines = lines_of(kSource);
+  const auto segments = br::conditional_segments(lines);
+  // Both conditionals stand in the kernel's body: the backend must keep what nvcc's device pass keeps.
+  const br::Contexts in_kernel{{2, 'd'}, {4, 'd'}, {6, 'd'}, {7, 'd'}, {9, 'd'}, {11, 'd'}};
+  const std::set<int> host{1, 5, 8, 12}, device{1, 3, 8, 12};
+  EXPECT_TRUE(br::differences("k.cu", lines, segments, host, device, {1, 3, 8, 12}, "sm_80", in_kernel).empty());
+  // The host side of the split in a kernel, which nvcc's device pass drops: the backend took the wrong pass.
+  const auto host_side = br::differences("k.cu", lines, segments, host, device, {1, 5, 8, 12}, "sm_80", in_kernel);
+  ASSERT_EQ(host_side.size(), 2u);
+  EXPECT_NE(host_side[0].find("k.cu:3 (`y[0] = 1;`): nvcc's device pass for sm_80 compiles these lines"),
+            std::string::npos)
+      << host_side[0];
+  // A segment only the device pass keeps (a macro standing for __CUDA_ARCH__, which the rewriter does not see
+  // through): in a __host__ __device__ function either answer stands, in a kernel the backend must keep it.
+  const std::set<int> only_device{1, 3, 8, 10, 12}, no_device_only{1, 3, 10, 12};
+  const br::Contexts in_both{{2, 'b'}, {4, 'b'}, {6, 'b'}, {7, 'b'}, {9, 'b'}, {11, 'b'}};
+  const std::set<int> host_drops{1, 5, 10, 12};
+  EXPECT_TRUE(br::differences("k.cu", lines, segments, host_drops, only_device, no_device_only, "sm_80", in_both).empty());
+  const auto found = br::differences("k.cu", lines, segments, host_drops, only_device, no_device_only, "sm_80", in_kernel);
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_NE(found[0].find("k.cu:8 (`y[1] = 3;  // half the work`): nvcc's device pass"), std::string::npos) << found[0];
+  // At file scope (no entry: the file's start) the host pass decides.
+  EXPECT_EQ(br::differences("k.cu", lines, segments, {1, 5, 8, 12}, device, {1, 5, 10, 12}, "sm_80", {{99, 'h'}}).size(),
+            2u);
+}
+
+TEST(Branches, TheRewriterListsWhereEachDirectiveStands) {
+  const std::string dir = ::testing::TempDir();
+  const std::string cu = dir + "/rooflab_branches_contexts.cu", out = dir + "/rooflab_branches_contexts.cpp";
+  {
+    std::ofstream f(cu);
+    f << "#include <cstdio>\n"                                   // 1: file scope
+         "__global__ void k(float* y) {\n"                      // 2
+         "#ifdef __CUDA_ARCH__\n"                                // 3: a kernel's body
+         "  y[0] = 1;\n"
+         "#endif\n"                                              // 5
+         "}\n"
+         "__host__ __device__ inline float h(float x) {\n"      // 7
+         "#if defined(__CUDA_ARCH__)\n"                          // 8: both
+         "  return x;\n"
+         "#else\n"                                               // 10
+         "  return -x;\n"
+         "#endif\n"                                              // 12
+         "}\n"
+         "void launch(float* y) {\n"                             // 14
+         "#if 1\n"                                               // 15: a host function
+         "  k<<<1, 1>>>(y);\n"
+         "#endif\n"                                              // 17
+         "}\n";
+  }
+  ASSERT_EQ(std::system(("\"" ROOFLAB_EMU_REWRITE_TOOL "\" \"" + cu + "\" \"" + out + "\" --contexts \"" + out +
+                         ".contexts\"").c_str()),
+            0);
+  std::ifstream listed(out + ".contexts");
+  const br::Contexts contexts = br::directive_contexts(listed);
+  EXPECT_EQ(contexts, (br::Contexts{{1, 'h'}, {3, 'd'}, {5, 'd'}, {8, 'b'}, {10, 'b'}, {12, 'b'}, {15, 'h'}, {17, 'h'}}));
 }
