@@ -358,10 +358,12 @@ std::string forbidden_symbols_in(const fs::path& build_dir, const Lab& lab, cons
   if (!branches.empty()) {
     out += (out.empty() ? "" : "\n") +
            std::string("refused: the student's kernels file compiles to different code under nvcc than on the CPU "
-                       "backend, which grades it without a GPU (each compiler's preprocessor keeps other lines):\n") +
+                       "backend, which grades it without a GPU (each compiler's preprocessor keeps other lines, or "
+                       "gives a name another value):\n") +
            listed(branches) +
            "Write one program for both: a conditional may tell host code from device code (__CUDA_ARCH__), not "
-           "nvcc from the CPU backend (its headers, its macros, __has_include of either).";
+           "nvcc from the CPU backend (its headers, its macros, __has_include of either), and no macro's value may "
+           "either.";
   }
   return out;
 }

@@ -1,6 +1,8 @@
-// rooflab_emu_branches FILE.cu NVCC_HOST.ii NVCC_DEVICE.ii BACKEND.ii [--contexts W.contexts] [--arch sm_80] [--name NAME]:
-// the segments of FILE.cu's conditional directives that nvcc and the CPU backend do not both compile
-// (branches.hpp), one per line on standard output, named NAME:first-last (NAME: the file's own name unless given).
+// rooflab_emu_branches FILE.cu NVCC_HOST.ii NVCC_DEVICE.ii BACKEND.ii [--contexts W.contexts] [--arch sm_80]
+// [--name NAME]:
+// the segments of FILE.cu's conditional directives that nvcc and the CPU backend do not both compile, and the
+// names it uses outside them whose value differs between the two (branches.hpp), one per line on standard output,
+// named NAME:first-last (NAME: the file's own name unless given).
 // Each .ii is a compilation's preprocessed text (`-E -fdirectives-only`): nvcc's host pass, nvcc's device pass for
 // ARCH, and the CPU backend's wrapper of the file; W.contexts, written beside that wrapper by the rewriter,
 // lists where each directive stands. Nothing printed: the compilations keep the same code. Exit status 0 either
@@ -76,6 +78,12 @@ int main(int argc, char** argv) {
   }
   const auto segments = br::conditional_segments(lines);
   for (const std::string& d : br::differences(name, lines, segments, kept[0], kept[1], kept[2], arch, contexts)) {
+    std::cout << d << "\n";
+  }
+  // The macros nvcc's host pass and the backend end with, for the names the file uses outside its conditionals.
+  std::ifstream host_ii(positional[1]), backend_ii(positional[3]);
+  const auto host_macros = br::macros_at_end(host_ii), backend_macros = br::macros_at_end(backend_ii);
+  for (const std::string& d : br::macro_value_differences(name, lines, host_macros, backend_macros)) {
     std::cout << d << "\n";
   }
   return 0;

@@ -21,6 +21,14 @@
 //   disagree (`#ifdef __CUDA_ARCH__`): there a segment both of nvcc's passes keep must be kept, and one neither
 //   keeps must not be. Without the list, every segment is held to that last rule.
 //
+// And a macro's value, where no directive reads it: the same texts hold every #define and #undef the compilations
+// made (GCC writes them with -fdirectives-only, nvcc's command line and the headers' included), so each one's
+// macros at the end of the file are known. A name the file uses outside its conditional directives (in code, in a
+// #define) that nvcc's host pass and the CPU backend define differently, or __CUDA_ARCH__ there (its device pass
+// defines it, the backend never), is a value one compiler sees and the other does not: `XS(__CUDACC__)` through
+// two stringizing macros is "1" under nvcc and "__CUDACC__" on the backend. CUDA's own keywords (__global__,
+// __shared__, __launch_bounds__ ...), which every compiler defines its own way, are the exception.
+//
 // Header-only, so that the tool and its tests share it.
 #pragma once
 
@@ -163,11 +171,6 @@ std::set<int> kept_lines(std::istream& preprocessed, SameFile same_file, int max
   return kept;
 }
 
-inline bool segment_kept(const Segment& s, const std::set<int>& kept) {
-  const auto it = kept.lower_bound(s.first);
-  return it != kept.end() && *it <= s.last;
-}
-
 // The first line of a segment with text on it, trimmed and cut to about 100 characters, for a finding to quote.
 inline std::string first_text(const std::vector<std::string>& lines, const Segment& s) {
   for (int l = s.first; l <= s.last && l <= static_cast<int>(lines.size()); ++l) {
@@ -178,6 +181,130 @@ inline std::string first_text(const std::vector<std::string>& lines, const Segme
   }
   return "";
 }
+
+// The macros defined at the end of a preprocessed text, name -> definition (parameters and replacement, as GCC
+// writes them), from its #define and #undef lines in order (-fdirectives-only writes both, the command line's too).
+inline std::map<std::string, std::string> macros_at_end(std::istream& preprocessed) {
+  std::map<std::string, std::string> out;
+  std::string text;
+  while (std::getline(preprocessed, text)) {
+    std::string_view s = trim_left(text);
+    if (s.empty() || s[0] != '#') continue;
+    s = trim_left(s.substr(1));
+    const bool define = s.rfind("define", 0) == 0, undef = s.rfind("undef", 0) == 0;
+    if (!define && !undef) continue;
+    s = trim_left(s.substr(define ? 6 : 5));
+    std::size_t n = 0;
+    while (n < s.size() && (std::isalnum(static_cast<unsigned char>(s[n])) != 0 || s[n] == '_')) ++n;
+    if (n == 0) continue;
+    const std::string name(s.substr(0, n));
+    if (undef) {
+      out.erase(name);
+    } else {
+      out[name] = std::string(s.substr(n));
+    }
+  }
+  return out;
+}
+
+// CUDA's keywords, which nvcc and the backend each define for their own compiler (CUDA C++ Programming Guide:
+// execution and memory space specifiers, launch bounds and the other function attributes): a name the rule of
+// macro values leaves alone.
+inline bool cuda_keyword(std::string_view name) {
+  static constexpr std::string_view kKeywords[] = {
+      "__global__", "__device__", "__host__", "__shared__", "__constant__", "__managed__", "__grid_constant__",
+      "__launch_bounds__", "__maxnreg__", "__cluster_dims__", "__forceinline__", "__noinline__", "__inline_hint__",
+      "__align__", "__restrict__"};
+  return std::find(std::begin(kKeywords), std::end(kKeywords), name) != std::end(kKeywords);
+}
+
+// Each identifier the file names outside its conditional directives and its #include lines (code, #define
+// bodies, #pragma), with the first line that names it; comments, string and character literals left out.
+inline std::map<std::string, int> names_outside_conditionals(const std::vector<std::string>& lines) {
+  std::map<std::string, int> out;
+  bool in_comment = false;
+  bool skipping = false;  // a conditional or #include directive, through its continuations
+  for (int i = 0; i < static_cast<int>(lines.size()); ++i) {
+    const std::string& line = lines[static_cast<std::size_t>(i)];
+    if (!in_comment && !skipping) {
+      std::string_view s = trim_left(line);
+      if (!s.empty() && s[0] == '#') {
+        s = trim_left(s.substr(1));
+        static constexpr std::string_view kSkipped[] = {"ifdef",    "ifndef", "if",    "elifdef", "elifndef",
+                                                        "elif",     "else",   "endif", "include"};
+        for (std::string_view d : kSkipped) {
+          if (s.rfind(d, 0) == 0) skipping = true;
+        }
+      }
+    }
+    if (skipping) {
+      skipping = !line.empty() && line.back() == '\\';
+      continue;
+    }
+    for (std::size_t k = 0; k < line.size();) {
+      if (in_comment) {
+        const std::size_t end = line.find("*/", k);
+        if (end == std::string::npos) break;
+        in_comment = false;
+        k = end + 2;
+      } else if (line.compare(k, 2, "//") == 0) {
+        break;
+      } else if (line.compare(k, 2, "/*") == 0) {
+        in_comment = true;
+        k += 2;
+      } else if (line[k] == '"' || line[k] == '\'') {
+        const char quote = line[k++];
+        while (k < line.size() && line[k] != quote) k += line[k] == '\\' ? 2 : 1;
+        ++k;
+      } else if (std::isalpha(static_cast<unsigned char>(line[k])) != 0 || line[k] == '_') {
+        std::size_t e = k;
+        while (e < line.size() && (std::isalnum(static_cast<unsigned char>(line[e])) != 0 || line[e] == '_')) ++e;
+        out.try_emplace(line.substr(k, e - k), i + 1);
+        k = e;
+      } else {
+        ++k;
+      }
+    }
+  }
+  return out;
+}
+
+// The names the file uses outside its conditionals whose value differs between nvcc and the CPU backend (the rule
+// above), one finding a name: "FILE:LINE (`text`): ...".
+inline std::vector<std::string> macro_value_differences(std::string_view file, const std::vector<std::string>& lines,
+                                                        const std::map<std::string, std::string>& nvcc_host,
+                                                        const std::map<std::string, std::string>& backend) {
+  std::vector<std::string> out;
+  const auto shown = [](const std::map<std::string, std::string>& m, const std::string& n) {
+    const auto it = m.find(n);
+    if (it == m.end()) return std::string("leaves it undefined");
+    std::string body(trim_left(it->second));
+    if (body.size() > 60) body = body.substr(0, 57) + "...";
+    return "defines it as `" + body + "`";
+  };
+  for (const auto& [name, line] : names_outside_conditionals(lines)) {
+    if (cuda_keyword(name)) continue;
+    const auto h = nvcc_host.find(name), b = backend.find(name);
+    const bool h_defined = h != nvcc_host.end(), b_defined = b != backend.end();
+    const bool same = h_defined == b_defined && (!h_defined || h->second == b->second);
+    if (same && name != "__CUDA_ARCH__") continue;
+    const std::string where =
+        std::string(file) + ":" + std::to_string(line) + " (`" + first_text(lines, Segment{line, line, 0}) + "`)";
+    out.push_back(where + ": names " + name + " outside a conditional directive, where its value differs between "
+                  "the compilers (" + (name == "__CUDA_ARCH__"
+                                           ? std::string("nvcc's device pass defines it, the CPU backend never")
+                                           : "nvcc's host pass " + shown(nvcc_host, name) + ", the CPU backend " +
+                                                 shown(backend, name)) +
+                  "): test it in an #if or #ifdef, where the CPU backend takes nvcc's branch");
+  }
+  return out;
+}
+
+inline bool segment_kept(const Segment& s, const std::set<int>& kept) {
+  const auto it = kept.lower_bound(s.first);
+  return it != kept.end() && *it <= s.last;
+}
+
 
 // What differs, one line per segment: "FILE:A-B (`first line`): ..." (empty: the compilations keep the same
 // code). `lines`: the file's text, quoted.
@@ -210,11 +337,11 @@ inline std::vector<std::string> differences(std::string_view file, const std::ve
       continue;
     } else if (host && device && !cpu) {
       out.push_back(where + ": nvcc compiles these lines (its host pass and its device pass for " +
-                    std::string(device_arch) + ") and the CPU backend does not: code only a GPU runs, which no CPU "
+                    arch + ") and the CPU backend does not: code only a GPU runs, which no CPU "
                     "test sees");
     } else if (!host && !device && cpu) {
       out.push_back(where + ": the CPU backend compiles these lines and nvcc does not (in neither its host pass nor "
-                    "its device pass for " + std::string(device_arch) + "): code the CPU tests grade that a GPU never runs");
+                    "its device pass for " + arch + "): code the CPU tests grade that a GPU never runs");
     }
   }
   return out;

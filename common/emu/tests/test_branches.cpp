@@ -55,7 +55,8 @@ TEST(Branches, SegmentsAreCutAtConditionalsAndContinuedDirectives) {
   EXPECT_EQ(segments[4].last, 10);
   EXPECT_EQ(segments[5].first, 12);
   // A continued #if ends on its last line; a segment of blanks is no segment; #define leaves a trace.
-  const auto more = br::conditional_segments(lines_of("#if A && \\\n   B\nx;\n#endif\n\n#if C\n\n#endif\n#define Q 1\n"));
+  const auto more =
+      br::conditional_segments(lines_of("#if A && \\\n   B\nx;\n#endif\n\n#if C\n\n#endif\n#define Q 1\n"));
   ASSERT_EQ(more.size(), 2u);
   EXPECT_EQ(more[0].first, 3);
   EXPECT_EQ(more[0].last, 3);
@@ -114,13 +115,17 @@ TEST(Branches, EachSegmentIsHeldToThePassThatDecidesIt) {
   const std::set<int> only_device{1, 3, 8, 10, 12}, no_device_only{1, 3, 10, 12};
   const br::Contexts in_both{{2, 'b'}, {4, 'b'}, {6, 'b'}, {7, 'b'}, {9, 'b'}, {11, 'b'}};
   const std::set<int> host_drops{1, 5, 10, 12};
-  EXPECT_TRUE(br::differences("k.cu", lines, segments, host_drops, only_device, no_device_only, "sm_80", in_both).empty());
-  const auto found = br::differences("k.cu", lines, segments, host_drops, only_device, no_device_only, "sm_80", in_kernel);
+  const auto in = [&](const br::Contexts& contexts) {
+    return br::differences("k.cu", lines, segments, host_drops, only_device, no_device_only, "sm_80", contexts);
+  };
+  EXPECT_TRUE(in(in_both).empty());
+  const auto found = in(in_kernel);
   ASSERT_EQ(found.size(), 1u);
   EXPECT_NE(found[0].find("k.cu:8 (`y[1] = 3;  // half the work`): nvcc's device pass"), std::string::npos) << found[0];
   // At file scope (no entry: the file's start) the host pass decides.
-  EXPECT_EQ(br::differences("k.cu", lines, segments, {1, 5, 8, 12}, device, {1, 5, 10, 12}, "sm_80", {{99, 'h'}}).size(),
-            2u);
+  const br::Contexts elsewhere{{99, 'h'}};
+  const std::set<int> host_keeps{1, 5, 8, 12}, backend_keeps{1, 5, 10, 12};
+  EXPECT_EQ(br::differences("k.cu", lines, segments, host_keeps, device, backend_keeps, "sm_80", elsewhere).size(), 2u);
 }
 
 TEST(Branches, TheRewriterListsWhereEachDirectiveStands) {
@@ -152,5 +157,35 @@ TEST(Branches, TheRewriterListsWhereEachDirectiveStands) {
             0);
   std::ifstream listed(out + ".contexts");
   const br::Contexts contexts = br::directive_contexts(listed);
-  EXPECT_EQ(contexts, (br::Contexts{{1, 'h'}, {3, 'd'}, {5, 'd'}, {8, 'b'}, {10, 'b'}, {12, 'b'}, {15, 'h'}, {17, 'h'}}));
+  const br::Contexts expected{{1, 'h'}, {3, 'd'}, {5, 'd'}, {8, 'b'}, {10, 'b'}, {12, 'b'}, {15, 'h'}, {17, 'h'}};
+  EXPECT_EQ(contexts, expected);
+}
+
+TEST(Branches, AMacrosValueOutsideTheConditionalsMustBeTheSameOnBoth) {
+  std::istringstream host_ii(
+      "# 1 \"<command-line>\"\n#define __CUDACC__ 1\n#define __global__ __location__(global)\n#define GONE 1\n"
+      "#define WIDTH 4\n#undef GONE\n");
+  std::istringstream backend_ii("#define __global__ \n#define WIDTH 4\n#define ROOFLAB_EMU 1\n");
+  const auto host = br::macros_at_end(host_ii), backend = br::macros_at_end(backend_ii);
+  EXPECT_EQ(host.count("GONE"), 0u) << "an #undef ends a macro";
+  EXPECT_EQ(host.at("__CUDACC__"), " 1");
+  const auto lines = lines_of(
+      "#ifdef __CUDACC__\n"                                        // 1: a conditional: the branch rule's
+      "#endif\n"
+      "__global__ void k(int* y) { y[0] = WIDTH; }\n"              // 3: a keyword, and a macro alike on both
+      "// __CUDACC__ in a comment, \"__CUDACC__\" in a string\n"  // 4
+      "const bool gpu = XS(__CUDACC__)[0] == '1';\n"               // 5: the value, where no directive reads it
+      "#define ON ROOFLAB_EMU\n"                                    // 6: in a #define
+      "#if ON\n#endif\n");
+  const auto found = br::macro_value_differences("k.cu", lines, host, backend);
+  ASSERT_EQ(found.size(), 2u);
+  EXPECT_NE(found[0].find("k.cu:6 (`#define ON ROOFLAB_EMU`): names ROOFLAB_EMU"), std::string::npos) << found[0];
+  EXPECT_NE(found[0].find("nvcc's host pass leaves it undefined, the CPU backend defines it as `1`"), std::string::npos)
+      << found[0];
+  EXPECT_NE(found[1].find("k.cu:5 (`const bool gpu = XS(__CUDACC__)[0] == '1';`): names __CUDACC__"), std::string::npos)
+      << found[1];
+  // __CUDA_ARCH__ outside a conditional: nvcc's device pass alone defines it.
+  const auto arch = br::macro_value_differences("k.cu", lines_of("#define A __CUDA_ARCH__\n"), host, backend);
+  ASSERT_EQ(arch.size(), 1u);
+  EXPECT_NE(arch[0].find("nvcc's device pass defines it, the CPU backend never"), std::string::npos) << arch[0];
 }
