@@ -145,35 +145,26 @@ function(_rooflab_apply_selftest_patches expect_file solution_dir out_dir stale_
   if(err)
     message(FATAL_ERROR "${expect_file}: no \"patches\" list (${err})")
   endif()
-  # Patched in memory (content_<n> for the n-th file named), then written only where the text changed: a
-  # configure leaves the files' time stamps, and so the rewrites and captures that depend on them, alone.
-  set(files "")
+  file(REMOVE_RECURSE "${out_dir}")
   math(EXPR last "${count} - 1")
   foreach(i RANGE ${last})
     string(JSON file GET "${expect}" patches ${i} file)
-    list(FIND files "${file}" n)
-    if(n EQUAL -1)
-      list(LENGTH files n)
-      list(APPEND files "${file}")
-      set(content_${n} "")
-      set(started_${n} FALSE)
-    endif()
     # {"file", "content"}: the whole file replaced (a submission that is not an edit of the solution).
     string(JSON content ERROR_VARIABLE no_content GET "${expect}" patches ${i} content)
     if(NOT no_content)
-      set(content_${n} "${content}")
-      set(started_${n} TRUE)
+      file(WRITE "${out_dir}/${file}" "${content}")
       continue()
     endif()
     string(JSON find GET "${expect}" patches ${i} find)
     string(JSON replace GET "${expect}" patches ${i} replace)
-    if(NOT started_${n})
-      file(READ "${solution_dir}/${file}" content_${n})
+    if(EXISTS "${out_dir}/${file}")
+      file(READ "${out_dir}/${file}" content)
+    else()
+      file(READ "${solution_dir}/${file}" content)
       set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS "${solution_dir}/${file}")
-      set(started_${n} TRUE)
     endif()
-    string(FIND "${content_${n}}" "${find}" first)
-    string(FIND "${content_${n}}" "${find}" last_pos REVERSE)
+    string(FIND "${content}" "${find}" first)
+    string(FIND "${content}" "${find}" last_pos REVERSE)
     if(first EQUAL -1 OR NOT first EQUAL last_pos)
       set(${stale_out} "${expect_file}: patch ${i} must match exactly once in ${solution_dir}/${file}, and it "
                        "matches nothing or more than once: update the known-bad case after changing the solution"
@@ -181,21 +172,8 @@ function(_rooflab_apply_selftest_patches expect_file solution_dir out_dir stale_
       file(REMOVE_RECURSE "${out_dir}")
       return()
     endif()
-    string(REPLACE "${find}" "${replace}" content_${n} "${content_${n}}")
-  endforeach()
-  # Files an earlier version of the case wrote and this one does not: gone.
-  file(GLOB_RECURSE old RELATIVE "${out_dir}" "${out_dir}/*")
-  foreach(f IN LISTS old)
-    if(NOT f IN_LIST files)
-      file(REMOVE "${out_dir}/${f}")
-    endif()
-  endforeach()
-  set(n 0)
-  foreach(file IN LISTS files)
-    file(WRITE "${out_dir}/${file}.new" "${content_${n}}")
-    file(COPY_FILE "${out_dir}/${file}.new" "${out_dir}/${file}" ONLY_IF_DIFFERENT)
-    file(REMOVE "${out_dir}/${file}.new")
-    math(EXPR n "${n} + 1")
+    string(REPLACE "${find}" "${replace}" content "${content}")
+    file(WRITE "${out_dir}/${file}" "${content}")
   endforeach()
 endfunction()
 
@@ -270,9 +248,8 @@ endfunction()
 # and the report come from ptxas run on the captured PTX, as `nvcc -cubin -Xptxas -v` runs it (same options),
 # so that the C++ front end, most of the cost, runs once per architecture, not twice.
 #
-# And for each kernels file, the branches of its conditionals that nvcc and the CPU backend do not both compile,
-# and the names it uses outside them whose macro value differs between the two (<stem>.branches.txt, empty when
-# they agree; common/emu/rewrite/branches.hpp): the file preprocessed as nvcc's
+# And for each kernels file, the branches of its conditionals that nvcc and the CPU backend do not both compile
+# (<stem>.branches.txt, empty when they agree; common/emu/rewrite/branches.hpp): the file preprocessed as nvcc's
 # host pass and its device pass for sm_80 (the backend's pretend GPU) see it, and its wrapper for the backend
 # (from emu_lib, the CPU backend's object library of the same files; the rewriter's list of where each directive
 # stands beside it), each with GCC's -fdirectives-only (about 0.1 s each: directives only, no macro expansion).
@@ -331,11 +308,7 @@ function(_rooflab_capture_static prefix lab_dir out_dir kernels archs emu_lib)
       COMMAND "${CMAKE_CXX_COMPILER}" -E -fdirectives-only -std=c++20 "$<$<BOOL:${emu_defs}>:-D$<JOIN:${emu_defs},;-D>>"
               "$<$<BOOL:${emu_includes}>:-I$<JOIN:${emu_includes},;-I>>" -iquote "${cu_dir}" "${wrapper}"
               -o "${base}.emu.ii"
-      # $1 the .cu, $2 the texts' stem, $3 the wrapper (its .contexts beside it); the findings replace the last
-      # ones only once complete.
-      COMMAND sh -c "\"$<TARGET_FILE:rooflab_emu_branches>\" \"$1\" \"$2.nvcc-host.ii\" \"$2.nvcc-sm_80.ii\" \
-\"$2.emu.ii\" --contexts \"$3.contexts\" > \"$2.branches.txt.new\" && mv \"$2.branches.txt.new\" \"$2.branches.txt\""
-              sh "${cu}" "${base}" "${wrapper}"
+      COMMAND sh -c "\"$<TARGET_FILE:rooflab_emu_branches>\" \"$1\" \"$2.nvcc-host.ii\" \"$2.nvcc-sm_80.ii\" \"$2.emu.ii\" --contexts \"$3.contexts\" > \"$2.branches.txt.new\" && mv \"$2.branches.txt.new\" \"$2.branches.txt\"" sh "${cu}" "${base}" "${wrapper}"
       COMMAND "${CMAKE_COMMAND}" -E rm -f "${base}.nvcc-host.ii" "${base}.nvcc-sm_80.ii" "${base}.emu.ii"
       # The headers: the PTX capture's depfile lists them, and this runs again whenever it does.
       DEPENDS "${cu}" "${wrapper}" "${lab_dir}/lab.hpp" rooflab_emu_branches "${out_dir}/${stem}.sm_${first_arch}.ptx"
