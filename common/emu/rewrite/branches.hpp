@@ -88,6 +88,23 @@ inline std::string_view trim_left(std::string_view s) {
   return s.substr(k);
 }
 
+// The directive a line holds ("ifdef" of `  #  ifdef X`), "" for a line that holds none.
+inline std::string_view directive_name(std::string_view line) {
+  std::string_view s = trim_left(line);
+  if (s.empty() || s[0] != '#') return {};
+  s = trim_left(s.substr(1));
+  std::size_t n = 0;
+  while (n < s.size() && std::isalpha(static_cast<unsigned char>(s[n])) != 0) ++n;
+  return s.substr(0, n);
+}
+
+// Whether a directive is one of the conditionals that cut a file into segments.
+inline bool conditional_directive(std::string_view name) {
+  static constexpr std::string_view kConditionals[] = {"if",      "ifdef",    "ifndef", "elif",
+                                                       "elifdef", "elifndef", "else",   "endif"};
+  return std::find(std::begin(kConditionals), std::end(kConditionals), name) != std::end(kConditionals);
+}
+
 // The file's lines, without their line ends (\n or \r\n).
 inline std::vector<std::string> split_lines(std::istream& in) {
   std::vector<std::string> lines;
@@ -119,18 +136,13 @@ inline std::vector<Segment> conditional_segments(const std::vector<std::string>&
       if (!s.empty()) has_text = true;
       continue;
     }
-    s = trim_left(s.substr(1));
-    std::size_t n = 0;
-    while (n < s.size() && (std::isalpha(static_cast<unsigned char>(s[n])) != 0)) ++n;
-    const std::string_view name = s.substr(0, n);
-    static constexpr std::string_view kConditionals[] = {"if",     "ifdef",   "ifndef",   "elif",
-                                                         "elifdef", "elifndef", "else", "endif"};
+    const std::string_view name = directive_name(s);
     int end = i;  // the directive's last line (continuations)
     while (end + 1 < static_cast<int>(lines.size()) && !lines[static_cast<std::size_t>(end)].empty() &&
            lines[static_cast<std::size_t>(end)].back() == '\\') {
       ++end;
     }
-    if (std::find(std::begin(kConditionals), std::end(kConditionals), name) != std::end(kConditionals)) {
+    if (conditional_directive(name)) {
       close(i);  // the segment ends before the directive (last = i, 1-based: the line before it)
       current = Segment{end + 2, 0, i + 1};
     } else if (name == "include" || name == "define" || name == "pragma" || name == "undef") {
@@ -227,15 +239,8 @@ inline std::map<std::string, int> names_outside_conditionals(const std::vector<s
   for (int i = 0; i < static_cast<int>(lines.size()); ++i) {
     const std::string& line = lines[static_cast<std::size_t>(i)];
     if (!in_comment && !skipping) {
-      std::string_view s = trim_left(line);
-      if (!s.empty() && s[0] == '#') {
-        s = trim_left(s.substr(1));
-        static constexpr std::string_view kSkipped[] = {"ifdef",    "ifndef", "if",    "elifdef", "elifndef",
-                                                        "elif",     "else",   "endif", "include"};
-        for (std::string_view d : kSkipped) {
-          if (s.rfind(d, 0) == 0) skipping = true;
-        }
-      }
+      const std::string_view name = directive_name(line);
+      skipping = conditional_directive(name) || name == "include";
     }
     if (skipping) {
       skipping = !line.empty() && line.back() == '\\';
