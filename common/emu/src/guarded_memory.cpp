@@ -29,6 +29,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <chrono>
 #include <cstdarg>
@@ -157,13 +158,52 @@ constexpr int kWatchSlots = 8;
 ReadWatchSlot g_watch[kWatchSlots];
 std::atomic<int> g_watch_count{0};
 
-bool is_watched(const Allocation& a) {
+bool is_read_watched(const Allocation& a) {
   const int n = g_watch_count.load(std::memory_order_acquire);
   for (int i = 0; i < n; ++i) {
     if (g_watch[i].allocation == &a) return true;
   }
   return false;
 }
+
+// ---- access watch (streams): which pages of its device allocations one launch touched ----
+// A launch that work on another stream may overlap on a GPU (ordering::watch_wanted) runs with its pointer
+// arguments' allocations closed; the fault handler opens a page at its first touch and marks it. What the
+// launch touched, page by page, is then what its operation holds in the streams' order, instead of every
+// byte of each allocation it was given. Same lock-free discipline as the read watch's table.
+struct AccessWatchSlot {
+  std::uintptr_t first_page = 0;  // the allocation's data pages
+  std::size_t pages = 0;
+  std::atomic<unsigned char>* touched = nullptr;  // one flag per data page
+  const Allocation* allocation = nullptr;
+  std::uintptr_t start = 0;  // the allocation's bytes
+};
+constexpr int kAccessSlots = 16;
+AccessWatchSlot g_access[kAccessSlots];
+std::atomic<int> g_access_count{0};
+
+bool is_access_watched(const Allocation& a) {
+  const int n = g_access_count.load(std::memory_order_acquire);
+  for (int i = 0; i < n; ++i) {
+    if (g_access[i].allocation == &a) return true;
+  }
+  return false;
+}
+
+// Marks the page holding addr in the access watch; whether a watched allocation holds it. Async-signal-safe.
+bool touch_access(std::uintptr_t addr) {
+  const int n = g_access_count.load(std::memory_order_acquire);
+  bool any = false;
+  for (int i = 0; i < n; ++i) {
+    AccessWatchSlot& w = g_access[i];
+    if (addr < w.first_page || addr >= w.first_page + w.pages * page_size()) continue;
+    w.touched[(addr - w.first_page) / page_size()].store(1);
+    any = true;
+  }
+  return any;
+}
+
+bool is_watched(const Allocation& a) { return is_read_watched(a) || is_access_watched(a); }
 
 // Marks the data pages of [from, to) touched in every watched slot holding them and counts their watched
 // bytes once; returns whether a watched allocation holds `from`. Async-signal-safe (atomics only).
@@ -189,7 +229,9 @@ bool touch_watched(std::uintptr_t from, std::uintptr_t to) {
 // The fault handler's part: a touch of a closed watched page is counted and the page opened (the access
 // repeats and succeeds). Whoever touches it counts: a kernel, or an emulated library computing from it.
 bool watched_page_fault(std::uintptr_t addr) {
-  if (g_watch_count.load(std::memory_order_acquire) == 0 || !touch_watched(addr, addr + 1)) return false;
+  const bool read = g_watch_count.load(std::memory_order_acquire) != 0 && touch_watched(addr, addr + 1);
+  const bool access = g_access_count.load(std::memory_order_acquire) != 0 && touch_access(addr);
+  if (!read && !access) return false;
   const std::uintptr_t page = addr / page_size() * page_size();
   mprotect(reinterpret_cast<void*>(page), page_size(), PROT_READ | PROT_WRITE);
   return true;
@@ -391,7 +433,7 @@ const GuardRecord* device_data_record(std::uintptr_t addr) {
 
 void on_fault(int sig, siginfo_t* info, void* context) {
   const auto addr = reinterpret_cast<std::uintptr_t>(info->si_addr);
-  if (sig == SIGSEGV && info->si_code == SEGV_ACCERR && watched_page_fault(addr)) return;  // a read watch's count
+  if (sig == SIGSEGV && info->si_code == SEGV_ACCERR && watched_page_fault(addr)) return;  // a watch's mark
   char msg[2048];
   const char* kernel = current_kernel_for_report();
   uint3 block{}, thread{};
@@ -812,6 +854,65 @@ std::vector<std::size_t> end_read_watch() {
     // Back to the state the rest of the backend expects: open only while kernels or copies use it.
     const bool open = !protect_device_memory() || g_launches_running > 0 || w.allocation->opened > 0;
     set_access(*w.allocation, open);
+    delete[] w.touched;
+    w.touched = nullptr;
+    w.allocation = nullptr;
+  }
+  return touched;
+}
+
+bool memory::begin_access_watch(const std::vector<const void*>& pointers) {
+  std::lock_guard lock(g_mutex);
+  if (g_access_count.load() != 0) return false;  // another host thread's launch holds it
+  std::vector<std::pair<Allocation*, std::uintptr_t>> allocations;  // and its start
+  for (const void* p : pointers) {
+    std::uintptr_t start = 0;
+    Allocation* a = find(p, 1, &start);
+    if (a == nullptr || !a->device || a->opened > 0) return false;  // pinned memory, or a copy using it now
+    if (std::ranges::find(allocations, std::pair{a, start}) == allocations.end()) allocations.push_back({a, start});
+  }
+  if (allocations.empty() || allocations.size() > static_cast<std::size_t>(kAccessSlots)) return false;
+  int n = 0;
+  for (const auto& [a, start] : allocations) {
+    AccessWatchSlot& w = g_access[n++];
+    w.first_page = reinterpret_cast<std::uintptr_t>(a->mapping) + page_size();
+    w.pages = a->mapping_bytes / page_size() - 2;
+    w.touched = new std::atomic<unsigned char>[w.pages]();
+    w.allocation = a;
+    w.start = start;
+  }
+  g_access_count.store(n, std::memory_order_release);
+  for (int i = 0; i < n; ++i) set_access(*g_access[i].allocation, false);  // closed until touched
+  return true;
+}
+
+std::vector<TouchedPages> memory::end_access_watch() {
+  std::lock_guard lock(g_mutex);
+  const int n = g_access_count.load();
+  g_access_count.store(0, std::memory_order_release);
+  std::vector<TouchedPages> touched;
+  const std::uintptr_t page = page_size();
+  for (int i = 0; i < n; ++i) {
+    AccessWatchSlot& w = g_access[i];
+    TouchedPages t;
+    t.start = w.start;
+    const std::uintptr_t end = w.start + w.allocation->size;
+    for (std::size_t p = 0; p < w.pages; ++p) {
+      if (w.touched[p].load() == 0) continue;
+      const std::uintptr_t lo = std::max(w.first_page + p * page, w.start);
+      const std::uintptr_t hi = std::min(w.first_page + (p + 1) * page, end);
+      if (lo >= hi) continue;  // the padding before the allocation, or after it
+      if (!t.ranges.empty() && t.ranges.back().second == lo) {
+        t.ranges.back().second = hi;
+      } else {
+        t.ranges.push_back({lo, hi});
+      }
+    }
+    touched.push_back(std::move(t));
+    // Back to the state the rest of the backend expects; a read watch keeps its own closed pages.
+    if (!is_read_watched(*w.allocation)) {
+      set_access(*w.allocation, !protect_device_memory() || g_launches_running > 0 || w.allocation->opened > 0);
+    }
     delete[] w.touched;
     w.touched = nullptr;
     w.allocation = nullptr;

@@ -16,6 +16,8 @@
 #include <cstdint>
 #include <map>
 #include <mutex>
+#include <utility>
+#include <vector>
 
 namespace rooflab::emu::memory {
 
@@ -96,6 +98,17 @@ void fill_canary(unsigned char* p, std::size_t n, const std::array<unsigned char
 bool protect_device_memory();
 void set_access(const Allocation& a, bool open);
 bool touch_watched(std::uintptr_t from, std::uintptr_t to);
+
+// The access watch of one launch (guarded_memory.cpp): while it is on, the data pages of the device allocations
+// holding `pointers` stay closed and the fault handler marks each page at its first touch. false: not started
+// (another launch holds it, a pointer is not into device memory, or a runtime copy is using one now). The end
+// gives, per allocation, the byte ranges of its touched pages, clipped to the allocation.
+struct TouchedPages {
+  std::uintptr_t start = 0;  // the allocation
+  std::vector<std::pair<std::uintptr_t, std::uintptr_t>> ranges;
+};
+bool begin_access_watch(const std::vector<const void*>& pointers);
+std::vector<TouchedPages> end_access_watch();
 void count_copy(Direction d, std::size_t bytes);
 void install_fault_handler();
 // The cudaMalloc allocation whose data pages hold `addr`, if any (lock-free: the fault handler uses it).

@@ -92,6 +92,9 @@ struct PointerParameter {
   const char* element_type = "";
 };
 void begin_launch_arguments();
+// Orders, among the streams' work, the launch prepare_launch left watched (its memory the pages it touched);
+// nothing when it left none. launch_grid calls it once the grid has run, or has failed to.
+void finish_launch_ordering();
 bool device_pointer_argument(const void* p, const PointerParameter& parameter);
 const char* element_type_name(const std::type_info& type);  // demangled, valid for the program's lifetime
 

@@ -29,12 +29,29 @@ struct Slot {
   Clock waits;               // per slot, the last operation it waits for
 };
 
+// Bytes [lo, hi) of the allocation that starts at `allocation`, which an operation touches (and may write).
+struct Range {
+  std::uintptr_t allocation = 0;
+  std::size_t size = 0;  // the allocation's
+  std::uintptr_t lo = 0, hi = 0;
+  bool writes = false;
+};
+
+bool overlap(const Range& a, const Range& b) { return a.lo < b.hi && b.lo < a.hi && (a.writes || b.writes); }
+
+// "bytes 4096 to 8191 of a 65536-byte allocation": where two ranges meet.
+std::string where_they_meet(const Range& a, const Range& b) {
+  const std::uintptr_t lo = std::max(a.lo, b.lo), hi = std::min(a.hi, b.hi);
+  return "bytes " + std::to_string(lo - a.allocation) + " to " + std::to_string(hi - 1 - a.allocation) + " of a " +
+         std::to_string(a.size) + "-byte allocation";
+}
+
 struct Operation {
   int slot = 0;
   std::uint64_t seq = 0;     // its place on its stream (1, 2 ...)
   std::uint64_t index = 0;   // its place among every operation issued
   std::string what;
-  std::vector<std::pair<std::uintptr_t, bool>> allocations;  // allocation start, may write
+  std::vector<Range> memory;  // what it touches
 };
 
 std::mutex g_order_mutex;
@@ -108,28 +125,48 @@ std::uintptr_t allocation_start(const void* p) {
   return memory::find(p, 1, &start) != nullptr ? start : 0;
 }
 
+// The ranges of the allocations `memory` lies in (none for memory outside every allocation: host memory).
+// Takes the memory lock: call it before the order lock.
+std::vector<Range> ranges_of(const std::vector<Access>& memory) {
+  std::lock_guard lock(memory::g_mutex);
+  std::vector<Range> ranges;
+  for (const Access& m : memory) {
+    std::uintptr_t start = 0;
+    const memory::Allocation* a = memory::find(m.p, 1, &start);
+    if (a == nullptr || m.bytes == 0) continue;
+    Range r{start, a->size, start, start + a->size, m.writes};
+    if (m.bytes != kWholeAllocation) {
+      r.lo = reinterpret_cast<std::uintptr_t>(m.p);
+      r.hi = std::min(r.hi, r.lo + m.bytes);
+    }
+    ranges.push_back(r);
+  }
+  return ranges;
+}
+
 std::string stream_name(int slot) {
   if (slot == 0) return "the legacy default stream";
   if (slot == 1) return "cudaStreamPerThread";
   return "stream #" + std::to_string(slot - 1) + (g_slots[slot].non_blocking ? " (cudaStreamNonBlocking)" : " (blocking)");
 }
 
-// Two operations on different streams, neither ordered before the other, that touch one allocation where
-// either may write it: on a GPU they may run at the same time, and what the reader sees, or which write lands
+// Two operations on different streams, neither ordered before the other, that touch the same bytes where
+// either may write them: on a GPU they may run at the same time, and what the reader sees, or which write lands
 // last, is a matter of timing. "" when the operation about to be issued on `slot` (waiting for `c`) has none
-// such among those the host does not know finished. An allocation is the unit (a kernel's pointer arguments
-// name allocations, not the bytes it touches; one to non-const memory may write).
-std::string unordered_pair(int slot, const Clock& c, const std::string& what,
-                           const std::vector<std::pair<std::uintptr_t, bool>>& allocations) {
+// such among those the host does not know finished. A copy's or memset's bytes are exact; a watched launch's
+// are the pages it touched (so two launches writing different pages of one allocation are no race); anything
+// else counts as touching its whole allocation.
+std::string unordered_pair(int slot, const Clock& c, const std::string& what, const std::vector<Range>& memory) {
   for (const Operation& op : g_pending) {
     if (op.slot == slot || at(c, op.slot) >= op.seq) continue;  // in its stream's order, or ordered before it
-    for (const auto& [allocation, op_writes] : op.allocations) {
-      for (const auto& [mine, writes] : allocations) {
-        if (allocation != mine || !(op_writes || writes)) continue;
-        return what + " on " + stream_name(slot) + (writes ? " may write" : " reads") + " memory that " + op.what +
-               " on " + stream_name(op.slot) + " may still be " + (op_writes ? "writing" : "reading") +
-               " on a GPU: nothing orders the two (an event recorded after the one and waited for by the other's "
-               "stream, cudaStreamWaitEvent, or a synchronization between them), so the two may run at once";
+    for (const Range& theirs : op.memory) {
+      for (const Range& mine : memory) {
+        if (!overlap(mine, theirs)) continue;
+        return what + " on " + stream_name(slot) + (mine.writes ? " may write" : " reads") + " memory that " +
+               op.what + " on " + stream_name(op.slot) + " may still be " + (theirs.writes ? "writing" : "reading") +
+               " on a GPU (" + where_they_meet(mine, theirs) +
+               "): nothing orders the two (an event recorded after the one and waited for by the other's stream, "
+               "cudaStreamWaitEvent, or a synchronization between them), so the two may run at once";
       }
     }
   }
@@ -156,24 +193,37 @@ int slot_of(cudaStream_t stream) {
   return reinterpret_cast<memory::Stream*>(stream)->slot;
 }
 
-void issue(cudaStream_t stream, std::string what, std::vector<std::pair<const void*, bool>> memory) {
-  std::vector<std::pair<std::uintptr_t, bool>> allocations;
-  for (const auto& [p, writes] : memory) {
-    if (const std::uintptr_t start = allocation_start(p); start != 0) allocations.push_back({start, writes});
-  }
+void issue(cudaStream_t stream, std::string what, std::vector<Access> memory) {
+  std::vector<Range> ranges = ranges_of(memory);
   std::string race;
   {
     std::lock_guard lock(g_order_mutex);
     const int slot = slot_of(stream);
     const Clock c = clock_of(slot);  // what this operation waits for
-    race = unordered_pair(slot, c, what, allocations);
+    race = unordered_pair(slot, c, what, ranges);
     if (!race.empty()) g_last_pair = race;
     Slot& s = g_slots[slot];
     ++s.issued;
-    g_pending.push_back(Operation{slot, s.issued, ++g_index, std::move(what), std::move(allocations)});
+    g_pending.push_back(Operation{slot, s.issued, ++g_index, std::move(what), std::move(ranges)});
     forget_finished();
   }
   if (!race.empty()) memory::misuse(8, "%s", race.c_str());
+}
+
+bool watch_wanted(cudaStream_t stream) {
+  std::lock_guard lock(g_order_mutex);
+  const int slot = slot_of(stream);
+  // The legacy default stream and a blocking stream wait for each other's earlier work: no overlap between them.
+  const auto implicitly_ordered = [](int a, int b) {
+    return (a == 0 && !g_slots[b].non_blocking) || (b == 0 && !g_slots[a].non_blocking);
+  };
+  for (std::size_t t = 0; t < g_slots.size(); ++t) {
+    const int other = static_cast<int>(t);
+    if (other == slot || !g_slots[t].live || (other == 1 && g_slots[t].issued == 0)) continue;
+    if (!implicitly_ordered(slot, other)) return true;
+  }
+  const Clock c = clock_of(slot);
+  return std::ranges::any_of(g_pending, [&](const Operation& op) { return op.slot != slot && at(c, op.slot) < op.seq; });
 }
 
 EventMark record(cudaStream_t stream) {
@@ -233,19 +283,19 @@ void land_when_finished(cudaStream_t stream, void* dst, std::vector<unsigned cha
 }
 
 std::string unordered_with(const void* address, std::size_t bytes, bool writes) {
-  const std::uintptr_t start = allocation_start(address);
-  (void)bytes;
-  if (start == 0) return "";
+  const std::vector<Range> mine = ranges_of({Access{address, writes, bytes}});
+  if (mine.empty()) return "";
   std::lock_guard lock(g_order_mutex);
   const Clock c = clock_of(0);  // a synchronous copy runs on the legacy default stream
   for (const Operation& op : g_pending) {
     if (at(c, op.slot) >= op.seq) continue;
-    for (const auto& [allocation, op_writes] : op.allocations) {
-      if (allocation != start || !(op_writes || writes)) continue;
-      return op.what + " on " + stream_name(op.slot) + " may still be " + (op_writes ? "writing" : "reading") +
-             " it on a GPU: nothing orders it before this copy (a cudaStreamSynchronize or cudaDeviceSynchronize, "
-             "or an event the copy's stream waits for; a cudaStreamNonBlocking stream is not ordered with the legacy "
-             "default stream)";
+    for (const Range& theirs : op.memory) {
+      if (!overlap(mine.front(), theirs)) continue;
+      return op.what + " on " + stream_name(op.slot) + " may still be " + (theirs.writes ? "writing" : "reading") +
+             " it on a GPU (" + where_they_meet(mine.front(), theirs) +
+             "): nothing orders it before this copy (a cudaStreamSynchronize or cudaDeviceSynchronize, or an event "
+             "the copy's stream waits for; a cudaStreamNonBlocking stream is not ordered with the legacy default "
+             "stream)";
     }
   }
   return "";

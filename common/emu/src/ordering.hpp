@@ -27,11 +27,25 @@ int create_stream(bool non_blocking);  // a new slot
 void destroy_stream(cudaStream_t stream);
 int slot_of(cudaStream_t stream);      // nullptr and cudaStreamLegacy: 0; cudaStreamPerThread: 1
 
-// An operation issued on `stream`: `what` names it in reports; `memory` lists the device addresses it touches
-// and whether it may write them (a kernel's pointer arguments, non-const ones as writes; a copy's ends). One
-// that touches an allocation which an operation on another stream, unordered with it, may write (or that may
-// write one such an operation touches) is reported: both named, with their streams (last_unordered_pair).
-void issue(cudaStream_t stream, std::string what, std::vector<std::pair<const void*, bool>> memory);
+// Memory an operation touches: `bytes` bytes from `p` (a copy's ends, a memset, the pages a watched launch
+// touched), or, when that is not known, every byte of the allocation holding `p` (a library call's matrices, a
+// kernel's pointer argument that was not watched); `writes`: it may write them (a non-const pointer).
+inline constexpr std::size_t kWholeAllocation = static_cast<std::size_t>(-1);
+struct Access {
+  const void* p = nullptr;
+  bool writes = false;
+  std::size_t bytes = kWholeAllocation;
+};
+
+// An operation issued on `stream`: `what` names it in reports; `memory` what it touches. One that touches bytes
+// which an operation on another stream, unordered with it, may write (or that may write bytes such an operation
+// touches) is reported: both named, with their streams and the bytes (last_unordered_pair).
+void issue(cudaStream_t stream, std::string what, std::vector<Access> memory);
+// Whether a launch about to be issued on `stream` could overlap, on a GPU, with work on another stream: some
+// other live stream is not ordered with it by the legacy default stream's implicit synchronization, or work not
+// ordered before it is pending. Then the launch is worth watching page by page (memory::begin_access_watch):
+// two streams working on different parts of one allocation are not a race.
+bool watch_wanted(cudaStream_t stream);
 std::string last_unordered_pair();
 // The bytes of the asynchronous copy just issued on `stream` (the last `issue` there) into pinned host memory at
 // `dst`: on a GPU the call returns before the copy runs, so the bytes land only when the host knows the copy

@@ -248,7 +248,7 @@ cudaError_t cudaMemcpyAsync(void* dst, const void* src, size_t count, cudaMemcpy
   }
   std::memmove(dst, src, count);
   count_copy(direction, count);
-  ordering::issue(stream, "cudaMemcpyAsync", {{src, false}, {dst, true}});
+  ordering::issue(stream, "cudaMemcpyAsync", {{src, false, count}, {dst, true, count}});
   if (direction == Direction::to_host) land_later_if_pinned(stream, dst, count);
   return cudaSuccess;
 }
@@ -278,14 +278,14 @@ cudaError_t cudaMemcpyFromSymbol(void* dst, const void* symbol, size_t count, si
 cudaError_t cudaMemcpyToSymbolAsync(const void* symbol, const void* src, size_t count, size_t offset,
                                     cudaMemcpyKind kind, cudaStream_t stream) {
   const cudaError_t err = cudaMemcpyToSymbol(symbol, src, count, offset, kind);
-  if (err == cudaSuccess) ordering::issue(stream, "cudaMemcpyToSymbolAsync", {{src, false}});
+  if (err == cudaSuccess) ordering::issue(stream, "cudaMemcpyToSymbolAsync", {{src, false, count}});
   return err;
 }
 cudaError_t cudaMemcpyFromSymbolAsync(void* dst, const void* symbol, size_t count, size_t offset, cudaMemcpyKind kind,
                                       cudaStream_t stream) {
   const cudaError_t err = cudaMemcpyFromSymbol(dst, symbol, count, offset, kind);
   if (err == cudaSuccess) {
-    ordering::issue(stream, "cudaMemcpyFromSymbolAsync", {{dst, true}});
+    ordering::issue(stream, "cudaMemcpyFromSymbolAsync", {{dst, true, count}});
     land_later_if_pinned(stream, dst, count);
   }
   return err;
@@ -341,7 +341,9 @@ cudaError_t cudaMemcpy2DAsync(void* dst, size_t dpitch, const void* src, size_t 
                               cudaMemcpyKind kind, cudaStream_t stream) {
   const cudaError_t err = copy_2d(dst, dpitch, src, spitch, width, height, kind);
   if (err != cudaSuccess || width == 0 || height == 0) return err;
-  ordering::issue(stream, "cudaMemcpy2DAsync", {{src, false}, {dst, true}});
+  // The rows and the gaps between them: the gaps are the pitch's padding, which nothing else uses.
+  ordering::issue(stream, "cudaMemcpy2DAsync",
+                  {{src, false, spitch * (height - 1) + width}, {dst, true, dpitch * (height - 1) + width}});
   for (size_t row = 0; row < height; ++row) land_later_if_pinned(stream, static_cast<char*>(dst) + row * dpitch, width);
   return err;
 }
@@ -371,14 +373,14 @@ cudaError_t cudaMemset(void* ptr, int value, size_t count) {
   const cudaError_t err = memset_device(ptr, value, count);
   if (err == cudaSuccess && count > 0) {
     unordered_device_write(ptr, true, count, "cudaMemset");
-    ordering::issue(nullptr, "cudaMemset", {{ptr, true}});
+    ordering::issue(nullptr, "cudaMemset", {{ptr, true, count}});
   }
   return err;
 }
 
 cudaError_t cudaMemsetAsync(void* ptr, int value, size_t count, cudaStream_t stream) {
   const cudaError_t err = memset_device(ptr, value, count);
-  if (err == cudaSuccess && count > 0) ordering::issue(stream, "cudaMemsetAsync", {{ptr, true}});
+  if (err == cudaSuccess && count > 0) ordering::issue(stream, "cudaMemsetAsync", {{ptr, true, count}});
   return err;
 }
 namespace {
@@ -394,12 +396,12 @@ cudaError_t memset_2d(void* ptr, size_t pitch, int value, size_t width, size_t h
 }  // namespace
 cudaError_t cudaMemset2D(void* ptr, size_t pitch, int value, size_t width, size_t height) {
   const cudaError_t err = memset_2d(ptr, pitch, value, width, height);
-  if (err == cudaSuccess && width > 0 && height > 0) ordering::issue(nullptr, "cudaMemset2D", {{ptr, true}});
+  if (err == cudaSuccess && width > 0 && height > 0) ordering::issue(nullptr, "cudaMemset2D", {{ptr, true, pitch * (height - 1) + width}});
   return err;
 }
 cudaError_t cudaMemset2DAsync(void* ptr, size_t pitch, int value, size_t width, size_t height, cudaStream_t stream) {
   const cudaError_t err = memset_2d(ptr, pitch, value, width, height);
-  if (err == cudaSuccess && width > 0 && height > 0) ordering::issue(stream, "cudaMemset2DAsync", {{ptr, true}});
+  if (err == cudaSuccess && width > 0 && height > 0) ordering::issue(stream, "cudaMemset2DAsync", {{ptr, true, pitch * (height - 1) + width}});
   return err;
 }
 
@@ -655,10 +657,21 @@ cudaError_t cudaEventElapsedTime(float* ms, cudaEvent_t start, cudaEvent_t end) 
 
 // ---- the ordering of launches (rooflab/emu/launch.hpp) ----
 
+namespace {
+// A launch whose memory is watched page by page (prepare_launch), ordered when it has run.
+struct WatchedLaunch {
+  bool on = false;
+  cudaStream_t stream = nullptr;
+  std::string what;
+  std::vector<ordering::Access> memory;
+};
+thread_local WatchedLaunch tl_watched_launch;
+}  // namespace
+
 void rooflab::emu::detail::prepare_launch(cudaStream_t stream, const std::string& name, const char* parameters,
                                           const LaunchArgument* arguments, std::size_t count) {
   begin_launch_arguments();  // element sizes of this launch's pointers, for out-of-bounds reports
-  std::vector<std::pair<const void*, bool>> memory;  // what the launch may read (false) or write (true)
+  std::vector<ordering::Access> memory;  // the allocations the launch may read (false) or write (true)
   for (std::size_t index = 0; index < count; ++index) {
     const LaunchArgument& argument = arguments[index];
     if (!argument.is_pointer) continue;
@@ -677,7 +690,39 @@ void rooflab::emu::detail::prepare_launch(cudaStream_t stream, const std::string
     }
     memory.push_back({argument.pointer, argument.writable});
   }
+  // Where work on another stream could overlap with it on a GPU, the launch runs watched, and is ordered once it
+  // has run with the pages it touched (finish_launch_ordering); else now, with the whole allocations.
+  if (!memory.empty() && ordering::watch_wanted(stream)) {
+    std::vector<const void*> pointers;
+    for (const ordering::Access& m : memory) pointers.push_back(m.p);
+    if (memory::begin_access_watch(pointers)) {
+      tl_watched_launch = WatchedLaunch{true, stream, "kernel " + name, std::move(memory)};
+      return;
+    }
+  }
   ordering::issue(stream, "kernel " + name, std::move(memory));
+}
+
+void rooflab::emu::detail::finish_launch_ordering() {
+  if (!tl_watched_launch.on) return;
+  WatchedLaunch launch = std::move(tl_watched_launch);
+  tl_watched_launch = WatchedLaunch{};
+  const std::vector<memory::TouchedPages> touched = memory::end_access_watch();
+  std::vector<ordering::Access> memory;
+  for (const ordering::Access& argument : launch.memory) {
+    std::uintptr_t start = 0;
+    {
+      std::lock_guard lock(memory::g_mutex);
+      if (memory::find(argument.p, 1, &start) == nullptr) continue;  // freed by the kernel? (it cannot be)
+    }
+    for (const memory::TouchedPages& t : touched) {
+      if (t.start != start) continue;
+      for (const auto& [lo, hi] : t.ranges) {
+        memory.push_back({reinterpret_cast<const void*>(lo), argument.writes, static_cast<std::size_t>(hi - lo)});
+      }
+    }
+  }
+  ordering::issue(launch.stream, std::move(launch.what), std::move(memory));
 }
 
 std::string rooflab::emu::last_unordered_pair() { return ordering::last_unordered_pair(); }

@@ -1212,6 +1212,15 @@ cudaError_t run_cooperative_grid(const void* kernel, dim3 grid, dim3 block, std:
 
 cudaError_t launch_grid(const void* kernel, dim3 grid, dim3 block, std::size_t dynamic_smem,
                         ThreadBody thread_body, const char* name, bool cooperative) {
+  // However the launch ends, a watched one is ordered among the streams' work with what it touched.
+  struct OrderedWhenItEnds {
+    ~OrderedWhenItEnds() {
+      try {
+        finish_launch_ordering();
+      } catch (...) {  // out of memory for the record: the launch's own error matters more
+      }
+    }
+  } const ordered_when_it_ends;
   // A launch only recorded (LaunchShapes) runs nothing: no banner on the output of `inspect --json`.
   if (!recording_launch_shapes()) banner();
   const std::string kernel_text = name != nullptr ? std::string(name) : kernel_name(kernel);
@@ -1280,6 +1289,7 @@ cudaError_t launch_grid(const void* kernel, dim3 grid, dim3 block, std::size_t d
   if (!launch.failed) fiber_pool().release(launch.retired_fibers);
 #endif
   if (launch.failed) throw KernelError(launch.error);
+  finish_launch_ordering();  // before the canaries are read: the watch keeps untouched pages closed
   if (const std::string overrun = check_padding_canaries(); !overrun.empty()) {
     throw KernelError("kernel " + launch.name + ": " + overrun);
   }

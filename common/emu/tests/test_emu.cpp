@@ -12,6 +12,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <unistd.h>
 #include <functional>
 #include <numeric>
 #include <string>
@@ -713,6 +714,56 @@ TEST(EmuStreams, UnorderedKernelsOnOneAllocationAreReported) {
   EXPECT_NE(race.find("reads memory that kernel emutest::fill_kernel(float*, float, int)"), std::string::npos) << race;
   EXPECT_NE(race.find("(cudaStreamNonBlocking) may still be writing"), std::string::npos) << race;
   cudaEventDestroy(filled);
+}
+
+// Streams that work on different parts of one allocation are no race: a copy or memset names its bytes, and a
+// launch that work on another stream could overlap runs watched, holding the pages it touched. The chunked
+// pattern of CUDA's stream samples (each chunk copied in, computed and copied out on a stream of its own) is not
+// reported, nor a synchronous copy of a part no stream touches; two streams on one page are, naming the bytes.
+TEST(EmuStreams, StreamsOnDifferentPagesOfOneAllocationAreNoRace) {
+  const int page = static_cast<int>(sysconf(_SC_PAGESIZE) / sizeof(float));
+  constexpr int kChunks = 4;
+  const int chunk = 3 * page;  // floats
+  DeviceBuffer<float> data((kChunks + 1) * chunk);  // a whole number of pages: it starts on a page; one chunk spare
+  float* host = nullptr;
+  ASSERT_EQ(cudaMallocHost(&host, kChunks * chunk * sizeof(float)), cudaSuccess);
+  for (int i = 0; i < kChunks * chunk; ++i) host[i] = static_cast<float>(i % 7);
+  cudaStream_t streams[kChunks] = {};
+  for (cudaStream_t& stream : streams) ASSERT_EQ(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), cudaSuccess);
+  const std::string before = rooflab::emu::last_unordered_pair();
+  for (int i = 0; i < kChunks; ++i) {
+    float* d = data.data() + i * chunk;
+    const std::size_t bytes = chunk * sizeof(float);
+    ASSERT_EQ(cudaMemcpyAsync(d, host + i * chunk, bytes, cudaMemcpyHostToDevice, streams[i]), cudaSuccess);
+    emutest::fill_on(d, static_cast<float>(10 + i), chunk, streams[i]);
+    ASSERT_EQ(cudaMemcpyAsync(host + i * chunk, d, bytes, cudaMemcpyDeviceToHost, streams[i]), cudaSuccess);
+  }
+  EXPECT_EQ(rooflab::emu::last_unordered_pair(), before) << "each stream on its own pages";
+  ASSERT_EQ(cudaMemset(data.data() + kChunks * chunk, 0, chunk * sizeof(float)), cudaSuccess);
+  const std::vector<float> spare = copy_back(data.data() + kChunks * chunk, chunk);
+  EXPECT_EQ(spare[0], 0.0f) << "a part no stream touches: no poison";
+  EXPECT_EQ(rooflab::emu::last_unordered_pair(), before);
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  for (int i = 0; i < kChunks; ++i) EXPECT_EQ(host[i * chunk + chunk - 1], static_cast<float>(10 + i)) << i;
+
+  // Two streams on one page, even on different elements: reported (pages are the watch's unit), with the bytes.
+  emutest::fill_on(data.data(), 1.0f, 16, streams[0]);
+  emutest::fill_on(data.data() + 16, 2.0f, 16, streams[1]);
+  const std::string race = rooflab::emu::last_unordered_pair();
+  EXPECT_NE(race.find("on stream #"), std::string::npos) << race;
+  EXPECT_NE(race.find("may still be writing on a GPU (bytes 0 to " + std::to_string(page * sizeof(float) - 1) + " of a " +
+                      std::to_string((kChunks + 1) * chunk * sizeof(float)) + "-byte allocation)"),
+            std::string::npos)
+      << race;
+  // A synchronous copy of what one of them wrote is not ordered after it: poison, and its report names the bytes.
+  float first = 0.0f;
+  std::uint32_t poison = 0;
+  first = copy_back(data.data(), 1)[0];
+  std::memcpy(&poison, &first, sizeof poison);
+  EXPECT_EQ(poison, 0xCDCDCDCDu);
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  for (cudaStream_t stream : streams) cudaStreamDestroy(stream);
+  cudaFreeHost(host);
 }
 
 // An interval timed on one stream covers work on that stream, on the legacy default stream (which a blocking

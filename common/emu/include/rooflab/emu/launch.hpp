@@ -114,8 +114,9 @@ std::vector<std::size_t> end_read_watch();
 // cover on a GPU (work a launcher put on another stream and never ordered back), named with its stream; ""
 // when everything is covered. The timing harness fails such a sample.
 std::string work_not_covered(cudaEvent_t start, cudaEvent_t stop);
-// Two operations on streams that nothing orders with each other, touching one allocation where either may
-// write it (a race between streams: on a GPU they may run at once), are reported on stderr as they are issued
+// Two operations on streams that nothing orders with each other, touching the same bytes where either may
+// write them (a race between streams: on a GPU they may run at once; a launch's bytes are the pages it touched
+// where another stream could overlap it, else its allocations whole), are reported on stderr as they are issued
 // (the first few); this is the last such report, "" when none since the process began.
 std::string last_unordered_pair();
 
