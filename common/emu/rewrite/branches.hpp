@@ -14,8 +14,9 @@
 //   every kept line on its own line number) says which segments it kept: those with a line of text, or an
 //   #include, at one of their line numbers.
 // - Each segment is held to the pass of nvcc that decides it, by where the directive that opens it stands (the
-//   rewriter lists each directive's place beside the wrapper, Rewriter::directive_contexts): at file
-//   scope or in a host function, the CPU backend keeps what nvcc's host pass keeps; in the body of a __global__
+//   rewriter lists each directive's place beside the wrapper, Rewriter::directive_contexts): in a host
+//   function, the CPU backend keeps what nvcc's host pass keeps; at file scope what either pass keeps (its one
+//   program holds the host code and the declarations for the GPU); in the body of a __global__
 //   or __device__ function that is not __host__, what its device pass for the CPU backend's pretend GPU (sm_80)
 //   keeps. In a __host__ __device__ function, which the backend compiles once as host code, nvcc's passes may
 //   disagree (`#ifdef __CUDA_ARCH__`): there a segment both of nvcc's passes keep must be kept, and one neither
@@ -325,8 +326,18 @@ inline std::vector<std::string> differences(std::string_view file, const std::ve
                               (s.last > s.first ? "-" + std::to_string(s.last) : std::string()) + " (`" +
                               first_text(lines, s) + "`)";
     const auto place = contexts.find(s.opened_by);
-    const char context = contexts.empty() ? 'b' : s.opened_by == 0 || place == contexts.end() ? 'h' : place->second;
-    if (context == 'h' && host != cpu) {
+    const char context = contexts.empty() ? 'b' : s.opened_by == 0 || place == contexts.end() ? 'f' : place->second;
+    // At file scope the backend compiles what either of nvcc's passes compiles (a __device__ helper under
+    // `#if __CUDA_ARCH__ >= 700` as well as the host code): its one program holds both.
+    if (context == 'f' && device && !host && !cpu) {
+      out.push_back(where + ": nvcc's device pass for " + arch + " compiles these lines (at file scope) and the CPU "
+                    "backend does not: declarations only a GPU build compiles, which no CPU test sees (the backend "
+                    "keeps a group that names __CUDA_ARCH__ where either pass keeps it, but an #else or #elif "
+                    "of the same group, which only nvcc's host pass keeps, cannot also stand)");
+      continue;
+    }
+    if (context == 'f' && !host && device && cpu) continue;
+    if ((context == 'h' || context == 'f') && host != cpu) {
       out.push_back(where + (host ? ": nvcc's host pass compiles these lines (host code) and the CPU backend does not: "
                                     "code only a GPU build runs, which no CPU test sees"
                                   : ": the CPU backend compiles these lines (host code) and nvcc's host pass does not: "

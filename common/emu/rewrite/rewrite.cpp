@@ -11,6 +11,7 @@
 //          (`nullptr` instead of `&k` when k is a kernel template launched without template arguments: the
 //          call in the lambda deduces them from the arguments, as nvcc does)
 //   extern __shared__ T name[];          -> name points at the block's dynamic shared memory
+//   extern __shared__ T name[][N];       -> name points at it as rows of N
 //   __shared__ T name[dims];  (in a function body)
 //       -> name refers to this declaration's storage in the block's shared memory, fresh and poisoned for
 //          every block, ending against a guard page
@@ -23,11 +24,17 @@
 //       -> ::rooflab::emu::detail::aligned_reinterpret_cast<T*>(e, "T*"): a kernel that accesses memory
 //          through a pointer misaligned for T is reported, as a GPU faults on the access
 //
+//   clock() in the body of a __global__ or __device__ function (not __host__ __device__)
+//       -> static_cast<clock_t>(::rooflab::emu::detail::device_clock()): the SM's cycle counter, as on a GPU
+//
 //   #if / #elif / #ifdef / #ifndef naming __CUDACC__, __NVCC__, __CUDACC_VER_*__ or ROOFLAB_EMU*
 //       -> the branch nvcc takes: these macros are defined there (1, and the toolkit's version from
 //          CUDART_VERSION), so the CPU backend compiles the program nvcc compiles. Inside the body of a
 //          __global__ or __device__ function (not __host__ __device__), __CUDA_ARCH__ too, as nvcc's device
-//          pass for the pretend GPU (sm_80) defines it; elsewhere it stays undefined, as in the host pass.
+//          pass for the pretend GPU (sm_80) defines it; in a host function it stays undefined, as in the host
+//          pass. At file scope a group with no #else or #elif that names __CUDA_ARCH__ keeps its lines where
+//          either pass keeps them (a __device__ helper only the device pass compiles); one with an alternative
+//          takes the host pass's branch.
 //          The backend's own macros (ROOFLAB_EMU, ROOFLAB_EMU_*) are undefined there, as under nvcc: code
 //          cannot hide from the CPU backend behind `#ifndef ROOFLAB_EMU` either.
 //          Only in the files this tool reads (the user's, not the toolkit's, the backend's or rooflab's own
@@ -297,7 +304,8 @@ class Rewriter {
   std::size_t constructs() const { return constructs_; }
 
   // Where each preprocessor directive of the file stands, after run(): "LINE:C" for each, space-separated, C
-  // being `h` (file scope or a host function's body: nvcc's host pass evaluates it), `d` (the body of a
+  // being `f` (file scope: nvcc's host pass evaluates it, and the device pass keeps its own declarations there),
+  // `h` (a host function's body: nvcc's host pass), `d` (the body of a
   // __global__ or __device__ function that is not __host__: its device pass) or `b` (a __host__ __device__
   // body: both). The branch comparison (branches.hpp) holds the backend to the pass of each.
   std::string directive_contexts() const { return directive_contexts_; }
@@ -316,7 +324,8 @@ class Rewriter {
     for (std::size_t i = 0; i < t_.size(); ++i) {
       const Token& tok = t_[i];
       if (tok.kind == Kind::directive) {
-        const char context = scopes.empty() ? 'h' : scopes.back().device ? 'd' : scopes.back().both ? 'b' : 'h';
+        const bool file_scope = !in_function();  // a namespace's or class's braces too
+        const char context = file_scope ? 'f' : scopes.back().device ? 'd' : scopes.back().both ? 'b' : 'h';
         directive_contexts_ += (directive_contexts_.empty() ? "" : " ") + std::to_string(tok.line) + ":" + context;
         if (tok.text.find("<<<") != std::string_view::npos || contains_word(tok.text, "__shared__")) {
           throw ParseError(tok.line, "a kernel launch or __shared__ declaration inside a preprocessor directive "
@@ -324,7 +333,7 @@ class Rewriter {
         }
         if (const auto inc = includes_.find(i); inc != includes_.end()) {
           replace(tok.begin, tok.end, inc->second);
-        } else if (auto pass = nvcc_pass(tok.text, !scopes.empty() && scopes.back().device)) {
+        } else if (auto pass = file_scope ? file_scope_pass(i) : nvcc_pass(tok.text, scopes.back().device)) {
           replace(tok.begin, tok.end, std::move(*pass));
           ++constructs_;
         }
@@ -349,6 +358,17 @@ class Rewriter {
         i = rewrite_shared(i, in_function());
       } else if (tok.kind == Kind::identifier && tok.text == "reinterpret_cast" && in_function()) {
         rewrite_pointer_cast(i);
+      } else if (tok.kind == Kind::identifier && tok.text == "clock" && in_function() && scopes.back().device &&
+                 is(i + 1, "(") && is(i + 2, ")") && !(i > 0 && (is(i - 1, ".") || is(i - 1, "->")))) {
+        // clock() in device code reads the SM's cycle counter, not the C library's process time: the backend's
+        // device clock, counting the pretend GPU's cycles (a spin for `ms * clockRate` ticks lasts ms).
+        const bool global = i > 0 && is(i - 1, "::");
+        if (!(global && i > 1 && t_[i - 2].kind == Kind::identifier)) {  // std::clock() stays the C library's
+          replace(global ? t_[i - 1].begin : tok.begin, t_[i + 2].end,
+                  "static_cast<clock_t>(::rooflab::emu::detail::device_clock())");
+          ++constructs_;
+          i += 2;
+        }
       } else if (tok.kind == Kind::identifier && tok.text == "cudaLaunchCooperativeKernel" && in_function()) {
         rewrite_cooperative_launch(i);
       }
@@ -486,6 +506,76 @@ class Rewriter {
     }
     if (!changed) return std::nullopt;
     return out;
+  }
+
+  // At file scope nvcc's two passes may keep different declarations: `#if __CUDA_ARCH__ >= 700` around a
+  // __device__ helper that only its device pass compiles (and a kernel calls under the same test), or around a
+  // template's specialization for newer GPUs. The CPU backend compiles what both passes compile as one program,
+  // so a group with no #else or #elif keeps its lines where either pass keeps them: `#if (host) || (device)`.
+  // A group with an alternative takes the host pass's branch (two definitions of one name cannot both stand).
+  std::optional<std::string> file_scope_pass(std::size_t i) const {
+    const std::string_view text = t_[i].text;
+    auto host = nvcc_pass(text, false);
+    const auto device = nvcc_pass(text, true);
+    const std::string word = directive_word(text);
+    if (!device || (word != "if" && word != "ifdef" && word != "ifndef") || group_has_alternative(i)) return host;
+    const std::string h = condition_of(host ? *host : std::string(text)), d = condition_of(*device);
+    if (h == d) return host;
+    return "#if (" + h + ") || (" + d + ")";
+  }
+
+  // The directive's name: "if", "ifdef", "endif" ... ("" for a null directive).
+  static std::string directive_word(std::string_view directive) {
+    std::size_t k = 1;  // after '#'
+    while (k < directive.size() && (directive[k] == ' ' || directive[k] == '\t')) ++k;
+    const std::size_t b = k;
+    while (k < directive.size() && ident_char(directive[k])) ++k;
+    return std::string(directive.substr(b, k - b));
+  }
+
+  // Whether the conditional group that the directive at token `open` begins has an #else or #elif of its own.
+  bool group_has_alternative(std::size_t open) const {
+    int depth = 0;
+    for (std::size_t k = open + 1; k < t_.size(); ++k) {
+      if (t_[k].kind != Kind::directive) continue;
+      const std::string w = directive_word(t_[k].text);
+      if (w == "if" || w == "ifdef" || w == "ifndef") {
+        ++depth;
+      } else if (w == "endif") {
+        if (depth-- == 0) return false;
+      } else if (depth == 0 && (w == "else" || w.starts_with("elif"))) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  // The condition of an #if, #ifdef or #ifndef as an #if expression, on one line, without comments.
+  static std::string condition_of(std::string_view directive) {
+    std::string d;
+    for (std::size_t k = 0; k < directive.size(); ++k) {
+      if (directive[k] == '\\' && k + 1 < directive.size() && (directive[k + 1] == '\n' || directive[k + 1] == '\r')) {
+        k += directive[k + 1] == '\r' && k + 2 < directive.size() && directive[k + 2] == '\n' ? 2 : 1;
+        continue;
+      }
+      if (directive[k] == '/' && k + 1 < directive.size() && directive[k + 1] == '/') break;
+      if (directive[k] == '/' && k + 1 < directive.size() && directive[k + 1] == '*') {
+        const std::size_t end = directive.find("*/", k + 2);
+        if (end == std::string_view::npos) break;
+        d += ' ';
+        k = end + 1;
+        continue;
+      }
+      d += directive[k] == '\n' || directive[k] == '\r' ? ' ' : directive[k];
+    }
+    const std::string word = directive_word(d);
+    std::size_t k = d.find(word) + word.size();
+    while (k < d.size() && (d[k] == ' ' || d[k] == '\t')) ++k;
+    std::string rest = d.substr(k);
+    while (!rest.empty() && (rest.back() == ' ' || rest.back() == '\t')) rest.pop_back();
+    if (word == "ifdef") return "defined(" + rest + ")";
+    if (word == "ifndef") return "!defined(" + rest + ")";
+    return rest;
   }
 
   // Index of the bracket that closes the one at `open` ((, [, {), or t_.size().
@@ -981,13 +1071,21 @@ class Rewriter {
         throw ParseError(line, "cannot parse the declarator of " + name + ": declare it in a statement of its own");
       }
       if (is_extern) {
-        if (bounds.size() != 1 || bounds[0].second != bounds[0].first + 1) {
+        if (bounds.empty() || bounds[0].second != bounds[0].first + 1) {
           throw ParseError(line, "extern __shared__ " + name + ": dynamic shared memory is declared as an array of "
-                                 "unknown size, `extern __shared__ T " + name + "[];`");
+                                 "unknown size, `extern __shared__ T " + name + "[];` (or rows: `" + name + "[][N]`)");
+        }
+        // Rows of a fixed length (`name[][N]`): a pointer to arrays of N, as nvcc makes it.
+        std::string row = type;
+        for (std::size_t b = 1; b < bounds.size(); ++b) {
+          if (bounds[b].second == bounds[b].first + 1) {
+            throw ParseError(line, "extern __shared__ " + name + ": only the first bound may be left out");
+          }
+          row += "[" + join(bounds[b].first + 1, bounds[b].second) + "]";
         }
         out += in_function ? "[[maybe_unused]] auto* const " + name + " = ::rooflab::emu::detail::dynamic_shared<" +
-                                 type + ">(); "
-                           : "[[maybe_unused]] static ::rooflab::emu::detail::DynamicSharedArray<" + type + "> " + name +
+                                 row + ">(); "
+                           : "[[maybe_unused]] static ::rooflab::emu::detail::DynamicSharedArray<" + row + "> " + name +
                                  "; ";
         continue;
       }

@@ -105,6 +105,29 @@ cudaError_t cudaMallocHost(void** ptr, size_t size) {
 }
 
 cudaError_t cudaHostAlloc(void** ptr, size_t size, unsigned int) { return cudaMallocHost(ptr, size); }
+// Page-locking memory the program allocated itself: accepted. Such memory stays pageable host memory here, so an
+// asynchronous copy into it has landed when the call returns (into cudaMallocHost memory it lands later).
+cudaError_t cudaHostRegister(void* ptr, size_t size, unsigned int) {
+  return ptr == nullptr || size == 0 ? record(cudaErrorInvalidValue) : cudaSuccess;
+}
+cudaError_t cudaHostUnregister(void* ptr) { return ptr == nullptr ? record(cudaErrorInvalidValue) : cudaSuccess; }
+// Mapped pinned memory: kernels may touch cudaMallocHost (cudaHostAlloc) memory here, at its own address.
+cudaError_t cudaHostGetDevicePointer(void** device, void* host, unsigned int flags) {
+  const void* start = nullptr;
+  std::size_t size = 0;
+  bool on_device = true;
+  if (device == nullptr || flags != 0 || !find_allocation(host, &start, &size, &on_device) || on_device) {
+    return record(cudaErrorInvalidValue);
+  }
+  *device = host;
+  return cudaSuccess;
+}
+// One GPU: no peer to reach.
+cudaError_t cudaDeviceCanAccessPeer(int* can, int device, int peer) {
+  if (can == nullptr || device != 0 || peer != 0) return record(cudaErrorInvalidDevice);
+  *can = 0;
+  return cudaSuccess;
+}
 
 cudaError_t cudaFreeHost(void* ptr) {
   if (ptr == nullptr) return cudaSuccess;
@@ -412,8 +435,13 @@ cudaError_t cudaMemset2DAsync(void* ptr, size_t pitch, int value, size_t width, 
                                   "of the program with it)");
 }
 
+// The SM's cycle counter: a steady clock counted in cycles of the pretend GPU's SM clock (cudaDevAttrClockRate),
+// so code that spins for `milliseconds * clockRate` ticks, as CUDA's samples do, spins that long here too.
 long long rooflab::emu::detail::device_clock() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch()).count();
+  const long long ns =
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch()).count();
+  static const long double cycles_per_ns = rooflab::emu::pretend_gpu().sm_clock_khz / 1e6L;
+  return static_cast<long long>(static_cast<long double>(ns) * cycles_per_ns);
 }
 
 void rooflab::emu::detail::device_sleep(unsigned ns) {
@@ -448,6 +476,19 @@ cudaError_t cudaGetDevice(int* device) {
   return cudaSuccess;
 }
 cudaError_t cudaSetDevice(int device) { return device == 0 ? cudaSuccess : record(cudaErrorInvalidDevice); }
+// Scheduling and mapping flags (cudaDeviceScheduleBlockingSync, cudaDeviceMapHost ...): kept, and read back.
+namespace {
+unsigned g_device_flags = 0;
+}  // namespace
+cudaError_t cudaSetDeviceFlags(unsigned int flags) {
+  g_device_flags = flags;
+  return cudaSuccess;
+}
+cudaError_t cudaGetDeviceFlags(unsigned int* flags) {
+  if (flags == nullptr) return record(cudaErrorInvalidValue);
+  *flags = g_device_flags;
+  return cudaSuccess;
+}
 cudaError_t cudaDeviceSynchronize(void) {
   ordering::host_waits_for_device();
   return cudaSuccess;
@@ -598,6 +639,33 @@ cudaError_t cudaStreamCreateWithFlags(cudaStream_t* stream, unsigned int flags) 
 cudaError_t cudaStreamCreate(cudaStream_t* stream) { return cudaStreamCreateWithFlags(stream, cudaStreamDefault); }
 cudaError_t cudaStreamCreateWithPriority(cudaStream_t* stream, unsigned int flags, int) {
   return cudaStreamCreateWithFlags(stream, flags);
+}
+// Priorities order nothing here (every operation runs when it is issued); the range is a recent GPU's.
+cudaError_t cudaDeviceGetStreamPriorityRange(int* least, int* greatest) {
+  if (least != nullptr) *least = 0;
+  if (greatest != nullptr) *greatest = -5;
+  return cudaSuccess;
+}
+cudaError_t cudaStreamGetPriority(cudaStream_t, int* priority) {
+  if (priority == nullptr) return record(cudaErrorInvalidValue);
+  *priority = 0;
+  return cudaSuccess;
+}
+// A host function on a stream runs once the stream's earlier work has finished, on a thread of the driver: here
+// that work has run, and the function runs now. (Its stream's copies into pinned memory land first.)
+cudaError_t cudaLaunchHostFunc(cudaStream_t stream, cudaHostFn_t fn, void* user_data) {
+  if (fn == nullptr) return record(cudaErrorInvalidValue);
+  ordering::issue(stream, "cudaLaunchHostFunc", {});
+  ordering::host_waits_for_stream(stream);
+  fn(user_data);
+  return cudaSuccess;
+}
+cudaError_t cudaStreamAddCallback(cudaStream_t stream, cudaStreamCallback_t callback, void* user_data, unsigned int flags) {
+  if (callback == nullptr || flags != 0) return record(cudaErrorInvalidValue);
+  ordering::issue(stream, "cudaStreamAddCallback", {});
+  ordering::host_waits_for_stream(stream);
+  callback(stream, cudaSuccess, user_data);
+  return cudaSuccess;
 }
 cudaError_t cudaStreamDestroy(cudaStream_t stream) {
   ordering::destroy_stream(stream);

@@ -5,6 +5,7 @@
 
 #include <cstdlib>
 #include <fstream>
+#include <iterator>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -122,10 +123,11 @@ TEST(Branches, EachSegmentIsHeldToThePassThatDecidesIt) {
   const auto found = in(in_kernel);
   ASSERT_EQ(found.size(), 1u);
   EXPECT_NE(found[0].find("k.cu:8 (`y[1] = 3;  // half the work`): nvcc's device pass"), std::string::npos) << found[0];
-  // At file scope (no entry: the file's start) the host pass decides.
+  // At file scope (no entry: the file's start) the backend keeps what either pass keeps: it lacks 3 (the device
+  // pass's) and 8 (the host pass's), and keeps 10, which neither keeps.
   const br::Contexts elsewhere{{99, 'h'}};
   const std::set<int> host_keeps{1, 5, 8, 12}, backend_keeps{1, 5, 10, 12};
-  EXPECT_EQ(br::differences("k.cu", lines, segments, host_keeps, device, backend_keeps, "sm_80", elsewhere).size(), 2u);
+  EXPECT_EQ(br::differences("k.cu", lines, segments, host_keeps, device, backend_keeps, "sm_80", elsewhere).size(), 3u);
 }
 
 TEST(Branches, TheRewriterListsWhereEachDirectiveStands) {
@@ -157,8 +159,56 @@ TEST(Branches, TheRewriterListsWhereEachDirectiveStands) {
             0);
   std::ifstream listed(out + ".contexts");
   const br::Contexts contexts = br::directive_contexts(listed);
-  const br::Contexts expected{{1, 'h'}, {3, 'd'}, {5, 'd'}, {8, 'b'}, {10, 'b'}, {12, 'b'}, {15, 'h'}, {17, 'h'}};
+  const br::Contexts expected{{1, 'f'}, {3, 'd'}, {5, 'd'}, {8, 'b'}, {10, 'b'}, {12, 'b'}, {15, 'h'}, {17, 'h'}};
   EXPECT_EQ(contexts, expected);
+}
+
+// At file scope nvcc's device pass keeps declarations its host pass drops (a __device__ helper under
+// `#if __CUDA_ARCH__ >= 700`, a specialization for sm_80). The rewriter keeps a group with no alternative where
+// either pass keeps it; a group with an #else takes the host pass's branch, and its device side is a finding.
+TEST(Branches, AtFileScopeTheBackendKeepsWhatEitherPassKeeps) {
+  const std::string source =
+      "#if __CUDA_ARCH__ >= 700  // Volta and later\n"       // 1
+      "__device__ int twice(int x) { return 2 * x; }\n"      // 2
+      "#endif\n"                                             // 3
+      "#ifdef __CUDA_ARCH__\n"                               // 4
+      "__device__ int pick() { return 1; }\n"                // 5
+      "#else\n"                                              // 6
+      "__device__ int pick() { return 2; }\n"                // 7
+      "#endif\n"                                             // 8
+      "#ifndef __CUDA_ARCH__\n"                              // 9
+      "static int host_side() { return 3; }\n"               // 10
+      "#endif\n";                                            // 11
+  const std::string dir = ::testing::TempDir();
+  const std::string cu = dir + "/rooflab_branches_file_scope.cu", out = dir + "/rooflab_branches_file_scope.cpp";
+  std::ofstream(cu) << source;
+  ASSERT_EQ(std::system(("\"" ROOFLAB_EMU_REWRITE_TOOL "\" \"" + cu + "\" \"" + out + "\" --contexts \"" + out +
+                         ".contexts\"").c_str()),
+            0);
+  std::ifstream rewritten(out);
+  const std::string text((std::istreambuf_iterator<char>(rewritten)), std::istreambuf_iterator<char>());
+  EXPECT_NE(text.find("#if (__CUDA_ARCH__ >= 700) || (800 >= 700)\n__device__ int twice"), std::string::npos) << text;
+  EXPECT_NE(text.find("#ifdef __CUDA_ARCH__\n__device__ int pick() { return 1; }"), std::string::npos)
+      << "a group with an alternative: the host pass's branch";
+  EXPECT_NE(text.find("#if (!defined(__CUDA_ARCH__)) || (0)\nstatic int host_side"), std::string::npos) << text;
+  std::ifstream listed(out + ".contexts");
+  const br::Contexts contexts = br::directive_contexts(listed);
+  EXPECT_EQ(contexts.at(1), 'f');
+
+  const auto lines = lines_of(source);
+  const auto segments = br::conditional_segments(lines);
+  const std::set<int> host{7, 10}, device{2, 5};
+  EXPECT_TRUE(br::differences("k.cu", lines, segments, host, device, {2, 5, 7, 10}, "sm_80", contexts).empty())
+      << "what either pass keeps may stand";
+  const auto found = br::differences("k.cu", lines, segments, host, device, {2, 7, 10}, "sm_80", contexts);
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_NE(found[0].find("k.cu:5 (`__device__ int pick() { return 1; }`): nvcc's device pass for sm_80 compiles "
+                          "these lines (at file scope) and the CPU backend does not"),
+            std::string::npos)
+      << found[0];
+  // The backend without the device-only helper: found too; with what neither pass keeps: found.
+  EXPECT_EQ(br::differences("k.cu", lines, segments, host, device, {7, 10}, "sm_80", contexts).size(), 2u);
+  EXPECT_EQ(br::differences("k.cu", lines, segments, {10}, {2}, {2, 7, 10}, "sm_80", contexts).size(), 1u);
 }
 
 TEST(Branches, AMacrosValueOutsideTheConditionalsMustBeTheSameOnBoth) {

@@ -60,7 +60,7 @@ __global__ void trap_kernel(int* out) {
 }
 void trap_launch(int* out) { trap_kernel<<<1, 32>>>(out); }
 
-// How long each thread slept, in clock64() ticks (a GPU's cycles, the CPU backend's nanoseconds): as public
+// How long each thread slept, in clock64() ticks (the SM's cycles, on a GPU and on the CPU backend): as public
 // code times a stretch of a kernel (cuda-samples' clock).
 __global__ void slept_ticks(long long* out) {
   const long long t0 = clock64();

@@ -450,6 +450,13 @@ ROOFLAB_EMU_MINMAX_(unsigned long long, unsigned long long, unsigned long long)
 ROOFLAB_EMU_MINMAX_(unsigned long long, long long, unsigned long long)
 ROOFLAB_EMU_MINMAX_(unsigned long long, unsigned long long, long long)
 #undef ROOFLAB_EMU_MINMAX_
+// The named integer forms (umin, llmax ...), which CUDA code calls where an overload could be ambiguous.
+inline unsigned umin(unsigned a, unsigned b) { return std::min(a, b); }
+inline unsigned umax(unsigned a, unsigned b) { return std::max(a, b); }
+inline long long llmin(long long a, long long b) { return std::min(a, b); }
+inline long long llmax(long long a, long long b) { return std::max(a, b); }
+inline unsigned long long ullmin(unsigned long long a, unsigned long long b) { return std::min(a, b); }
+inline unsigned long long ullmax(unsigned long long a, unsigned long long b) { return std::max(a, b); }
 // Floating point: fmin/fmax semantics (a NaN argument gives the other one), as fminf/fmin on the GPU.
 inline float min(float a, float b) { return std::fmin(a, b); }
 inline float max(float a, float b) { return std::fmax(a, b); }
@@ -512,9 +519,9 @@ namespace rooflab::emu::detail {
 }
 
 // ---- the SM's clock and sleeping ----
-// clock64(): a steady clock in nanoseconds (a GPU counts the SM's cycles; on either, only differences mean
-// anything); __nanosleep(ns): the thread sleeps about that long, at most a millisecond as on a GPU. clock() in
-// device code is the C library's here (process time). A lab's kernels file may use none of them: the grader's
+// clock64(): the SM's cycles, a steady clock counted at the pretend GPU's SM clock (only differences mean
+// anything); clock() in a __global__ or __device__ function is the same counter (the rewriter's); __nanosleep(ns):
+// the thread sleeps about that long, at most a millisecond as on a GPU. A lab's kernels file may use none of them: the grader's
 // symbol rule refuses clocks and sleeps there (a kernel that waits on purpose slows a ratio's baseline).
 namespace rooflab::emu::detail {
 long long device_clock();          // src/runtime_api.cpp
