@@ -190,17 +190,25 @@ bool is_access_watched(const Allocation& a) {
   return false;
 }
 
-// Marks the page holding addr in the access watch; whether a watched allocation holds it. Async-signal-safe.
-bool touch_access(std::uintptr_t addr) {
+// Marks the page holding addr in the access watch, read (1) or written (2); returns what the page may be opened
+// to: 0 (no watched allocation holds it), 1 (reading: a later write faults again and is marked) or 2 (both).
+// Async-signal-safe (atomics only).
+int touch_access(std::uintptr_t addr, bool write) {
   const int n = g_access_count.load(std::memory_order_acquire);
-  bool any = false;
+  int open = 0;
   for (int i = 0; i < n; ++i) {
     AccessWatchSlot& w = g_access[i];
     if (addr < w.first_page || addr >= w.first_page + w.pages * page_size()) continue;
-    w.touched[(addr - w.first_page) / page_size()].store(1);
-    any = true;
+    std::atomic<unsigned char>& state = w.touched[(addr - w.first_page) / page_size()];
+    if (write) {
+      state.store(2);
+    } else {
+      unsigned char untouched = 0;
+      state.compare_exchange_strong(untouched, 1);
+    }
+    open = std::max(open, state.load() == 2 ? 2 : 1);
   }
-  return any;
+  return open;
 }
 
 bool is_watched(const Allocation& a) { return is_read_watched(a) || is_access_watched(a); }
@@ -228,13 +236,26 @@ bool touch_watched(std::uintptr_t from, std::uintptr_t to) {
 
 // The fault handler's part: a touch of a closed watched page is counted and the page opened (the access
 // repeats and succeeds). Whoever touches it counts: a kernel, or an emulated library computing from it.
-bool watched_page_fault(std::uintptr_t addr) {
+// `write`: the faulting access wrote. A page the read watch opens is opened for writing too, so the access
+// watch counts it written (it would not see a later write).
+bool watched_page_fault(std::uintptr_t addr, bool write) {
   const bool read = g_watch_count.load(std::memory_order_acquire) != 0 && touch_watched(addr, addr + 1);
-  const bool access = g_access_count.load(std::memory_order_acquire) != 0 && touch_access(addr);
-  if (!read && !access) return false;
+  const int access = g_access_count.load(std::memory_order_acquire) != 0 ? touch_access(addr, write || read) : 0;
+  if (!read && access == 0) return false;
   const std::uintptr_t page = addr / page_size() * page_size();
-  mprotect(reinterpret_cast<void*>(page), page_size(), PROT_READ | PROT_WRITE);
+  mprotect(reinterpret_cast<void*>(page), page_size(), read || access == 2 ? PROT_READ | PROT_WRITE : PROT_READ);
   return true;
+}
+
+// Whether the access that faulted was a write: the page fault's error code on x86-64 (its bit 1); elsewhere
+// every fault counts as a write (a race between streams may then be reported where two streams only read).
+bool fault_wrote(void* context) {
+#if defined(__x86_64__)
+  return (static_cast<const ucontext_t*>(context)->uc_mcontext.gregs[REG_ERR] & 2) != 0;
+#else
+  (void)context;
+  return true;
+#endif
 }
 
 
@@ -433,7 +454,9 @@ const GuardRecord* device_data_record(std::uintptr_t addr) {
 
 void on_fault(int sig, siginfo_t* info, void* context) {
   const auto addr = reinterpret_cast<std::uintptr_t>(info->si_addr);
-  if (sig == SIGSEGV && info->si_code == SEGV_ACCERR && watched_page_fault(addr)) return;  // a watch's mark
+  if (sig == SIGSEGV && info->si_code == SEGV_ACCERR && watched_page_fault(addr, fault_wrote(context))) {
+    return;  // a watch's mark
+  }
   char msg[2048];
   const char* kernel = current_kernel_for_report();
   uint3 block{}, thread{};
@@ -898,14 +921,15 @@ std::vector<TouchedPages> memory::end_access_watch() {
     t.start = w.start;
     const std::uintptr_t end = w.start + w.allocation->size;
     for (std::size_t p = 0; p < w.pages; ++p) {
-      if (w.touched[p].load() == 0) continue;
+      const unsigned char state = w.touched[p].load();
+      if (state == 0) continue;
       const std::uintptr_t lo = std::max(w.first_page + p * page, w.start);
       const std::uintptr_t hi = std::min(w.first_page + (p + 1) * page, end);
       if (lo >= hi) continue;  // the padding before the allocation, or after it
-      if (!t.ranges.empty() && t.ranges.back().second == lo) {
-        t.ranges.back().second = hi;
+      if (!t.ranges.empty() && t.ranges.back().hi == lo && t.ranges.back().written == (state == 2)) {
+        t.ranges.back().hi = hi;
       } else {
-        t.ranges.push_back({lo, hi});
+        t.ranges.push_back({lo, hi, state == 2});
       }
     }
     touched.push_back(std::move(t));

@@ -102,10 +102,15 @@ bool touch_watched(std::uintptr_t from, std::uintptr_t to);
 // The access watch of one launch (guarded_memory.cpp): while it is on, the data pages of the device allocations
 // holding `pointers` stay closed and the fault handler marks each page at its first touch. false: not started
 // (another launch holds it, a pointer is not into device memory, or a runtime copy is using one now). The end
-// gives, per allocation, the byte ranges of its touched pages, clipped to the allocation.
+// gives, per allocation, the byte ranges of its touched pages, clipped to the allocation, and whether each was
+// written (the page fault's error code says; a page only read stays open for reading until a write faults).
 struct TouchedPages {
+  struct Range {
+    std::uintptr_t lo = 0, hi = 0;
+    bool written = false;
+  };
   std::uintptr_t start = 0;  // the allocation
-  std::vector<std::pair<std::uintptr_t, std::uintptr_t>> ranges;
+  std::vector<Range> ranges;
 };
 bool begin_access_watch(const std::vector<const void*>& pointers);
 std::vector<TouchedPages> end_access_watch();

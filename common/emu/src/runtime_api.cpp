@@ -785,8 +785,8 @@ void rooflab::emu::detail::finish_launch_ordering() {
     }
     for (const memory::TouchedPages& t : touched) {
       if (t.start != start) continue;
-      for (const auto& [lo, hi] : t.ranges) {
-        memory.push_back({reinterpret_cast<const void*>(lo), argument.writes, static_cast<std::size_t>(hi - lo)});
+      for (const memory::TouchedPages::Range& r : t.ranges) {  // what it did, whatever the pointer's constness
+        memory.push_back({reinterpret_cast<const void*>(r.lo), r.written, static_cast<std::size_t>(r.hi - r.lo)});
       }
     }
   }

@@ -271,4 +271,14 @@ void copy_on(const float* in, float* out, int n, cudaStream_t stream) {
   copy_on_kernel<<<(n + 127) / 128, 128, 0, stream>>>(in, out, n);
   ROOFLAB_LAUNCH_CHECK();
 }
+
+// As copy_on_kernel, through a pointer to non-const input that it only reads (as much public code declares it).
+__global__ void copy_mutable_kernel(float* in, float* out, int n) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) out[i] = in[i];
+}
+void copy_mutable_on(float* in, float* out, int n, cudaStream_t stream) {
+  copy_mutable_kernel<<<(n + 127) / 128, 128, 0, stream>>>(in, out, n);
+  ROOFLAB_LAUNCH_CHECK();
+}
 }  // namespace emutest

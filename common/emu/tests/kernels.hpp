@@ -49,4 +49,5 @@ void write_before_start(float* out, int n);
 // out[i] = value for i < n, launched on `stream` (the streams' order: test_emu.cpp, EmuStreams).
 void fill_on(float* out, float value, int n, cudaStream_t stream);
 void copy_on(const float* in, float* out, int n, cudaStream_t stream);
+void copy_mutable_on(float* in, float* out, int n, cudaStream_t stream);  // reads `in` only
 }  // namespace emutest
