@@ -436,7 +436,8 @@ class Rewriter {
   // pass (`defined(__CUDACC__)` and `__CUDACC__` by 1, `#ifdef __CUDACC__` by `#if 1`; in a device function,
   // `__CUDA_ARCH__` by kDeviceArch); nullopt for any other directive. One line: the splices and any newline
   // of a comment inside go (replace() puts the newlines back after it).
-  static std::optional<std::string> nvcc_pass(std::string_view directive, bool device) {
+  // A directive on one line: its splices and the newlines of a comment inside it gone.
+  static std::string one_line(std::string_view directive) {
     std::string d;
     for (std::size_t k = 0; k < directive.size(); ++k) {
       if (directive[k] == '\\' && k + 1 < directive.size() && (directive[k + 1] == '\n' || directive[k + 1] == '\r')) {
@@ -445,6 +446,11 @@ class Rewriter {
       }
       d += directive[k] == '\n' || directive[k] == '\r' ? ' ' : directive[k];
     }
+    return d;
+  }
+
+  static std::optional<std::string> nvcc_pass(std::string_view directive, bool device) {
+    const std::string d = one_line(directive);
     std::size_t k = 1;  // after '#'
     const auto skip_blanks = [&] { while (k < d.size() && (d[k] == ' ' || d[k] == '\t')) ++k; };
     const auto word = [&] {
@@ -517,20 +523,11 @@ class Rewriter {
     const std::string_view text = t_[i].text;
     auto host = nvcc_pass(text, false);
     const auto device = nvcc_pass(text, true);
-    const std::string word = directive_word(text);
+    const std::string_view word = rooflab::emu::branches::directive_name(text);
     if (!device || (word != "if" && word != "ifdef" && word != "ifndef") || group_has_alternative(i)) return host;
     const std::string h = condition_of(host ? *host : std::string(text)), d = condition_of(*device);
     if (h == d) return host;
     return "#if (" + h + ") || (" + d + ")";
-  }
-
-  // The directive's name: "if", "ifdef", "endif" ... ("" for a null directive).
-  static std::string directive_word(std::string_view directive) {
-    std::size_t k = 1;  // after '#'
-    while (k < directive.size() && (directive[k] == ' ' || directive[k] == '\t')) ++k;
-    const std::size_t b = k;
-    while (k < directive.size() && ident_char(directive[k])) ++k;
-    return std::string(directive.substr(b, k - b));
   }
 
   // Whether the conditional group that the directive at token `open` begins has an #else or #elif of its own.
@@ -538,7 +535,7 @@ class Rewriter {
     int depth = 0;
     for (std::size_t k = open + 1; k < t_.size(); ++k) {
       if (t_[k].kind != Kind::directive) continue;
-      const std::string w = directive_word(t_[k].text);
+      const std::string_view w = rooflab::emu::branches::directive_name(t_[k].text);
       if (w == "if" || w == "ifdef" || w == "ifndef") {
         ++depth;
       } else if (w == "endif") {
@@ -552,23 +549,20 @@ class Rewriter {
 
   // The condition of an #if, #ifdef or #ifndef as an #if expression, on one line, without comments.
   static std::string condition_of(std::string_view directive) {
-    std::string d;
-    for (std::size_t k = 0; k < directive.size(); ++k) {
-      if (directive[k] == '\\' && k + 1 < directive.size() && (directive[k + 1] == '\n' || directive[k + 1] == '\r')) {
-        k += directive[k + 1] == '\r' && k + 2 < directive.size() && directive[k + 2] == '\n' ? 2 : 1;
-        continue;
-      }
-      if (directive[k] == '/' && k + 1 < directive.size() && directive[k + 1] == '/') break;
-      if (directive[k] == '/' && k + 1 < directive.size() && directive[k + 1] == '*') {
-        const std::size_t end = directive.find("*/", k + 2);
-        if (end == std::string_view::npos) break;
+    const std::string line = one_line(directive);
+    std::string d;  // without comments
+    for (std::size_t k = 0; k < line.size(); ++k) {
+      if (line[k] == '/' && k + 1 < line.size() && line[k + 1] == '/') break;
+      if (line[k] == '/' && k + 1 < line.size() && line[k + 1] == '*') {
+        const std::size_t end = line.find("*/", k + 2);
+        if (end == std::string::npos) break;
         d += ' ';
         k = end + 1;
         continue;
       }
-      d += directive[k] == '\n' || directive[k] == '\r' ? ' ' : directive[k];
+      d += line[k];
     }
-    const std::string word = directive_word(d);
+    const std::string word(rooflab::emu::branches::directive_name(d));
     std::size_t k = d.find(word) + word.size();
     while (k < d.size() && (d[k] == ' ' || d[k] == '\t')) ++k;
     std::string rest = d.substr(k);

@@ -156,21 +156,32 @@ std::string stream_name(int slot) {
 // such among those the host does not know finished. A copy's or memset's bytes are exact; a watched launch's
 // are the pages it touched (so two launches writing different pages of one allocation are no race); anything
 // else counts as touching its whole allocation.
-std::string unordered_pair(int slot, const Clock& c, const std::string& what, const std::vector<Range>& memory) {
+// The first pending operation not ordered before a point on `slot` (whose clock is `c`) that touches bytes of
+// `memory` where either may write them, with the two ranges that meet; op == nullptr when there is none.
+struct Meeting {
+  const Operation* op = nullptr;
+  Range mine, theirs;
+};
+Meeting first_unordered_meeting(int slot, const Clock& c, const std::vector<Range>& memory) {
   for (const Operation& op : g_pending) {
     if (op.slot == slot || at(c, op.slot) >= op.seq) continue;  // in its stream's order, or ordered before it
     for (const Range& theirs : op.memory) {
       for (const Range& mine : memory) {
-        if (!overlap(mine, theirs)) continue;
-        return what + " on " + stream_name(slot) + (mine.writes ? " may write" : " reads") + " memory that " +
-               op.what + " on " + stream_name(op.slot) + " may still be " + (theirs.writes ? "writing" : "reading") +
-               " on a GPU (" + where_they_meet(mine, theirs) +
-               "): nothing orders the two (an event recorded after the one and waited for by the other's stream, "
-               "cudaStreamWaitEvent, or a synchronization between them), so the two may run at once";
+        if (overlap(mine, theirs)) return {&op, mine, theirs};
       }
     }
   }
-  return "";
+  return {};
+}
+
+std::string unordered_pair(int slot, const Clock& c, const std::string& what, const std::vector<Range>& memory) {
+  const Meeting m = first_unordered_meeting(slot, c, memory);
+  if (m.op == nullptr) return "";
+  return what + " on " + stream_name(slot) + (m.mine.writes ? " may write" : " reads") + " memory that " + m.op->what +
+         " on " + stream_name(m.op->slot) + " may still be " + (m.theirs.writes ? "writing" : "reading") +
+         " on a GPU (" + where_they_meet(m.mine, m.theirs) +
+         "): nothing orders the two (an event recorded after the one and waited for by the other's stream, "
+         "cudaStreamWaitEvent, or a synchronization between them), so the two may run at once";
 }
 
 }  // namespace
@@ -286,19 +297,13 @@ std::string unordered_with(const void* address, std::size_t bytes, bool writes) 
   const std::vector<Range> mine = ranges_of({Access{address, writes, bytes}});
   if (mine.empty()) return "";
   std::lock_guard lock(g_order_mutex);
-  const Clock c = clock_of(0);  // a synchronous copy runs on the legacy default stream
-  for (const Operation& op : g_pending) {
-    if (at(c, op.slot) >= op.seq) continue;
-    for (const Range& theirs : op.memory) {
-      if (!overlap(mine.front(), theirs)) continue;
-      return op.what + " on " + stream_name(op.slot) + " may still be " + (theirs.writes ? "writing" : "reading") +
-             " it on a GPU (" + where_they_meet(mine.front(), theirs) +
-             "): nothing orders it before this copy (a cudaStreamSynchronize or cudaDeviceSynchronize, or an event "
-             "the copy's stream waits for; a cudaStreamNonBlocking stream is not ordered with the legacy default "
-             "stream)";
-    }
-  }
-  return "";
+  // A synchronous copy runs on the legacy default stream (whose own earlier work its clock holds).
+  const Meeting m = first_unordered_meeting(0, clock_of(0), mine);
+  if (m.op == nullptr) return "";
+  return m.op->what + " on " + stream_name(m.op->slot) + " may still be " + (m.theirs.writes ? "writing" : "reading") +
+         " it on a GPU (" + where_they_meet(m.mine, m.theirs) +
+         "): nothing orders it before this copy (a cudaStreamSynchronize or cudaDeviceSynchronize, or an event the "
+         "copy's stream waits for; a cudaStreamNonBlocking stream is not ordered with the legacy default stream)";
 }
 
 std::string last_unordered_pair() {
