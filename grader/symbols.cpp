@@ -13,6 +13,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <iterator>
+#include <map>
 #include <memory>
 #include <regex>
 #include <set>
@@ -302,6 +303,61 @@ std::vector<std::string> branch_findings(const Binary& binary) {
   return out;
 }
 
+std::vector<NvccObject> nvcc_objects(const Binary& binary) {
+  std::vector<NvccObject> out;
+  if (binary.capture_dir.empty()) return out;
+  static const std::regex name(R"(([A-Za-z0-9_.-]+)\.nvcc\.o)");
+  std::error_code ec;
+  for (auto it = fs::directory_iterator(binary.capture_dir, ec); !ec && it != fs::directory_iterator(); ++it) {
+    std::smatch m;
+    const std::string file = it->path().filename().string();
+    if (it->is_regular_file() && std::regex_match(file, m, name)) out.push_back({it->path(), m[1].str() + ".cu"});
+  }
+  std::sort(out.begin(), out.end(), [](const NvccObject& a, const NvccObject& b) { return a.path < b.path; });
+  return out;
+}
+
+std::vector<std::string> api_findings(const std::string& file, const std::vector<Symbol>& nvcc,
+                                      const std::vector<Symbol>& backend) {
+  // The functions both builds must call alike: the CUDA runtime's, driver's and libraries' (C names), and the
+  // harness's (rooflab::, less the CPU backend's own rooflab::emu::, which only its build calls).
+  static const std::regex api("^(cuda|cu[A-Z]|cublas|cufft|curand|cusparse|cusolver|nvml|nvtx|nvrtc|nccl)[A-Za-z0-9_]*$");
+  const auto in_scope = [](std::string_view name) {
+    if (name.starts_with("_ZN7rooflab3emu") || name.starts_with("_ZNK7rooflab3emu")) return false;
+    return name.starts_with("_ZN7rooflab") || name.starts_with("_ZNK7rooflab") ||
+           std::regex_match(name.begin(), name.end(), api);
+  };
+  // nvcc's stubs launch a kernel through its runtime (cudaLaunchKernel before CUDA 12.8, __cudaLaunchKernel
+  // after); the backend's launch is its own rooflab::emu:: call.
+  static const std::set<std::string, std::less<>> nvcc_launch = {"cudaLaunchKernel", "cudaLaunchKernel_ptsz",
+                                                                 "cudaConfigureCall", "cudaSetupArgument",
+                                                                 "cudaLaunch", "cudaLaunch_ptsz"};
+  const auto called = [&](const std::vector<Symbol>& symbols) {
+    std::map<std::string, std::string, std::less<>> out;  // name -> demangled
+    for (const auto& s : symbols) {
+      const std::string_view name = unversioned(s.name);
+      if (references(s.type) && in_scope(name)) out.emplace(std::string(name), name.starts_with("_Z") ? s.demangled : std::string(name));
+    }
+    return out;
+  };
+  const auto by_nvcc = called(nvcc);
+  const auto by_backend = called(backend);
+  std::vector<std::string> out;
+  for (const auto& [name, demangled] : by_nvcc) {
+    if (by_backend.contains(name) || nvcc_launch.contains(name)) continue;
+    out.push_back(fmt::format("{}: nvcc's build calls {}, which the CPU backend's build of the same file does not "
+                              "(the file shows the two compilers different code: a GPU would run a call the CPU "
+                              "backend never grades)", file, shortened(demangled)));
+  }
+  for (const auto& [name, demangled] : by_backend) {
+    if (by_nvcc.contains(name)) continue;
+    out.push_back(fmt::format("{}: the CPU backend's build calls {}, which nvcc's build of the same file does not "
+                              "(the file shows the two compilers different code: the CPU backend grades a call a "
+                              "GPU would never make)", file, shortened(demangled)));
+  }
+  return out;
+}
+
 namespace {
 
 std::string listed(const std::set<std::string>& findings) {
@@ -339,6 +395,24 @@ std::string forbidden_symbols_in(const fs::path& build_dir, const Lab& lab, cons
   }
   std::set<std::string> branches;
   for (auto& f : branch_findings(binary)) branches.insert(std::move(f));
+  // nvcc's own object of each kernels file: refused for what the backend's would be refused for, and held to call
+  // what the backend's object of the same file calls.
+  for (const auto& host : nvcc_objects(binary)) {
+    const auto symbols = symbols_of(host.path);
+    if (!symbols) continue;
+    const std::string as_nvcc = host.file + " (as nvcc compiles it)";
+    std::vector<std::string> names;
+    for (const auto& s : *symbols) names.push_back(s.demangled);
+    for (auto& f : forbidden_findings(libraries, as_nvcc, names)) findings.insert(std::move(f));
+    for (auto& f : tampering_findings(host.file, *symbols)) tampering.insert(f + " (in nvcc's build)");
+    for (const auto& object : student_objects(build_dir, lab, binary, host.file)) {
+      if (object.filename().string().ends_with(".emu.cpp.o")) {
+        if (const auto backend = symbols_of(object)) {
+          for (auto& f : api_findings(host.file, *symbols, *backend)) branches.insert(std::move(f));
+        }
+      }
+    }
+  }
   std::string out;
   if (!findings.empty()) {
     std::string libs;
@@ -358,12 +432,12 @@ std::string forbidden_symbols_in(const fs::path& build_dir, const Lab& lab, cons
   if (!branches.empty()) {
     out += (out.empty() ? "" : "\n") +
            std::string("refused: the student's kernels file compiles to different code under nvcc than on the CPU "
-                       "backend, which grades it without a GPU (each compiler's preprocessor keeps other lines, or "
-                       "gives a name another value):\n") +
+                       "backend, which grades it without a GPU (each compiler's preprocessor keeps other lines or "
+                       "gives a name another value, or each build calls other functions):\n") +
            listed(branches) +
            "Write one program for both: a conditional may tell host code from device code (__CUDA_ARCH__), not "
-           "nvcc from the CPU backend (its headers, its macros, __has_include of either), and no macro's value may "
-           "either.";
+           "nvcc from the CPU backend (its headers, its macros, __has_include of either, a type either declares "
+           "its own way), and no macro's value may either.";
   }
   return out;
 }
@@ -380,6 +454,7 @@ std::optional<TestResult> forbidden_symbols_check(const fs::path& build_dir, con
       for (auto& object : student_objects(build_dir, lab, b, f)) checked.insert(std::move(object));
     }
     for (auto& ptx : student_ptx(b)) checked.insert(std::move(ptx.path));
+    for (auto& host : nvcc_objects(b)) checked.insert(std::move(host.path));
     const std::string found = forbidden_symbols_in(build_dir, lab, b);
     if (!found.empty() && seen.insert(found).second) {
       r.status = Status::failed;

@@ -37,6 +37,10 @@
 // a device function's __CUDA_ARCH__ as 800 only. So the device code nvcc made of the student's kernels for each
 // architecture the static binary captures (its PTX) is read too, for what the symbols above name in device code
 // (device_code_findings): the SM's clocks, sleeps, and L2 priority hints that keep lines past the flush.
+// And the host code nvcc compiles: the static capture compiles each kernels file with nvcc too (<stem>.nvcc.o), and
+// that object is refused for what the backend's would be, and held to call what the backend's object of the same
+// file calls (api_findings): a file that shows the two compilers different code by a type, not a directive, shows
+// there.
 #pragma once
 
 #include "manifest.hpp"
@@ -100,6 +104,25 @@ std::vector<StudentPtx> student_ptx(const Binary& binary);
 // "kernels.cu:44: nvcc compiles these lines ... and the CPU backend does not ..."; common/emu/rewrite/branches.hpp).
 // A capture whose findings file is missing says nothing (the static binary is not built without it).
 std::vector<std::string> branch_findings(const Binary& binary);
+
+// nvcc's own objects of the student's kernels files for a static binary (<stem>.nvcc.o in its capture_dir: the
+// build compiles each file with nvcc as a GPU build would, host pass and all), each with its student file; none
+// for a binary without captures. The symbol rule reads them as it reads the CPU backend's objects.
+struct NvccObject {
+  std::filesystem::path path;
+  std::string file;  // "kernels.cu"
+};
+std::vector<NvccObject> nvcc_objects(const Binary& binary);
+
+// What nvcc's object of one student file (`nvcc`) and the CPU backend's object of it (`backend`) do not both call,
+// of the CUDA runtime, its libraries and driver (unmangled cuda*, cu[A-Z]*, cublas*, nvml* ... names) and of
+// rooflab's harness (rooflab::, not the backend's own rooflab::emu::): one line per name, "kernels.cu: nvcc's build
+// calls cudaStreamCreateWithFlags, which the CPU backend's build of the same file does not ...". Both compile the
+// same host code (the launchers) from the same headers, so they call the same functions, less nvcc's own launch
+// machinery (__cuda*, cudaLaunchKernel in its stubs); a file that shows each compiler other code (a type trait of
+// threadIdx, which nvcc declares const and the backend cannot, deciding an `if constexpr`) calls other ones.
+std::vector<std::string> api_findings(const std::string& file, const std::vector<Symbol>& nvcc,
+                                      const std::vector<Symbol>& backend);
 
 // The lab's list (its rubric.json's "forbidden_symbols"); empty when it forbids nothing. Throws
 // std::runtime_error naming the file for a malformed list or pattern.

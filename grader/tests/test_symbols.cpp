@@ -233,4 +233,73 @@ TEST(DeviceCode, AStaticBinarysPtxIsReadAndRefused) {
   fs::remove_all(build);
 }
 
+// nvcc's object of a kernels file and the CPU backend's must call the same functions of the CUDA runtime, its
+// libraries and rooflab's harness, both ways; nvcc's launch machinery, the backend's own rooflab::emu:: calls and
+// everything else (the C++ library, the C library, libm for the backend's kernel bodies) are not compared.
+TEST(ApiCalls, EachBuildCallsWhatTheOtherCalls) {
+  const auto sym = [](std::string name, char type = 'U', std::string demangled = {}) {
+    return Symbol{name, demangled.empty() ? name : demangled, type};
+  };
+  const std::vector<Symbol> common = {sym("cudaGetLastError"), sym("_ZN7rooflab8grid_forEmjj", 'U', "rooflab::grid_for(unsigned long, unsigned int, unsigned int)")};
+  std::vector<Symbol> nvcc = common, backend = common;
+  for (const char* internal : {"__cudaPushCallConfiguration", "__cudaLaunchKernel", "__cudaRegisterFatBinary",
+                               "cudaLaunchKernel", "atexit", "memset"}) {
+    nvcc.push_back(sym(internal));
+  }
+  backend.push_back(sym("_ZN7rooflab3emu6detail8run_gridEPKv4dim3S3_mNS1_10ThreadBodyEPKc"));
+  backend.push_back(sym("expf"));
+  backend.push_back(sym("cudaStreamSynchronize", 'T'));  // a definition is tampering's to judge, not a call
+  EXPECT_TRUE(api_findings("kernels.cu", nvcc, backend).empty()) << "the same calls, less each build's own";
+
+  auto cheat = nvcc;
+  cheat.push_back(sym("cudaStreamCreateWithFlags@libcudart.so.13"));
+  cheat.push_back(sym("_ZN7rooflab10perf_scaleEv", 'U', "rooflab::perf_scale()"));
+  const auto found = api_findings("kernels.cu", cheat, backend);
+  ASSERT_EQ(found.size(), 2u);
+  EXPECT_TRUE(mentions(found, "kernels.cu: nvcc's build calls cudaStreamCreateWithFlags, which the CPU backend's build"))
+      << found[0];
+  EXPECT_TRUE(mentions(found, "nvcc's build calls rooflab::perf_scale()"));
+
+  auto honest_only_here = backend;
+  honest_only_here.push_back(sym("cudaMemsetAsync", 'w'));
+  const auto other = api_findings("kernels.cu", nvcc, honest_only_here);
+  ASSERT_EQ(other.size(), 1u);
+  EXPECT_TRUE(mentions(other, "the CPU backend's build calls cudaMemsetAsync, which nvcc's build of the same file does not"));
+}
+
+// End to end: nvcc's object of the kernels file lies in the static binary's capture folder (<stem>.nvcc.o) and
+// the CPU backend's in the object library the binary links; the rule reads both, refuses what nvcc's object
+// uses as it would the backend's (the dynamic loader, in a lab that forbids a library), and names the calls
+// only nvcc's build makes.
+TEST(ApiCalls, AStaticBinarysNvccObjectIsReadBesideTheBackendsObject) {
+  const fs::path build = fs::temp_directory_path() / ("rooflab-api-" + std::to_string(::getpid()));
+  const Lab lab = lab09(build, "kernels.cu");
+  const fs::path capture = build / "labs" / "static" / "lab09";
+  const fs::path shared = build / "labs" / lab.dir_name() / "CMakeFiles" / "lab09_kernels_plain.dir" / "emu" /
+                          "lab09_kernels_plain";
+  fs::create_directories(capture);
+  fs::create_directories(shared);
+  std::ofstream(lab.rubric) << R"({"lab": "09", "forbidden_symbols": [{"library": "cuBLAS", "pattern": "^cublas"}]})";
+  fs::copy_file(ROOFLAB_DL_FIXTURE_OBJECT, shared / "kernels-0123abcd.emu.cpp.o");
+  Binary stat{"static", "lab09_static", build / "lab09_static", "", {}, {}};
+  stat.capture_dir = capture;
+  stat.objects_from = {"lab09_kernels_plain"};
+  EXPECT_TRUE(nvcc_objects(stat).empty());
+
+  fs::copy_file(ROOFLAB_API_FIXTURE_OBJECT, capture / "kernels.nvcc.o");
+  const auto objects = nvcc_objects(stat);
+  ASSERT_EQ(objects.size(), 1u);
+  EXPECT_EQ(objects[0].file, "kernels.cu");
+  std::string found = forbidden_symbols_in(build, lab, stat);
+  EXPECT_NE(found.find("kernels.cu: nvcc's build calls cudaStreamCreateWithFlags"), std::string::npos) << found;
+  EXPECT_NE(found.find("nvcc's build calls rooflab::perf_scale()"), std::string::npos) << found;
+  EXPECT_NE(found.find("or each build calls other functions"), std::string::npos) << found;
+
+  fs::copy_file(ROOFLAB_DL_FIXTURE_OBJECT, capture / "kernels.nvcc.o", fs::copy_options::overwrite_existing);
+  found = forbidden_symbols_in(build, lab, stat);
+  EXPECT_NE(found.find("kernels.cu (as nvcc compiles it) uses dlvsym"), std::string::npos) << found;
+  EXPECT_EQ(found.find("nvcc's build calls"), std::string::npos) << "the same object twice calls the same: " << found;
+  fs::remove_all(build);
+}
+
 }  // namespace
