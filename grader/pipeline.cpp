@@ -17,6 +17,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <numeric>
 #include <string_view>
 #include <thread>
 
@@ -420,6 +421,27 @@ std::optional<TestResult> untested_lines_hint(const GradeRun& run, const Lab& la
   return untested_lines_check(lab, coverage, options, error);
 }
 
+// The model's predictions handed to the lab's other binaries: its JSON in the build tree (which the sandbox lets
+// tests read; the report folder it does not), named to their tests in ROOFLAB_MODEL_PREDICTIONS (the perf tests'
+// rooflines put each kernel's predicted point, hollow, beside its measured one: rooflab::add_model_point), and the
+// lab's roofline of predictions drawn in the report folder (labNN-roofline-model.png, model_roofline), which a
+// student without a GPU reads before renting one.
+void hand_over_model(const GradeRun& run, const Lab& lab, ModelRun& model, RunOptions& options) {
+  if (!model.predictions) return;
+  std::error_code ec;
+  const fs::path folder = run.plan.tree.build_dir / "model";
+  fs::create_directories(folder, ec);
+  const fs::path file = folder / fmt::format("lab{}.json", lab.id);
+  std::ofstream(file) << model.json;
+  if (fs::exists(file, ec)) options.env["ROOFLAB_MODEL_PREDICTIONS"] = file.string();
+  const auto report = run.options.env.find("ROOFLAB_REPORT_DIR");
+  const auto plot = model_roofline(lab.id, *model.predictions);
+  if (report == run.options.env.end() || !plot) return;
+  fs::create_directories(report->second, ec);
+  const PlotFiles files = write_plot(*plot, fs::path(report->second) / fmt::format("lab{}-roofline-model", lab.id));
+  model.plot = (files.png.empty() ? files.data : files.png).filename().string();
+}
+
 }  // namespace
 
 LabResults grade_lab(const GradeRun& run, const Lab& lab) {
@@ -427,19 +449,30 @@ LabResults grade_lab(const GradeRun& run, const Lab& lab) {
   LabResults lr;
   lr.lab = &lab;
   lr.student_dir = v.student_dir.string();
-  const RunOptions lab_options = verified_options(run, lab);
-  for (const auto& b : v.binaries) {
+  RunOptions lab_options = verified_options(run, lab);
+  const GpuState& gpu = run.plan.gpu;
+  // The static binary first: the model's predictions come from it (predictions.hpp), and the other binaries'
+  // plots show them. The results keep the binaries' order.
+  std::vector<std::size_t> order(v.binaries.size());
+  std::iota(order.begin(), order.end(), std::size_t{0});
+  std::stable_partition(order.begin(), order.end(), [&](std::size_t i) { return v.binaries[i].kind == "static"; });
+  std::vector<std::vector<TestResult>> results(v.binaries.size());
+  ModelRun model;
+  for (const std::size_t i : order) {
+    const Binary& b = v.binaries[i];
     if (!wanted_kind(run.args, b.kind)) continue;
     if (b.kind == "dryrun" && !run.plan.dry_run) continue;
     if (!holds_wanted_test(b, run.args.test)) continue;  // --test: a binary with none of its tests is not built
-    grade_binary(run, lab, b, lab_options, lr.tests);
+    grade_binary(run, lab, b, lab_options, results[i]);
+    if (b.kind == "static" && !model.predictions && model.error.empty()) {
+      model = run_model(v.binaries, prediction_gpu(gpu.present, gpu.name));
+      hand_over_model(run, lab, model, lab_options);
+    }
   }
-  const GpuState& gpu = run.plan.gpu;
+  for (auto& r : results) lr.tests.insert(lr.tests.end(), r.begin(), r.end());
   settle_correctness(lr.tests, gpu.present);
-  // The model's prediction beside each perf test, owed or measured (predictions.hpp), from this grade's build.
-  if (wanted_kind(run.args, "static")) {
-    predict_perf_tests(lab, v.binaries, prediction_gpu(gpu.present, gpu.name), lr.tests);
-  }
+  // The model's prediction beside each perf test, owed or measured, from this grade's build.
+  predict_perf_tests(lab, model, lr.tests);
   if (auto check = forbidden_symbols_check(run.plan.tree.build_dir, lab, v.binaries)) lr.tests.push_back(*check);
   if (auto hint = untested_kernels_check(lab, lr.tests); hint && run.args.test.empty()) lr.tests.push_back(*hint);
   if (auto hint = untested_lines_hint(run, lab, v, lab_options, lr.tests)) lr.tests.push_back(*hint);

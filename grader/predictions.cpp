@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include <rooflab/specs.hpp>
+#include <rooflab/testing/roofline_plot.hpp>
 
 #include <algorithm>
 #include <filesystem>
@@ -36,6 +37,7 @@ Predictions parse_predictions(const std::string& inspect_output) {
   try {
     const auto j = nlohmann::json::parse(inspect_output.substr(first, last - first + 1));
     out.gpu = j.value("gpu_name", j.value("gpu", std::string()));
+    out.gpu_id = j.value("gpu", std::string());
     for (const auto& k : j.at("kernels")) {
       const auto& p = k.at("prediction");
       if (p.is_null()) continue;
@@ -45,6 +47,10 @@ Predictions parse_predictions(const std::string& inspect_output) {
       kp.fraction = p.at("fraction").get<double>();
       kp.roof = p.at("roof").get<std::string>();
       kp.limiter = p.at("limiter").get<std::string>();
+      kp.variant = k.value("variant", std::string());
+      kp.flops = k.value("flops", 0.0);
+      kp.bytes = k.value("bytes", 0.0);
+      kp.time_s = p.value("time_s", 0.0);
       out.kernels.push_back(std::move(kp));
     }
   } catch (const nlohmann::json::exception& e) {
@@ -85,14 +91,13 @@ std::string prediction_gpu(bool gpu_present, const std::string& gpu_name) {
   return g != nullptr ? g->id : "";
 }
 
-void predict_perf_tests(const Lab& lab, const std::vector<Binary>& binaries, const std::string& gpu_id,
-                        std::vector<TestResult>& tests) {
-  const auto first = std::find_if(tests.begin(), tests.end(), annotated);
-  if (gpu_id.empty() || first == tests.end()) return;
+ModelRun run_model(const std::vector<Binary>& binaries, const std::string& gpu_id) {
+  ModelRun out;
+  if (gpu_id.empty()) return out;
   const auto binary = std::find_if(binaries.begin(), binaries.end(), [](const Binary& b) {
     return b.kind == "static" && b.unavailable.empty() && fs::exists(b.path);
   });
-  if (binary == binaries.end()) return;
+  if (binary == binaries.end()) return out;
   // The binary runs the student's launchers on the CPU backend (to learn which kernels they start), so it runs
   // as the tests do: in the grade's sandbox, with a time limit.
   ProcessOptions options;
@@ -101,11 +106,46 @@ void predict_perf_tests(const Lab& lab, const std::vector<Binary>& binaries, con
   const ProcessResult r = run_process({binary->path.string(), "--rooflab-inspect", "--gpu", gpu_id, "--json"}, options);
   try {
     if (!r.ok()) throw std::runtime_error(fmt::format("{} --rooflab-inspect --json failed", binary->target));
-    add_predictions(rubric::load(lab.rubric), parse_predictions(r.output), tests);
+    out.predictions = parse_predictions(r.output);
+    out.json = r.output.substr(r.output.find("{\n"));
   } catch (const std::exception& e) {
-    first->output += fmt::format("{}no prediction of the performance model: {}\n",
-                                 first->output.empty() || first->output.back() == '\n' ? "" : "\n", e.what());
+    out.error = e.what();
   }
+  return out;
+}
+
+void predict_perf_tests(const Lab& lab, const ModelRun& model, std::vector<TestResult>& tests) {
+  const auto first = std::find_if(tests.begin(), tests.end(), annotated);
+  if (first == tests.end()) return;
+  if (model.predictions) {
+    add_predictions(rubric::load(lab.rubric), *model.predictions, tests);
+    if (!model.plot.empty()) {
+      first->output += fmt::format("{}plot: {} in the report directory: the model's predictions on the {} roofline, "
+                                   "hollow points (no measurement)\n",
+                                   first->output.empty() || first->output.back() == '\n' ? "" : "\n", model.plot,
+                                   model.predictions->gpu);
+    }
+  } else if (!model.error.empty()) {
+    first->output += fmt::format("{}no prediction of the performance model: {}\n",
+                                 first->output.empty() || first->output.back() == '\n' ? "" : "\n", model.error);
+  }
+}
+
+std::optional<Plot> model_roofline(const std::string& lab_id, const Predictions& predictions) {
+  const auto& known = gpus();
+  const auto g = std::find_if(known.begin(), known.end(), [&](const GpuSpec& s) { return s.id == predictions.gpu_id; });
+  if (g == known.end()) return std::nullopt;
+  auto p = roofline_plot(fmt::format("Lab {}: the performance model's prediction on the {}", lab_id, g->name), 0.01,
+                         4000, "hollow points: predicted from the compiled code (a model, not a measurement)",
+                         "predicted TFLOP/s", "arithmetic intensity from DRAM, as each kernel declares it (FLOP/byte)");
+  add_datasheet_roofs(p, *g);
+  for (const auto& k : predictions.kernels) {
+    if (!(k.flops > 0) || !(k.bytes > 0) || !(k.time_s > 0)) continue;
+    const std::string name = k.variant.empty() ? k.kernel : k.variant;
+    p.series.push_back({name, {{k.flops / k.bytes, k.flops / k.time_s / 1e12}}, "points pt 6 ps 2"});
+  }
+  if (p.series.empty()) return std::nullopt;
+  return p;
 }
 
 }  // namespace rooflab::grader

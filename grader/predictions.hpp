@@ -18,7 +18,9 @@
 #include "runner.hpp"
 
 #include <rooflab/detail/rubric.hpp>
+#include <rooflab/testing/plot.hpp>
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -26,14 +28,18 @@ namespace rooflab::grader {
 
 struct KernelPrediction {
   std::string kernel;                  // "lab01::copy_kernel"
+  std::string variant;                 // the registry id it implements: "copy"
   std::vector<std::string> graded_by;  // thresholds.json quantities: {"copy"}
   double fraction = 0;                 // of its roof
   std::string roof;                    // "copy ceiling"
   std::string limiter;                 // "loads in flight"
+  double flops = 0, bytes = 0;         // its declared work at the timed size
+  double time_s = 0;                   // the predicted time of that work
 };
 
 struct Predictions {
-  std::string gpu;  // the GPU's name, as data/gpus.json has it
+  std::string gpu;     // the GPU's name, as data/gpus.json has it
+  std::string gpu_id;  // its id there: "h100-sxm"
   std::vector<KernelPrediction> kernels;
 };
 
@@ -45,12 +51,30 @@ Predictions parse_predictions(const std::string& inspect_output);
 // (passed, failed) and whose rubric entry names a quantity some predicted kernel is graded by.
 void add_predictions(const rubric::Rubric& rubric, const Predictions& predictions, std::vector<TestResult>& tests);
 
+// The predictions of one grade: run once, after the lab's static binary is built and before its other binaries
+// run, so that their plots can show them (hand_over_model in pipeline.cpp writes `json` to the report folder and
+// names it to the tests in ROOFLAB_MODEL_PREDICTIONS), and the perf tests' lines come from the same run.
+struct ModelRun {
+  std::optional<Predictions> predictions;
+  std::string json;   // the binary's JSON object, as it printed it
+  std::string error;  // why there are none ("" where none was asked for: no GPU id, no static binary)
+  std::string plot;   // the file of the lab's roofline of predictions in the report folder, once drawn
+};
+
 // Runs the lab's static binary among `binaries` (built, not unavailable) for its predictions on the GPU
-// `gpu_id` of data/gpus.json (the grade's GPU, or the H100 SXM where there is none: prediction_gpu), and adds
-// them (add_predictions). Does nothing when `gpu_id` is empty, no perf test is owed or measured or the binary is
-// not there; a failed run leaves a note in the first such perf test instead.
-void predict_perf_tests(const Lab& lab, const std::vector<Binary>& binaries, const std::string& gpu_id,
-                        std::vector<TestResult>& tests);
+// `gpu_id` of data/gpus.json (the grade's GPU, or the H100 SXM where there is none: prediction_gpu). Nothing
+// when `gpu_id` is empty or the binary is not there.
+ModelRun run_model(const std::vector<Binary>& binaries, const std::string& gpu_id);
+
+// Adds `model`'s predictions to the perf tests (add_predictions) and names its plot in the first perf test owed or
+// measured, or where its run failed puts a note there. Does nothing when no prediction was asked for or no perf test is owed or measured.
+void predict_perf_tests(const Lab& lab, const ModelRun& model, std::vector<TestResult>& tests);
+
+// The model's roofline of a lab (issue 37: each kernel at its predicted point, hollow): every predicted kernel that
+// does math at its declared intensity (FLOP per DRAM byte at the timed size) and predicted TFLOP/s, labelled with
+// its registry id, on the datasheet roofs of the GPU it was predicted for; nullopt when no kernel does math or the
+// GPU is unknown. A model, not a measurement: the plot says so under its title.
+std::optional<Plot> model_roofline(const std::string& lab_id, const Predictions& predictions);
 
 // The GPU a grade's predictions are for: the one found here when data/gpus.json knows it ("" when it does not:
 // a prediction for another GPU would say nothing beside this one's measurements), else the H100 SXM.

@@ -198,9 +198,9 @@ std::optional<std::filesystem::path> reference_record_path(const std::filesystem
   std::sort(data.begin(), data.end());
   for (const auto& d : data) key += d;
   key += fmt::format("test {}\norder {}\n", test.id(), schedule ? schedule->value : "-");
-  // The report folder differs per student and changes no checked value.
+  // The report folder and the model's predictions (for plots) differ per student and change no checked value.
   for (const auto& [var, value] : options.env) {
-    if (var != "ROOFLAB_REPORT_DIR") key += fmt::format("{}={}\n", var, value);
+    if (var != "ROOFLAB_REPORT_DIR" && var != "ROOFLAB_MODEL_PREDICTIONS") key += fmt::format("{}={}\n", var, value);
   }
   if (!options.env.count("ROOFLAB_SEED")) {
     const char* inherited = std::getenv("ROOFLAB_SEED");

@@ -1,5 +1,6 @@
 // Plots: the data file is always written; with gnuplot (installed by the launcher) the PNG too.
 #include <rooflab/testing/plot.hpp>
+#include <rooflab/testing/roofline_plot.hpp>
 
 #include <gtest/gtest.h>
 
@@ -58,7 +59,12 @@ TEST(Plot, ScriptLabelsRidgesPointsAndTitles) {
   EXPECT_EQ(title.find("\\\\n"), std::string::npos) << title;                           // no literal backslash-n
   EXPECT_NE(gp.find("set key outside below"), std::string::npos);
   EXPECT_NE(gp.find("\"ridge 9.56 FLOP/byte\" at 9.56351,19.5"), std::string::npos) << gp;
-  EXPECT_NE(gp.find("\"ridge 153 FLOP/byte\" at 153.016,312"), std::string::npos) << gp;
+  EXPECT_NE(gp.find("\"ridge 153 FLOP/byte\" at 153.016,312 right offset -0.6,0.9"), std::string::npos) << gp;
+  // A peak just under the top decade (the H100's 989 TFLOP/s FP16) has its ridge's label under the roof instead.
+  p.roofs.push_back({3.35, 989, "H100 FP16 tensor roof", true});
+  const std::string top = rooflab::gnuplot_script(p, "/tmp/x.png");
+  EXPECT_NE(top.find("\"ridge 295 FLOP/byte\" at 295.224,989 left offset 0.6,-0.9"), std::string::npos) << top;
+  EXPECT_NE(top.find("\"ridge 153 FLOP/byte\" at 153.016,312 right offset -0.6,0.9"), std::string::npos) << top;
   EXPECT_NE(gp.find("\"unfused\\\\_chain\" at 0.39,0.8"), std::string::npos) << gp;  // printed as written
   EXPECT_NE(gp.find("\"fused chain\" at 0.92,1.87"), std::string::npos) << gp;
   EXPECT_NE(gp.find("set arrow from 0.483332,0.989186 to 0.742347,1.51235"), std::string::npos) << gp;
@@ -100,4 +106,40 @@ TEST(Plot, LabelsOfNearbyPointsDoNotOverlap) {
   EXPECT_NE(gp.find("\"int4, group 128\" at 4.125,10.3 left offset 1.4,-0.7"), std::string::npos) << gp;
   EXPECT_NE(gp.find("at 4.5,11.25 right offset -1.4,0.9"), std::string::npos) << gp;  // above right, the roof
   EXPECT_NE(gp.find("\"FP16\" at 16,40 left offset 1.4,-0.7"), std::string::npos) << gp;
+}
+
+// The model beside a measurement (roofline_plot.hpp, add_model_point): with the grader's predictions named in
+// ROOFLAB_MODEL_PREDICTIONS, a kernel's predicted point goes in hollow, in its measured point's colour, unlabelled,
+// at its declared FLOPs over its predicted time (several registry ids: the sum of each); the plot says once what
+// hollow points are. Without the file, or for a registry id it does not predict, nothing is drawn.
+TEST(Plot, TheModelsPointIsHollowBesideTheMeasuredOne) {
+  const auto file = std::filesystem::temp_directory_path() / ("rooflab-model-" + std::to_string(getpid()) + ".json");
+  std::ofstream(file) << R"({"gpu": "h100-sxm", "gpu_name": "NVIDIA H100 SXM5", "kernels": [
+    {"kernel": "lab04::a", "variant": "1 naive", "flops": 2e12, "prediction": {"time_s": 0.5}},
+    {"kernel": "lab04::b", "variant": "2 tiled", "flops": 1e12, "prediction": {"time_s": 0.25}},
+    {"kernel": "lab04::c", "variant": "3 none", "flops": 1e12, "prediction": null}]})";
+  auto p = rooflab::roofline_plot("ladder", 0.1, 100);
+  p.series.push_back({"1 naive", {{4, 3.5}}, "points pt 7 ps 2"});
+  ::unsetenv("ROOFLAB_MODEL_PREDICTIONS");
+  EXPECT_FALSE(rooflab::add_model_point(p, "NVIDIA H100 80GB HBM3", {"1 naive"}, 4, 0)) << "no predictions handed over";
+  ::setenv("ROOFLAB_MODEL_PREDICTIONS", file.c_str(), 1);
+  const char* h100 = "NVIDIA H100 80GB HBM3";
+  EXPECT_FALSE(rooflab::add_model_point(p, h100, {"3 none"}, 4, 0)) << "a kernel without a prediction";
+  EXPECT_FALSE(rooflab::add_model_point(p, h100, {"1 naive", "9 unknown"}, 4, 0)) << "every id must be predicted";
+  EXPECT_FALSE(rooflab::add_model_point(p, "NVIDIA A10", {"1 naive"}, 4, 0)) << "predicted for another GPU";
+  ASSERT_EQ(p.series.size(), 1u);
+  ASSERT_TRUE(rooflab::add_model_point(p, "NVIDIA H100 80GB HBM3", {"1 naive"}, 4, 0));
+  ASSERT_EQ(p.series.size(), 2u);
+  EXPECT_EQ(p.series[1].points[0], (std::pair<double, double>{4, 4}));  // 2e12 FLOP in 0.5 s: 4 TFLOP/s
+  EXPECT_NE(p.series[1].style.find("pt 6"), std::string::npos) << "hollow";
+  EXPECT_NE(p.series[1].style.find("lc 1"), std::string::npos) << "the colour of series 0";
+  EXPECT_NE(p.note.find("hollow: the performance model's prediction on the NVIDIA H100 SXM5"), std::string::npos);
+  ASSERT_TRUE(rooflab::add_model_point(p, "NVIDIA H100 80GB HBM3", {"1 naive", "2 tiled"}, 8, 1));
+  EXPECT_DOUBLE_EQ(p.series[2].points[0].second, 4.0);  // 3e12 FLOP in 0.75 s
+  EXPECT_EQ(p.note.find("hollow", p.note.find("hollow") + 1), std::string::npos) << "said once: " << p.note;
+  const std::string gp = rooflab::gnuplot_script(p, "/tmp/x.png");
+  EXPECT_NE(gp.find("with points pt 6 ps 2.8 lc 1 lw 2 title \"\""), std::string::npos) << gp;
+  EXPECT_EQ(gp.find("\"\" at 4,4"), std::string::npos) << "no label of its own: " << gp;
+  ::unsetenv("ROOFLAB_MODEL_PREDICTIONS");
+  std::filesystem::remove(file);
 }

@@ -91,3 +91,44 @@ TEST(Predictions, ForTheGradesGpuElseTheH100) {
   EXPECT_EQ(prediction_gpu(true, "NVIDIA H200"), "h200-sxm");
   EXPECT_EQ(prediction_gpu(true, "NVIDIA Imaginary 9000"), "");
 }
+
+namespace {
+
+// The lab's roofline of predictions (model_roofline): each kernel that does math at its declared intensity and its
+// predicted TFLOP/s, hollow, labelled with its registry id, on the datasheet roofs of the GPU predicted for; a
+// kernel without math (a copy) or without a prediction is left out, and a lab with none has no plot.
+TEST(Predictions, TheLabsRooflineOfPredictionsHasEachKernelThatDoesMath) {
+  const char* inspect = R"({
+  "gpu": "h100-sxm",
+  "gpu_name": "NVIDIA H100 SXM5",
+  "kernels": [
+    {"kernel": "lab04::sgemm_smem_kernel", "variant": "3 shared-memory tiles", "graded_by": ["smem"], "flops": 1.2e11,
+     "bytes": 1.2e9, "prediction": {"fraction": 0.12, "roof": "FP32 peak", "limiter": "shared memory", "time_s": 0.02}},
+    {"kernel": "lab04::copy_kernel", "variant": "copy", "graded_by": [], "flops": 0, "bytes": 1e9,
+     "prediction": {"fraction": 0.9, "roof": "copy ceiling", "limiter": "loads in flight", "time_s": 0.0004}},
+    {"kernel": "lab04::stub_kernel", "variant": "stub", "graded_by": [], "flops": 1e9, "bytes": 1e6, "prediction": null}
+  ]
+})";
+  const Predictions p = parse_predictions(inspect);
+  ASSERT_EQ(p.gpu_id, "h100-sxm");
+  ASSERT_EQ(p.kernels.size(), 2u);
+  EXPECT_EQ(p.kernels[0].variant, "3 shared-memory tiles");
+  EXPECT_DOUBLE_EQ(p.kernels[0].time_s, 0.02);
+  const auto plot = model_roofline("04", p);
+  ASSERT_TRUE(plot.has_value());
+  ASSERT_EQ(plot->series.size(), 1u) << "the copy does no math";
+  EXPECT_EQ(plot->series[0].title, "3 shared-memory tiles");
+  EXPECT_EQ(plot->series[0].points[0], (std::pair<double, double>{100, 6}));  // 1.2e11 FLOP / 1.2e9 B; 0.02 s: 6 TFLOP/s
+  EXPECT_NE(plot->series[0].style.find("pt 6"), std::string::npos) << "hollow: a prediction";
+  EXPECT_NE(plot->title.find("NVIDIA H100 SXM5"), std::string::npos);
+  EXPECT_NE(plot->note.find("a model, not a measurement"), std::string::npos);
+  EXPECT_FALSE(plot->roofs.empty()) << "the datasheet roofs";
+  Predictions copy_only = p;
+  copy_only.kernels.erase(copy_only.kernels.begin());
+  EXPECT_FALSE(model_roofline("04", copy_only).has_value());
+  Predictions unknown = p;
+  unknown.gpu_id = "imaginary-9000";
+  EXPECT_FALSE(model_roofline("04", unknown).has_value());
+}
+
+}  // namespace

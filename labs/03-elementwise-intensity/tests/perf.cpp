@@ -190,6 +190,9 @@ ROOFLAB_TEST(Lab03Perf, IntensitySweepTracesTheRoofline) {
   rooflab::grading::note("intensity sweep against this GPU's measured roofline:\n" + report);
   auto p = rooflab::roofline_plot("Intensity sweep on " + info.name, 0.1, 2000, {}, "TFLOP/s");
   p.series.push_back(measured);
+  // Beside each measured point the model's (hollow), where the grader handed this run its predictions: the sweep
+  // at k = 64 (I = 16), the one its registry predicts.
+  rooflab::add_model_point(p, info.name, {"sweep (k = 64)"}, 2.0 * 64 / 8.0, 0);
   // The student's chain, unfused and fused, as labelled points (FP32, 4096-column rows).
   {
     const auto [rows, cols] = perf_shape();
@@ -207,10 +210,13 @@ ROOFLAB_TEST(Lab03Perf, IntensitySweepTracesTheRoofline) {
         [&](cudaStream_t s) { lab03::fused_chain<float>(c.x.device.data(), c.bias.device.data(), c.r.device.data(), c.y.data(), rows, cols, s); },
         lab03::perf::fused_work(rows, cols), rooflab::expecting_kernels({.max_seconds = 1.0}, kTimed.kernels),
         {rooflab::timed_output(c.y)}, c.chain_inputs());
+    const std::size_t at = p.series.size();
     p.series.push_back({"your unfused chain", {{flops / unfused.work.bytes(), tflop_per_s(flops / unfused.min_s)}}, "points pt 7 ps 2"});
     p.series.push_back({"your fused chain", {{flops / fused.work.bytes(), tflop_per_s(flops / fused.min_s)}}, "points pt 9 ps 2"});
-    p.arrows.push_back({p.series[1].points[0].first, p.series[1].points[0].second, p.series[2].points[0].first,
-                        p.series[2].points[0].second, fmt::format("fused: {:.2f}x less time", unfused.min_s / fused.min_s)});
+    p.arrows.push_back({p.series[at].points[0].first, p.series[at].points[0].second, p.series[at + 1].points[0].first,
+                        p.series[at + 1].points[0].second, fmt::format("fused: {:.2f}x less time", unfused.min_s / fused.min_s)});
+    rooflab::add_model_point(p, info.name, {"bias_add", "gelu", "residual_add"}, p.series[at].points[0].first, at);
+    rooflab::add_model_point(p, info.name, {"fused"}, p.series[at + 1].points[0].first, at + 1);
   }
   p.roofs.push_back({tb_per_s(bw), tflop_per_s(peak), "measured roof (copy BW, FMA peak)", false});
   if (const auto* spec = rooflab::find_gpu_by_cuda_name(info.name)) {
