@@ -18,6 +18,11 @@ namespace fs = std::filesystem;
 
 namespace {
 
+// Adds `line` (ending in a newline) to a test's output, on a line of its own.
+void append_line(std::string& output, const std::string& line) {
+  output += (output.empty() || output.back() == '\n' ? "" : "\n") + line;
+}
+
 // The perf tests a prediction goes beside: owed to a GPU, or measured on one.
 bool annotated(const TestResult& t) {
   const bool measured = t.status == Status::passed || t.status == Status::failed;
@@ -78,10 +83,9 @@ void add_predictions(const rubric::Rubric& rubric, const Predictions& prediction
     // Owed: what to expect of a GPU. Measured: the model beside the measurement, to hold one against the other.
     const std::string what =
         t.status == Status::needs_gpu ? "prediction on" : "beside this measurement, the prediction on";
-    t.output += fmt::format("{}{} {} (the performance model, not a measurement; no points): {}. The test: {}. "
-                            "Evidence: ./rooflab inspect {}\n",
-                            t.output.empty() || t.output.back() == '\n' ? "" : "\n", what, predictions.gpu,
-                            predicted, entry->checks, rubric.lab);
+    append_line(t.output, fmt::format("{} {} (the performance model, not a measurement; no points): {}. The test: {}. "
+                                      "Evidence: ./rooflab inspect {}\n",
+                                      what, predictions.gpu, predicted, entry->checks, rubric.lab));
   }
 }
 
@@ -120,14 +124,12 @@ void predict_perf_tests(const Lab& lab, const ModelRun& model, std::vector<TestR
   if (model.predictions) {
     add_predictions(rubric::load(lab.rubric), *model.predictions, tests);
     if (!model.plot.empty()) {
-      first->output += fmt::format("{}plot: {} in the report directory: the model's predictions on the {} roofline, "
-                                   "hollow points (no measurement)\n",
-                                   first->output.empty() || first->output.back() == '\n' ? "" : "\n", model.plot,
-                                   model.predictions->gpu);
+      append_line(first->output, fmt::format("plot: {} in the report directory: the model's predictions on the {} "
+                                             "roofline, hollow points (no measurement)\n",
+                                             model.plot, model.predictions->gpu));
     }
   } else if (!model.error.empty()) {
-    first->output += fmt::format("{}no prediction of the performance model: {}\n",
-                                 first->output.empty() || first->output.back() == '\n' ? "" : "\n", model.error);
+    append_line(first->output, fmt::format("no prediction of the performance model: {}\n", model.error));
   }
 }
 

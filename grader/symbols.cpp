@@ -104,6 +104,11 @@ std::string_view unversioned(std::string_view name) { return name.substr(0, name
 
 std::string shortened(const std::string& s) { return s.size() > 120 ? s.substr(0, 117) + "..." : s; }
 
+// The C names of the CUDA runtime, driver, NVML and NVTX (a definition of one is tampering: the harness calls them),
+// and of NVIDIA's libraries (which nvcc's object and the backend's must call alike, with the former).
+constexpr std::string_view kCudaApiPrefixes = "cuda|cu[A-Z]|nvml|nvtx";
+constexpr std::string_view kCudaLibraryPrefixes = "cublas|cufft|curand|cusparse|cusolver|nvrtc|nccl";
+
 bool names_loader_symbol(const std::string& symbol, std::string_view name) {
   return symbol == name || (symbol.starts_with(name) && symbol.size() > name.size() && symbol[name.size()] == '@');
 }
@@ -162,7 +167,7 @@ std::vector<std::string> tampering_findings(const std::string& file, const std::
   // The operating system's entropy, from which the harness draws the elements it checks after timing.
   static const std::set<std::string, std::less<>> entropy = {"getrandom", "__getrandom", "getentropy", "arc4random",
                                                               "arc4random_buf", "arc4random_uniform"};
-  static const std::regex cuda_api("^(cuda|cu[A-Z]|nvml|nvtx)[A-Za-z0-9_]*$");
+  static const std::regex cuda_api(fmt::format("^({})[A-Za-z0-9_]*$", kCudaApiPrefixes));
   const bool kernels = fs::path(file).extension() == ".cu";
   std::vector<std::string> out;
   for (const auto& s : symbols) {
@@ -269,33 +274,42 @@ std::vector<std::string> device_code_findings(const std::string& file, const std
   return {out.begin(), out.end()};
 }
 
+namespace {
+
+// The files of a static binary's capture folder whose names match `name`, in path order, each with the groups it
+// matched (none for a binary without captures).
+struct CapturedFile {
+  fs::path path;
+  std::vector<std::string> groups;  // groups[1] ...: the name's parenthesized parts
+};
+std::vector<CapturedFile> captured_files(const Binary& binary, const std::regex& name) {
+  std::vector<CapturedFile> out;
+  if (binary.capture_dir.empty()) return out;
+  std::error_code ec;
+  for (auto it = fs::directory_iterator(binary.capture_dir, ec); !ec && it != fs::directory_iterator(); ++it) {
+    const std::string file = it->path().filename().string();
+    std::smatch m;
+    if (!it->is_regular_file() || !std::regex_match(file, m, name)) continue;
+    out.push_back({it->path(), {m.begin(), m.end()}});
+  }
+  std::sort(out.begin(), out.end(), [](const CapturedFile& a, const CapturedFile& b) { return a.path < b.path; });
+  return out;
+}
+
+}  // namespace
+
 std::vector<StudentPtx> student_ptx(const Binary& binary) {
   std::vector<StudentPtx> out;
-  if (binary.capture_dir.empty()) return out;
-  const fs::path& dir = binary.capture_dir;
   static const std::regex name(R"(([A-Za-z0-9_.-]+)\.(sm_[0-9]+a?)\.ptx)");
-  std::error_code ec;
-  for (auto it = fs::directory_iterator(dir, ec); !ec && it != fs::directory_iterator(); ++it) {
-    std::smatch m;
-    const std::string file = it->path().filename().string();
-    if (it->is_regular_file() && std::regex_match(file, m, name)) out.push_back({it->path(), m[1].str() + ".cu", m[2].str()});
-  }
-  std::sort(out.begin(), out.end(), [](const StudentPtx& a, const StudentPtx& b) { return a.path < b.path; });
+  for (const auto& f : captured_files(binary, name)) out.push_back({f.path, f.groups[1] + ".cu", f.groups[2]});
   return out;
 }
 
 std::vector<std::string> branch_findings(const Binary& binary) {
   std::vector<std::string> out;
-  if (binary.capture_dir.empty()) return out;
-  std::error_code ec;
-  std::vector<fs::path> files;
-  for (auto it = fs::directory_iterator(binary.capture_dir, ec); !ec && it != fs::directory_iterator(); ++it) {
-    const std::string name = it->path().filename().string();
-    if (it->is_regular_file() && name.ends_with(".branches.txt")) files.push_back(it->path());
-  }
-  std::sort(files.begin(), files.end());
-  for (const fs::path& f : files) {
-    std::ifstream in(f);
+  static const std::regex name(R"(.+\.branches\.txt)");
+  for (const auto& f : captured_files(binary, name)) {
+    std::ifstream in(f.path);
     for (std::string line; std::getline(in, line);) {
       if (!line.empty()) out.push_back(line);
     }
@@ -305,15 +319,8 @@ std::vector<std::string> branch_findings(const Binary& binary) {
 
 std::vector<NvccObject> nvcc_objects(const Binary& binary) {
   std::vector<NvccObject> out;
-  if (binary.capture_dir.empty()) return out;
   static const std::regex name(R"(([A-Za-z0-9_.-]+)\.nvcc\.o)");
-  std::error_code ec;
-  for (auto it = fs::directory_iterator(binary.capture_dir, ec); !ec && it != fs::directory_iterator(); ++it) {
-    std::smatch m;
-    const std::string file = it->path().filename().string();
-    if (it->is_regular_file() && std::regex_match(file, m, name)) out.push_back({it->path(), m[1].str() + ".cu"});
-  }
-  std::sort(out.begin(), out.end(), [](const NvccObject& a, const NvccObject& b) { return a.path < b.path; });
+  for (const auto& f : captured_files(binary, name)) out.push_back({f.path, f.groups[1] + ".cu"});
   return out;
 }
 
@@ -321,7 +328,7 @@ std::vector<std::string> api_findings(const std::string& file, const std::vector
                                       const std::vector<Symbol>& backend) {
   // The functions both builds must call alike: the CUDA runtime's, driver's and libraries' (C names), and the
   // harness's (rooflab::, less the CPU backend's own rooflab::emu::, which only its build calls).
-  static const std::regex api("^(cuda|cu[A-Z]|cublas|cufft|curand|cusparse|cusolver|nvml|nvtx|nvrtc|nccl)[A-Za-z0-9_]*$");
+  static const std::regex api(fmt::format("^({}|{})[A-Za-z0-9_]*$", kCudaApiPrefixes, kCudaLibraryPrefixes));
   const auto in_scope = [](std::string_view name) {
     if (name.starts_with("_ZN7rooflab3emu") || name.starts_with("_ZNK7rooflab3emu")) return false;
     return name.starts_with("_ZN7rooflab") || name.starts_with("_ZNK7rooflab") ||
