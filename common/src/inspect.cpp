@@ -169,6 +169,7 @@ std::vector<Row> inspect(std::span<const KernelDecl> kernels, const std::string&
       r.block = launched->block;
       r.dynamic_smem = launched->dynamic_smem;
       r.grid = launched->blocks;
+      r.reach = launched->reach;
     }
     const auto facts = ptx::facts(entry);
     r.registers = res.registers;
@@ -209,6 +210,7 @@ std::vector<Row> inspect(std::span<const KernelDecl> kernels, const std::string&
       w.block = r.block;
       w.blocks_per_sm = r.occ.blocks_per_sm;
       w.grid = r.grid;
+      w.reach.assign(r.reach.begin(), r.reach.end());
       if (r.grid > 0) {
         w.grid_from = launches->source.empty() ? "the launcher's grid at the timed size, recorded on the CPU backend"
                                                : launches->source;
@@ -307,6 +309,7 @@ std::string to_json(const std::vector<Row>& rows, const GpuSpec& gpu, double n) 
                             {"blocks_per_sm", r.occ.blocks_per_sm},
                             {"grid", r.grid},
                             {"waves", r.waves},
+                            {"reach", r.reach},
                             {"occupancy_limiter", r.occ.limiter},
                             {"occupancy_error", r.occ.error},
                             {"flops", r.flops},
@@ -385,7 +388,8 @@ TimedLaunches read_launches(const std::string& file) {
   try {
     for (const auto& l : nlohmann::json::parse(in)) {
       out.launches.push_back({l.at("kernel").get<std::string>(), l.at("blocks").get<unsigned long long>(),
-                              l.at("block").get<unsigned>(), l.value("dynamic_smem", std::size_t{0})});
+                              l.at("block").get<unsigned>(), l.value("dynamic_smem", std::size_t{0}),
+                              l.value("reach", std::vector<std::size_t>{})});
     }
   } catch (const nlohmann::json::exception& e) {
     throw std::invalid_argument(file + ": not a list of launches ({\"kernel\", \"blocks\", \"block\"}): " + e.what());
@@ -424,7 +428,7 @@ int main(int argc, char** argv) {
   std::string launches_file;
   app.add_option("--launches", launches_file,
                  "the launches at the timed size from this JSON file ([{\"kernel\", \"blocks\", \"block\", "
-                 "\"dynamic_smem\"}, ...], as a GPU run recorded them) instead of the lab's launchers on the CPU backend; "
+                 "\"dynamic_smem\", \"reach\": the bytes each argument's pointer reaches, 0 for others}, ...], as a GPU run recorded them) instead of the lab's launchers on the CPU backend; "
                  "with --code-dir and without this, no grid is known (the launchers here may not be that code's)");
   app.add_flag("--registry", registry, "print the lab's kernel registry as JSON (no compiler output needed)");
   try {

@@ -169,7 +169,48 @@ struct Instr {
   bool barrier = false;
   double wavefronts = 0;  // shared-memory wavefronts of 128 B
   double hmma = 0;        // HMMA.16816 equivalents
+  std::vector<int> address_params;  // a global load's: the kernel parameters its address is computed from (PTX)
 };
+
+// Which kernel parameters each global load's address is computed from (PTX): a register holds the parameters
+// its value was computed from, starting at ld.param and carried through every instruction but a load (a value
+// loaded from memory is data, so x[idx[i]] comes from x, not idx). Loops carry registers around, so the pass
+// repeats until nothing grows.
+void trace_parameters(const std::vector<Statement>& sts, std::vector<Instr>& code) {
+  static const std::regex param(R"(_param_([0-9]+))");
+  std::map<std::string, std::set<int>> from;
+  for (bool grew = true; grew;) {
+    grew = false;
+    for (std::size_t i = 0; i < sts.size(); ++i) {
+      const Statement& s = sts[i];
+      if (!s.label.empty() || s.opcode.empty() || code[i].writes.empty()) continue;
+      std::set<int> origin;
+      std::smatch m;
+      if (starts_with(s.opcode, "ld.param") && s.operands.size() > 1 && std::regex_search(s.operands[1], m, param)) {
+        origin.insert(std::stoi(m[1].str()));
+      } else if (!starts_with(s.opcode, "ld.") && !starts_with(s.opcode, "atom") && !starts_with(s.opcode, "wmma.load") &&
+                 !starts_with(s.opcode, "ldmatrix")) {
+        for (const auto& r : code[i].reads) {
+          if (const auto it = from.find(r); it != from.end()) origin.insert(it->second.begin(), it->second.end());
+        }
+      }
+      for (const auto& w : code[i].writes) {
+        auto& have = from[w];
+        const std::size_t before = have.size();
+        have.insert(origin.begin(), origin.end());
+        grew = grew || have.size() != before;
+      }
+    }
+  }
+  for (auto& in : code) {
+    if (!in.global_load) continue;
+    std::set<int> origin;
+    for (const auto& r : in.reads) {
+      if (const auto it = from.find(r); it != from.end()) origin.insert(it->second.begin(), it->second.end());
+    }
+    in.address_params.assign(origin.begin(), origin.end());
+  }
+}
 
 std::vector<Instr> from_ptx(const std::vector<Statement>& sts) {
   std::vector<Instr> out;
@@ -212,6 +253,7 @@ std::vector<Instr> from_ptx(const std::vector<Statement>& sts) {
     in.barrier = starts_with(op, "bar.sync") || starts_with(op, "barrier.sync") || starts_with(op, "bar.cta");
     out.push_back(std::move(in));
   }
+  trace_parameters(sts, out);
   return out;
 }
 
@@ -379,8 +421,10 @@ Trip count(const std::vector<Instr>& code, std::size_t begin, std::size_t end) {
     if (s.global_load) {
       ++t.global_loads;
       t.load_bytes += s.load_bytes;
+      t.load_bytes_by_params[s.address_params] += s.load_bytes;
       if (!used) {
         t.load_bytes_before_use += s.load_bytes;
+        t.before_use_by_params[s.address_params] += s.load_bytes;
         pending.insert(s.writes.begin(), s.writes.end());
       }
     } else if (s.global_store) {
@@ -559,6 +603,8 @@ Constants load_constants(const std::filesystem::path& file, const GpuSpec& gpu) 
   num("copy_fraction", c.copy_fraction);
   num("issue_efficiency", c.issue_efficiency);
   num("barrier_latency_ns", c.barrier_latency_ns);
+  num("cache_reuse", c.cache_reuse);
+  num("cache_l2_share", c.cache_l2_share);
   c.provenance = a.value("provenance", std::string{});
   // HMMA.16816 per SM per clock at the dense FP16 peak, from the GPU's own figures.
   const auto fp16 = peak_flops(gpu, DType::fp16);
@@ -579,6 +625,59 @@ struct Limit {
   double fraction;  // of the roof this measure alone allows
   std::string advice;
 };
+}  // namespace
+
+namespace {
+// The pointer parameters of a load's address: those whose argument reaches memory (scalars such as a length
+// reach none).
+std::vector<int> pointers_of(const std::vector<int>& params, const std::vector<double>& reach) {
+  std::vector<int> out;
+  for (const int k : params) {
+    if (k >= 0 && static_cast<std::size_t>(k) < reach.size() && reach[static_cast<std::size_t>(k)] > 0) out.push_back(k);
+  }
+  return out;
+}
+
+// The parameters whose data a trip reads from the caches: each pointer whose loads in the trip, at the kernel's
+// rate (its declared DRAM bytes over the bytes a trip moves), read its reach at least `cache_reuse` times over,
+// and whose reach fits in the L2's share. A stream is read about once (a copy's x: once; a GEMV's weights: once),
+// a bias vector once per row, a GEMV's x once per row of weights.
+std::set<int> reused_params(const Work& w, const Trip& t, const GpuSpec& gpu, const Constants& c,
+                            std::vector<std::string>* evidence) {
+  std::set<int> out;
+  const double moves = moved(t);
+  if (w.reach.empty() || moves <= 0 || w.bytes <= 0) return out;
+  std::map<int, double> bytes;  // per pointer: the trip's load bytes whose address comes from it alone
+  for (const auto& [params, b] : t.load_bytes_by_params) {
+    const auto ptrs = pointers_of(params, w.reach);
+    if (ptrs.size() == 1) bytes[ptrs.front()] += b;
+  }
+  const double l2 = gpu.l2_mb.value_or(0) * 1024 * 1024;
+  for (const auto& [k, b] : bytes) {
+    const double reach = w.reach[static_cast<std::size_t>(k)];
+    const double reuse = w.bytes * b / moves / reach;
+    if (reuse < c.cache_reuse || reach > c.cache_l2_share * l2) continue;
+    out.insert(k);
+    if (evidence != nullptr) {
+      evidence->push_back(fmt::format("reused data: argument {} reaches {} and the loop reads it about {:.0f} times over "
+                                      "({:g} B of {:g} B a trip moves, at the kernel's {:.1f} MB): the caches serve its "
+                                      "loads, not DRAM",
+                                      k + 1, kb(reach), reuse, b, moves, w.bytes / 1e6));
+    }
+  }
+  return out;
+}
+
+// Of a trip's load bytes by parameters, those whose pointers are all served by the caches.
+double cached_bytes(const std::map<std::vector<int>, double>& by_params, const std::set<int>& reused,
+                    const std::vector<double>& reach) {
+  double out = 0;
+  for (const auto& [params, b] : by_params) {
+    const auto ptrs = pointers_of(params, reach);
+    if (!ptrs.empty() && std::all_of(ptrs.begin(), ptrs.end(), [&](int k) { return reused.count(k) != 0; })) out += b;
+  }
+  return out;
+}
 }  // namespace
 
 double in_flight_fraction(double bytes_per_sm, double copy_bytes_per_s_per_sm, const Constants& c) {
@@ -682,8 +781,18 @@ Prediction predict(const Work& w, const Code& code, const GpuSpec& gpu, const Co
     // The loop that moves the kernel's bytes: the hot loop, unless the bytes move outside it (an FMA kernel's
     // loop touches no memory; its one load and store are the memory side).
     const Trip& m = code.loops.at(static_cast<std::size_t>(code.mover >= 0 && moved(h) == 0 ? code.mover : code.hot));
-    const double per_thread = m.load_bytes_before_use + m.cp_async_bytes;
-    const double warp_bytes = 32 * moved(h);
+    // Loads of data the loop rereads (a bias vector, a GEMV's x) come from L1 or L2: no DRAM bytes in flight,
+    // and not among the DRAM bytes a trip moves.
+    const std::set<int> reused = reused_params(w, m, gpu, c, &p.evidence);
+    const double cached = cached_bytes(m.before_use_by_params, reused, w.reach);
+    const double per_thread = m.load_bytes_before_use - cached + m.cp_async_bytes;
+    if (cached > 0) {
+      p.evidence.push_back(fmt::format("  so {:g} of the {:g} B a thread loads before the first use are DRAM bytes in "
+                                       "flight",
+                                       m.load_bytes_before_use - cached, m.load_bytes_before_use));
+    }
+    const std::set<int> reused_h = &m == &h ? reused : reused_params(w, h, gpu, c, nullptr);
+    const double warp_bytes = 32 * (moved(h) - cached_bytes(h.load_bytes_by_params, reused_h, w.reach));
     // The slowest measure of one wave: a block on `active` of the SMs, `resident` threads on each of those. Each
     // active SM has its own loads in flight (Little's law against its share of the bandwidth); to reach the roof
     // each would move the bytes of 1 / active SMs, so its issue slots and special pipes carry that much more.

@@ -108,3 +108,21 @@ TEST(Inspect, ACalibratedCopyCeilingAndTheCodeRead) {
   EXPECT_EQ(fallback[0].code_from, "PTX");
   EXPECT_TRUE(says(fallback[0], "PTX, not SASS: ptxas may still reorder; no nvdisasm here"));
 }
+
+// A recorded launch hands its arguments' reach to the row (and so to the prediction and the JSON that validation
+// fixtures are recorded from): the reused-data rule needs it.
+TEST(Inspect, ARecordedLaunchsReachIsInTheRowAndTheJson) {
+  const std::string dir = ROOFLAB_TEST_DATA_DIR;
+  const std::string ptx = rooflab::ptx::read_file(dir + "/sample.sm_80.ptx");
+  const std::string ptxas = rooflab::ptx::read_file(dir + "/sample.sm_80.ptxas.txt");
+  const auto& a100 = rooflab::gpu("a100-80gb-sxm4");
+  const rooflab::inspect::KernelDecl decl[] = {{"vec_kernel", "v", 256, 0, [](double n) { return n; },
+                                                [](double n) { return 8 * n; }}};
+  rooflab::inspect::TimedLaunches launches;
+  launches.launches.push_back({"vec_kernel", 432, 256, 0, {4096, 0, 1 << 20}});
+  const auto rows = rooflab::inspect::inspect(decl, ptx, ptxas, a100, "sm_80", 1e8, nullptr, std::nullopt, &launches);
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0].grid, 432u);
+  EXPECT_EQ(rows[0].reach, (std::vector<std::size_t>{4096, 0, 1 << 20}));
+  EXPECT_NE(rooflab::inspect::to_json(rows, a100, 1e8).find("\"reach\": [\n"), std::string::npos);
+}

@@ -112,6 +112,9 @@ inline std::pair<const char*, std::size_t> parameter_name(const char* parameters
 }
 // src/kernels.cpp: whether a LaunchShapes is alive (launches are recorded, not run).
 bool recording_launch_shapes();
+// src/runtime_api.cpp: the reach of each argument of the launch prepare_launch last saw on this thread
+// (LaunchShape::reach), handed over once: a launch that prepared none gets an empty list.
+std::vector<std::size_t> take_argument_reach();
 
 }  // namespace detail
 

@@ -23,6 +23,7 @@
 #include <string>
 #include <thread>
 #include <tuple>
+#include <utility>
 
 namespace rooflab::emu {
 std::string kernel_name(const void* kernel);  // scheduler.cpp (any function's name)
@@ -734,12 +735,16 @@ struct WatchedLaunch {
   std::vector<ordering::Access> memory;
 };
 thread_local WatchedLaunch tl_watched_launch;
+thread_local std::vector<std::size_t> tl_argument_reach;  // LaunchShape::reach of the launch being prepared
 }  // namespace
+
+std::vector<std::size_t> rooflab::emu::detail::take_argument_reach() { return std::exchange(tl_argument_reach, {}); }
 
 void rooflab::emu::detail::prepare_launch(cudaStream_t stream, const std::string& name, const char* parameters,
                                           const LaunchArgument* arguments, std::size_t count) {
   begin_launch_arguments();  // element sizes of this launch's pointers, for out-of-bounds reports
   std::vector<ordering::Access> memory;  // the allocations the launch may read (false) or write (true)
+  tl_argument_reach.assign(count, 0);
   for (std::size_t index = 0; index < count; ++index) {
     const LaunchArgument& argument = arguments[index];
     if (!argument.is_pointer) continue;
@@ -757,6 +762,13 @@ void rooflab::emu::detail::prepare_launch(cudaStream_t stream, const std::string
                         "fault or read garbage (copy the data to device memory and pass that pointer)");
     }
     memory.push_back({argument.pointer, argument.writable});
+    if (detail::recording_launch_shapes()) {  // the performance model's reach (only where launches are recorded)
+      std::uintptr_t start = 0;
+      std::lock_guard lock(memory::g_mutex);
+      if (const memory::Allocation* a = memory::find(argument.pointer, 1, &start)) {
+        tl_argument_reach[index] = start + a->size - reinterpret_cast<std::uintptr_t>(argument.pointer);
+      }
+    }
   }
   // Where work on another stream could overlap with it on a GPU, the launch runs watched, and is ordered once it
   // has run with the pages it touched (finish_launch_ordering); else now, with the whole allocations.

@@ -69,10 +69,14 @@ TEST(EmuCoverage, LaunchShapesAreRecordedAndNotRun) {
   {
     const rooflab::emu::LaunchShapes recording;
     emutest::scale_by(2, x, n);
-    emutest::scale_by(3, x, n);
+    emutest::scale_by(3, x + 50, n - 50);  // a pointer inside the allocation reaches its last 150 floats
     shapes = recording.taken();
   }
   ASSERT_EQ(shapes.size(), 2u);
+  // Each argument's reach, for the performance model's reused data: a pointer's bytes to the end of its
+  // allocation, 0 for the length.
+  EXPECT_EQ(shapes[0].reach, (std::vector<std::size_t>{n * sizeof(float), 0}));
+  EXPECT_EQ(shapes[1].reach, (std::vector<std::size_t>{(n - 50) * sizeof(float), 0}));
   EXPECT_NE(shapes[0].kernel.find("emutest::scale_by_kernel<2>"), std::string::npos) << shapes[0].kernel;
   EXPECT_NE(shapes[1].kernel.find("emutest::scale_by_kernel<3>"), std::string::npos) << shapes[1].kernel;
   EXPECT_EQ(shapes[0].grid.x, 4u);  // 200 elements in blocks of 64

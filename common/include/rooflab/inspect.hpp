@@ -61,6 +61,9 @@ struct TimedLaunch {
   unsigned long long blocks = 0;
   unsigned block = 0;
   std::size_t dynamic_smem = 0;
+  // Per argument: the bytes a pointer argument reaches (to the end of its allocation), 0 for other arguments
+  // (rooflab::emu::LaunchShape::reach); empty when not recorded.
+  std::vector<std::size_t> reach;
 };
 struct TimedLaunches {
   std::vector<TimedLaunch> launches;
@@ -106,6 +109,7 @@ struct Row {
   std::size_t dynamic_smem = 0;
   unsigned long long grid = 0;  // blocks the launcher starts at the timed size (0: not recorded)
   double waves = 0;             // grid / (SMs x blocks per SM), where the grid is known
+  std::vector<std::size_t> reach;  // the launch's reach per argument, where recorded (TimedLaunch::reach)
   int stack = 0;
   int spill_bytes = 0;
   int widest_load_bits = 0;

@@ -6,6 +6,8 @@
 //
 //   1. bytes of global loads in flight per SM on the loop that runs (Little's law): per thread, the load bytes
 //      the loop issues before the first instruction that uses one of them, times the threads resident per SM;
+//      loads of reused data (an array the loop reads many times over that the L2 holds: a bias vector, a GEMV's
+//      x), traced from PTX to the kernel parameter they come from, are served by the caches and do not count;
 //   2. issue slots, MUFU and shared-memory wavefronts per trip, against the architecture's rates;
 //   3. the instruction class's ceiling (mma.sync and WMMA on sm_90 reach about two thirds of the dense tensor
 //      peak, which needs wgmma);
@@ -45,6 +47,10 @@ struct Trip {
   // Load bytes issued before the first instruction that reads a register one of them wrote: what a thread
   // has in flight at once. A loop that uses each value right after loading it has one load in flight.
   double load_bytes_before_use = 0;
+  // The same two, by the kernel parameters each load's address is computed from (sorted indices; scalars such as
+  // a length are among them, and the prediction tells pointers by their reach): PTX only, SASS leaves them empty.
+  std::map<std::vector<int>, double> load_bytes_by_params;
+  std::map<std::vector<int>, double> before_use_by_params;
   int global_stores = 0;
   double store_bytes = 0;
   double cp_async_bytes = 0;  // cp.async global -> shared: in flight until a wait
@@ -99,6 +105,10 @@ struct Constants {
   double copy_fraction = 0.89;      // copy ceiling over datasheet bandwidth, when no calibration is given
   double issue_efficiency = 0.5;    // sustained fraction of issue slots a memory-bound loop reaches
   double barrier_latency_ns = 700;  // one block per SM: a k-step's loads are not overlapped with math
+  // Reused data: an array the loop reads at least cache_reuse times over, whose reach fits in cache_l2_share of the
+  // L2, is served by the caches, not DRAM (its loads are not DRAM bytes in flight).
+  double cache_reuse = 8;
+  double cache_l2_share = 0.5;
   std::string provenance;           // the file's words for this architecture
 };
 Constants constants_for(const GpuSpec& gpu);  // throws DataError when the file lacks the architecture
@@ -116,6 +126,10 @@ struct Work {
   unsigned long long grid = 0;
   std::string grid_from;  // in words, for the evidence: "the launcher's grid at the timed size on the CPU backend"
   std::optional<double> copy_ceiling_gbps;  // calibrated copy ceiling; else datasheet x copy_fraction
+  // Per kernel parameter, in order: the bytes a pointer argument reaches at the timed launch (to the end of its
+  // allocation), 0 for other arguments; empty when the launch was not recorded. An array the loop rereads many
+  // times over and the L2 holds (a bias vector, a GEMV's x) is served by the caches: its loads are no DRAM bytes.
+  std::vector<double> reach;
 };
 
 struct Prediction {

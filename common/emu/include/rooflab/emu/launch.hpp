@@ -85,6 +85,10 @@ struct LaunchShape {
   dim3 grid;
   dim3 block;
   std::size_t dynamic_smem = 0;
+  // Per argument, in the kernel's parameter order: the bytes from a pointer argument to the end of the device
+  // allocation it points into (what the kernel can reach through it), 0 for any other argument. The
+  // performance model tells a small array every thread rereads (a bias vector, the x of a GEMV) from a stream.
+  std::vector<std::size_t> reach;
 };
 class LaunchShapes {
  public:
