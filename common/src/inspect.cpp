@@ -225,7 +225,12 @@ std::vector<Row> inspect(std::span<const KernelDecl> kernels, const std::string&
         if (const auto it = sass->functions.find(entry.mangled); it != sass->functions.end()) listed = &it->second;
       }
       if (listed != nullptr) {
-        code = perf::analyze_sass(*listed);
+        // The parameters' place in constant bank 0, for tracing loads to them: the cubin's architecture ("sm_90").
+        perf::SassParams params;
+        const int sm = arch.size() > 3 ? std::atoi(arch.c_str() + 3) : 0;
+        params.base = perf::param_bank_base(sm / 10);
+        params.layout = perf::param_layout(entry.params);
+        code = perf::analyze_sass(*listed, &params);
       } else {
         code = perf::analyze(facts.body);
         code.from_note = sass == nullptr ? "" : (sass->why_not.empty() ? "nvdisasm did not list this kernel" : sass->why_not);

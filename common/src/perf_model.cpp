@@ -169,46 +169,89 @@ struct Instr {
   bool barrier = false;
   double wavefronts = 0;  // shared-memory wavefronts of 128 B
   double hmma = 0;        // HMMA.16816 equivalents
-  std::vector<int> address_params;  // a global load's: the kernel parameters its address is computed from (PTX)
+  std::vector<int> address_params;  // a global load's: the kernel parameters its address is computed from
+  // For that trace: the parameters the instruction reads itself (PTX's ld.param, SASS's constant bank 0), whether
+  // what it writes is data loaded from memory (which carries no parameter), and the uniform registers (SASS).
+  std::vector<int> param_reads;
+  bool data_load = false;
+  std::vector<std::string> uniform_writes;
+  std::vector<std::string> uniform_reads;
 };
 
-// Which kernel parameters each global load's address is computed from (PTX): a register holds the parameters
-// its value was computed from, starting at ld.param and carried through every instruction but a load (a value
-// loaded from memory is data, so x[idx[i]] comes from x, not idx). Loops carry registers around, so the pass
-// repeats until nothing grows.
-void trace_parameters(const std::vector<Statement>& sts, std::vector<Instr>& code) {
-  static const std::regex param(R"(_param_([0-9]+))");
-  std::map<std::string, std::set<int>> from;
-  for (bool grew = true; grew;) {
-    grew = false;
-    for (std::size_t i = 0; i < sts.size(); ++i) {
-      const Statement& s = sts[i];
-      if (!s.label.empty() || s.opcode.empty() || code[i].writes.empty()) continue;
-      std::set<int> origin;
-      std::smatch m;
-      if (starts_with(s.opcode, "ld.param") && s.operands.size() > 1 && std::regex_search(s.operands[1], m, param)) {
-        origin.insert(std::stoi(m[1].str()));
-      } else if (!starts_with(s.opcode, "ld.") && !starts_with(s.opcode, "atom") && !starts_with(s.opcode, "wmma.load") &&
-                 !starts_with(s.opcode, "ldmatrix")) {
-        for (const auto& r : code[i].reads) {
-          if (const auto it = from.find(r); it != from.end()) origin.insert(it->second.begin(), it->second.end());
+// Which kernel parameters each global load's address is computed from: a register holds the parameters its value
+// was computed from, starting where a parameter is read (PTX's ld.param, SASS's constant bank 0) and carried
+// through every instruction but a load (a value loaded from memory is data, so x[idx[i]] comes from x, not idx).
+// Flow-sensitive, as ptxas reuses registers for unrelated values: a write replaces what the register held, and a
+// block starts from the union of what its predecessors end with (every branch may fall through), repeated until
+// no block's start grows.
+void trace_parameters(std::vector<Instr>& code) {
+  using State = std::map<std::string, std::set<int>>;
+  // Basic blocks: [starts[b], starts[b + 1]); a block starts at a label and after a branch.
+  std::vector<std::size_t> starts{0};
+  std::map<std::string, std::size_t> block_of_label;
+  for (std::size_t i = 0; i < code.size(); ++i) {
+    if (!code[i].label.empty() && i != starts.back()) starts.push_back(i);
+    if (!code[i].label.empty()) block_of_label[code[i].label] = starts.size() - 1;
+    if (!code[i].targets.empty() && i + 1 < code.size()) starts.push_back(i + 1);
+  }
+  const std::size_t blocks = starts.size();
+  starts.push_back(code.size());
+  const auto origin_of = [](const State& state, const Instr& in) {
+    std::set<int> origin(in.param_reads.begin(), in.param_reads.end());
+    for (const auto* regs : {&in.reads, &in.uniform_reads}) {
+      for (const auto& r : *regs) {
+        if (const auto it = state.find(r); it != state.end()) origin.insert(it->second.begin(), it->second.end());
+      }
+    }
+    return origin;
+  };
+  const auto merge = [](State& into, const State& from) {
+    bool grew = false;
+    for (const auto& [reg, params] : from) {
+      auto& have = into[reg];
+      const std::size_t before = have.size();
+      have.insert(params.begin(), params.end());
+      grew = grew || have.size() != before;
+    }
+    return grew;
+  };
+  std::vector<State> entry(blocks);
+  std::vector<std::set<int>> address(code.size());
+  std::vector<bool> queued(blocks, true);
+  for (bool again = true; again;) {
+    again = false;
+    for (std::size_t b = 0; b < blocks; ++b) {
+      if (!queued[b]) continue;
+      queued[b] = false;
+      State state = entry[b];
+      for (std::size_t i = starts[b]; i < starts[b + 1]; ++i) {
+        const Instr& in = code[i];
+        if (in.global_load) {
+          const auto origin = origin_of(state, in);
+          address[i].insert(origin.begin(), origin.end());
+        }
+        if (in.writes.empty() && in.uniform_writes.empty()) continue;
+        const std::set<int> origin = in.data_load ? std::set<int>{} : origin_of(state, in);
+        for (const auto* regs : {&in.writes, &in.uniform_writes}) {
+          for (const auto& w : *regs) state[w] = origin;
         }
       }
-      for (const auto& w : code[i].writes) {
-        auto& have = from[w];
-        const std::size_t before = have.size();
-        have.insert(origin.begin(), origin.end());
-        grew = grew || have.size() != before;
+      // Successors: the next block, and the blocks of the last instruction's branch targets.
+      std::vector<std::size_t> next;
+      if (b + 1 < blocks) next.push_back(b + 1);
+      for (const auto& t : code[starts[b + 1] - 1].targets) {
+        if (const auto it = block_of_label.find(t); it != block_of_label.end()) next.push_back(it->second);
+      }
+      for (const std::size_t n : next) {
+        if (merge(entry[n], state) && !queued[n]) {
+          queued[n] = true;
+          again = true;
+        }
       }
     }
   }
-  for (auto& in : code) {
-    if (!in.global_load) continue;
-    std::set<int> origin;
-    for (const auto& r : in.reads) {
-      if (const auto it = from.find(r); it != from.end()) origin.insert(it->second.begin(), it->second.end());
-    }
-    in.address_params.assign(origin.begin(), origin.end());
+  for (std::size_t i = 0; i < code.size(); ++i) {
+    if (code[i].global_load) code[i].address_params.assign(address[i].begin(), address[i].end());
   }
 }
 
@@ -251,9 +294,17 @@ std::vector<Instr> from_ptx(const std::vector<Statement>& sts) {
     in.wavefronts = wavefronts_of(op);
     in.hmma = hmma_of(op);
     in.barrier = starts_with(op, "bar.sync") || starts_with(op, "barrier.sync") || starts_with(op, "bar.cta");
+    static const std::regex param(R"(_param_([0-9]+))");
+    std::smatch m;
+    if (starts_with(op, "ld.param") && s.operands.size() > 1 && std::regex_search(s.operands[1], m, param)) {
+      in.param_reads.push_back(std::stoi(m[1].str()));
+    } else {
+      in.data_load = starts_with(op, "ld.") || starts_with(op, "atom") || starts_with(op, "wmma.load") ||
+                     starts_with(op, "ldmatrix");
+    }
     out.push_back(std::move(in));
   }
-  trace_parameters(sts, out);
+  trace_parameters(out);
   return out;
 }
 
@@ -310,7 +361,35 @@ bool sass_writes_first_operand(std::string_view op) {
   return true;
 }
 
-std::vector<Instr> from_sass(std::string_view body) {
+// The uniform registers an operand names ("UR4"; "UR6.64" or a 64-bit instruction's destination: UR6 and UR7).
+std::vector<std::string> sass_uniform_registers(std::string_view operand, int count = 1) {
+  static const std::regex reg(R"(\bUR([0-9]+)(\.64)?)");
+  std::vector<std::string> out;
+  const std::string s(operand);
+  for (auto it = std::sregex_iterator(s.begin(), s.end(), reg); it != std::sregex_iterator(); ++it) {
+    const int first = std::stoi((*it)[1].str());
+    const int width = (*it)[2].matched ? std::max(count, 2) : count;
+    for (int r = 0; r < width; ++r) out.push_back(fmt::format("UR{}", first + r));
+  }
+  return out;
+}
+
+// The kernel parameters an operand reads from constant bank 0 ("c[0x0][0x218]"), by the layout.
+std::vector<int> sass_param_reads(std::string_view operand, const SassParams& params) {
+  static const std::regex bank0(R"(c\[0x0\]\[(0x[0-9a-fA-F]+)\])");
+  std::vector<int> out;
+  const std::string s(operand);
+  for (auto it = std::sregex_iterator(s.begin(), s.end(), bank0); it != std::sregex_iterator(); ++it) {
+    const int at = static_cast<int>(std::stoul((*it)[1].str(), nullptr, 16)) - params.base;
+    for (std::size_t k = 0; k < params.layout.size(); ++k) {
+      const auto [offset, size] = params.layout[k];
+      if (at >= offset && at < offset + size) out.push_back(static_cast<int>(k));
+    }
+  }
+  return out;
+}
+
+std::vector<Instr> from_sass(std::string_view body, const SassParams* params) {
   std::vector<Instr> out;
   std::istringstream in{std::string(body)};
   int line_no = 0;
@@ -370,10 +449,19 @@ std::vector<Instr> from_sass(std::string_view body) {
       if (mma) width = k == 0 ? dst_width : (k == 1 ? (k8 ? 2 : 4) : (k == 2 ? (k8 ? 1 : 2) : dst_width));
       // A store's data: its width (STG.E.128 [R2.64], R4 reads R4..R7).
       if (!writes && k + 1 == operands.size() && (store || is("STS") || is("STL"))) width = regs;
+      // A 64-bit constant-bank load's destination is a register pair (LDC.64 R2, ULDC.64 UR4).
+      if (k == 0 && writes && (is("LDC") || is("ULDC")) && op.find(".64") != std::string::npos) width = 2;
       auto r = sass_registers(operands[k], width);
       auto& to = (k == 0 && writes) ? ins.writes : ins.reads;
       to.insert(to.end(), r.begin(), r.end());
+      if (params != nullptr) {
+        auto u = sass_uniform_registers(operands[k], width);
+        auto& uto = (k == 0 && writes) ? ins.uniform_writes : ins.uniform_reads;
+        uto.insert(uto.end(), u.begin(), u.end());
+        for (const int p : sass_param_reads(operands[k], *params)) ins.param_reads.push_back(p);
+      }
     }
+    ins.data_load = load || is("LDS") || is("LDSM") || is("LDL") || is("ATOMG") || is("ATOM") || is("ATOMS");
     if (load) {
       ins.global_load = true;
       ins.load_bytes = bytes;
@@ -399,7 +487,20 @@ std::vector<Instr> from_sass(std::string_view body) {
     ins.barrier = is("BAR") && (op.find(".SYNC") != std::string::npos || op.find(".RED") != std::string::npos);
     out.push_back(std::move(ins));
   }
+  if (params != nullptr) trace_parameters(out);
   return out;
+}
+
+// Whether an instruction in (i, end) reads a register instruction i writes, before another instruction writes it.
+bool read_later(const std::vector<Instr>& code, std::size_t i, std::size_t end) {
+  std::set<std::string> live(code[i].writes.begin(), code[i].writes.end());
+  for (std::size_t j = i + 1; j < end && !live.empty(); ++j) {
+    for (const auto& r : code[j].reads) {
+      if (live.count(r) != 0) return true;
+    }
+    for (const auto& w : code[j].writes) live.erase(w);
+  }
+  return false;
 }
 
 Trip count(const std::vector<Instr>& code, std::size_t begin, std::size_t end) {
@@ -422,6 +523,7 @@ Trip count(const std::vector<Instr>& code, std::size_t begin, std::size_t end) {
       ++t.global_loads;
       t.load_bytes += s.load_bytes;
       t.load_bytes_by_params[s.address_params] += s.load_bytes;
+      t.load_order.push_back({s.address_params, s.load_bytes, !read_later(code, i, end)});
       if (!used) {
         t.load_bytes_before_use += s.load_bytes;
         t.before_use_by_params[s.address_params] += s.load_bytes;
@@ -542,8 +644,39 @@ Code loops_of(const std::vector<Instr>& sts) {
 
 Code analyze(std::string_view ptx_body) { return loops_of(from_ptx(statements(ptx_body))); }
 
-Code analyze_sass(std::string_view sass_body) {
-  Code code = loops_of(from_sass(sass_body));
+std::vector<std::pair<int, int>> param_layout(std::string_view ptx_params) {
+  std::vector<std::pair<int, int>> out;
+  int offset = 0;
+  std::stringstream decls{std::string(ptx_params)};
+  for (std::string decl; std::getline(decls, decl, ',');) {
+    std::istringstream words(decl);
+    int size = 0, align = 0, count = 1;
+    bool pointer = false;
+    for (std::string w; words >> w;) {
+      if (w == ".ptr") pointer = true;
+      if (w == ".align" && !pointer && words >> w) align = std::stoi(w);
+      for (const auto& [type, bytes] : std::initializer_list<std::pair<const char*, int>>{
+               {".u64", 8}, {".s64", 8}, {".b64", 8}, {".f64", 8}, {".u32", 4}, {".s32", 4}, {".b32", 4},
+               {".f32", 4}, {".u16", 2}, {".s16", 2}, {".b16", 2}, {".f16", 2}, {".u8", 1}, {".s8", 1}, {".b8", 1}}) {
+        if (w == type) size = bytes;
+      }
+      if (const auto lb = w.find('['); lb != std::string::npos && w.find("_param_") != std::string::npos) {
+        count = std::stoi(w.substr(lb + 1));
+      }
+    }
+    if (size == 0) continue;  // not a declaration
+    if (align == 0) align = size;
+    offset = (offset + align - 1) / align * align;
+    out.emplace_back(offset, size * count);
+    offset += size * count;
+  }
+  return out;
+}
+
+int param_bank_base(int cc_major) { return cc_major < 9 ? 0x160 : (cc_major == 9 ? 0x210 : 0x380); }
+
+Code analyze_sass(std::string_view sass_body, const SassParams* params) {
+  Code code = loops_of(from_sass(sass_body, params));
   code.from = "SASS";
   return code;
 }
@@ -785,11 +918,32 @@ Prediction predict(const Work& w, const Code& code, const GpuSpec& gpu, const Co
     // and not among the DRAM bytes a trip moves.
     const std::set<int> reused = reused_params(w, m, gpu, c, &p.evidence);
     const double cached = cached_bytes(m.before_use_by_params, reused, w.reach);
-    const double per_thread = m.load_bytes_before_use - cached + m.cp_async_bytes;
+    double per_thread = m.load_bytes_before_use - cached + m.cp_async_bytes;
     if (cached > 0) {
       p.evidence.push_back(fmt::format("  so {:g} of the {:g} B a thread loads before the first use are DRAM bytes in "
                                        "flight",
                                        m.load_bytes_before_use - cached, m.load_bytes_before_use));
+      // None of them: the loop's first uses are of cached data, and its DRAM loads come after them. A software-
+      // pipelined loop issues the next trip's loads there (nothing later in this trip reads them): those are in
+      // flight across the trip's end. Without such loads, the first DRAM load is the least a thread waiting for
+      // one has in flight.
+      if (per_thread <= m.cp_async_bytes) {
+        double next_trip = 0, first = 0;
+        for (const auto& l : m.load_order) {
+          if (cached_bytes({{l.params, l.bytes}}, reused, w.reach) > 0) continue;
+          if (first == 0) first = l.bytes;
+          if (l.for_next_trip) next_trip += l.bytes;
+        }
+        const double dram = next_trip > 0 ? next_trip : first;
+        if (dram > 0) {
+          per_thread += dram;
+          p.evidence.push_back(fmt::format("  none before the first use: {:g} B {}", dram,
+                                           next_trip > 0 ? "of loads for the next trip (nothing later in this trip reads "
+                                                           "them) are in flight across the trip's end"
+                                                         : "(its first DRAM load) are the least a waiting thread has in "
+                                                           "flight"));
+        }
+      }
     }
     const std::set<int> reused_h = &m == &h ? reused : reused_params(w, h, gpu, c, nullptr);
     const double warp_bytes = 32 * (moved(h) - cached_bytes(h.load_bytes_by_params, reused_h, w.reach));

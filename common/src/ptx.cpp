@@ -80,6 +80,11 @@ std::vector<Kernel> parse_ptx(std::string_view text) {
     k.mangled = std::string(text.substr(name_begin, name_end - name_begin));
     k.name = demangle(k.mangled);
     k.body = std::string(text.substr(open + 1, close - open - 1));
+    if (const std::size_t lp = text.find('(', name_end); lp != std::string_view::npos && lp < open) {
+      if (const std::size_t rp = text.find(')', lp); rp != std::string_view::npos && rp < open) {
+        k.params = std::string(text.substr(lp + 1, rp - lp - 1));
+      }
+    }
     out.push_back(std::move(k));
     pos = close;
   }

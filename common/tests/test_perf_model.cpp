@@ -423,12 +423,14 @@ TEST(PerfModelSass, AWideLoadCoversItsRegisters) {
       "        /*0100*/                   LDG.E.128.CONSTANT R20, desc[UR8][R46.64] ;\n"
       "        /*0110*/                   FADD R30, R22, 1 ;\n"
       "        /*0120*/                   LDG.E.64 R24, desc[UR8][R48.64] ;\n"
+      "        /*0125*/                   FADD R31, R24, 1 ;\n"
       "        /*0130*/              @!P0 BRA `(.L_x_5) ;\n";
   const std::string uses_r24 =
       ".L_x_5:\n"
       "        /*0100*/                   LDG.E.128.CONSTANT R20, desc[UR8][R46.64] ;\n"
       "        /*0110*/                   FADD R30, R24, 1 ;\n"
       "        /*0120*/                   LDG.E.64 R26, desc[UR8][R48.64] ;\n"
+      "        /*0125*/                   FADD R31, R26, 1 ;\n"
       "        /*0130*/              @!P0 BRA `(.L_x_5) ;\n";
   EXPECT_EQ(analyze_sass(uses_r22).loops[0].load_bytes, 24);
   EXPECT_EQ(analyze_sass(uses_r22).loops[0].load_bytes_before_use, 16);
@@ -499,3 +501,90 @@ TEST(PerfModelSass, TheListingIsSplitByFunction) {
 }
 
 }  // namespace
+
+// The parameters' layout in constant bank 0 from a PTX entry's list: a pointer's ".align 1" is its pointee's,
+// a 12-byte struct sits at its own alignment, a 64-bit scalar at 8 (sm_90 listings: 0x210 x, 0x218 bias, 0x220 y,
+// 0x228 the struct, 0x234 cols, 0x238 n).
+TEST(PerfModelSass, TheParametersLayoutFollowsTheirAlignment) {
+  const auto layout = rooflab::perf::param_layout(
+      "\n\t.param .u64 .ptr .align 1 _Z1k_param_0,\n\t.param .u64 .ptr .align 1 _Z1k_param_1,\n"
+      "\t.param .u64 .ptr .align 1 _Z1k_param_2,\n\t.param .align 4 .b8 _Z1k_param_3[12],\n"
+      "\t.param .u32 _Z1k_param_4,\n\t.param .u64 _Z1k_param_5\n");
+  const std::vector<std::pair<int, int>> want{{0, 8}, {8, 8}, {16, 8}, {24, 12}, {36, 4}, {40, 8}};
+  EXPECT_EQ(layout, want);
+  EXPECT_EQ(rooflab::perf::param_bank_base(8), 0x160);
+  EXPECT_EQ(rooflab::perf::param_bank_base(9), 0x210);
+  EXPECT_EQ(rooflab::perf::param_bank_base(10), 0x380);
+}
+
+// The bias add in nvdisasm's form (sm_90): the pointers come from constant bank 0 through uniform registers, the
+// loads' addresses from them; the global-memory descriptor (c[0x0][0x208]) is no parameter.
+TEST(PerfModelSass, ALoadIsTracedToItsParameterThroughConstantBankZero) {
+  const std::string body =
+      "        /*0000*/                   ULDC.64 UR4, c[0x0][0x208] ;\n"
+      "        /*0010*/                   ULDC.64 UR6, c[0x0][0x210] ;\n"
+      "        /*0020*/                   ULDC.64 UR8, c[0x0][0x218] ;\n"
+      "        /*0030*/                   LDC R5, c[0x0][0x234] ;\n"
+      "        /*0040*/                   S2R R0, SR_TID.X ;\n"
+      ".L_x_1:\n"
+      "        /*0050*/                   IMAD.WIDE.U32 R2, R0, 0x4, RZ ;\n"
+      "        /*0060*/                   IADD3 R6, P0, R2, UR6, RZ ;\n"
+      "        /*0070*/                   IADD3.X R7, R3, UR7, RZ, P0, !PT ;\n"
+      "        /*0080*/                   LDG.E.CONSTANT R10, desc[UR4][R6.64] ;\n"
+      "        /*0090*/                   IMAD.HI.U32 R4, R0, R5, RZ ;\n"
+      "        /*00a0*/                   LEA R8, P0, R4, UR8, 0x2 ;\n"
+      "        /*00b0*/                   LEA.HI.X R9, R4, UR9, RZ, 0x2, P0 ;\n"
+      "        /*00c0*/                   LDG.E.CONSTANT R11, desc[UR4][R8.64] ;\n"
+      "        /*00d0*/                   FADD R12, R10, R11 ;\n"
+      "        /*00e0*/                   STG.E desc[UR4][R6.64], R12 ;\n"
+      "        /*00f0*/                   IADD3 R0, R0, 0x100, RZ ;\n"
+      "        /*0100*/                   ISETP.GE.U32.AND P1, PT, R0, 0x1000, PT ;\n"
+      "        /*0110*/              @!P1 BRA `(.L_x_1) ;\n"
+      "        /*0120*/                   EXIT ;\n";
+  rooflab::perf::SassParams params;
+  params.base = 0x210;
+  params.layout = {{0, 8}, {8, 8}, {16, 8}, {24, 12}, {36, 4}, {40, 8}};
+  const auto traced = analyze_sass(body, &params);
+  ASSERT_EQ(traced.loops.size(), 1u);
+  const std::map<std::vector<int>, double> want{{{0}, 4}, {{1, 4}, 4}};
+  EXPECT_EQ(traced.loops[0].load_bytes_by_params, want);
+  // Without the layout nothing is traced (every load then counts as DRAM).
+  EXPECT_TRUE(analyze_sass(body).loops[0].load_bytes_by_params.count({}) == 1);
+}
+
+// A software-pipelined loop whose first load is of reused data (a GEMV's x): it uses x at once, and loads the next
+// trip's weights after that use. With x served by the caches nothing before the first use is DRAM; the weights for
+// the next trip (nothing later in this trip reads them) are what is in flight.
+TEST(PerfModel, ALoopLeftWithNoDramLoadsBeforeItsFirstUseCountsItsLoadsForTheNextTrip) {
+  const std::string body = R"(
+	ld.param.u64 	%rd1, [k_param_0];
+	ld.param.u64 	%rd2, [k_param_1];
+	ld.param.u64 	%rd3, [k_param_2];
+	cvta.to.global.u64 	%rd4, %rd1;
+	cvta.to.global.u64 	%rd5, %rd2;
+	cvta.to.global.u64 	%rd6, %rd3;
+$L__BB0_1:
+	mov.f32 	%f10, %f2;
+	ld.global.nc.f32 	%f1, [%rd5];
+	add.f32 	%f3, %f1, %f10;
+	ld.global.nc.v4.f32 	{%f2, %f4, %f5, %f6}, [%rd4];
+	st.global.f32 	[%rd6], %f3;
+	add.s64 	%rd4, %rd4, 4096;
+	setp.lt.u64 	%p1, %rd4, %rd7;
+	@%p1 bra 	$L__BB0_1;
+	ret;
+)";
+  const auto code = analyze(body);
+  ASSERT_EQ(code.loops.size(), 1u);
+  EXPECT_EQ(code.loops[0].load_bytes_before_use, 4);  // x only: the weights come after its use
+  const auto c = rooflab::perf::constants_for(h100());
+  rooflab::perf::Work w = copy_work(8);
+  w.bytes = 1.0 * (1 << 30);
+  w.reach = {1 << 30, 16384, 1 << 20};
+  const auto p = predict(w, code, h100(), c);
+  bool said = false;
+  for (const auto& e : p.evidence) said = said || e.find("16 B of loads for the next trip") != std::string::npos;
+  EXPECT_TRUE(said);
+  // 16 B per thread in flight (2048 threads: 32 KB per SM, about 97%), not none (no limit) and not x's 4 B (80%).
+  EXPECT_NEAR(p.fraction, 0.97, 0.02);
+}

@@ -32,7 +32,8 @@ std::vector<Resources> parse_ptxas_report(std::string_view text);
 struct Kernel {
   std::string mangled;
   std::string name;  // demangled
-  std::string body;  // the text between the entry's braces
+  std::string body;    // the text between the entry's braces
+  std::string params;  // the text between the entry's parentheses: its .param declarations
 };
 std::vector<Kernel> parse_ptx(std::string_view text);
 
