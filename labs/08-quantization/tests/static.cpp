@@ -25,11 +25,14 @@ namespace {
 rooflab::inspect::TimedLaunches timed_launches(const rooflab::GpuSpec& gpu) {
   return rooflab::ptx::timed_launches(gpu, [] {
     const int n = lab08::perf::gemv_side(1.0), k = n, group = lab08::perf::kInt4PerfGroup;
+    // Each format's own buffers, as the perf tests' Packed holds them (the model's reused data reads each pointer's
+    // reach): int8 weights and group-32 scales, int4 weights (two per byte) and scales of its group.
     const rooflab::ptx::TimedBuffer<std::int8_t> q(static_cast<std::size_t>(n) * k);
-    const rooflab::ptx::TimedBuffer<__half> scales(static_cast<std::size_t>(n) * k / 32), x(k), y(n);
+    const rooflab::ptx::TimedBuffer<std::uint8_t> q4(static_cast<std::size_t>(n) * k / 2);
+    const rooflab::ptx::TimedBuffer<__half> scales(static_cast<std::size_t>(n) * k / lab08::kInt8Group),
+        scales4(static_cast<std::size_t>(n) * k / group), x(k), y(n);
     lab08::gemv_int8(q.data(), scales.data(), x.data(), y.data(), n, k, nullptr);
-    lab08::gemv_int4(reinterpret_cast<const std::uint8_t*>(q.data()), scales.data(), x.data(), y.data(), n, k, group,
-                     nullptr);
+    lab08::gemv_int4(q4.data(), scales4.data(), x.data(), y.data(), n, k, group, nullptr);
   });
 }
 }  // namespace
