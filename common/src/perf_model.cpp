@@ -24,6 +24,7 @@ struct Statement {
   std::string label;   // "$L__BB0_2" for a label, else empty
   std::string opcode;  // "ld.global.nc.f32"
   std::vector<std::string> operands;
+  bool guarded = false;  // "@%p1 ...": runs only where its predicate holds
 };
 
 std::string trim(std::string_view s) {
@@ -74,6 +75,7 @@ std::vector<Statement> statements(std::string_view body) {
       if (s[0] == '@') {  // a guard predicate is read like any operand
         const auto sp = s.find_first_of(" \t");
         if (sp == std::string::npos) continue;
+        st.guarded = true;
         st.operands.push_back(s.substr(1, sp - 1));
         pos = s.find_first_not_of(" \t", sp);
         if (pos == std::string::npos) continue;
@@ -174,6 +176,7 @@ struct Instr {
   // what it writes is data loaded from memory (which carries no parameter), and the uniform registers (SASS).
   std::vector<int> param_reads;
   bool data_load = false;
+  bool guarded = false;  // under a predicate: what it writes may keep its old value
   std::vector<std::string> uniform_writes;
   std::vector<std::string> uniform_reads;
 };
@@ -233,7 +236,10 @@ void trace_parameters(std::vector<Instr>& code) {
         if (in.writes.empty() && in.uniform_writes.empty()) continue;
         const std::set<int> origin = in.data_load ? std::set<int>{} : origin_of(state, in);
         for (const auto* regs : {&in.writes, &in.uniform_writes}) {
-          for (const auto& w : *regs) state[w] = origin;
+          for (const auto& w : *regs) {
+            if (in.guarded) state[w].insert(origin.begin(), origin.end());
+            else state[w] = origin;
+          }
         }
       }
       // Successors: the next block, and the blocks of the last instruction's branch targets.
@@ -262,6 +268,7 @@ std::vector<Instr> from_ptx(const std::vector<Statement>& sts) {
     Instr in;
     in.line = s.line;
     in.label = s.label;
+    in.guarded = s.guarded;
     if (!s.label.empty() || s.opcode.empty()) {
       out.push_back(std::move(in));
       continue;
@@ -415,6 +422,7 @@ std::vector<Instr> from_sass(std::string_view body, const SassParams* params) {
     if (s[0] == '@') {
       const auto sp = s.find_first_of(" \t");
       if (sp == std::string::npos) continue;
+      ins.guarded = s.substr(0, sp) != "@PT";
       pos = s.find_first_not_of(" \t", sp);
       if (pos == std::string::npos) continue;
     }

@@ -588,3 +588,29 @@ $L__BB0_1:
   // 16 B per thread in flight (2048 threads: 32 KB per SM, about 97%), not none (no limit) and not x's 4 B (80%).
   EXPECT_NEAR(p.fraction, 0.97, 0.02);
 }
+
+// A write under a predicate may not happen: the register keeps what it held as well (the trace unions), where an
+// unguarded write replaces it. Here the address pair R6:R7 holds x (parameter 0), then is set to the bias
+// (parameter 1), with or without a predicate.
+TEST(PerfModelSass, AGuardedWriteKeepsTheRegistersOldParameters) {
+  rooflab::perf::SassParams params;
+  params.base = 0x210;
+  params.layout = {{0, 8}, {8, 8}};
+  const auto address_of_load = [&](const std::string& guard) {
+    const std::string body =
+        "        /*0000*/                   ULDC.64 UR4, c[0x0][0x208] ;\n"
+        "        /*0010*/                   ULDC.64 UR6, c[0x0][0x210] ;\n"
+        "        /*0020*/                   ULDC.64 UR8, c[0x0][0x218] ;\n"
+        "        /*0030*/                   IADD3 R6, P0, R2, UR6, RZ ;\n"
+        "        /*0040*/                   IADD3.X R7, R3, UR7, RZ, P0, !PT ;\n"
+        "        /*0050*/                   " + guard + "IADD3 R6, P0, R2, UR8, RZ ;\n"
+        "        /*0060*/                   " + guard + "IADD3.X R7, R3, UR9, RZ, P0, !PT ;\n"
+        "        /*0070*/                   LDG.E R10, desc[UR4][R6.64] ;\n"
+        "        /*0080*/                   EXIT ;\n";
+    return analyze_sass(body, &params).loops.at(0).load_bytes_by_params;
+  };
+  using ByParams = std::map<std::vector<int>, double>;
+  EXPECT_EQ(address_of_load(""), (ByParams{{{1}, 4}}));
+  EXPECT_EQ(address_of_load("@P1 "), (ByParams{{{0, 1}, 4}}));
+  EXPECT_EQ(address_of_load("@PT "), (ByParams{{{1}, 4}}));  // always true: a plain write
+}
