@@ -22,6 +22,15 @@ rooflab::inspect::Limits a100() {
   l.reserved_smem_per_block = 1024;
   return l;
 }
+
+// The sample kernel's PTX and ptxas report (sm_80), and a memory-bound declaration of it: n FLOPs, 8n bytes.
+struct Sample {
+  std::string ptx = rooflab::ptx::read_file(std::string(ROOFLAB_TEST_DATA_DIR) + "/sample.sm_80.ptx");
+  std::string ptxas = rooflab::ptx::read_file(std::string(ROOFLAB_TEST_DATA_DIR) + "/sample.sm_80.ptxas.txt");
+  const rooflab::GpuSpec& a100 = rooflab::gpu("a100-80gb-sxm4");
+  rooflab::inspect::KernelDecl decl[1] = {{"vec_kernel", "v", 256, 0, [](double n) { return n; },
+                                           [](double n) { return 8 * n; }}};
+};
 }  // namespace
 
 TEST(Occupancy, RegistersLimitByHand) {
@@ -81,12 +90,8 @@ TEST(Inspect, FloorUsesThePeakOfTheKernelsDataType) {
 // machine's GPU): half the copy ceiling, twice the predicted time of a memory-bound kernel; without it, the
 // evidence names the datasheet figure it used. And --sass without nvdisasm reads PTX, saying why.
 TEST(Inspect, ACalibratedCopyCeilingAndTheCodeRead) {
-  const std::string dir = ROOFLAB_TEST_DATA_DIR;
-  const std::string ptx = rooflab::ptx::read_file(dir + "/sample.sm_80.ptx");
-  const std::string ptxas = rooflab::ptx::read_file(dir + "/sample.sm_80.ptxas.txt");
-  const auto& a100 = rooflab::gpu("a100-80gb-sxm4");
-  const rooflab::inspect::KernelDecl decl[] = {{"vec_kernel", "v", 256, 0, [](double n) { return n; },
-                                                [](double n) { return 8 * n; }}};
+  const Sample sample;
+  const auto& [ptx, ptxas, a100, decl] = sample;
   const double n = 1e8;
   const auto datasheet = rooflab::inspect::inspect(decl, ptx, ptxas, a100, "sm_80", n);
   const auto fast = rooflab::inspect::inspect(decl, ptx, ptxas, a100, "sm_80", n, nullptr, 1800.0);
@@ -112,12 +117,8 @@ TEST(Inspect, ACalibratedCopyCeilingAndTheCodeRead) {
 // A recorded launch hands its arguments' reach to the row (and so to the prediction and the JSON that validation
 // fixtures are recorded from): the reused-data rule needs it.
 TEST(Inspect, ARecordedLaunchsReachIsInTheRowAndTheJson) {
-  const std::string dir = ROOFLAB_TEST_DATA_DIR;
-  const std::string ptx = rooflab::ptx::read_file(dir + "/sample.sm_80.ptx");
-  const std::string ptxas = rooflab::ptx::read_file(dir + "/sample.sm_80.ptxas.txt");
-  const auto& a100 = rooflab::gpu("a100-80gb-sxm4");
-  const rooflab::inspect::KernelDecl decl[] = {{"vec_kernel", "v", 256, 0, [](double n) { return n; },
-                                                [](double n) { return 8 * n; }}};
+  const Sample sample;
+  const auto& [ptx, ptxas, a100, decl] = sample;
   rooflab::inspect::TimedLaunches launches;
   launches.launches.push_back({"vec_kernel", 432, 256, 0, {4096, 0, 1 << 20}});
   const auto rows = rooflab::inspect::inspect(decl, ptx, ptxas, a100, "sm_80", 1e8, nullptr, std::nullopt, &launches);

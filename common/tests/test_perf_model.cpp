@@ -281,15 +281,19 @@ TEST(PerfModel, MufuBoundElementwiseLoop) {
   EXPECT_NEAR(p.fraction, 11.2 / 64, 0.01);
 }
 
-// A bias add: y[i] = x[i] + bias[i % cols], one element of each per trip. Parameters: x, bias, y, rows, cols.
-const char* const kBiasAdd = R"(
+// Three pointer parameters read and made global: %rd4, %rd5 and %rd6 hold parameters 0, 1 and 2.
+const std::string kThreePointers = R"(
 	ld.param.u64 	%rd1, [k_param_0];
 	ld.param.u64 	%rd2, [k_param_1];
 	ld.param.u64 	%rd3, [k_param_2];
-	ld.param.u32 	%r2, [k_param_4];
 	cvta.to.global.u64 	%rd4, %rd1;
 	cvta.to.global.u64 	%rd5, %rd2;
 	cvta.to.global.u64 	%rd6, %rd3;
+)";
+
+// A bias add: y[i] = x[i] + bias[i % cols], one element of each per trip. Parameters: x, bias, y, rows, cols.
+const std::string kBiasAdd = kThreePointers + R"(
+	ld.param.u32 	%r2, [k_param_4];
 	mov.u32 	%r1, %tid.x;
 $L__BB0_1:
 	rem.u32 	%r3, %r1, %r2;
@@ -556,13 +560,7 @@ TEST(PerfModelSass, ALoadIsTracedToItsParameterThroughConstantBankZero) {
 // trip's weights after that use. With x served by the caches nothing before the first use is DRAM; the weights for
 // the next trip (nothing later in this trip reads them) are what is in flight.
 TEST(PerfModel, ALoopLeftWithNoDramLoadsBeforeItsFirstUseCountsItsLoadsForTheNextTrip) {
-  const std::string body = R"(
-	ld.param.u64 	%rd1, [k_param_0];
-	ld.param.u64 	%rd2, [k_param_1];
-	ld.param.u64 	%rd3, [k_param_2];
-	cvta.to.global.u64 	%rd4, %rd1;
-	cvta.to.global.u64 	%rd5, %rd2;
-	cvta.to.global.u64 	%rd6, %rd3;
+  const std::string body = kThreePointers + R"(
 $L__BB0_1:
 	mov.f32 	%f10, %f2;
 	ld.global.nc.f32 	%f1, [%rd5];
