@@ -227,9 +227,8 @@ std::vector<Row> inspect(std::span<const KernelDecl> kernels, const std::string&
       if (listed != nullptr) {
         // The parameters' place in constant bank 0, for tracing loads to them: the cubin's architecture ("sm_90").
         perf::SassParams params;
-        const int sm = arch.size() > 3 ? std::atoi(arch.c_str() + 3) : 0;
-        params.base = perf::param_bank_base(sm / 10);
-        params.layout = perf::param_layout(entry.params);
+        params.base = perf::param_bank_base(arch);
+        params.layout = ptx::param_layout(entry.params);
         code = perf::analyze_sass(*listed, &params);
       } else {
         code = perf::analyze(facts.body);

@@ -530,11 +530,9 @@ Trip count(const std::vector<Instr>& code, std::size_t begin, std::size_t end) {
     if (s.global_load) {
       ++t.global_loads;
       t.load_bytes += s.load_bytes;
-      t.load_bytes_by_params[s.address_params] += s.load_bytes;
-      t.load_order.push_back({s.address_params, s.load_bytes, !read_later(code, i, end)});
+      t.loads.push_back({s.address_params, s.load_bytes, !used, !read_later(code, i, end)});
       if (!used) {
         t.load_bytes_before_use += s.load_bytes;
-        t.before_use_by_params[s.address_params] += s.load_bytes;
         pending.insert(s.writes.begin(), s.writes.end());
       }
     } else if (s.global_store) {
@@ -650,38 +648,20 @@ Code loops_of(const std::vector<Instr>& sts) {
 
 }  // namespace
 
-Code analyze(std::string_view ptx_body) { return loops_of(from_ptx(statements(ptx_body))); }
-
-std::vector<std::pair<int, int>> param_layout(std::string_view ptx_params) {
-  std::vector<std::pair<int, int>> out;
-  int offset = 0;
-  std::stringstream decls{std::string(ptx_params)};
-  for (std::string decl; std::getline(decls, decl, ',');) {
-    std::istringstream words(decl);
-    int size = 0, align = 0, count = 1;
-    bool pointer = false;
-    for (std::string w; words >> w;) {
-      if (w == ".ptr") pointer = true;
-      if (w == ".align" && !pointer && words >> w) align = std::stoi(w);
-      for (const auto& [type, bytes] : std::initializer_list<std::pair<const char*, int>>{
-               {".u64", 8}, {".s64", 8}, {".b64", 8}, {".f64", 8}, {".u32", 4}, {".s32", 4}, {".b32", 4},
-               {".f32", 4}, {".u16", 2}, {".s16", 2}, {".b16", 2}, {".f16", 2}, {".u8", 1}, {".s8", 1}, {".b8", 1}}) {
-        if (w == type) size = bytes;
-      }
-      if (const auto lb = w.find('['); lb != std::string::npos && w.find("_param_") != std::string::npos) {
-        count = std::stoi(w.substr(lb + 1));
-      }
-    }
-    if (size == 0) continue;  // not a declaration
-    if (align == 0) align = size;
-    offset = (offset + align - 1) / align * align;
-    out.emplace_back(offset, size * count);
-    offset += size * count;
+std::map<std::vector<int>, double> Trip::bytes_by_params(bool before_use_only) const {
+  std::map<std::vector<int>, double> out;
+  for (const auto& l : loads) {
+    if (l.before_use || !before_use_only) out[l.params] += l.bytes;
   }
   return out;
 }
 
-int param_bank_base(int cc_major) { return cc_major < 9 ? 0x160 : (cc_major == 9 ? 0x210 : 0x380); }
+Code analyze(std::string_view ptx_body) { return loops_of(from_ptx(statements(ptx_body))); }
+
+int param_bank_base(std::string_view arch) {
+  const int sm = arch.starts_with("sm_") ? std::atoi(std::string(arch.substr(3)).c_str()) : 0;
+  return sm < 90 ? 0x160 : (sm < 100 ? 0x210 : 0x380);
+}
 
 Code analyze_sass(std::string_view sass_body, const SassParams* params) {
   Code code = loops_of(from_sass(sass_body, params));
@@ -789,9 +769,9 @@ std::set<int> reused_params(const Work& w, const Trip& t, const GpuSpec& gpu, co
   const double moves = moved(t);
   if (w.reach.empty() || moves <= 0 || w.bytes <= 0) return out;
   std::map<int, double> bytes;  // per pointer: the trip's load bytes whose address comes from it alone
-  for (const auto& [params, b] : t.load_bytes_by_params) {
-    const auto ptrs = pointers_of(params, w.reach);
-    if (ptrs.size() == 1) bytes[ptrs.front()] += b;
+  for (const auto& l : t.loads) {
+    const auto ptrs = pointers_of(l.params, w.reach);
+    if (ptrs.size() == 1) bytes[ptrs.front()] += l.bytes;
   }
   const double l2 = gpu.l2_mb.value_or(0) * 1024 * 1024;
   for (const auto& [k, b] : bytes) {
@@ -809,13 +789,18 @@ std::set<int> reused_params(const Work& w, const Trip& t, const GpuSpec& gpu, co
   return out;
 }
 
-// Of a trip's load bytes by parameters, those whose pointers are all served by the caches.
-double cached_bytes(const std::map<std::vector<int>, double>& by_params, const std::set<int>& reused,
-                    const std::vector<double>& reach) {
+// Whether the caches serve a load: its address comes from pointers, each of them reused.
+bool cached(const Trip::Load& l, const std::set<int>& reused, const std::vector<double>& reach) {
+  const auto ptrs = pointers_of(l.params, reach);
+  return !ptrs.empty() && std::all_of(ptrs.begin(), ptrs.end(), [&](int k) { return reused.count(k) != 0; });
+}
+
+// The bytes of a trip's loads that the caches serve: all of them, or those issued before the first use.
+double cached_bytes(const Trip& t, const std::set<int>& reused, const std::vector<double>& reach,
+                    bool before_use_only) {
   double out = 0;
-  for (const auto& [params, b] : by_params) {
-    const auto ptrs = pointers_of(params, reach);
-    if (!ptrs.empty() && std::all_of(ptrs.begin(), ptrs.end(), [&](int k) { return reused.count(k) != 0; })) out += b;
+  for (const auto& l : t.loads) {
+    if ((l.before_use || !before_use_only) && cached(l, reused, reach)) out += l.bytes;
   }
   return out;
 }
@@ -925,20 +910,20 @@ Prediction predict(const Work& w, const Code& code, const GpuSpec& gpu, const Co
     // Loads of data the loop rereads (a bias vector, a GEMV's x) come from L1 or L2: no DRAM bytes in flight,
     // and not among the DRAM bytes a trip moves.
     const std::set<int> reused = reused_params(w, m, gpu, c, &p.evidence);
-    const double cached = cached_bytes(m.before_use_by_params, reused, w.reach);
-    double per_thread = m.load_bytes_before_use - cached + m.cp_async_bytes;
-    if (cached > 0) {
+    const double from_caches = cached_bytes(m, reused, w.reach, true);
+    double per_thread = m.load_bytes_before_use - from_caches + m.cp_async_bytes;
+    if (from_caches > 0) {
       p.evidence.push_back(fmt::format("  so {:g} of the {:g} B a thread loads before the first use are DRAM bytes in "
                                        "flight",
-                                       m.load_bytes_before_use - cached, m.load_bytes_before_use));
+                                       m.load_bytes_before_use - from_caches, m.load_bytes_before_use));
       // None of them: the loop's first uses are of cached data, and its DRAM loads come after them. A software-
       // pipelined loop issues the next trip's loads there (nothing later in this trip reads them): those are in
       // flight across the trip's end. Without such loads, the first DRAM load is the least a thread waiting for
       // one has in flight.
       if (per_thread <= m.cp_async_bytes) {
         double next_trip = 0, first = 0;
-        for (const auto& l : m.load_order) {
-          if (cached_bytes({{l.params, l.bytes}}, reused, w.reach) > 0) continue;
+        for (const auto& l : m.loads) {
+          if (cached(l, reused, w.reach)) continue;
           if (first == 0) first = l.bytes;
           if (l.for_next_trip) next_trip += l.bytes;
         }
@@ -954,7 +939,7 @@ Prediction predict(const Work& w, const Code& code, const GpuSpec& gpu, const Co
       }
     }
     const std::set<int> reused_h = &m == &h ? reused : reused_params(w, h, gpu, c, nullptr);
-    const double warp_bytes = 32 * (moved(h) - cached_bytes(h.load_bytes_by_params, reused_h, w.reach));
+    const double warp_bytes = 32 * (moved(h) - cached_bytes(h, reused_h, w.reach, false));
     // The slowest measure of one wave: a block on `active` of the SMs, `resident` threads on each of those. Each
     // active SM has its own loads in flight (Little's law against its share of the bandwidth); to reach the roof
     // each would move the bytes of 1 / active SMs, so its issue slots and special pipes carry that much more.

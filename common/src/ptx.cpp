@@ -91,6 +91,31 @@ std::vector<Kernel> parse_ptx(std::string_view text) {
   return out;
 }
 
+std::vector<std::pair<int, int>> param_layout(std::string_view params) {
+  std::vector<std::pair<int, int>> out;
+  int offset = 0;
+  std::stringstream decls{std::string(params)};
+  for (std::string decl; std::getline(decls, decl, ',');) {
+    std::istringstream words(decl);
+    int size = 0, align = 0, count = 1;
+    bool pointer = false;
+    for (std::string w; words >> w;) {
+      if (w == ".ptr") pointer = true;
+      if (w == ".align" && !pointer && words >> w) align = std::stoi(w);
+      if (w.starts_with('.') && access_bits(w) > 0) size = access_bits(w) / 8;  // .u64, .b8, .f32 ...
+      if (const auto lb = w.find('['); lb != std::string::npos && w.find("_param_") != std::string::npos) {
+        count = std::stoi(w.substr(lb + 1));
+      }
+    }
+    if (size == 0) continue;  // not a declaration
+    if (align == 0) align = size;
+    offset = (offset + align - 1) / align * align;
+    out.emplace_back(offset, size * count);
+    offset += size * count;
+  }
+  return out;
+}
+
 int access_bits(std::string_view opcode) {
   int vector = 1;
   int bits = 0;

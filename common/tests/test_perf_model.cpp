@@ -3,6 +3,7 @@
 #include <rooflab/inspect.hpp>
 #include <rooflab/perf_model.hpp>
 #include <rooflab/specs.hpp>
+#include <rooflab/testing/ptx.hpp>
 
 #include <gtest/gtest.h>
 
@@ -325,8 +326,8 @@ TEST(PerfModel, EachLoadsAddressIsTracedToTheParametersItIsComputedFrom) {
   const auto& t = code.loops[0];
   // x's address from x alone; the bias's from the bias and cols (the remainder); the loaded values carry neither.
   const std::map<std::vector<int>, double> want{{{0}, 4}, {{1, 4}, 4}};
-  EXPECT_EQ(t.load_bytes_by_params, want);
-  EXPECT_EQ(t.before_use_by_params, want);
+  EXPECT_EQ(t.bytes_by_params(), want);
+  EXPECT_EQ(t.bytes_by_params(true), want);
 }
 
 TEST(PerfModel, ASmallArrayEveryRowRereadsIsServedByTheCaches) {
@@ -510,15 +511,15 @@ TEST(PerfModelSass, TheListingIsSplitByFunction) {
 // a 12-byte struct sits at its own alignment, a 64-bit scalar at 8 (sm_90 listings: 0x210 x, 0x218 bias, 0x220 y,
 // 0x228 the struct, 0x234 cols, 0x238 n).
 TEST(PerfModelSass, TheParametersLayoutFollowsTheirAlignment) {
-  const auto layout = rooflab::perf::param_layout(
+  const auto layout = rooflab::ptx::param_layout(
       "\n\t.param .u64 .ptr .align 1 _Z1k_param_0,\n\t.param .u64 .ptr .align 1 _Z1k_param_1,\n"
       "\t.param .u64 .ptr .align 1 _Z1k_param_2,\n\t.param .align 4 .b8 _Z1k_param_3[12],\n"
       "\t.param .u32 _Z1k_param_4,\n\t.param .u64 _Z1k_param_5\n");
   const std::vector<std::pair<int, int>> want{{0, 8}, {8, 8}, {16, 8}, {24, 12}, {36, 4}, {40, 8}};
   EXPECT_EQ(layout, want);
-  EXPECT_EQ(rooflab::perf::param_bank_base(8), 0x160);
-  EXPECT_EQ(rooflab::perf::param_bank_base(9), 0x210);
-  EXPECT_EQ(rooflab::perf::param_bank_base(10), 0x380);
+  EXPECT_EQ(rooflab::perf::param_bank_base("sm_89"), 0x160);
+  EXPECT_EQ(rooflab::perf::param_bank_base("sm_90"), 0x210);
+  EXPECT_EQ(rooflab::perf::param_bank_base("sm_100"), 0x380);
 }
 
 // The bias add in nvdisasm's form (sm_90): the pointers come from constant bank 0 through uniform registers, the
@@ -551,9 +552,9 @@ TEST(PerfModelSass, ALoadIsTracedToItsParameterThroughConstantBankZero) {
   const auto traced = analyze_sass(body, &params);
   ASSERT_EQ(traced.loops.size(), 1u);
   const std::map<std::vector<int>, double> want{{{0}, 4}, {{1, 4}, 4}};
-  EXPECT_EQ(traced.loops[0].load_bytes_by_params, want);
+  EXPECT_EQ(traced.loops[0].bytes_by_params(), want);
   // Without the layout nothing is traced (every load then counts as DRAM).
-  EXPECT_TRUE(analyze_sass(body).loops[0].load_bytes_by_params.count({}) == 1);
+  EXPECT_TRUE(analyze_sass(body).loops[0].bytes_by_params().count({}) == 1);
 }
 
 // A software-pipelined loop whose first load is of reused data (a GEMV's x): it uses x at once, and loads the next
@@ -605,7 +606,7 @@ TEST(PerfModelSass, AGuardedWriteKeepsTheRegistersOldParameters) {
         "        /*0060*/                   " + guard + "IADD3.X R7, R3, UR9, RZ, P0, !PT ;\n"
         "        /*0070*/                   LDG.E R10, desc[UR4][R6.64] ;\n"
         "        /*0080*/                   EXIT ;\n";
-    return analyze_sass(body, &params).loops.at(0).load_bytes_by_params;
+    return analyze_sass(body, &params).loops.at(0).bytes_by_params();
   };
   using ByParams = std::map<std::vector<int>, double>;
   EXPECT_EQ(address_of_load(""), (ByParams{{{1}, 4}}));

@@ -791,10 +791,11 @@ const char* element_type_name(const std::type_info& type) {
   return it->second.c_str();
 }
 
-bool device_pointer_argument(const void* p, const PointerParameter& parameter) {
+std::optional<std::size_t> device_pointer_argument(const void* p, const PointerParameter& parameter) {
   std::lock_guard lock(g_mutex);
-  const Allocation* a = find(p, 0);
-  if (a == nullptr) return false;
+  std::uintptr_t start = 0;
+  const Allocation* a = find(p, 0, &start);
+  if (a == nullptr) return std::nullopt;
   if (a->record != nullptr) {
     GuardRecord& g = *a->record;
     const unsigned long long round = g_argument_round.load();
@@ -809,7 +810,7 @@ bool device_pointer_argument(const void* p, const PointerParameter& parameter) {
       g.argument_count = k + 1;
     }
   }
-  return true;
+  return start + a->size - reinterpret_cast<std::uintptr_t>(p);
 }
 
 // scheduler.cpp, once a launch's configuration is accepted.

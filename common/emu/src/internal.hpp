@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <typeinfo>
 #include <utility>
@@ -95,7 +96,8 @@ void begin_launch_arguments();
 // Orders, among the streams' work, the launch prepare_launch left watched (its memory the pages it touched);
 // nothing when it left none. launch_grid calls it once the grid has run, or has failed to.
 void finish_launch_ordering();
-bool device_pointer_argument(const void* p, const PointerParameter& parameter);
+// The bytes from p to the end of its allocation, its reach (LaunchShape::reach); nullopt when p is in none.
+std::optional<std::size_t> device_pointer_argument(const void* p, const PointerParameter& parameter);
 const char* element_type_name(const std::type_info& type);  // demangled, valid for the program's lifetime
 
 // The index-th name of "a,b,n" (what the rewriter passes), or {nullptr, 0} if it is empty or missing.

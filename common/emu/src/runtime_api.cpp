@@ -753,7 +753,8 @@ void rooflab::emu::detail::prepare_launch(cudaStream_t stream, const std::string
     if (argument.element_type != nullptr) parameter.element_type = element_type_name(*argument.element_type);
     std::tie(parameter.name, parameter.name_length) = parameter_name(parameters, index);
     if (argument.pointer == nullptr) continue;
-    if (!device_pointer_argument(argument.pointer, parameter)) {
+    const std::optional<std::size_t> reach = device_pointer_argument(argument.pointer, parameter);
+    if (!reach) {
       const std::string named =
           parameter.name != nullptr ? " (" + std::string(parameter.name, parameter.name_length) + ")" : "";
       throw KernelError("host pointer passed to kernel " + name + ", argument " + std::to_string(index + 1) +
@@ -762,13 +763,7 @@ void rooflab::emu::detail::prepare_launch(cudaStream_t stream, const std::string
                         "fault or read garbage (copy the data to device memory and pass that pointer)");
     }
     memory.push_back({argument.pointer, argument.writable});
-    if (detail::recording_launch_shapes()) {  // the performance model's reach (only where launches are recorded)
-      std::uintptr_t start = 0;
-      std::lock_guard lock(memory::g_mutex);
-      if (const memory::Allocation* a = memory::find(argument.pointer, 1, &start)) {
-        tl_argument_reach[index] = start + a->size - reinterpret_cast<std::uintptr_t>(argument.pointer);
-      }
-    }
+    tl_argument_reach[index] = *reach;
   }
   // Where work on another stream could overlap with it on a GPU, the launch runs watched, and is ordered once it
   // has run with the pages it touched (finish_launch_ordering); else now, with the whole allocations.

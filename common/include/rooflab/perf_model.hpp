@@ -48,19 +48,19 @@ struct Trip {
   // Load bytes issued before the first instruction that reads a register one of them wrote: what a thread
   // has in flight at once. A loop that uses each value right after loading it has one load in flight.
   double load_bytes_before_use = 0;
-  // The same two, by the kernel parameters each load's address is computed from (sorted indices; scalars such as
-  // a length are among them, and the prediction tells pointers by their reach); from SASS only where the
-  // parameters' layout is given (analyze_sass).
-  std::map<std::vector<int>, double> load_bytes_by_params;
-  std::map<std::vector<int>, double> before_use_by_params;
-  // Each global load in order: its parameters, bytes, and whether nothing later in the trip reads it (a load for
-  // the next trip, in a software-pipelined loop).
+  // Each global load in order: the kernel parameters its address is computed from (sorted indices; scalars such
+  // as a length are among them, and the prediction tells pointers by their reach; from SASS only where the
+  // parameters' layout is given, analyze_sass), its bytes, whether it is issued before the first use, and whether
+  // nothing later in the trip reads it (a load for the next trip, in a software-pipelined loop).
   struct Load {
     std::vector<int> params;
     double bytes = 0;
+    bool before_use = false;
     bool for_next_trip = false;
   };
-  std::vector<Load> load_order;
+  std::vector<Load> loads;
+  // The loads' bytes summed by their parameters: all of them, or those issued before the first use.
+  std::map<std::vector<int>, double> bytes_by_params(bool before_use_only = false) const;
   int global_stores = 0;
   double store_bytes = 0;
   double cp_async_bytes = 0;  // cp.async global -> shared: in flight until a wait
@@ -99,18 +99,15 @@ Code analyze(std::string_view ptx_body);
 //
 // With `params`, each global load's address is traced to the kernel parameters it is computed from, as the PTX
 // reading does: SASS reads a parameter from constant bank 0 (c[0x0][offset]), at the offsets of the parameter
-// layout (param_layout) past the architecture's base (param_bank_base).
+// layout (rooflab::ptx::param_layout of the kernel's PTX entry) past the architecture's base (param_bank_base).
 struct SassParams {
   int base = 0;                               // the first parameter's offset in constant bank 0
   std::vector<std::pair<int, int>> layout;    // each parameter's offset from the base and its size, in order
 };
 Code analyze_sass(std::string_view sass_body, const SassParams* params = nullptr);
-// Each parameter's offset and size in a PTX entry's parameter list (".param .u64 .ptr .align 1 k_param_0, ..."):
-// each at its alignment (a pointer's .align is its pointee's, not its own), in order.
-std::vector<std::pair<int, int>> param_layout(std::string_view ptx_params);
-// Where kernel parameters start in constant bank 0, as nvdisasm's listings of CUDA 13's cubins show: 0x160 up to
-// sm_89, 0x210 on sm_90, 0x380 from sm_100 on.
-int param_bank_base(int cc_major);
+// Where kernel parameters start in constant bank 0 on an architecture ("sm_90"), as nvdisasm's listings of CUDA
+// 13's cubins show: 0x160 up to sm_89, 0x210 on sm_90, 0x380 from sm_100 on.
+int param_bank_base(std::string_view arch);
 // Each function's listing in an nvdisasm output, by mangled name.
 std::map<std::string, std::string> sass_functions(std::string_view listing);
 

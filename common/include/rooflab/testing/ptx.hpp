@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace rooflab::ptx {
@@ -36,6 +37,9 @@ struct Kernel {
   std::string params;  // the text between the entry's parentheses: its .param declarations
 };
 std::vector<Kernel> parse_ptx(std::string_view text);
+// Each parameter's offset and size in an entry's parameter list (Kernel::params: ".param .u64 .ptr .align 1
+// k_param_0, ..."), in order, each at its alignment (a pointer's .align is its pointee's, not its own).
+std::vector<std::pair<int, int>> param_layout(std::string_view params);
 
 struct Facts {
   int widest_global_load_bits = 0;   // 128 = ld.global.v4.f32 and friends
