@@ -1,8 +1,8 @@
 // Lab 07: decode batching - the linear layers of a decode step, at batch 1 and batch B.
 //
 //   gemv_kernel       y = W x: one token through one layer; every weight read once for 2 FLOPs
-//   batched_kernel    Y = X W^T for B tokens: every weight read once for 2B FLOPs (B <= 8, CUDA cores)
-//   batched_tc_kernel the same on tensor cores for B > 8, the batch padded to a multiple of 16
+//   batched_kernel    Y = X W^T for B tokens: every weight read once for 2B FLOPs (B <= 4, CUDA cores)
+//   batched_tc_kernel the same on tensor cores for B > 4, the batch padded to a multiple of 16
 //
 // At batch 1 a linear layer does 2 FLOPs per 2-byte weight: intensity 1, far left of every ridge point, so
 // its time is the weights' bytes over the bandwidth. The GEMV must therefore stream W at the copy ceiling:
@@ -63,10 +63,12 @@ __global__ void gemv_kernel(const __half* __restrict__ w, const __half* __restri
 //     1's time on an H100). Here a block owns 8 warps x kRowsPerWarp rows and stages the inputs in shared
 //     memory once for all of them, a chunk of kChunk columns at a time, already converted to FP32
 //     (converted once per block, not once per row).
-// Costs at batch 8 per warp step (256 columns, 3 rows): 3 x LDG.128 of W, 16 x LDS.128 of X, 192 FFMA. On an
-// H100 the FFMAs take about 0.4x the weights' streaming time (2 x 8 x 16384^2 FLOPs at 58.7 TFLOP/s against
-// 512 MB at 2977 GB/s) and the shared loads about half of it, both hidden under the DRAM traffic as long
-// as enough W is in flight: 16 warps per SM, each with the next step's W already requested.
+// Costs at batch B per warp step (256 columns, R rows): R x LDG.128 of W, 2B x LDS.128 of X, 8 R B FFMA, and
+// the conversion of W to FP32. At batch 4 on an H200 the FFMAs take about 0.28x the weights' streaming time
+// (2 x 4 x 16384^2 FLOPs at 58.8 TFLOP/s against 512 MB at 4179 GB/s), hidden under the DRAM traffic as long as
+// enough W is in flight: 16 warps per SM, each with the next step's W already requested. At batch 8 they take
+// 0.57x, and with the conversions and shared loads the CUDA cores no longer keep up (1.8x batch 1's time on an
+// H200, 2026-12-04): the launcher hands batches past 4 to the tensor cores.
 // Rows per warp: 4; at B = 8 a 4 x 8 tile with its prefetched W needs more than the 128 registers a thread
 // has when two blocks share an SM (ptxas spills), so 3 rows there.
 template <int B>
@@ -163,55 +165,93 @@ __global__ void __launch_bounds__(kBlock, 2) batched_kernel(const __half* __rest
   // STUDENT END
 }
 
-// ---- batched GEMV on tensor cores (batch 9 to 64) ----
+// ---- batched GEMV on tensor cores (batch 5 to 64) ----
 //
 // Each warp owns a slab of 16 rows of W and computes them for the whole batch: Y^T (16 x batch) = W slab
 // (16 x K) times X^T (K x batch), in 16 x 16 x 16 WMMA steps, FP16 in and FP32 accumulate. A block of
 // kTcWarps warps owns kTcWarps adjacent slabs, and per step of kTcK columns it stages the batch's inputs
-// (the batch padded to a multiple of 16 with zeros) in shared memory once for all its warps, each warp
+// (the batch padded to Tiles x 16 rows with zeros) in shared memory once for all its warps, each warp
 // staging its own 16 x kTcK piece of W. Tails in n, K and the batch become zeros, so nothing reads past an
 // array.
-// Why these choices (an H100 at batch 64): a warp per slab that staged X on its own read all 2 MB of X from
-// L2 for every 16 rows (2 GB per call) and took 14x batch 1's time; shared by 4 warps that is 512 MB. The
-// staged rows are padded by 8 halves (kTcLd): each row then starts 4 banks further round than the one
-// before, so the 8 rows of 16 bytes a fragment load reads in one phase fall in different shared-memory banks
-// (a 256-byte row pitch puts them all in the same ones). kTcK = 128 keeps 4 KB of W per warp in flight per
-// step.
+// Why these choices: a warp per slab that staged X on its own read all 2 MB of X from L2 for every 16 rows
+// (2 GB per call at batch 64; 14x batch 1's time on an H100); shared by 4 warps that is 512 MB. The staged
+// rows are padded by 8 halves (kTcLd): each row then starts 4 banks further round than the one before, so the
+// 8 rows of 16 bytes a fragment load reads in one phase fall in different shared-memory banks (a 256-byte row
+// pitch puts them all in the same ones). kTcK = 128 keeps 4 KB of W per warp in flight per step, and the
+// staging is split in two (StripStager: fetch, then store) so that those 4 KB are requested a whole step
+// ahead: a staging that loaded and stored one piece at a time waited for DRAM once per piece, 16 round trips
+// per step, and left the memory 9% busy at batch 64 on an H200 (ncu, 2026-12-04). The strips at K's end, which
+// may stop inside a piece, take a plain loop of their own (stage_edge), so that the loop the timed sizes run
+// holds the 128-bit loads alone.
 inline constexpr unsigned kTcBlock = 128;  // 4 warps: 4 slabs of 16 rows share one staging of X
 inline constexpr int kTcWarps = kTcBlock / 32;
 inline constexpr int kTcK = 128;           // K columns staged per step
 inline constexpr int kTcLd = kTcK + 8;     // staged row pitch in halves (padding against bank conflicts)
 inline constexpr int kMaxBatch = 64;
 
-// Copies rows [row0, row0 + rows) x columns [k0, k0 + kTcK) of a `total_rows` x k FP16 matrix into a
-// rows x kTcLd shared tile, zeros outside the matrix. Threads `tid` of `threads` share the copy (a warp:
-// its lanes; a block: all its threads), one 16-byte piece each at a time.
-__device__ inline void stage_rows(__half* tile, const __half* m, int row0, int total_rows, int k, int k0, int rows,
-                                  int tid, int threads) {
-  for (int piece = tid; piece < rows * (kTcK / 8); piece += threads) {
-    const int r = piece / (kTcK / 8), c = piece % (kTcK / 8) * 8;
-    const __half* src = m + static_cast<std::size_t>(row0 + r) * k + k0 + c;
-    __half* dst = tile + r * kTcLd + c;
-    if (row0 + r < total_rows && k % 8 == 0 && k0 + c + 8 <= k) {
-      *reinterpret_cast<uint4*>(dst) = *reinterpret_cast<const uint4*>(src);
-    } else {
-      for (int j = 0; j < 8; ++j) dst[j] = row0 + r < total_rows && k0 + c + j < k ? src[j] : __float2half(0.0f);
+// One thread's share of a strip of `Rows` rows x kTcK columns of an FP16 matrix (total_rows x k, row-major),
+// staged in two steps so that its global loads are in flight while the tensor cores work on the previous
+// strip: fetch() issues the loads of the thread's 16-byte pieces into registers (all of them before any is
+// used), store() writes them into a Rows x kTcLd shared tile. `Threads` threads share the strip (a warp: its
+// lanes; a block: all its threads), thread `tid` takes pieces tid, tid + Threads, ... Rows past total_rows
+// are zeros. Only for a whole strip: rows 16-byte aligned (k % 8 == 0) and the strip ending inside them
+// (k0 + kTcK <= k); stage_edge() below copies any other.
+template <int Rows, int Threads>
+struct StripStager {
+  static constexpr int kPieces = Rows * (kTcK / 8);                   // 16-byte pieces in the strip
+  static constexpr int kPerThread = (kPieces + Threads - 1) / Threads;  // W: 8 per lane; X: 2 per tile of 16 rows
+  uint4 v[kPerThread];
+
+  __device__ void fetch(const __half* m, int row0, int total_rows, int k, int k0, int tid) {
+#pragma unroll
+    for (int i = 0; i < kPerThread; ++i) {
+      const int piece = tid + i * Threads, r = piece / (kTcK / 8), c = piece % (kTcK / 8) * 8;
+      const bool inside = piece < kPieces && row0 + r < total_rows;
+      v[i] = inside ? *reinterpret_cast<const uint4*>(m + static_cast<std::size_t>(row0 + r) * k + k0 + c)
+                    : make_uint4(0, 0, 0, 0);
     }
+  }
+  __device__ void store(__half* tile, int tid) const {
+#pragma unroll
+    for (int i = 0; i < kPerThread; ++i) {
+      const int piece = tid + i * Threads, r = piece / (kTcK / 8), c = piece % (kTcK / 8) * 8;
+      if (piece < kPieces) *reinterpret_cast<uint4*>(tile + r * kTcLd + c) = v[i];
+    }
+  }
+};
+
+// The strip at columns [k0, k0 + kTcK) of rows [row0, row0 + rows) straight into the rows x kTcLd shared tile,
+// half by half, with zeros past k and past total_rows: for a strip StripStager cannot take (the end of a K that
+// is not a multiple of kTcK, or any strip when k is not a multiple of 8). Each thread waits for its loads here.
+__device__ inline void stage_edge(__half* tile, const __half* m, int row0, int total_rows, int k, int k0, int rows,
+                                  int tid, int threads) {
+  for (int e = tid; e < rows * kTcK; e += threads) {
+    const int r = e / kTcK, c = e % kTcK;
+    const bool inside = row0 + r < total_rows && k0 + c < k;
+    tile[r * kTcLd + c] = inside ? m[static_cast<std::size_t>(row0 + r) * k + k0 + c] : __float2half(0.0f);
   }
 }
 
-__global__ void batched_tc_kernel(const __half* __restrict__ w, const __half* __restrict__ x, __half* __restrict__ y,
-                                  int n, int k, int batch) {
+// Tiles: the batch rounded up to 1, 2 or 4 tiles of 16 rows, a compile-time bound that keeps the
+// accumulators and the staged pieces in registers; `batch` is the real count. Two blocks per SM at most
+// (__launch_bounds__): at 4 tiles a thread holds 32 accumulators and 64 registers of staged pieces, and ptxas
+// left to itself spills at 2 tiles on sm_80 (it aims at more blocks than the grid has).
+template <int Tiles>
+__global__ void __launch_bounds__(kTcBlock, 2)
+    batched_tc_kernel(const __half* __restrict__ w, const __half* __restrict__ x, __half* __restrict__ y, int n, int k, int batch) {
   // STUDENT BEGIN (lab07.batched_tc)
   // TODO(lab07.batched_tc): block `blockIdx.x` owns kTcWarps adjacent slabs of 16 rows at a time (grid-stride
-  //   over groups of slabs), warp `warp` the slab at row (group * kTcWarps + warp) * 16. Keep one FP32
-  //   accumulator fragment per 16 batch rows; for k0 = 0, kTcK, ...: stage_rows() the slab's kTcK columns into
-  //   s_w[warp] (the warp's lanes) and the batch's into s_x (all the block's threads; declare both __shared__
-  //   __align__(32), rows kTcLd halves apart), __syncthreads(), then for kk = 0, 16, ...: load_matrix_sync the W
-  //   piece as matrix_a (row_major, ldm kTcLd) and each batch tile as matrix_b (col_major, ldm kTcLd: element
-  //   (k, b) is at b * kTcLd + k), mma_sync; __syncthreads() before the next staging. Store each accumulator
-  //   (store_matrix_sync, mem_col_major) and write y[b * n + row] for b < batch, row < n. About 50 lines.
-  //   Handout: "Tensor cores for the batch".
+  //   over groups of slabs), warp `warp` the slab at row (group * kTcWarps + warp) * 16. Keep Tiles FP32
+  //   accumulator fragments (one per 16 batch rows); declare the staging tiles __shared__ __align__(32), rows
+  //   kTcLd halves apart: one 16-row tile of W per warp, one Tiles * 16-row tile of X for the block. Stage with a
+  //   StripStager<16, 32> (the warp's lanes, W) and a StripStager<Tiles * 16, kTcBlock> (all the block's threads,
+  //   X): fetch step 0 before the loop; in each step of kTcK columns __syncthreads(), store() both (the tiles, and
+  //   the arguments their fetch() had), __syncthreads(),
+  //   fetch() the next step's (if there is one), then for kk = 0, 16, ...: load_matrix_sync the W piece as
+  //   matrix_a (row_major, ldm kTcLd) and each batch tile as matrix_b (col_major, ldm kTcLd: element (k, b) is at
+  //   b * kTcLd + k), mma_sync. Store each accumulator (store_matrix_sync, mem_col_major, into a per-warp
+  //   16 x 16 float tile, __syncwarp() before and after the lanes read it) and write y[b * n + row] for
+  //   b < batch, row < n. About 55 lines. Handout: "Tensor cores for the batch".
   rooflab::unused(w, x, y, n, k, batch);  // delete this line when the kernel is written
   // STUDENT END
 }
@@ -225,6 +265,10 @@ unsigned blocks_for_rows(int n) { return rooflab::grid_for(static_cast<std::size
 unsigned blocks_for_row_groups(int n) {
   return rooflab::grid_for(static_cast<std::size_t>(n), kRowsPerBlock<8>, 8 * sm_count());
 }
+// The tensor-core kernel hands out groups of kTcWarps slabs of 16 rows to blocks, a slab per warp.
+unsigned blocks_for_slabs(int n) {
+  return rooflab::grid_for((static_cast<std::size_t>(n) + 15) / 16, kTcWarps, 16 * sm_count());
+}
 
 void gemv(const __half* w, const __half* x, __half* y, int n, int k, cudaStream_t stream) {
   // STUDENT BEGIN (lab07.gemv.launch)
@@ -236,10 +280,11 @@ void gemv(const __half* w, const __half* x, __half* y, int n, int k, cudaStream_
 
 void batched_gemv(const __half* w, const __half* x, __half* y, int n, int k, int batch, cudaStream_t stream) {
   // STUDENT BEGIN (lab07.batched.launch)
-  // TODO(lab07.batched.launch): batch 1 to 8: launch batched_kernel<B> for the smallest B in 1, 2, 4, 8 that
-  //   is >= batch (B must be a compile-time constant: an if/else chain) on blocks_for_row_groups(n) blocks of
-  //   kBlock; batch 9 to 64: batched_tc_kernel on enough kTcBlock blocks for ceil(n / 16) slabs, one per warp;
-  //   a batch over 64 throws std::invalid_argument. Then ROOFLAB_LAUNCH_CHECK().
+  // TODO(lab07.batched.launch): batch 1 to 4: launch batched_kernel<B> for the smallest B in 1, 2, 4 that is
+  //   >= batch (B must be a compile-time constant: an if/else chain) on blocks_for_row_groups(n) blocks of
+  //   kBlock; batch 5 to 64: batched_tc_kernel<Tiles> for the smallest Tiles in 1, 2, 4 with Tiles * 16 >= batch,
+  //   on blocks_for_slabs(n) blocks of kTcBlock; a batch over 64 throws std::invalid_argument. Then
+  //   ROOFLAB_LAUNCH_CHECK().
   ROOFLAB_TODO("lab07.batched.launch", w, x, y, n, k, batch, stream);
   // STUDENT END
 }

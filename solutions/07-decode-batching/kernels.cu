@@ -1,8 +1,8 @@
 // Lab 07: decode batching - the linear layers of a decode step, at batch 1 and batch B.
 //
 //   gemv_kernel       y = W x: one token through one layer; every weight read once for 2 FLOPs
-//   batched_kernel    Y = X W^T for B tokens: every weight read once for 2B FLOPs (B <= 8, CUDA cores)
-//   batched_tc_kernel the same on tensor cores for B > 8, the batch padded to a multiple of 16
+//   batched_kernel    Y = X W^T for B tokens: every weight read once for 2B FLOPs (B <= 4, CUDA cores)
+//   batched_tc_kernel the same on tensor cores for B > 4, the batch padded to a multiple of 16
 //
 // At batch 1 a linear layer does 2 FLOPs per 2-byte weight: intensity 1, far left of every ridge point, so
 // its time is the weights' bytes over the bandwidth. The GEMV must therefore stream W at the copy ceiling:
@@ -79,10 +79,12 @@ __global__ void gemv_kernel(const __half* __restrict__ w, const __half* __restri
 //     1's time on an H100). Here a block owns 8 warps x kRowsPerWarp rows and stages the inputs in shared
 //     memory once for all of them, a chunk of kChunk columns at a time, already converted to FP32
 //     (converted once per block, not once per row).
-// Costs at batch 8 per warp step (256 columns, 3 rows): 3 x LDG.128 of W, 16 x LDS.128 of X, 192 FFMA. On an
-// H100 the FFMAs take about 0.4x the weights' streaming time (2 x 8 x 16384^2 FLOPs at 58.7 TFLOP/s against
-// 512 MB at 2977 GB/s) and the shared loads about half of it, both hidden under the DRAM traffic as long
-// as enough W is in flight: 16 warps per SM, each with the next step's W already requested.
+// Costs at batch B per warp step (256 columns, R rows): R x LDG.128 of W, 2B x LDS.128 of X, 8 R B FFMA, and
+// the conversion of W to FP32. At batch 4 on an H200 the FFMAs take about 0.28x the weights' streaming time
+// (2 x 4 x 16384^2 FLOPs at 58.8 TFLOP/s against 512 MB at 4179 GB/s), hidden under the DRAM traffic as long as
+// enough W is in flight: 16 warps per SM, each with the next step's W already requested. At batch 8 they take
+// 0.57x, and with the conversions and shared loads the CUDA cores no longer keep up (1.8x batch 1's time on an
+// H200, 2026-12-04): the launcher hands batches past 4 to the tensor cores.
 // Rows per warp: 4; at B = 8 a 4 x 8 tile with its prefetched W needs more than the 128 registers a thread
 // has when two blocks share an SM (ptxas spills), so 3 rows there.
 template <int B>
@@ -236,94 +238,147 @@ __global__ void __launch_bounds__(kBlock, 2) batched_kernel(const __half* __rest
   // STUDENT END
 }
 
-// ---- batched GEMV on tensor cores (batch 9 to 64) ----
+// ---- batched GEMV on tensor cores (batch 5 to 64) ----
 //
 // Each warp owns a slab of 16 rows of W and computes them for the whole batch: Y^T (16 x batch) = W slab
 // (16 x K) times X^T (K x batch), in 16 x 16 x 16 WMMA steps, FP16 in and FP32 accumulate. A block of
 // kTcWarps warps owns kTcWarps adjacent slabs, and per step of kTcK columns it stages the batch's inputs
-// (the batch padded to a multiple of 16 with zeros) in shared memory once for all its warps, each warp
+// (the batch padded to Tiles x 16 rows with zeros) in shared memory once for all its warps, each warp
 // staging its own 16 x kTcK piece of W. Tails in n, K and the batch become zeros, so nothing reads past an
 // array.
-// Why these choices (an H100 at batch 64): a warp per slab that staged X on its own read all 2 MB of X from
-// L2 for every 16 rows (2 GB per call) and took 14x batch 1's time; shared by 4 warps that is 512 MB. The
-// staged rows are padded by 8 halves (kTcLd): each row then starts 4 banks further round than the one
-// before, so the 8 rows of 16 bytes a fragment load reads in one phase fall in different shared-memory banks
-// (a 256-byte row pitch puts them all in the same ones). kTcK = 128 keeps 4 KB of W per warp in flight per
-// step.
+// Why these choices: a warp per slab that staged X on its own read all 2 MB of X from L2 for every 16 rows
+// (2 GB per call at batch 64; 14x batch 1's time on an H100); shared by 4 warps that is 512 MB. The staged
+// rows are padded by 8 halves (kTcLd): each row then starts 4 banks further round than the one before, so the
+// 8 rows of 16 bytes a fragment load reads in one phase fall in different shared-memory banks (a 256-byte row
+// pitch puts them all in the same ones). kTcK = 128 keeps 4 KB of W per warp in flight per step, and the
+// staging is split in two (StripStager: fetch, then store) so that those 4 KB are requested a whole step
+// ahead: a staging that loaded and stored one piece at a time waited for DRAM once per piece, 16 round trips
+// per step, and left the memory 9% busy at batch 64 on an H200 (ncu, 2026-12-04). The strips at K's end, which
+// may stop inside a piece, take a plain loop of their own (stage_edge), so that the loop the timed sizes run
+// holds the 128-bit loads alone.
 inline constexpr unsigned kTcBlock = 128;  // 4 warps: 4 slabs of 16 rows share one staging of X
 inline constexpr int kTcWarps = kTcBlock / 32;
 inline constexpr int kTcK = 128;           // K columns staged per step
 inline constexpr int kTcLd = kTcK + 8;     // staged row pitch in halves (padding against bank conflicts)
 inline constexpr int kMaxBatch = 64;
 
-// Copies rows [row0, row0 + rows) x columns [k0, k0 + kTcK) of a `total_rows` x k FP16 matrix into a
-// rows x kTcLd shared tile, zeros outside the matrix. Threads `tid` of `threads` share the copy (a warp:
-// its lanes; a block: all its threads), one 16-byte piece each at a time.
-__device__ inline void stage_rows(__half* tile, const __half* m, int row0, int total_rows, int k, int k0, int rows,
-                                  int tid, int threads) {
-  for (int piece = tid; piece < rows * (kTcK / 8); piece += threads) {
-    const int r = piece / (kTcK / 8), c = piece % (kTcK / 8) * 8;
-    const __half* src = m + static_cast<std::size_t>(row0 + r) * k + k0 + c;
-    __half* dst = tile + r * kTcLd + c;
-    if (row0 + r < total_rows && k % 8 == 0 && k0 + c + 8 <= k) {
-      *reinterpret_cast<uint4*>(dst) = *reinterpret_cast<const uint4*>(src);
-    } else {
-      for (int j = 0; j < 8; ++j) dst[j] = row0 + r < total_rows && k0 + c + j < k ? src[j] : __float2half(0.0f);
+// One thread's share of a strip of `Rows` rows x kTcK columns of an FP16 matrix (total_rows x k, row-major),
+// staged in two steps so that its global loads are in flight while the tensor cores work on the previous
+// strip: fetch() issues the loads of the thread's 16-byte pieces into registers (all of them before any is
+// used), store() writes them into a Rows x kTcLd shared tile. `Threads` threads share the strip (a warp: its
+// lanes; a block: all its threads), thread `tid` takes pieces tid, tid + Threads, ... Rows past total_rows
+// are zeros. Only for a whole strip: rows 16-byte aligned (k % 8 == 0) and the strip ending inside them
+// (k0 + kTcK <= k); stage_edge() below copies any other.
+template <int Rows, int Threads>
+struct StripStager {
+  static constexpr int kPieces = Rows * (kTcK / 8);                   // 16-byte pieces in the strip
+  static constexpr int kPerThread = (kPieces + Threads - 1) / Threads;  // W: 8 per lane; X: 2 per tile of 16 rows
+  uint4 v[kPerThread];
+
+  __device__ void fetch(const __half* m, int row0, int total_rows, int k, int k0, int tid) {
+#pragma unroll
+    for (int i = 0; i < kPerThread; ++i) {
+      const int piece = tid + i * Threads, r = piece / (kTcK / 8), c = piece % (kTcK / 8) * 8;
+      const bool inside = piece < kPieces && row0 + r < total_rows;
+      v[i] = inside ? *reinterpret_cast<const uint4*>(m + static_cast<std::size_t>(row0 + r) * k + k0 + c)
+                    : make_uint4(0, 0, 0, 0);
     }
+  }
+  __device__ void store(__half* tile, int tid) const {
+#pragma unroll
+    for (int i = 0; i < kPerThread; ++i) {
+      const int piece = tid + i * Threads, r = piece / (kTcK / 8), c = piece % (kTcK / 8) * 8;
+      if (piece < kPieces) *reinterpret_cast<uint4*>(tile + r * kTcLd + c) = v[i];
+    }
+  }
+};
+
+// The strip at columns [k0, k0 + kTcK) of rows [row0, row0 + rows) straight into the rows x kTcLd shared tile,
+// half by half, with zeros past k and past total_rows: for a strip StripStager cannot take (the end of a K that
+// is not a multiple of kTcK, or any strip when k is not a multiple of 8). Each thread waits for its loads here.
+__device__ inline void stage_edge(__half* tile, const __half* m, int row0, int total_rows, int k, int k0, int rows,
+                                  int tid, int threads) {
+  for (int e = tid; e < rows * kTcK; e += threads) {
+    const int r = e / kTcK, c = e % kTcK;
+    const bool inside = row0 + r < total_rows && k0 + c < k;
+    tile[r * kTcLd + c] = inside ? m[static_cast<std::size_t>(row0 + r) * k + k0 + c] : __float2half(0.0f);
   }
 }
 
-__global__ void batched_tc_kernel(const __half* __restrict__ w, const __half* __restrict__ x, __half* __restrict__ y,
-                                  int n, int k, int batch) {
+// Tiles: the batch rounded up to 1, 2 or 4 tiles of 16 rows, a compile-time bound that keeps the
+// accumulators and the staged pieces in registers; `batch` is the real count. Two blocks per SM at most
+// (__launch_bounds__): at 4 tiles a thread holds 32 accumulators and 64 registers of staged pieces, and ptxas
+// left to itself spills at 2 tiles on sm_80 (it aims at more blocks than the grid has).
+template <int Tiles>
+__global__ void __launch_bounds__(kTcBlock, 2)
+    batched_tc_kernel(const __half* __restrict__ w, const __half* __restrict__ x, __half* __restrict__ y, int n, int k, int batch) {
   // STUDENT BEGIN (lab07.batched_tc)
   namespace wmma = nvcuda::wmma;
+  using Accumulators = wmma::fragment<wmma::accumulator, 16, 16, 16, float>[Tiles];
   __shared__ __align__(32) __half s_w[kTcWarps][16 * kTcLd];
-  __shared__ __align__(32) __half s_x[kMaxBatch * kTcLd];
+  __shared__ __align__(32) __half s_x[Tiles * 16 * kTcLd];
   __shared__ __align__(32) float s_out[kTcWarps][16 * 16];
-  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-  const int tiles = (batch + 15) / 16;  // batch tiles of 16 (the last one zero-padded)
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, tid = threadIdx.x;
   const int slabs = (n + 15) / 16, groups = (slabs + kTcWarps - 1) / kTcWarps;
+  // Columns the 128-bit staging covers: whole strips of rows that are 16-byte aligned (all of K at the timed sizes).
+  const int k_whole = k % 8 == 0 ? k / kTcK * kTcK : 0;
   __half* sw = s_w[warp];
+  // The staged step on the tensor cores: the slab's 16 x kTcK piece of W times each batch tile.
+  const auto multiply = [&](Accumulators& acc) {
+#pragma unroll
+    for (int kk = 0; kk < kTcK; kk += 16) {
+      wmma::fragment<wmma::matrix_a, 16, 16, 16, __half, wmma::row_major> a;
+      wmma::load_matrix_sync(a, sw + kk, kTcLd);
+#pragma unroll
+      for (int t = 0; t < Tiles; ++t) {
+        // X^T as the B operand: element (k, b) sits at s_x[b * kTcLd + k], i.e. column-major with ldm kTcLd.
+        wmma::fragment<wmma::matrix_b, 16, 16, 16, __half, wmma::col_major> bx;
+        wmma::load_matrix_sync(bx, s_x + t * 16 * kTcLd + kk, kTcLd);
+        wmma::mma_sync(acc[t], a, bx, acc[t]);
+      }
+    }
+  };
+  StripStager<16, 32> w_next;                // this warp's slab, one step ahead (8 pieces per lane)
+  StripStager<Tiles * 16, kTcBlock> x_next;  // the batch's inputs, one step ahead (2 pieces per thread and tile)
   for (int group = blockIdx.x; group < groups; group += gridDim.x) {  // the same count in every thread
     const int r0 = (group * kTcWarps + warp) * 16;                    // this warp's slab (past n: all zeros)
-    wmma::fragment<wmma::accumulator, 16, 16, 16, float> acc[kMaxBatch / 16];
+    Accumulators acc;
 #pragma unroll
-    for (int t = 0; t < kMaxBatch / 16; ++t) wmma::fill_fragment(acc[t], 0.0f);
-    for (int k0 = 0; k0 < k; k0 += kTcK) {
-      // Stage W[r0 .. r0 + 16)[k0 .. k0 + kTcK) (this warp) and X[0 .. 16 tiles)[k0 .. k0 + kTcK) (the
-      // block) in pieces of 8 halves: a 128-bit load where the piece lies inside the array and rows are
-      // 16-byte aligned (k % 8 == 0), else element by element with zeros outside.
-      stage_rows(sw, w, r0, n, k, k0, 16, lane, 32);
-      stage_rows(s_x, x, 0, batch, k, k0, tiles * 16, static_cast<int>(threadIdx.x), static_cast<int>(kTcBlock));
-      __syncthreads();
-#pragma unroll
-      for (int kk = 0; kk < kTcK; kk += 16) {
-        wmma::fragment<wmma::matrix_a, 16, 16, 16, __half, wmma::row_major> a;
-        wmma::load_matrix_sync(a, sw + kk, kTcLd);
-#pragma unroll
-        for (int t = 0; t < kMaxBatch / 16; ++t) {
-          if (t < tiles) {
-            // X^T as the B operand: element (k, b) sits at s_x[b * kTcLd + k], i.e. column-major with ldm kTcLd.
-            wmma::fragment<wmma::matrix_b, 16, 16, 16, __half, wmma::col_major> bx;
-            wmma::load_matrix_sync(bx, s_x + t * 16 * kTcLd + kk, kTcLd);
-            wmma::mma_sync(acc[t], a, bx, acc[t]);
-          }
-        }
+    for (int t = 0; t < Tiles; ++t) wmma::fill_fragment(acc[t], 0.0f);
+    if (k_whole > 0) {
+      w_next.fetch(w, r0, n, k, 0, lane);
+      x_next.fetch(x, 0, batch, k, 0, tid);
+    }
+    for (int k0 = 0; k0 < k_whole; k0 += kTcK) {
+      // The step's strips, requested one step ago, go into shared memory; then the next step's loads go out,
+      // so that they are on their way from DRAM while the tensor cores work on this one.
+      __syncthreads();  // nobody still reads the previous step's tiles
+      w_next.store(sw, lane);
+      x_next.store(s_x, tid);
+      __syncthreads();  // the whole step is staged
+      if (k0 + kTcK < k_whole) {
+        w_next.fetch(w, r0, n, k, k0 + kTcK, lane);
+        x_next.fetch(x, 0, batch, k, k0 + kTcK, tid);
       }
-      __syncthreads();  // the next step overwrites the staging areas
+      multiply(acc);
+    }
+    for (int k0 = k_whole; k0 < k; k0 += kTcK) {  // what is left of K, half by half
+      __syncthreads();
+      stage_edge(sw, w, r0, n, k, k0, 16, lane, 32);
+      stage_edge(s_x, x, 0, batch, k, k0, Tiles * 16, tid, kTcBlock);
+      __syncthreads();
+      multiply(acc);
     }
 #pragma unroll
-    for (int t = 0; t < kMaxBatch / 16; ++t) {
-      if (t < tiles) {
-        // Element (row m of the slab, batch column j of the tile) goes to s_out[j * 16 + m].
-        wmma::store_matrix_sync(s_out[warp], acc[t], 16, wmma::mem_col_major);
-        __syncwarp();
-        for (int e = lane; e < 256; e += 32) {
-          const int j = e / 16, m = e % 16, b = t * 16 + j, r = r0 + m;
-          if (b < batch && r < n) y[static_cast<std::size_t>(b) * n + r] = __float2half(s_out[warp][e]);
-        }
-        __syncwarp();
+    for (int t = 0; t < Tiles; ++t) {
+      // Element (row m of the slab, batch column j of the tile) goes to s_out[j * 16 + m].
+      wmma::store_matrix_sync(s_out[warp], acc[t], 16, wmma::mem_col_major);
+      __syncwarp();
+      for (int e = lane; e < 256; e += 32) {
+        const int j = e / 16, m = e % 16, b = t * 16 + j, r = r0 + m;
+        if (b < batch && r < n) y[static_cast<std::size_t>(b) * n + r] = __float2half(s_out[warp][e]);
       }
+      __syncwarp();  // every lane has read this tile before the next one overwrites s_out
     }
   }
   // STUDENT END
@@ -338,6 +393,10 @@ unsigned blocks_for_rows(int n) { return rooflab::grid_for(static_cast<std::size
 unsigned blocks_for_row_groups(int n) {
   return rooflab::grid_for(static_cast<std::size_t>(n), kRowsPerBlock<8>, 8 * sm_count());
 }
+// The tensor-core kernel hands out groups of kTcWarps slabs of 16 rows to blocks, a slab per warp.
+unsigned blocks_for_slabs(int n) {
+  return rooflab::grid_for((static_cast<std::size_t>(n) + 15) / 16, kTcWarps, 16 * sm_count());
+}
 
 void gemv(const __half* w, const __half* x, __half* y, int n, int k, cudaStream_t stream) {
   // STUDENT BEGIN (lab07.gemv.launch)
@@ -348,21 +407,23 @@ void gemv(const __half* w, const __half* x, __half* y, int n, int k, cudaStream_
 
 void batched_gemv(const __half* w, const __half* x, __half* y, int n, int k, int batch, cudaStream_t stream) {
   // STUDENT BEGIN (lab07.batched.launch)
-  // Up to 8 the CUDA cores keep up with the memory (intensity up to 8 FLOP/byte, under every FP32 ridge in
-  // data/gpus.json): one instance per power of two, so a batch of 5 runs B = 8 with 3 accumulators idle.
-  // Past 8 the FP32 math would become the bottleneck, so the tensor cores take over (the batch padded to 16).
-  const unsigned blocks = blocks_for_row_groups(n);
+  // Up to 4 the CUDA cores keep up with the memory on every GPU in data/gpus.json: one instance per power of
+  // two. From 5 on the tensor cores take over, the batch padded to 1, 2 or 4 tiles of 16 rows: at batch 8 the
+  // FP32 FMAs alone take 0.57x the weights' streaming time on an H200, and with the conversions and shared loads
+  // the CUDA-core kernel took 1.8x batch 1's time there (2026-12-04).
+  const unsigned blocks = blocks_for_row_groups(n), tc_blocks = blocks_for_slabs(n);
   if (batch <= 1) {
     batched_kernel<1><<<blocks, kBlock, 0, stream>>>(w, x, y, n, k, batch);
   } else if (batch <= 2) {
     batched_kernel<2><<<blocks, kBlock, 0, stream>>>(w, x, y, n, k, batch);
   } else if (batch <= 4) {
     batched_kernel<4><<<blocks, kBlock, 0, stream>>>(w, x, y, n, k, batch);
-  } else if (batch <= 8) {
-    batched_kernel<8><<<blocks, kBlock, 0, stream>>>(w, x, y, n, k, batch);
+  } else if (batch <= 16) {
+    batched_tc_kernel<1><<<tc_blocks, kTcBlock, 0, stream>>>(w, x, y, n, k, batch);
+  } else if (batch <= 32) {
+    batched_tc_kernel<2><<<tc_blocks, kTcBlock, 0, stream>>>(w, x, y, n, k, batch);
   } else if (batch <= kMaxBatch) {
-    const std::size_t slabs = (static_cast<std::size_t>(n) + 15) / 16;  // a block takes kTcWarps slabs at a time
-    batched_tc_kernel<<<rooflab::grid_for(slabs, kTcWarps, 16 * sm_count()), kTcBlock, 0, stream>>>(w, x, y, n, k, batch);
+    batched_tc_kernel<4><<<tc_blocks, kTcBlock, 0, stream>>>(w, x, y, n, k, batch);
   } else {
     throw std::invalid_argument("batched_gemv: batch must be 1 to 64, not " + std::to_string(batch));
   }

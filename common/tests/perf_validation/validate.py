@@ -79,6 +79,12 @@ def in_roof(result, kernel, prediction, roofs):
     return floor / prediction["time_s"]
 
 
+# The kernel today's launcher starts for a timed call whose kernel the runs recorded under another name (Lab 07
+# hands batches past 4 to the tensor cores since 2026-12-05, its tensor-core kernel a template on the batch's tiles).
+TODAYS_KERNEL = {"lab07::batched_kernel<8>": "lab07::batched_tc_kernel<1>",
+                 "lab07::batched_tc_kernel": "lab07::batched_tc_kernel<4>"}
+
+
 def held_out(args):
     """What the model predicts for today's reference solutions of the labs rewritten since the run, on the H100 and
     the H200 (their roofs: each GPU's datasheet figures, the copy ceiling at the model's share of the datasheet).
@@ -104,11 +110,12 @@ def held_out(args):
             if (r["lab"], gpu) not in cache:
                 cache[(r["lab"], gpu)] = run_static(args, r["lab"], gpu, sass=args.nvdisasm is not None)
             rows = cache[(r["lab"], gpu)]
-            p = rows[r["kernel"]]["prediction"]
+            kernel = TODAYS_KERNEL.get(r["kernel"], r["kernel"])
+            p = rows[kernel]["prediction"]
             if "ratio_to" in r:
                 cells.append(f"{p['time_s'] / rows[r['ratio_to']]['prediction']['time_s']:.2f}x")
             else:
-                cells.append(f"{100 * in_roof(r, rows[r['kernel']], p, roofs):.1f}%")
+                cells.append(f"{100 * in_roof(r, rows[kernel], p, roofs):.1f}%")
             limiter = p["limiter"]
         lines.append(f"| {r['test']} | {cells[0]} | {cells[1]} | {limiter} |")
     return "\n".join(lines)

@@ -12,7 +12,7 @@
 
 ROOFLAB_TEST(Lab07Races, NoDataRaces) {
   ASSERT_TRUE(rooflab::emu::race_mode());
-  const int n = 20, k = 72, batch = 5;
+  const int n = 20, k = 72, batch = 3;
   const auto f = rooflab::random_floats(static_cast<std::size_t>(n) * k, 4);
   std::vector<__half> h(f.size());
   for (std::size_t i = 0; i < f.size(); ++i) h[i] = __float2half(f[i]);
@@ -21,13 +21,17 @@ ROOFLAB_TEST(Lab07Races, NoDataRaces) {
   lab07::gemv(w.data(), x.data(), y.data(), n, k, nullptr);
   lab07::batched_gemv(w.data(), x.data(), y.data(), n, k, batch, nullptr);
   lab07::gemv(w.data(), x.data(), y.data(), n, 13, nullptr);
-  // Past batch 8 the tensor-core kernel, whose WMMA tiles go through shared memory: a __syncwarp missing there
-  // is a race between lanes (race mode stores a fragment lane by lane). 17 rows of X: two batch tiles.
-  const int wide = 17;
-  const auto fx = rooflab::random_floats(static_cast<std::size_t>(wide) * k, 5);
-  std::vector<__half> hx(fx.size());
+  // Past batch 4 the tensor-core kernel, whose WMMA tiles go through shared memory: a __syncwarp missing there
+  // is a race between lanes (race mode stores a fragment lane by lane), a __syncthreads missing around the
+  // staging one between warps. 17 rows of X: two batch tiles; K = 264: three steps of kTcK = 128 columns, so
+  // that a step's staging overwrites tiles the previous step read.
+  const int wide = 17, kw = 264;
+  const auto fw = rooflab::random_floats(static_cast<std::size_t>(n) * kw, 6);
+  const auto fx = rooflab::random_floats(static_cast<std::size_t>(wide) * kw, 5);
+  std::vector<__half> hw(fw.size()), hx(fx.size());
+  for (std::size_t i = 0; i < fw.size(); ++i) hw[i] = __float2half(fw[i]);
   for (std::size_t i = 0; i < fx.size(); ++i) hx[i] = __float2half(fx[i]);
-  rooflab::DeviceBuffer<__half> xw{std::span<const __half>(hx)}, yw(static_cast<std::size_t>(wide) * n);
-  lab07::batched_gemv(w.data(), xw.data(), yw.data(), n, k, wide, nullptr);
+  rooflab::DeviceBuffer<__half> ww{std::span<const __half>(hw)}, xw{std::span<const __half>(hx)}, yw(static_cast<std::size_t>(wide) * n);
+  lab07::batched_gemv(ww.data(), xw.data(), yw.data(), n, kw, wide, nullptr);
   EXPECT_EQ(rooflab::emu::races_reported(), before) << rooflab::emu::last_race_summary();
 }

@@ -1,6 +1,6 @@
-// Lab 07 static checks (hints; CI requires them of the solutions): no spills, and both kernels read W in
+// Lab 07 static checks (hints; CI requires them of the solutions): no spills, and every kernel reads W in
 // 128-bit loads (a GEMV that walks W a column at a time, or a half at a time, shows up here first); the
-// kernel for batches past 8 runs on the tensor cores.
+// kernels for batches past 4 run on the tensor cores.
 #include "kernels.hpp"
 #include "perf_work.hpp"
 #include "lab.hpp"
@@ -30,6 +30,7 @@ rooflab::inspect::TimedLaunches timed_launches(const rooflab::GpuSpec& gpu) {
     // reach, so the GEMV's x and y are one row's, the batched kernels' 64 rows'.
     const rooflab::ptx::TimedBuffer<__half> w(static_cast<std::size_t>(n) * k), x(64 * k), y(64 * n), x1(k), y1(n);
     lab07::gemv(w.data(), x1.data(), y1.data(), n, k, nullptr);
+    lab07::batched_gemv(w.data(), x.data(), y.data(), n, k, 4, nullptr);
     lab07::batched_gemv(w.data(), x.data(), y.data(), n, k, 8, nullptr);
     lab07::batched_gemv(w.data(), x.data(), y.data(), n, k, 64, nullptr);
   });
@@ -54,19 +55,23 @@ rooflab::ptx::Launched launched_at(int batch) {
 }  // namespace
 
 ROOFLAB_TEST(Lab07Static, NoSpillsAndWideLoads) {
-  const auto by_gemv = launched_at(0), by_batch8 = launched_at(8), by_batch16 = launched_at(16);
+  const auto by_gemv = launched_at(0), by_batch4 = launched_at(4), by_batch8 = launched_at(8), by_batch64 = launched_at(64);
   for (const auto& arch : rooflab::ptx::captured_archs()) {
     rooflab::ptx::expect_no_spills(arch);
     const auto kernels = rooflab::ptx::parse_ptx(rooflab::ptx::captured(arch, ".ptx"));
     // Each fact is asked of the kernel its launcher starts at that batch, not of any kernel in the file.
     const std::pair<const char*, const rooflab::ptx::Launched*> wide[] = {{"lab07::gemv_kernel", &by_gemv},
-                                                                          {"lab07::batched_kernel<8>", &by_batch8}};
+                                                                          {"lab07::batched_kernel<4>", &by_batch4}};
     for (const auto& [name, launched] : wide) {
       const auto f = rooflab::ptx::facts(rooflab::ptx::find_launched_kernel(kernels, name, *launched));
       EXPECT_EQ(f.widest_global_load_bits, 128) << arch << ": " << name << " should read W 16 bytes at a time";
     }
-    const auto tc = rooflab::ptx::facts(rooflab::ptx::find_launched_kernel(kernels, "lab07::batched_tc_kernel", by_batch16));
-    EXPECT_TRUE(tc.uses_tensor_cores) << arch << ": the batched kernel for batches past 8 should use the tensor cores";
-    EXPECT_EQ(tc.widest_global_load_bits, 128) << arch << ": the tensor-core kernel should stage W 16 bytes at a time";
+    const std::pair<const char*, const rooflab::ptx::Launched*> tensor[] = {{"lab07::batched_tc_kernel<1>", &by_batch8},
+                                                                            {"lab07::batched_tc_kernel<4>", &by_batch64}};
+    for (const auto& [name, launched] : tensor) {
+      const auto tc = rooflab::ptx::facts(rooflab::ptx::find_launched_kernel(kernels, name, *launched));
+      EXPECT_TRUE(tc.uses_tensor_cores) << arch << ": the batched kernel for batches past 4 should use the tensor cores";
+      EXPECT_EQ(tc.widest_global_load_bits, 128) << arch << ": the tensor-core kernel should stage W 16 bytes at a time";
+    }
   }
 }
