@@ -16,8 +16,11 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <optional>
 #include <sstream>
+#include <string>
+#include <vector>
 
 #include <unistd.h>
 
@@ -402,6 +405,31 @@ TimedLaunches read_launches(const std::string& file) {
   out.note = "the run's launches do not list it";
   return out;
 }
+
+// --code-names: {registry name: the name of the kernel the other code has in its place} (a run's kernels that the
+// registry has since renamed: the kernel that code launched for the same timed call). Each renamed entry keeps its
+// declared work; its name points into `names`, which must outlive the returned entries.
+std::vector<KernelDecl> renamed(std::span<const KernelDecl> kernels, const std::string& file, std::vector<std::string>& names) {
+  std::ifstream in(file);
+  if (!in) throw std::invalid_argument("cannot read the code names file " + file);
+  std::map<std::string, std::string> map;
+  try {
+    map = nlohmann::json::parse(in).get<std::map<std::string, std::string>>();
+  } catch (const nlohmann::json::exception& e) {
+    throw std::invalid_argument(file + ": not an object of names ({\"registry name\": \"name in the code\"}): " + e.what());
+  }
+  std::vector<KernelDecl> out(kernels.begin(), kernels.end());
+  names.reserve(map.size());
+  for (auto& k : out) {
+    const auto it = map.find(std::string(k.kernel));
+    if (it == map.end()) continue;
+    names.push_back(it->second);
+    k.kernel = names.back();
+    map.erase(it);
+  }
+  if (!map.empty()) throw std::invalid_argument(file + ": " + map.begin()->first + " is not in the lab's registry");
+  return out;
+}
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -434,6 +462,10 @@ int main(int argc, char** argv) {
                  "the launches at the timed size from this JSON file ([{\"kernel\", \"blocks\", \"block\", "
                  "\"dynamic_smem\", \"reach\": the bytes each argument's pointer reaches, 0 for others}, ...], as a GPU run recorded them) instead of the lab's launchers on the CPU backend; "
                  "with --code-dir and without this, no grid is known (the launchers here may not be that code's)");
+  std::string code_names_file;
+  app.add_option("--code-names", code_names_file,
+                 "with --code-dir: the registry's kernels that code names otherwise, from this JSON object "
+                 "({\"registry name\": \"name in that code\"}: the kernel it launched for the same timed call)");
   app.add_flag("--registry", registry, "print the lab's kernel registry as JSON (no compiler output needed)");
   try {
     app.parse(argc, argv);
@@ -478,7 +510,10 @@ int main(int argc, char** argv) {
         launches = TimedLaunches{{}, {}, "launches are recorded at the timed size only, not at --n"};
       }
     }
-    const auto rows = inspect(lab().kernels, ptx::read_file(dir + "/kernels." + arch + ".ptx"),
+    std::vector<std::string> names;
+    const auto kernels = code_names_file.empty() ? std::vector<KernelDecl>(lab().kernels.begin(), lab().kernels.end())
+                                                 : renamed(lab().kernels, code_names_file, names);
+    const auto rows = inspect(kernels, ptx::read_file(dir + "/kernels." + arch + ".ptx"),
                               ptx::read_file(dir + "/kernels." + arch + ".ptxas.txt"), g, arch, n,
                               sass ? &listing : nullptr, copy_ceiling, launches ? &*launches : nullptr);
     std::cout << (json ? to_json(rows, g, n) : table(rows, g, n)) << "\n";

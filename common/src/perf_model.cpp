@@ -417,6 +417,10 @@ std::vector<Instr> from_sass(std::string_view body, const SassParams* params) {
       out.push_back(std::move(ins));
       continue;
     }
+    // The kernel's code ends where a subroutine ptxas placed after it begins (".weak $__internal_0_$__cuda_sm3x_div_rn_
+    // noftz_f32_slowpath": a division's or reciprocal's slow path, called for rare operands): its instructions are
+    // not the kernel's per-thread work.
+    if ((s.rfind(".weak", 0) == 0 || s.rfind(".type", 0) == 0) && s.find("$__internal") != std::string::npos) break;
     if (s[0] == '.') continue;  // directives
     std::size_t pos = 0;
     if (s[0] == '@') {
@@ -562,12 +566,16 @@ Code loops_of(const std::vector<Instr>& sts) {
   for (std::size_t i = 0; i < sts.size(); ++i) {
     if (!sts[i].label.empty()) labels[sts[i].label] = i;
   }
-  // Every backward branch closes a loop: [label, branch].
+  // Every backward branch closes a loop: [label, branch]. Not a branch to itself with nothing between: the trap
+  // ptxas puts after a function's last instruction (".L_x_500: BRA `(.L_x_500)"), which never runs.
   std::vector<std::pair<std::size_t, std::size_t>> ranges;
   for (std::size_t i = 0; i < sts.size(); ++i) {
     for (const auto& o : sts[i].targets) {
       const auto it = labels.find(o);
-      if (it != labels.end() && it->second < i) ranges.emplace_back(it->second, i + 1);
+      if (it == labels.end() || it->second >= i) continue;
+      bool empty = true;
+      for (std::size_t j = it->second + 1; j < i && empty; ++j) empty = !sts[j].label.empty();
+      if (!empty || sts[i].guarded) ranges.emplace_back(it->second, i + 1);
     }
   }
   std::sort(ranges.begin(), ranges.end());

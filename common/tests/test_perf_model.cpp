@@ -442,6 +442,46 @@ TEST(PerfModelSass, AWideLoadCoversItsRegisters) {
   EXPECT_EQ(analyze_sass(uses_r24).loops[0].load_bytes_before_use, 24);
 }
 
+TEST(PerfModelSass, TheTrapAfterTheLastInstructionIsNoLoop) {
+  // A kernel without a loop ends with EXIT and the branch to itself ptxas appends: read as one straight trip,
+  // not as a loop of one instruction that moves nothing. A branch to itself under a predicate is a loop (a spin).
+  const std::string body =
+      "        /*0000*/                   LDG.E.128 R4, desc[UR4][R2.64] ;\n"
+      "        /*0010*/                   FADD R8, R4, R5 ;\n"
+      "        /*0020*/                   STG.E desc[UR4][R2.64], R8 ;\n"
+      "        /*0030*/                   EXIT ;\n"
+      ".L_x_9:\n"
+      "        /*0040*/                   BRA `(.L_x_9);\n";
+  const auto code = analyze_sass(body);
+  ASSERT_EQ(code.loops.size(), 1U);
+  EXPECT_FALSE(code.loops[0].loop);
+  EXPECT_EQ(code.loops[0].load_bytes, 16);
+  const std::string spin =
+      ".L_x_3:\n"
+      "        /*0000*/                   LDG.E R4, desc[UR4][R2.64] ;\n"
+      ".L_x_4:\n"
+      "        /*0010*/              @!P0 BRA `(.L_x_4) ;\n";
+  EXPECT_TRUE(analyze_sass(spin).loops.at(0).loop);
+}
+
+TEST(PerfModelSass, ASubroutineAfterTheKernelIsNotItsWork) {
+  // A division's slow path that ptxas places after the kernel's code (called for rare operands) is left out.
+  const std::string body =
+      "        /*0000*/                   LDG.E.128 R4, desc[UR4][R2.64] ;\n"
+      "        /*0010*/                   MUFU.RCP R8, R4 ;\n"
+      "        /*0020*/                   EXIT ;\n"
+      "        .weak           $__internal_0_$__cuda_sm3x_div_rn_noftz_f32_slowpath\n"
+      "        .type           $__internal_0_$__cuda_sm3x_div_rn_noftz_f32_slowpath,@function\n"
+      "$__internal_0_$__cuda_sm3x_div_rn_noftz_f32_slowpath:\n"
+      "        /*0030*/                   LDG.E R9, desc[UR4][R2.64] ;\n"
+      "        /*0040*/                   MUFU.RCP R10, R9 ;\n"
+      "        /*0050*/                   RET.REL.NODEC R20 `(_Z6kernelPf) ;\n";
+  const auto t = analyze_sass(body).loops.at(0);
+  EXPECT_EQ(t.instructions, 3);
+  EXPECT_EQ(t.load_bytes, 16);
+  EXPECT_EQ(t.mufu, 1);
+}
+
 TEST(PerfModelSass, PipesAsPtxasChoseThem) {
   // Half to float (HADD2.F32 from -RZ), I2F and F2FP are type conversions, at the conversion rate; a constant made
   // by HFMA2.MMA from RZ is a move, not math; MUFU.EX2 is a special function.

@@ -28,9 +28,10 @@ def markers(tag=""):
                    f"<!-- {name}{suffix}: end -->") for code, suffix in (("PTX", ""), ("SASS", "-sass"))}
 
 
-def run_static(args, lab, gpu, arch=None, code_dir=None, sass=False, launches=None):
+def run_static(args, lab, gpu, arch=None, code_dir=None, sass=False, launches=None, names=None):
     """Lab `lab`'s static binary's predictions, {kernel: row}: of the build's capture, or of `code_dir`'s; from
-    SASS with `sass`; with the grids of the `launches` file (the run's), where `code_dir`'s launchers did not run."""
+    SASS with `sass`; with the grids of the `launches` file (the run's), where `code_dir`'s launchers did not run;
+    with the `names` file, the registry's kernels that `code_dir`'s code names otherwise (--code-names)."""
     binary = args.build / "labs" / "bin" / f"lab{lab}_static"
     argv = [str(binary), "--rooflab-inspect", "--gpu", gpu, "--json"] + (["--sass"] if sass else [])
     if arch:
@@ -39,6 +40,8 @@ def run_static(args, lab, gpu, arch=None, code_dir=None, sass=False, launches=No
         argv += ["--code-dir", str(code_dir)]
     if launches:
         argv += ["--launches", str(launches)]
+    if names:
+        argv += ["--code-names", str(names)]
     env = dict(os.environ)
     if args.nvdisasm:
         env["ROOFLAB_NVDISASM"] = str(args.nvdisasm)  # the model reads SASS, as with a full toolkit
@@ -63,9 +66,13 @@ def predict(args, lab, run_dir, arch, gpu):
         if "launches" in measured:
             launches = pathlib.Path(tmp) / "launches.json"
             launches.write_text(json.dumps(measured["launches"]))
-        out = {"PTX": run_static(args, lab, gpu, arch, tmp, launches=launches)}
+        # The registry's kernels this code names otherwise (measured.json's "registry_names").
+        names = pathlib.Path(tmp) / "names.json"
+        names.write_text(json.dumps({now: then for now, then in measured.get("registry_names", {}).items()
+                                     if now.startswith(f"lab{lab}::")}))
+        out = {"PTX": run_static(args, lab, gpu, arch, tmp, launches=launches, names=names)}
         if args.nvdisasm:
-            out["SASS"] = run_static(args, lab, gpu, arch, tmp, sass=True, launches=launches)
+            out["SASS"] = run_static(args, lab, gpu, arch, tmp, sass=True, launches=launches, names=names)
             for k in out["SASS"].values():
                 if k["prediction"] and k["prediction"]["code_from"] != "SASS":
                     raise RuntimeError(f"lab {lab}: {k['kernel']} was not read from SASS: {k['prediction']['evidence'][0]}")
@@ -79,12 +86,6 @@ def in_roof(result, kernel, prediction, roofs):
     return floor / prediction["time_s"]
 
 
-# The kernel today's launcher starts for a timed call whose kernel the runs recorded under another name (Lab 07
-# hands batches past 4 to the tensor cores since 2026-12-05, its tensor-core kernel a template on the batch's tiles).
-TODAYS_KERNEL = {"lab07::batched_kernel<8>": "lab07::batched_tc_kernel<1>",
-                 "lab07::batched_tc_kernel": "lab07::batched_tc_kernel<4>"}
-
-
 def held_out(args):
     """What the model predicts for today's reference solutions of the labs rewritten since the run, on the H100 and
     the H200 (their roofs: each GPU's datasheet figures, the copy ceiling at the model's share of the datasheet).
@@ -92,6 +93,8 @@ def held_out(args):
     after that, so a later change to the model cannot move the figures it is to be judged by. With --nvdisasm-dir,
     the predictions read SASS (`inspect --sass`)."""
     measured = json.loads((args.run / "measured.json").read_text())
+    # Today's kernel for a result whose kernel the run knew by another name (its "registry_names", backwards).
+    todays = {then: now for now, then in measured.get("registry_names", {}).items()}
     gpus = {}
     for g in json.loads((args.source / "data" / "gpus.json").read_text())["gpus"]:
         gpus[g["id"]] = g
@@ -110,7 +113,7 @@ def held_out(args):
             if (r["lab"], gpu) not in cache:
                 cache[(r["lab"], gpu)] = run_static(args, r["lab"], gpu, sass=args.nvdisasm is not None)
             rows = cache[(r["lab"], gpu)]
-            kernel = TODAYS_KERNEL.get(r["kernel"], r["kernel"])
+            kernel = todays.get(r["kernel"], r["kernel"])
             p = rows[kernel]["prediction"]
             if "ratio_to" in r:
                 cells.append(f"{p['time_s'] / rows[r['ratio_to']]['prediction']['time_s']:.2f}x")
