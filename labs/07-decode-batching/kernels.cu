@@ -243,15 +243,17 @@ __global__ void __launch_bounds__(kTcBlock, 2)
   // TODO(lab07.batched_tc): block `blockIdx.x` owns kTcWarps adjacent slabs of 16 rows at a time (grid-stride
   //   over groups of slabs), warp `warp` the slab at row (group * kTcWarps + warp) * 16. Keep Tiles FP32
   //   accumulator fragments (one per 16 batch rows); declare the staging tiles __shared__ __align__(32), rows
-  //   kTcLd halves apart: one 16-row tile of W per warp, one Tiles * 16-row tile of X for the block. Stage with a
-  //   StripStager<16, 32> (the warp's lanes, W) and a StripStager<Tiles * 16, kTcBlock> (all the block's threads,
-  //   X): fetch step 0 before the loop; in each step of kTcK columns __syncthreads(), store() both (the tiles, and
-  //   the arguments their fetch() had), __syncthreads(),
-  //   fetch() the next step's (if there is one), then for kk = 0, 16, ...: load_matrix_sync the W piece as
-  //   matrix_a (row_major, ldm kTcLd) and each batch tile as matrix_b (col_major, ldm kTcLd: element (k, b) is at
-  //   b * kTcLd + k), mma_sync. Store each accumulator (store_matrix_sync, mem_col_major, into a per-warp
-  //   16 x 16 float tile, __syncwarp() before and after the lanes read it) and write y[b * n + row] for
-  //   b < batch, row < n. About 55 lines. Handout: "Tensor cores for the batch".
+  //   kTcLd halves apart: one 16-row tile of W per warp, one Tiles * 16-row tile of X for the block. The whole
+  //   strips (k_whole = k / kTcK * kTcK columns when k % 8 == 0, else none) are staged a step ahead with a
+  //   StripStager<16, 32> (the warp's lanes, W) and a StripStager<Tiles * 16, kTcBlock> (all the block's
+  //   threads, X): fetch step 0 before the loop; in each step __syncthreads(), store() both, __syncthreads(),
+  //   fetch() the next step's (if there is one), multiply. The columns left (k_whole to k) take a second loop:
+  //   __syncthreads(), stage_edge() both, __syncthreads(), multiply. To multiply: for kk = 0, 16, ...:
+  //   load_matrix_sync the W piece as matrix_a (row_major, ldm kTcLd) and each batch tile as matrix_b
+  //   (col_major, ldm kTcLd: element (k, b) is at b * kTcLd + k), mma_sync. Then store each accumulator
+  //   (store_matrix_sync, mem_col_major, into a per-warp 16 x 16 float tile, __syncwarp() before and after the
+  //   lanes read it) and write y[b * n + row] for b < batch, row < n. About 70 lines. Handout: "Tensor cores
+  //   for the batch", "Staging a step ahead".
   rooflab::unused(w, x, y, n, k, batch);  // delete this line when the kernel is written
   // STUDENT END
 }
