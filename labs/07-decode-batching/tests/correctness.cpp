@@ -144,7 +144,9 @@ ROOFLAB_TEST(Lab07Kernels, BatchedLargeBatches) {
     EXPECT_TRUE(check(kSameSigned, batch, Inputs::same_signed));
   }
   // More 16-row slabs than a tensor-core grid holds on a GPU of 2 SMs (the CPU backend's reverse order), the
-  // last one a single row: the grid-stride loop goes round. Once: it is the same loop at every batch.
-  EXPECT_TRUE(check(Shape{2081, 64}, 9));
+  // last one a single row: the grid-stride loop goes round. Once: it is the same loop at every batch. K = 264:
+  // two whole strips of 128 columns and an edge of 8, so that a group's staging a step ahead follows the last
+  // step of the group before it.
+  EXPECT_TRUE(check(Shape{2081, 264}, 9));
   EXPECT_TRUE(batched_rejects(65));
 }
