@@ -23,7 +23,7 @@ void softmax_rows(const __half* s, __half* p, int rows, int len, float scale, bo
 void flash_attention_fp32(const float* q, const float* k, const float* v, float* o, float* lse, int batch_heads,
                           int len, int head_dim, float scale, bool causal, cudaStream_t stream);
 
-// Flash v2: FP16 in and out, FP32 accumulation, Q K^T and P V on the tensor cores (WMMA); head_dim 64 or 128.
+// Flash v2: FP16 in and out, FP32 accumulation, Q K^T and P V on the tensor cores (mma.sync); head_dim 64 or 128.
 void flash_attention_fp16(const __half* q, const __half* k, const __half* v, __half* o, float* lse, int batch_heads,
                           int len, int head_dim, float scale, bool causal, cudaStream_t stream);
 

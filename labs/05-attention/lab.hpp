@@ -99,7 +99,7 @@ inline constexpr std::size_t kPerfHeadDim = 64;
 
 inline constexpr unsigned kSoftmaxBlock = 128;  // 4 warps, one row each
 inline constexpr unsigned kFlash1Block = 256;   // 8 warps, one query row each
-inline constexpr unsigned kFlash2Block = 128;   // 4 warps, 16 query rows each
+inline constexpr unsigned kFlash2Block = 256;   // 8 warps, 16 query rows each
 
 inline constexpr rooflab::inspect::KernelDecl kKernels[] = {
     // The softmax reads S and writes P, FP16, every row of every head (unmasked rows of 4096, held in registers).
@@ -109,7 +109,7 @@ inline constexpr rooflab::inspect::KernelDecl kKernels[] = {
     {"lab05::flash_fp32_kernel<64>", "flash v1 fp32", kFlash1Block, 0,
      [](double n) { return static_cast<double>(kPerfHeads) * 4 * n * n * kPerfHeadDim; },
      [](double n) { return static_cast<double>(kPerfHeads) * 4 * n * kPerfHeadDim * 4; }, rooflab::DType::fp32},
-    {"lab05::flash_wmma_kernel<64, 64>", "flash v2 wmma", kFlash2Block, 0,
+    {"lab05::flash_mma_kernel<64, 64>", "flash v2 mma", kFlash2Block, 0,
      [](double n) { return static_cast<double>(kPerfHeads) * 4 * n * n * kPerfHeadDim; },
      [](double n) { return static_cast<double>(kPerfHeads) * 4 * n * kPerfHeadDim * 2; }, rooflab::DType::fp16,
      {"flash_vs_naive"}},

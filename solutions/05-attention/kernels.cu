@@ -2,7 +2,7 @@
 //
 //   softmax_rows_kernel   the naive path's middle step: one warp per row of scores, FP16 in and out
 //   flash_fp32_kernel     v1: FP32 on the CUDA cores; K and V tiles in shared memory, the online softmax
-//   flash_wmma_kernel     v2: FP16 tiles, Q K^T and P V on the tensor cores (WMMA), FP32 accumulation
+//   flash_mma_kernel      v2: FP16 tiles, Q K^T and P V on the tensor cores (mma.sync), scores in registers
 //
 // The naive path (naive.hpp: cuBLAS, this softmax, cuBLAS) writes an L x L score matrix per head and reads
 // it back twice: its bytes grow with L^2, and so does its memory. Flash attention never writes the scores:
@@ -13,12 +13,14 @@
 #include "kernels.hpp"
 
 #include <rooflab/launch.hpp>
+#include <rooflab/mma.hpp>
 #include <rooflab/stub.hpp>
 #include <rooflab/warp.hpp>
 
-#include <mma.h>
+#include <cuda_pipeline.h>
 
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <stdexcept>
 #include <string>
@@ -260,153 +262,201 @@ __global__ void __launch_bounds__(kFlash1Block)
 
 // ---- v2: FP16 Flash attention on the tensor cores ----
 //
-// Block (query tile, head): 4 warps, warp w owns 16 query rows. Per tile of BC keys: S (16 x BC) = Q K^T
-// with WMMA into FP32, the online softmax on S in shared memory (two lanes per row), P in FP16, and
-// O (16 x D, FP32 accumulator fragments) rescaled and += P V with WMMA. Shared memory rows are padded by
-// 8 halves / 4 floats (16 bytes): rows that start at different banks, and WMMA's 32-byte alignment kept.
+// Block (query tile, head): 8 warps, warp w owns 16 query rows of the block's 128 (the K and V tiles a block
+// stages serve 128 queries: fewer rereads of K and V from L2 than with fewer rows). Per tile of BC keys: S (16 x BC)
+// = Q K^T with mma.sync into FP32 registers, the online softmax on those registers (each lane holds 2 rows, its
+// quad the whole row), P converted in registers into the A fragments of P V, and O (16 x D, FP32) rescaled and
+// += P V with mma.sync. Operands come from shared memory with ldmatrix; the next tile of K and V is on its way
+// (cp.async) while this one is worked on. Shared rows are padded by 8 halves (16 bytes) so that the 8 rows one
+// ldmatrix reads fall in different banks.
 template <int D, int BC>
-__global__ void __launch_bounds__(kFlash2Block)
-    flash_wmma_kernel(const __half* __restrict__ q, const __half* __restrict__ k, const __half* __restrict__ v,
-                      __half* __restrict__ o, float* __restrict__ lse, int len, float scale, bool causal) {
+__global__ void __launch_bounds__(kFlash2Block, D == 64 ? 2 : 1)
+    flash_mma_kernel(const __half* __restrict__ q, const __half* __restrict__ k, const __half* __restrict__ v,
+                     __half* __restrict__ o, float* __restrict__ lse, int len, float scale, bool causal) {
   // STUDENT BEGIN (lab05.flash2)
-  namespace wmma = nvcuda::wmma;
   constexpr int WARPS = kFlash2Block / 32;
-  constexpr int BR = WARPS * 16;  // query rows per block
-  constexpr int LDK = D + 8;      // halves per row of the Q, K and V tiles
-  constexpr int LDS = BC + 4;     // floats per row of a warp's score tile
-  constexpr int LDP = BC + 8;     // halves per row of a warp's probability tile
-  static_assert(BR <= 2 * BC, "the Q tile is staged in the K and V tiles' space");
-  __shared__ __align__(32) __half kv[2 * BC * LDK];  // K tile, then V tile (first: this block's Q tile)
-  __shared__ __align__(32) float sw[WARPS][16 * LDS];
-  __shared__ __align__(32) __half pw[WARPS][16 * LDP];
-  __shared__ float row_alpha[WARPS][16];
-  __shared__ float row_sum[WARPS][16];
-  __half* ks = kv;
-  __half* vs = kv + BC * LDK;
+  constexpr int BR = WARPS * 16;     // query rows per block
+  constexpr int LD = D + 8;          // halves per shared row (16 bytes of padding)
+  constexpr int STAGE = 2 * BC * LD;  // halves per stage: a K tile, then a V tile
+  constexpr int KSTEPS = D / 16;     // k-steps of Q K^T (16 of the head dim each)
+  constexpr int NT = BC / 8;         // accumulator tiles of S (8 keys each)
+  constexpr int DT = D / 8;          // accumulator tiles of O (8 output columns each)
+  static_assert(BR * LD <= 2 * STAGE, "the Q tile is staged in the two stages' space");
+  __shared__ __align__(16) __half smem[2 * STAGE];
   const int warp = static_cast<int>(threadIdx.x / 32), lane = static_cast<int>(threadIdx.x % 32);
+  const int g = lane / 4, t = lane % 4;  // the lane's rows (g, g + 8) and columns (2t, 2t + 1) in a fragment
   const std::size_t head = static_cast<std::size_t>(blockIdx.y) * static_cast<std::size_t>(len) * D;
   const int block_row0 = static_cast<int>(blockIdx.x) * BR;
   const int row0 = block_row0 + warp * 16;  // this warp's first query
-  float* s_tile = sw[warp];
-  __half* p_tile = pw[warp];
 
-  // Rows [r0, r0 + rows) of X into a shared tile of LDK halves a row, 16 bytes at a time (D is a multiple
-  // of 8 and rows are D halves: every load is aligned), zeros past the last row.
-  const auto stage = [&](const __half* x, int r0, int rows, __half* tile) {
+  // Rows [r0, r0 + rows) of X into a shared tile, 16 bytes per cp.async; rows past len are zero-filled (the
+  // source address stays inside X: a zero-filled copy reads nothing, but its address must be valid).
+  const auto copy_rows = [&](const __half* x, int r0, int rows, __half* tile) {
     for (int i = static_cast<int>(threadIdx.x); i < rows * (D / 8); i += static_cast<int>(blockDim.x)) {
       const int r = i / (D / 8), c = i % (D / 8) * 8;
-      uint4 chunk = make_uint4(0, 0, 0, 0);
-      if (r0 + r < len) chunk = *reinterpret_cast<const uint4*>(x + head + static_cast<std::size_t>(r0 + r) * D + c);
-      *reinterpret_cast<uint4*>(tile + r * LDK + c) = chunk;
+      const bool in = r0 + r < len;
+      const __half* src = x + head + static_cast<std::size_t>(in ? r0 + r : 0) * D + c;
+      __pipeline_memcpy_async(tile + r * LD + c, src, 16, in ? 0 : 16);
     }
   };
 
-  // The warp's Q rows as D / 16 matrix_a fragments, held in registers for the whole loop.
-  stage(q, block_row0, BR, kv);
+  // Q, staged through the space the K and V tiles use later, then held for the whole loop as A fragments: lanes
+  // 0-15 name rows 0-15 at column 16 kk, lanes 16-31 the same rows at column 16 kk + 8 (rooflab/mma.hpp).
+  copy_rows(q, block_row0, BR, smem);
+  __pipeline_commit();
+  __pipeline_wait_prior(0);
   __syncthreads();
-  wmma::fragment<wmma::matrix_a, 16, 16, 16, __half, wmma::row_major> qa[D / 16];
-  for (int kk = 0; kk < D / 16; ++kk) wmma::load_matrix_sync(qa[kk], kv + warp * 16 * LDK + kk * 16, LDK);
-  __syncthreads();  // every warp has its Q before the K and V tiles overwrite it
+  std::uint32_t qa[KSTEPS][4];
+#pragma unroll
+  for (int kk = 0; kk < KSTEPS; ++kk) {
+    rooflab::ldmatrix_x4(qa[kk], smem + (warp * 16 + lane % 16) * LD + 16 * kk + lane / 16 * 8);
+  }
+  __syncthreads();  // every warp holds its Q before K and V overwrite it
 
-  wmma::fragment<wmma::accumulator, 16, 16, 16, float> acc[D / 16];
-  for (int c = 0; c < D / 16; ++c) wmma::fill_fragment(acc[c], 0.0f);
-  // Two lanes per query row: lane 2r + h takes the columns c of row r with c % 2 == h.
-  const int my_row = lane / 2, my_half = lane % 2, my_query = row0 + my_row;
-  float m = -INFINITY, l = 0.0f;
+  // Scores are kept in log2 units, x = scale log2(e) q.k, so that each exponential is one ex2 (fast_exp2).
+  constexpr float kLog2e = 1.4426950408889634f;
+  const float scale_log2 = scale * kLog2e;
+  float acc[DT][4] = {};                   // O: tile j holds columns 8j + 2t, 2t + 1 of rows g and g + 8
+  float m[2] = {-INFINITY, -INFINITY};     // running max of rows g and g + 8 (log2 units)
+  float l[2] = {0.0f, 0.0f};               // this lane's part of their running sums (the quad adds up at the end)
 
-  const int keys = causal ? min(len, block_row0 + BR) : len;
-  for (int t0 = 0; t0 < keys; t0 += BC) {
-    stage(k, t0, BC, ks);
-    stage(v, t0, BC, vs);
-    __syncthreads();  // both tiles are whole before any warp reads them
+  const int keys = causal ? min(len, block_row0 + BR) : len;  // with the mask no query of the block sees further
+  const int tiles = ceil_div(keys, BC);
+  copy_rows(k, 0, BC, smem);
+  copy_rows(v, 0, BC, smem + BC * LD);
+  __pipeline_commit();
+  for (int tile = 0; tile < tiles; ++tile) {
+    const int t0 = tile * BC;
+    const __half* ks = smem + tile % 2 * STAGE;
+    const __half* vs = ks + BC * LD;
+    if (tile + 1 < tiles) {  // the next tile into the other stage, in flight while this one is worked on
+      __half* next = smem + (tile + 1) % 2 * STAGE;
+      copy_rows(k, t0 + BC, BC, next);
+      copy_rows(v, t0 + BC, BC, next + BC * LD);
+    }
+    __pipeline_commit();       // (an empty batch after the last tile: the count below stays the same)
+    __pipeline_wait_prior(1);  // this thread's copies of this tile have landed ...
+    __syncthreads();           // ... and every other thread's
 
-    // A warp whose last query is before the tile's first key sees none of it (causal): it only keeps the
-    // barriers.
+    // A warp whose queries all come before the tile's first key sees none of it (causal): barriers only.
     if (!causal || t0 <= row0 + 15) {
-      // S = Q K^T: K is row-major [BC][D] in shared memory, which is K^T column-major.
-      for (int n = 0; n < BC / 16; ++n) {
-        wmma::fragment<wmma::accumulator, 16, 16, 16, float> sf;
-        wmma::fill_fragment(sf, 0.0f);
-        for (int kk = 0; kk < D / 16; ++kk) {
-          wmma::fragment<wmma::matrix_b, 16, 16, 16, __half, wmma::col_major> kb;
-          wmma::load_matrix_sync(kb, ks + n * 16 * LDK + kk * 16, LDK);
-          wmma::mma_sync(sf, qa[kk], kb, sf);
+      // S = Q K^T. K's rows are keys: as stored they are the B operand's columns (ldmatrix without .trans); one
+      // ldmatrix_x4 gives two tiles of 8 keys: lanes 0-7 / 8-15 name keys 0-7 at columns 16 kk / + 8, lanes
+      // 16-31 keys 8-15.
+      float s[NT][4] = {};
+#pragma unroll
+      for (int kk = 0; kk < KSTEPS; ++kk) {
+#pragma unroll
+        for (int j = 0; j < NT; j += 2) {
+          std::uint32_t kb[4];
+          rooflab::ldmatrix_x4(kb, ks + (8 * j + lane % 8 + lane / 16 * 8) * LD + 16 * kk + lane / 8 % 2 * 8);
+          const std::uint32_t b0[2] = {kb[0], kb[1]}, b1[2] = {kb[2], kb[3]};
+          rooflab::mma_m16n8k16(s[j], qa[kk], b0, s[j]);
+          rooflab::mma_m16n8k16(s[j + 1], qa[kk], b1, s[j + 1]);
         }
-        wmma::store_matrix_sync(s_tile + n * 16, sf, LDS, wmma::mem_row_major);
       }
-      __syncwarp();  // the scores are in shared memory before the lanes read them row by row
 
-      // The online softmax for this tile: masked scores are -inf, the row max is the two lanes' max.
-      // The two lanes of a row take alternate columns, and rows 8-15 start one pair of columns later: each
-      // step's 32 lanes then read 32 different banks. (A row starts 4 banks after the one before it, LDS = BC
-      // + 4 floats, so rows r and r + 8 start in the same bank; with each lane taking half a row, lanes 2r
-      // and 2r + 1 shared banks too: 4-way bank conflicts. Nsight Compute measured this kernel's shared
-      // loads at 3.4-way on an H200 before, docs/measurements.md.)
-      float* srow = s_tile + my_row * LDS;
-      const int skew = my_row / 8;
-      const auto column = [&](int i) { return 2 * ((i + skew) % (BC / 2)) + my_half; };
-      float mx = -INFINITY;
-      for (int i = 0; i < BC / 2; ++i) {
-        const int c = column(i);
-        const int j = t0 + c;
-        const float x = (j >= len || (causal && j > my_query)) ? -INFINITY : srow[c] * scale;
-        srow[c] = x;
-        mx = fmaxf(mx, x);
+      // The online softmax, in registers. s[j][e] is row g + 8 (e / 2), key t0 + 8j + 2t + e % 2. Masked keys
+      // (past len, or after the query) exist only in the last tile and, causal, in the tiles the diagonal
+      // crosses, so the mask is a loop of its own that the other tiles branch around (a test inside the loop
+      // below would be compiled into selects that every tile pays for: a quarter of the loop's instructions).
+#pragma unroll
+      for (int j = 0; j < NT; ++j) {
+#pragma unroll
+        for (int e = 0; e < 4; ++e) s[j][e] *= scale_log2;
       }
-      const float m_new = fmaxf(m, fmaxf(mx, __shfl_xor_sync(kFullMask, mx, 1)));
-      const float alpha = rescale_factor(m, m_new);
-      float sum = 0.0f;
-      for (int i = 0; i < BC / 2; ++i) {
-        const int c = column(i);
-        const float pe = exp_or_zero(srow[c], m_new);
-        p_tile[my_row * LDP + c] = __float2half(pe);
-        sum += pe;
-      }
-      l = l * alpha + sum + __shfl_xor_sync(kFullMask, sum, 1);
-      m = m_new;
-      if (my_half == 0) row_alpha[warp][my_row] = alpha;
-      // Rescaling the output is needed only when some row's max grew; after the first tiles it rarely does.
-      const bool rescale = __any_sync(kFullMask, alpha != 1.0f);
-      __syncwarp();  // P and the factors are in shared memory before the lanes read them
-
-      wmma::fragment<wmma::matrix_a, 16, 16, 16, __half, wmma::row_major> pa[BC / 16];
-      for (int kk = 0; kk < BC / 16; ++kk) wmma::load_matrix_sync(pa[kk], p_tile + kk * 16, LDP);
-      for (int c = 0; c < D / 16; ++c) {
-        if (rescale) {
-          // A fragment's element-to-row map is the hardware's secret: rescale rows through shared memory.
-          wmma::store_matrix_sync(s_tile, acc[c], LDS, wmma::mem_row_major);
-          __syncwarp();
-          for (int e = lane; e < 256; e += 32) s_tile[e / 16 * LDS + e % 16] *= row_alpha[warp][e / 16];
-          __syncwarp();
-          wmma::load_matrix_sync(acc[c], s_tile, LDS, wmma::mem_row_major);
-          __syncwarp();  // every lane has loaded before the next column's store overwrites the scratch
+      if (t0 + BC > len || (causal && t0 + BC - 1 > row0)) {
+#pragma unroll
+        for (int j = 0; j < NT; ++j) {
+#pragma unroll
+          for (int e = 0; e < 4; ++e) {
+            const int key = t0 + 8 * j + 2 * t + e % 2, query = row0 + g + 8 * (e / 2);
+            if (key >= len || (causal && key > query)) s[j][e] = -INFINITY;
+          }
         }
-        for (int kk = 0; kk < BC / 16; ++kk) {
-          wmma::fragment<wmma::matrix_b, 16, 16, 16, __half, wmma::row_major> vb;
-          wmma::load_matrix_sync(vb, vs + kk * 16 * LDK + c * 16, LDK);
-          wmma::mma_sync(acc[c], pa[kk], vb, acc[c]);
+      }
+      float mx[2] = {-INFINITY, -INFINITY};
+#pragma unroll
+      for (int j = 0; j < NT; ++j) {
+#pragma unroll
+        for (int e = 0; e < 4; ++e) mx[e / 2] = fmaxf(mx[e / 2], s[j][e]);
+      }
+      float alpha[2], shift[2];
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {  // a row's max is its quad's: lanes 4g .. 4g + 3
+        mx[h] = fmaxf(mx[h], __shfl_xor_sync(kFullMask, mx[h], 1));
+        mx[h] = fmaxf(mx[h], __shfl_xor_sync(kFullMask, mx[h], 2));
+        const float m_new = fmaxf(m[h], mx[h]);
+        shift[h] = m_new == -INFINITY ? 0.0f : m_new;  // a row that has seen no key yet: exp2(-inf - 0) = 0
+        alpha[h] = rooflab::fast_exp2(m[h] - shift[h]);  // 0 on the row's first keys (m = -inf)
+        m[h] = m_new;
+        l[h] *= alpha[h];
+      }
+      // P, rounded to FP16 pairs: tiles 2kk and 2kk + 1 of S (keys 16 kk .. 16 kk + 15) are exactly the A
+      // fragment of step kk of P V, so P never leaves the registers.
+      std::uint32_t pa[BC / 16][4];
+#pragma unroll
+      for (int j = 0; j < NT; ++j) {
+        float p[4];
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          p[e] = rooflab::fast_exp2(s[j][e] - shift[e / 2]);
+          l[e / 2] += p[e];
+        }
+        pa[j / 2][j % 2 * 2] = rooflab::pack_half2(p[0], p[1]);
+        pa[j / 2][j % 2 * 2 + 1] = rooflab::pack_half2(p[2], p[3]);
+      }
+#pragma unroll
+      for (int j = 0; j < DT; ++j) {  // the output so far, rescaled to the new max
+        acc[j][0] *= alpha[0];
+        acc[j][1] *= alpha[0];
+        acc[j][2] *= alpha[1];
+        acc[j][3] *= alpha[1];
+      }
+
+      // O += P V. V's rows are keys, the B operand's K dimension: ldmatrix .trans hands out its columns. One
+      // ldmatrix_x4_trans gives two tiles of 8 output columns: lanes 0-7 / 8-15 name keys 0-7 / 8-15 at column
+      // 16 dd, lanes 16-31 the same keys at column 16 dd + 8.
+#pragma unroll
+      for (int kk = 0; kk < BC / 16; ++kk) {
+#pragma unroll
+        for (int j = 0; j < DT; j += 2) {
+          std::uint32_t vb[4];
+          rooflab::ldmatrix_x4_trans(vb, vs + (16 * kk + lane % 16) * LD + 8 * j + lane / 16 * 8);
+          const std::uint32_t b0[2] = {vb[0], vb[1]}, b1[2] = {vb[2], vb[3]};
+          rooflab::mma_m16n8k16(acc[j], pa[kk], b0, acc[j]);
+          rooflab::mma_m16n8k16(acc[j + 1], pa[kk], b1, acc[j + 1]);
         }
       }
     }
-    __syncthreads();  // every warp is done with K and V before the next tiles overwrite them
+    __syncthreads();  // every warp is done with this stage before the tile after next overwrites it
   }
 
-  // O = acc / l, row by row through the scratch tile; the log-sum-exp beside it.
-  if (my_half == 0) {
-    row_sum[warp][my_row] = l;
-    if (my_query < len) lse[static_cast<std::size_t>(blockIdx.y) * len + my_query] = m + logf(l);
-  }
-  __syncwarp();
-  for (int c = 0; c < D / 16; ++c) {
-    wmma::store_matrix_sync(s_tile, acc[c], LDS, wmma::mem_row_major);
-    __syncwarp();
-    for (int e = lane; e < 256; e += 32) {
-      const int r = e / 16, col = e % 16;
-      if (row0 + r < len) {
-        o[head + static_cast<std::size_t>(row0 + r) * D + c * 16 + col] = __float2half(s_tile[r * LDS + col] / row_sum[warp][r]);
-      }
+  // O = acc / l, the quad's four partial sums added first; the log-sum-exp in natural units beside it. The rows go
+  // out through shared memory (the stages are free after the loop's last barrier: each warp takes 16 rows of its
+  // own), so that global memory sees whole 16-byte pieces of each row rather than 4 bytes from every lane.
+  constexpr float kLn2 = 0.6931471805599453f;
+  __half* rows = smem + warp * 16 * LD;
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+    l[h] += __shfl_xor_sync(kFullMask, l[h], 1);
+    l[h] += __shfl_xor_sync(kFullMask, l[h], 2);
+    const float inv = 1.0f / l[h];
+#pragma unroll
+    for (int j = 0; j < DT; ++j) {
+      *reinterpret_cast<__half2*>(rows + (g + 8 * h) * LD + 8 * j + 2 * t) =
+          __floats2half2_rn(acc[j][2 * h] * inv, acc[j][2 * h + 1] * inv);
     }
-    __syncwarp();
+    const int query = row0 + g + 8 * h;
+    if (t == 0 && query < len) lse[static_cast<std::size_t>(blockIdx.y) * len + query] = m[h] * kLn2 + logf(l[h]);
+  }
+  __syncwarp();  // the warp's rows are whole before its lanes read them back
+  for (int i = lane; i < 16 * (D / 8); i += 32) {
+    const int r = i / (D / 8), c = i % (D / 8) * 8;
+    if (row0 + r < len) {
+      *reinterpret_cast<uint4*>(o + head + static_cast<std::size_t>(row0 + r) * D + c) =
+          *reinterpret_cast<const uint4*>(rows + r * LD + c);
+    }
   }
   // STUDENT END
 }
@@ -451,12 +501,12 @@ void flash_attention_fp32(const float* q, const float* k, const float* v, float*
 void flash_attention_fp16(const __half* q, const __half* k, const __half* v, __half* o, float* lse, int batch_heads,
                           int len, int head_dim, float scale, bool causal, cudaStream_t stream) {
   // STUDENT BEGIN (lab05.flash2.launch)
-  // 64 query rows a block; 64 keys a tile at head dim 64, 32 at 128 (both within 48 KB of shared memory).
+  // 128 query rows a block; 64 keys a tile at head dim 64, 32 at 128 (two stages of K and V within 48 KB).
   const dim3 grid(ceil_div(len, kFlash2Block / 32 * 16), batch_heads);
   if (head_dim == 64) {
-    flash_wmma_kernel<64, 64><<<grid, kFlash2Block, 0, stream>>>(q, k, v, o, lse, len, scale, causal);
+    flash_mma_kernel<64, 64><<<grid, kFlash2Block, 0, stream>>>(q, k, v, o, lse, len, scale, causal);
   } else if (head_dim == 128) {
-    flash_wmma_kernel<128, 32><<<grid, kFlash2Block, 0, stream>>>(q, k, v, o, lse, len, scale, causal);
+    flash_mma_kernel<128, 32><<<grid, kFlash2Block, 0, stream>>>(q, k, v, o, lse, len, scale, causal);
   } else {
     throw std::invalid_argument("flash_attention_fp16: head_dim " + std::to_string(head_dim) + " (64 or 128)");
   }

@@ -25,6 +25,12 @@
 
 #include "internal.hpp"
 
+// The traffic recorder (traffic.cpp), in the binaries that link it (rooflab::emu_traffic) and null elsewhere: a weak
+// reference, so that the backend does not pull the recorder into every binary.
+namespace rooflab::emu::traffic::detail {
+[[gnu::weak]] void note_access(std::uintptr_t addr, unsigned size, bool store, std::uintptr_t pc);
+}  // namespace rooflab::emu::traffic::detail
+
 #include <deque>
 #include <map>
 #include <memory>
@@ -209,6 +215,20 @@ bool phase_done(const void* arg) {
 
 unsigned thread_rank_in_block() { return threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z); }
 
+// What the traffic model (traffic.hpp) counts of a copy: its source bytes read from global memory and its destination
+// written in shared memory, as the issuing thread's accesses at the call's site. The backend reads the source
+// itself (uninstrumented), so the copy's bytes would otherwise reach no recording.
+void note_traffic(const void* dst, const void* src, std::size_t bytes, std::size_t zero_fill, void* pc) {
+  if (traffic::detail::note_access == nullptr) return;
+  const auto site = reinterpret_cast<std::uintptr_t>(pc);
+  if (bytes > zero_fill) {
+    traffic::detail::note_access(reinterpret_cast<std::uintptr_t>(src), static_cast<unsigned>(bytes - zero_fill), false,
+                                 site);
+  }
+  // The shared write is a site of its own (the recorder keys sites by address): one byte past the call's.
+  traffic::detail::note_access(reinterpret_cast<std::uintptr_t>(dst), static_cast<unsigned>(bytes), true, site + 1);
+}
+
 void issue(void* dst, const void* src, std::size_t bytes, std::size_t zero_fill, const char* file, unsigned line) {
   Copy c;
   ThreadCopies* t = nullptr;
@@ -216,6 +236,7 @@ void issue(void* dst, const void* src, std::size_t bytes, std::size_t zero_fill,
     IgnoreScope ignore;
     c = make_copy(dst, src, bytes, zero_fill, file, line);
     t = &mine();
+    note_traffic(dst, src, bytes, zero_fill, __builtin_return_address(0));
   }
   engine_write(*t, c, __builtin_return_address(0));
   IgnoreScope ignore;
@@ -343,6 +364,7 @@ void issue_to_barrier(BarrierState* b, void* dst, const void* src, std::size_t b
     check_initialized(b, file, line);
     c = make_copy(dst, src, bytes, 0, file, line);
     t = &mine();
+    note_traffic(dst, src, bytes, 0, __builtin_return_address(0));
   }
   engine_write(*t, c, __builtin_return_address(0));
   IgnoreScope ignore;

@@ -475,7 +475,7 @@ const char* op_name(int op) {
     case detail::kReduceAnd: return "__reduce_and_sync";
     case detail::kReduceOr: return "__reduce_or_sync";
     case detail::kReduceXor: return "__reduce_xor_sync";
-    case detail::kWarpCall: return "a wmma operation";
+    case detail::kWarpCall: return "a warp matrix operation (wmma, mma, ldmatrix)";
   }
   return "a warp collective";
 }
@@ -487,7 +487,7 @@ std::string hex_mask(unsigned m) {
 }
 
 // Two lanes that meet in one collective must be doing the same thing: the same intrinsic (or the same
-// wmma operation) with the same mask. Returns a description of the mismatch, or "".
+// warp matrix operation) with the same mask. Returns a description of the mismatch, or "".
 // The test alone, for the hot path (every lane pair of every collective): no string is built when they agree.
 bool same_collective(const CudaThread& a, const CudaThread& b) {
   const bool same_call = a.op != detail::kWarpCall || std::memcmp(a.value, b.value, sizeof(void (*)())) == 0;
@@ -531,11 +531,11 @@ bool resolve_warps(BlockRun& b) {
         if (other.state == State::done) {
           // PTX waits for the non-exited lanes of the mask only (shfl.sync, vote.sync, redux.sync,
           // bar.warp.sync): naming a lane that has exited is allowed, reading its value is not (a shuffle whose
-          // source lane exited, below). A wmma operation needs every lane of the warp.
+          // source lane exited, below). A warp matrix operation needs every lane of the warp.
           if (t.op != detail::kWarpCall) continue;
           b.launch->fail(where(b, t) + ": " + op_name(t.op) + " at " + t.file + ":" + std::to_string(t.line) +
                          " names lane " + std::to_string(p) + " in its mask " + hex_mask(t.mask) +
-                         ", but that lane has exited (a wmma operation needs all 32 lanes of the warp)");
+                         ", but that lane has exited (a warp matrix operation needs all 32 lanes of the warp)");
           return false;
         }
         if (other.state == State::at_barrier) {

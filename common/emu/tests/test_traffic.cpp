@@ -91,6 +91,35 @@ TEST(Traffic, Float4CoalescedRead) {
   EXPECT_EQ(got, host);
 }
 
+// An asynchronous copy is its thread's read of the source and write of the shared destination: the model counts
+// the bytes a cp.async reads (none of a zero-filled part) and the wavefronts it writes, at the copy's site.
+TEST(Traffic, AsyncCopiesCountTheirBytes) {
+  const int n4 = 1024;
+  const std::vector<float> host = iota_floats(4 * static_cast<std::size_t>(n4));
+  DeviceBuffer<float4> in(n4);
+  ROOFLAB_CUDA_CHECK(cudaMemcpy(in.data(), host.data(), host.size() * sizeof(float), cudaMemcpyHostToDevice));
+  DeviceBuffer<float4> out(n4);
+  const auto k = record_one([&] { traffictest::copy_async(in.data(), out.data(), n4); });
+  const unsigned long long warps = static_cast<unsigned long long>(n4 / 32), blocks = warps / 4;
+  EXPECT_EQ(k.load_requests, warps);
+  EXPECT_EQ(k.widest_load, 16u);
+  // Three warps of a block read 512 bytes each (16 sectors), the fourth 8 bytes of each 16 (still 16 sectors, half
+  // used).
+  EXPECT_EQ(k.bytes_loaded, blocks * (3 * 512 + 256));
+  EXPECT_DOUBLE_EQ(k.sectors_per_load_request(), 16.0);
+  EXPECT_EQ(k.shared_store_requests, warps);
+  EXPECT_EQ(k.shared_store_wavefronts, 4 * warps);  // 512 contiguous bytes a warp: 4, the ideal
+  EXPECT_EQ(k.shared_load_wavefronts, 4 * warps);
+  const std::vector<float4> got = out.download();
+  for (int i = 0; i < n4; ++i) {
+    const bool half = i % 128 >= 96;
+    ASSERT_EQ(got[i].x, host[4 * i]) << i;
+    ASSERT_EQ(got[i].y, host[4 * i + 1]) << i;
+    ASSERT_EQ(got[i].z, half ? 0.0f : host[4 * i + 2]) << i;
+    ASSERT_EQ(got[i].w, half ? 0.0f : host[4 * i + 3]) << i;
+  }
+}
+
 // Every input chunk is read twice, about 1.5 inputs' worth of traffic apart: an L2 four times the input
 // keeps it (DRAM reads = the input once), one a quarter of the input does not (twice).
 TEST(Traffic, InputReadTwiceBeyondTheL2) {

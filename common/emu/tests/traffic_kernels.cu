@@ -4,6 +4,8 @@
 
 #include <rooflab/check.hpp>
 
+#include <cuda_pipeline.h>
+
 namespace traffictest {
 
 // One load site: lane t of a warp reads in[(w * 32 + t) * stride], so a request spans 32 * stride floats.
@@ -39,6 +41,19 @@ __global__ void copy_via_shared_kernel(const float* in, float* out, int n) {
   const int k = (t + 1) % 256;
   const int o = static_cast<int>(blockIdx.x * blockDim.x) + k;
   if (o < n) out[o] = tile[k];
+}
+
+// The same through shared memory with cp.async: each lane copies 16 bytes (the last warp of the block zero-fills
+// its second half: 8 bytes read, 16 written), waits, and writes the float4 back.
+__global__ void copy_async_kernel(const float4* in, float4* out, int n4) {
+  __shared__ __align__(16) float4 tile[128];
+  const int t = static_cast<int>(threadIdx.x);
+  const int i = static_cast<int>(blockIdx.x * blockDim.x) + t;
+  const bool half = t >= 96;  // the block's last warp copies 8 bytes and zero-fills 8
+  if (i < n4) __pipeline_memcpy_async(&tile[t], &in[i], 16, half ? 8 : 0);
+  __pipeline_commit();
+  __pipeline_wait_prior(0);
+  if (i < n4) out[i] = tile[t];
 }
 
 // One warp: lane l stores to word l * stride of a shared array, then loads it back into out[l]. The lanes
@@ -99,6 +114,11 @@ void copy_vec4(const float4* in, float4* out, int n4) {
 
 void read_twice(const float* in, float* out, int n) {
   read_twice_kernel<<<n / 256, 256>>>(in, out, n);
+  ROOFLAB_LAUNCH_CHECK();
+}
+
+void copy_async(const float4* in, float4* out, int n4) {
+  copy_async_kernel<<<(n4 + 127) / 128, 128>>>(in, out, n4);
   ROOFLAB_LAUNCH_CHECK();
 }
 

@@ -12,6 +12,9 @@ void copy_vec4(const float4* in, float4* out, int n4);
 // Each block reads its own chunk of `in` and then the chunk half the grid away, so every chunk is read
 // twice, about one input's size of traffic apart: out[i] = in[i] + in[(i + n/2) % n]. n a multiple of 256.
 void read_twice(const float* in, float* out, int n);
+// out = in through shared memory with cp.async (__pipeline_memcpy_async, blocks of 128 threads, 16 bytes each);
+// lanes 96-127 of a block copy 8 bytes and zero-fill the other 8. n4 a multiple of 128.
+void copy_async(const float4* in, float4* out, int n4);
 // out = in through a shared-memory tile (256 floats per block): shared-memory accesses are not global bytes.
 void copy_via_shared(const float* in, float* out, int n);
 // Shared-memory patterns whose bank conflicts are known (one warp each, out: 32 elements):

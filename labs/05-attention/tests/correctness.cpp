@@ -135,8 +135,8 @@ constexpr Tolerances kLargeLogits{{5e-3, 1e-2}, {1e-2, 1e-5}};
 
 float default_scale(int head_dim) { return 1.0f / std::sqrt(static_cast<float>(head_dim)); }
 
-// A head dim the flash kernels do not support (64 and 128 only; 100 is a multiple of neither WMMA's 16 nor a
-// warp's 32 columns): kernels.hpp and the handout ("throw std::invalid_argument for a head dim you do not
+// A head dim the flash kernels do not support (64 and 128 only; 100 is a multiple of neither the tensor cores'
+// 16 nor a warp's 32 columns): kernels.hpp and the handout ("throw std::invalid_argument for a head dim you do not
 // support") promise the exception.
 template <typename T, typename Launch>
 void expect_unsupported_head_dim_throws(const char* name, Launch launch) {
@@ -262,7 +262,7 @@ ROOFLAB_TEST(Lab05Kernels, FlashFp32) {
   expect_unsupported_head_dim_throws<float>("flash_attention_fp32", lab05::flash_attention_fp32);
 }
 
-ROOFLAB_TEST(Lab05Kernels, FlashWmmaFp16) {
+ROOFLAB_TEST(Lab05Kernels, FlashFp16TensorCores) {
   ROOFLAB_REQUIRE_GPU();
   for (const Case& c : cases()) {
     EXPECT_TRUE(check_fp16(Problem(c, default_scale(c.head_dim), rooflab::test_seed() + 7 + static_cast<std::uint64_t>(c.len))));

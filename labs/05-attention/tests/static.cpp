@@ -69,8 +69,8 @@ rooflab::ptx::Launched flash_v2_at(int head_dim) {
 
 // The tensor-core instructions must be in the kernels flash v2's launcher runs, not only somewhere in the file.
 ROOFLAB_TEST(Lab05Static, FlashV2UsesTheTensorCores) {
-  const std::pair<int, const char*> instances[] = {{64, "lab05::flash_wmma_kernel<64, 64>"},
-                                                   {128, "lab05::flash_wmma_kernel<128, 32>"}};
+  const std::pair<int, const char*> instances[] = {{64, "lab05::flash_mma_kernel<64, 64>"},
+                                                   {128, "lab05::flash_mma_kernel<128, 32>"}};
   for (const auto& [head_dim, name] : instances) {
     const auto launched = flash_v2_at(head_dim);
     for (const auto& arch : rooflab::ptx::captured_archs()) {

@@ -55,7 +55,7 @@ inline std::vector<Resources> expect_no_spills(const std::string& arch, int max_
 // (find_launched_kernel). `launcher` names the call in hints.
 //
 //   const auto v2 = rooflab::ptx::launched_by("lab05::flash_attention_fp16 at head dim 64", [&] { ... });
-//   const auto& k = rooflab::ptx::find_launched_kernel(kernels, "lab05::flash_wmma_kernel<64, 64>", v2);
+//   const auto& k = rooflab::ptx::find_launched_kernel(kernels, "lab05::flash_mma_kernel<64, 64>", v2);
 template <typename Call>
 Launched launched_by(std::string launcher, Call&& call) {
   const unsigned long long before = emu::kernel_launch_count();
