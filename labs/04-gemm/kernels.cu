@@ -17,6 +17,7 @@
 #include <rooflab/launch.hpp>
 #include <rooflab/stub.hpp>
 
+#include <cuda_pipeline.h>
 #include <mma.h>
 
 #include <cstdint>
@@ -129,11 +130,14 @@ __global__ void __launch_bounds__((BM / WM) * (BN / WN) * 32)
     hgemm_wmma_kernel(int M, int N, int K, float alpha, const __half* __restrict__ A, const __half* __restrict__ B,
                       float beta, float* __restrict__ C, bool vec) {
   // STUDENT BEGIN (lab04.v7)
-  // TODO(lab04.v7): stage BM x BK of A and BK x BN of B in FP16 in shared memory (zeros outside; 128-bit
-  //   loads when vec), then per 16-wide step of K load matrix_a / matrix_b fragments (row_major, ldm = the
-  //   padded row length) and mma_sync into FP32 accumulator fragments, WM / 16 x WN / 16 per warp. Epilogue:
-  //   store_matrix_sync each accumulator to a per-warp 16 x 16 float tile in shared memory, __syncwarp(),
-  //   then bounds-checked store_c. About 70 lines. Handout: "Tensor cores".
+  // TODO(lab04.v7): stage BM x BK of A and BK x BN of B in FP16 in shared memory, two buffers: with vec each
+  //   16-byte piece is one __pipeline_memcpy_async (zero-filled outside the matrix), the next step's copies
+  //   issued before this step's math, then __pipeline_commit, __pipeline_wait_prior(1) and a barrier before
+  //   reading; without vec, element by element with zeros outside. Per 16-wide step of K load matrix_a /
+  //   matrix_b fragments (row_major, ldm = the padded row length) and mma_sync into FP32 accumulator
+  //   fragments, WM / 16 x WN / 16 per warp; a barrier before the step after next refills the buffer.
+  //   Epilogue: store_matrix_sync each accumulator to a per-warp 16 x 16 float tile in shared memory,
+  //   __syncwarp(), then bounds-checked store_c. About 90 lines. Handout: "Tensor cores".
   rooflab::unused(M, N, K, alpha, A, B, beta, C, vec);  // delete this line when the kernel is written
   // STUDENT END
 }
