@@ -97,7 +97,7 @@ __global__ void sgemm_smem_kernel(int M, int N, int K, float alpha, const float*
 // ---- 4: 2D register blocking ----
 
 template <int BM, int BN, int BK, int TM, int TN>
-__global__ void __launch_bounds__((BM / TM) * (BN / TN))
+__global__ void __launch_bounds__((BM / TM) * (BN / TN), 2)
     sgemm_blocktile_kernel(int M, int N, int K, float alpha, const float* __restrict__ A,
                            const float* __restrict__ B, float beta, float* __restrict__ C) {
   // STUDENT BEGIN (lab04.v4)
@@ -138,12 +138,17 @@ __global__ void __launch_bounds__((BM / TM) * (BN / TN))
     }
     __syncthreads();
   }
+  // One row of the patch at a time, its address computed once: the 64 stores then need no more registers than
+  // the accumulators already hold (a per-element address and bounds test made ptxas spill on sm_80).
 #pragma unroll
   for (int i = 0; i < TM; ++i) {
+    const int r = row0 + trow * TM + i;
+    if (r >= M) break;  // the patch's rows go down: every later row is past M too
+    float* c_row = C + std::size_t(r) * N + col0 + tcol * TN;
+    const int cols = min(TN, N - (col0 + tcol * TN));
 #pragma unroll
     for (int j = 0; j < TN; ++j) {
-      const int r = row0 + trow * TM + i, c = col0 + tcol * TN + j;
-      if (r < M && c < N) store_c(C, std::size_t(r) * N + c, alpha, acc[i][j], beta);
+      if (j < cols) store_c(c_row, j, alpha, acc[i][j], beta);
     }
   }
   // STUDENT END
