@@ -119,9 +119,10 @@ inline void mma_once(void* const* lane_args, int /*lanes: 32*/) {
     const int g = l / 4, t = l % 4;
     for (int e = 0; e < 4; ++e) {
       const int row = g + 8 * (e / 2), col = 2 * t + e % 2;
-      float acc = c[row][col];
-      for (int k = 0; k < 16; ++k) acc += a[row][k] * b[k][col];
-      x->d[e] = acc;
+      const float* a_row = a[row];
+      float sum = c[row][col];
+      for (int k = 0; k < 16; ++k) sum += a_row[k] * b[k][col];
+      x->d[e] = sum;
     }
   }
 }
