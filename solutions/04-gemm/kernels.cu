@@ -404,7 +404,9 @@ __global__ void __launch_bounds__((BM / WM) * (BN / WN) * 32)
         const bool in = gr < rows && gc < cols;
         __pipeline_memcpy_async(to, X + (in ? std::size_t(gr) * ld + gc : 0), 16, in ? 0 : 16);
       } else {
-        for (int e = 0; e < 8; ++e) to[e] = gr < rows && gc + e < cols ? X[std::size_t(gr) * ld + gc + e] : __float2half(0.0f);
+        for (int e = 0; e < 8; ++e) {
+          to[e] = gr < rows && gc + e < cols ? X[std::size_t(gr) * ld + gc + e] : __float2half(0.0f);
+        }
       }
     }
   };

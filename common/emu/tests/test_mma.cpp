@@ -24,7 +24,9 @@ std::uint16_t bits(float x) {
   std::memcpy(&b, &h, sizeof b);
   return b;
 }
-std::uint32_t pair(float lo, float hi) { return static_cast<std::uint32_t>(bits(lo)) | static_cast<std::uint32_t>(bits(hi)) << 16; }
+std::uint32_t pair(float lo, float hi) {
+  return static_cast<std::uint32_t>(bits(lo)) | static_cast<std::uint32_t>(bits(hi)) << 16;
+}
 
 // Small integers: exact in FP16, and their products and sums exact in FP32.
 float value(int i) { return static_cast<float>(i % 61 - 30); }
@@ -50,7 +52,8 @@ TEST(Mma, LdmatrixHandsEachLaneRowLaneOver4OfEveryMatrix) {
           const int r1 = trans ? r0 + 1 : r0, c1 = trans ? c0 : c0 + 1;
           const auto at = [&](int r, int c) { return static_cast<float>(m * 64 + r * 8 + c); };
           EXPECT_EQ(got[4 * l + m], pair(at(r0, c0), at(r1, c1)))
-              << "lane " << l << ", register " << m << (trans ? " (trans)" : "") << ", rows " << stride << " halves apart";
+              << "lane " << l << ", register " << m << (trans ? " (trans)" : "") << ", rows " << stride
+              << " halves apart";
         }
       }
     }

@@ -54,8 +54,8 @@ __host__ __device__ inline std::uint32_t pack_half2(float lo, float hi) {
 #if defined(ROOFLAB_EMU)
 
 // 2^x as the special-function unit computes it (ex2.approx.ftz: about 2 ulp, results below 2^-126 flushed to 0), in
-// one instruction where exp2f costs five (it scales inputs that would give subnormal results). For a softmax over
-// tiles held in registers: the exponentials are a third of its instructions.
+// one instruction where exp2f costs four (a compare and two predicated multiplies that keep subnormal results). For a
+// softmax over tiles held in registers, where exp2f's would be over a quarter of the loop's instructions.
 __device__ inline float fast_exp2(float x) {
   const float r = exp2f(x);
   return r < 0x1p-126f ? 0.0f : r;
