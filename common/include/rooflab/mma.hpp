@@ -128,19 +128,23 @@ inline void mma_once(void* const* lane_args, int /*lanes: 32*/) {
 }
 }  // namespace mma_detail
 
-__device__ inline void ldmatrix_x4(std::uint32_t (&r)[4], const void* row, const char* file = __builtin_FILE(),
-                                   unsigned line = __builtin_LINE()) {
-  mma_detail::LdmatrixLane me{{}, r};
+namespace mma_detail {
+template <bool Trans>
+void ldmatrix(std::uint32_t (&r)[4], const void* row, const char* file, unsigned line) {
+  LdmatrixLane me{{}, r};
   const uint4 mine = *static_cast<const uint4*>(row);  // this lane's row, one 16-byte read as the GPU makes it
   memcpy(me.row, &mine, sizeof mine);
-  rooflab::emu::detail::warp_call(0xffffffffu, &mma_detail::ldmatrix_hand_out<false>, &me, file, line);
+  rooflab::emu::detail::warp_call(0xffffffffu, &ldmatrix_hand_out<Trans>, &me, file, line);
+}
+}  // namespace mma_detail
+
+__device__ inline void ldmatrix_x4(std::uint32_t (&r)[4], const void* row, const char* file = __builtin_FILE(),
+                                   unsigned line = __builtin_LINE()) {
+  mma_detail::ldmatrix<false>(r, row, file, line);
 }
 __device__ inline void ldmatrix_x4_trans(std::uint32_t (&r)[4], const void* row, const char* file = __builtin_FILE(),
                                          unsigned line = __builtin_LINE()) {
-  mma_detail::LdmatrixLane me{{}, r};
-  const uint4 mine = *static_cast<const uint4*>(row);
-  memcpy(me.row, &mine, sizeof mine);
-  rooflab::emu::detail::warp_call(0xffffffffu, &mma_detail::ldmatrix_hand_out<true>, &me, file, line);
+  mma_detail::ldmatrix<true>(r, row, file, line);
 }
 // d = a b + c over the warp (d may be c).
 __device__ inline void mma_m16n8k16(float (&d)[4], const std::uint32_t (&a)[4], const std::uint32_t (&b)[2],

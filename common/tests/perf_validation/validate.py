@@ -52,17 +52,21 @@ def run_static(args, lab, gpu, arch=None, code_dir=None, sass=False, launches=No
 def predict(args, lab, run_dir, arch, gpu):
     src = run_dir / f"lab{lab}" / "kernels.cu"
     lab_dir = next((args.source / "labs").glob(f"{lab}-*"))
+    measured = json.loads((run_dir / "measured.json").read_text())
+    # A lab whose headers changed since the run in a way its code cannot compile against: the headers as they
+    # stood (measured.json's "lab_headers", folders under perf_validation/ shared by the runs that need them),
+    # searched before today's lab folder.
+    frozen = [f"-I{run_dir.parent / d}" for d in measured.get("lab_headers", {}).get(lab, [])]
     with tempfile.TemporaryDirectory() as tmp:
         ptx = pathlib.Path(tmp) / f"kernels.{arch}.ptx"
-        subprocess.run([args.nvcc, "-std=c++20", f"-arch={arch}", f"-I{args.source / 'common' / 'include'}", f"-I{lab_dir}",
-                        "-ptx", str(src), "-o", str(ptx)], check=True)
+        subprocess.run([args.nvcc, "-std=c++20", f"-arch={arch}", f"-I{args.source / 'common' / 'include'}", *frozen,
+                        f"-I{lab_dir}", "-ptx", str(src), "-o", str(ptx)], check=True)
         report = subprocess.run([args.ptxas, f"-arch={arch}", "-m64", "-v", str(ptx), "-o",
                                  str(pathlib.Path(tmp) / f"kernels.{arch}.cubin")],
                                 check=True, capture_output=True, text=True)
         (pathlib.Path(tmp) / f"kernels.{arch}.ptxas.txt").write_text(report.stderr)
         # The launches the run recorded (measured.json's "launches"): the grids the prediction counts waves of.
         launches = None
-        measured = json.loads((run_dir / "measured.json").read_text())
         if "launches" in measured:
             launches = pathlib.Path(tmp) / "launches.json"
             launches.write_text(json.dumps(measured["launches"]))
