@@ -830,7 +830,16 @@ Prediction predict(const Work& w, const Code& code, const GpuSpec& gpu, const Co
   const double peak = peak_opt.value_or(gpu.fp32_tflops * 1e12);
   const double t_mem = w.bytes / copy_bw;
   const double t_math = w.flops / peak;
-  const bool tensor = h.hmma > 0 && w.dtype != DType::fp32 && w.dtype != DType::fp16_nontensor;
+  // The math side runs on the pipe the hot loop uses, whatever the declared type's roof: tensor cores when it
+  // holds tensor instructions (a memory-bound kernel declared FP32 may do its few FLOPs there: Lab 06's decode),
+  // else the CUDA cores at the FP32 rate (or half2's, where declared), even for a type the tensor cores have (a
+  // student's FP16 GEMM on FMAs is held to what FMAs can do, not to the tensor peak).
+  const bool tensor = h.hmma > 0 && w.dtype != DType::fp16_nontensor;
+  const bool tensor_type = w.dtype != DType::fp32 && w.dtype != DType::fp16_nontensor && w.dtype != DType::fp64;
+  const double code_peak =
+      tensor ? (tensor_type ? peak : peak_flops(gpu, DType::fp16).value_or(peak))
+             : (tensor_type ? gpu.fp32_tflops * 1e12 : peak);  // the pipe's rate for the math side
+  const double t_math_code = w.flops / code_peak;
   const bool memory = t_mem >= t_math;
   const double threads = static_cast<double>(w.blocks_per_sm) * w.block;
   const double warps = threads / 32;
@@ -1026,11 +1035,15 @@ Prediction predict(const Work& w, const Code& code, const GpuSpec& gpu, const Co
   const double fma = w.dtype == DType::fp16_nontensor ? h.hfma2 : h.ffma;
   if (w.flops > 0 && (tensor || fma > 0)) {
     std::vector<Limit> limits;
-    const double lanes = peak / (2 * sms * clock);  // FMA lanes per SM per clock at the roof's peak
+    const double lanes = code_peak / (2 * sms * clock);  // FMA lanes per SM per clock at the pipe's peak
     double math_cycles = 0;                          // per trip and SM, at the roof's rate
     if (tensor) {
       const double rate = c.hmma_per_clock > 0 ? c.hmma_per_clock : 1;
       math_cycles = warps * h.hmma / rate;
+      if (!tensor_type) {
+        p.evidence.push_back("math: the hot loop does the declared FLOPs on the tensor cores: the math side runs at the "
+                             "dense FP16 tensor rate");
+      }
       p.evidence.push_back(fmt::format("math: {:g} HMMA.16816 per trip at {:.2f} per SM per clock = {:.0f} cycles per "
                                        "trip per SM",
                                        h.hmma, rate, math_cycles));
@@ -1043,6 +1056,11 @@ Prediction predict(const Work& w, const Code& code, const GpuSpec& gpu, const Co
       }
     } else {
       const double rate = lanes / 32;
+      if (tensor_type) {
+        p.evidence.push_back(fmt::format("math: no tensor instructions in the hot loop: its FMAs run at the FP32 rate "
+                                         "({:.1f} TFLOP/s), not at the tensor peak of the declared type",
+                                         code_peak / 1e12));
+      }
       math_cycles = warps * fma / rate;
       p.evidence.push_back(fmt::format("math: {:g} FMA per trip at {:.0f} warp FMAs per SM per clock = {:.0f} cycles per "
                                        "trip per SM",
@@ -1117,7 +1135,7 @@ Prediction predict(const Work& w, const Code& code, const GpuSpec& gpu, const Co
       math = {fmt::format("grid ({:.2f} waves)", waves_of_work), 0,
               "launch a grid of whole waves, or many more blocks than the SMs hold at once"};
     }
-    t_math_pred = t_math * loss * wave_factor * wait_factor;
+    t_math_pred = t_math_code * loss * wave_factor * wait_factor;
     math.fraction = t_math / t_math_pred;
   } else if (w.flops > 0 && !memory) {
     p.evidence.push_back("math: the hot loop has none of the kernel's math instructions (is it written yet?)");

@@ -244,6 +244,36 @@ TEST(PerfModel, TensorLoopWithAndWithoutCpAsync) {
   EXPECT_EQ(rooflab::perf::constants_for(rooflab::gpu("a100-80gb-sxm4")).mma_sync_ceiling, 1);
 }
 
+// The math side runs on the pipe the loop uses, not the one the declared type names. A memory-bound kernel
+// declared FP32 whose loop does its few FLOPs on the tensor cores (Lab 06's decode: 32 HMMA and one FFMA per page)
+// is held to the tensor rate, not read as one FMA per 100 instructions. An FP16 GEMM whose loop has FMAs and no
+// tensor instructions (a student's first tensor-core rung) is held to the FP32 pipe, not to the tensor peak: on an
+// A100 that pipe takes 2 warp FMAs per clock where 4 could issue, so the issue slots alone would allow twice it.
+TEST(PerfModel, TheMathSideRunsOnThePipeTheLoopUses) {
+  std::string decode_loop = tensor_loop(true);
+  decode_loop.insert(decode_loop.find("\t@%p1 bra"), "\tfma.rn.f32 \t%f20, %f10, %f11, %f20;\n");
+  rooflab::perf::Work decode;
+  decode.flops = 1e9;  // about 4 FLOP per byte: memory-bound on every pipe
+  decode.bytes = 2.5e8;
+  decode.block = 128;
+  decode.blocks_per_sm = 3;
+  const auto on_tensor_cores = predict(decode, analyze(decode_loop), h100(), rooflab::perf::constants_for(h100()));
+  EXPECT_EQ(on_tensor_cores.roof, "copy ceiling");
+  EXPECT_GT(on_tensor_cores.fraction, 0.5) << on_tensor_cores.limiter;
+
+  const auto& a100 = rooflab::gpu("a100-80gb-sxm4");
+  rooflab::perf::Work gemm;
+  gemm.flops = 2.0 * 8192 * 8192 * 8192;
+  gemm.bytes = 2.0 * 8192 * 8192 * 3;
+  gemm.dtype = rooflab::DType::fp16;
+  gemm.block = 256;
+  gemm.blocks_per_sm = 2;
+  const auto on_fmas = predict(gemm, analyze(gemm_loop(512, 4)), a100, rooflab::perf::constants_for(a100));
+  const double fp32_over_tensor = a100.fp32_tflops * 1e12 / *rooflab::peak_flops(a100, rooflab::DType::fp16);
+  EXPECT_LE(on_fmas.fraction, fp32_over_tensor * 1.0001) << on_fmas.limiter;  // at best the FMA pipe's share
+  EXPECT_GT(on_fmas.fraction, fp32_over_tensor * 0.5) << on_fmas.limiter;
+}
+
 // A k-loop that loads its tiles, waits at a barrier and computes: while one block waits for its loads, the other
 // blocks on the SM compute. With few blocks (here about 65 ns of work per block and trip against 600 ns of latency)
 // every round of trips takes a block's work plus the latency, so two blocks do twice the work of one in the same

@@ -14,10 +14,13 @@
 
 #include <rooflab/grid.hpp>
 #include <rooflab/launch.hpp>
+#include <rooflab/mma.hpp>
 #include <rooflab/stub.hpp>
 #include <rooflab/warp.hpp>
 
 #include <cmath>
+#include <cstdint>
+#include <cstring>
 #include <stdexcept>
 #include <string>
 
@@ -63,10 +66,12 @@ __global__ void paged_kv_append_kernel(const __half* __restrict__ k_new, const _
 // share KV head kv_head. Each partial result goes to the workspace:
 //   workspace[((b * heads + h) * chunks + chunk) * (D + 2) + {0: running max, 1: running sum, 2 + d: output}]
 template <int D, int G>
-__global__ void decode_attention_kernel(const __half* __restrict__ q, const __half* __restrict__ k_pool,
-                                        const __half* __restrict__ v_pool, const int* __restrict__ block_table,
-                                        const int* __restrict__ seq_lens, PagedCacheLayout layout, float scale,
-                                        int chunks, float* __restrict__ workspace) {
+// At most 168 registers a thread, so that 3 blocks (12 warps) fit on an SM: their loads in flight set the speed.
+__global__ void __launch_bounds__(kDecodeBlock, 3)
+    decode_attention_kernel(const __half* __restrict__ q, const __half* __restrict__ k_pool,
+                            const __half* __restrict__ v_pool, const int* __restrict__ block_table,
+                            const int* __restrict__ seq_lens, PagedCacheLayout layout, float scale, int chunks,
+                            float* __restrict__ workspace) {
   // STUDENT BEGIN (lab06.decode)
   // TODO(lab06.decode): block (chunk, kv_head, b) = (blockIdx.x, blockIdx.y, blockIdx.z) handles sequence b's
   //   tokens [chunk * kChunkTokens, min(seq_lens[b], (chunk + 1) * kChunkTokens)) for the G query heads
@@ -77,9 +82,9 @@ __global__ void decode_attention_kernel(const __half* __restrict__ q, const __ha
   //   += 4, lane owns D / 32 elements of every row (load_halves), warp_sum adds the lanes' dot products (about
   //   60 lines). It is right, but a warp has one row in flight at a time and spends a 5-shuffle sum per score:
   //   to reach the roof, let each warp take whole pages of 16 tokens, issue all of a page's K and V loads
-  //   before using any (16-byte loads), and compute scores with few lanes per token (the reference solution
-  //   gives each token 2 lanes and reads q from shared memory). Handout: "Decode attention is a bandwidth
-  //   problem".
+  //   before using any (16-byte loads), and spend few instructions per byte (the reference solution computes
+  //   both products of a page with mma.sync, rooflab/mma.hpp). Handout: "Decode attention is a bandwidth
+  //   problem" and "Tensor cores in a memory-bound kernel".
   rooflab::unused(q, k_pool, v_pool, block_table, seq_lens, layout, scale, chunks, workspace);  // delete when written
   // STUDENT END
 }

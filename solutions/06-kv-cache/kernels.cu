@@ -14,10 +14,13 @@
 
 #include <rooflab/grid.hpp>
 #include <rooflab/launch.hpp>
+#include <rooflab/mma.hpp>
 #include <rooflab/stub.hpp>
 #include <rooflab/warp.hpp>
 
 #include <cmath>
+#include <cstdint>
+#include <cstring>
 #include <stdexcept>
 #include <string>
 
@@ -67,109 +70,159 @@ __global__ void paged_kv_append_kernel(const __half* __restrict__ k_new, const _
 // STUDENT BEGIN (lab06.decode.parts)
 // ---- decode attention's parts ----
 //
-// Decode attention does about one FLOP per byte per query head, so its speed is how many bytes a block keeps
-// in flight and how few instructions it spends per byte. A warp works one page (16 tokens) at a time: it
-// issues every K and V load of the page, then computes. Two lane layouts, one per product:
-//   q . k: lanes 2t and 2t + 1 own token t of the page, each every other 16-byte piece of its K row (one
-//          32-byte sector per lane pair and load), so a score is one lane's dot product plus one shuffle
-//          (not a 5-shuffle sum over the warp). Each lane needs all of q: it is read from shared memory, a
-//          broadcast (every even lane reads the same address, every odd lane the same other one).
-//   p v:   lane c owns output elements [c * D / 32, (c + 1) * D / 32) of every query head, in registers,
-//          and loads that slice of each V row: one coalesced 256-byte row per warp load at D = 128 (8 bytes
-//          a lane). Slices of one row rather than 16-byte pieces of two rows, so that no output element is
-//          accumulated twice: these accumulators, G x D / 32 registers, are what bounds occupancy at G = 8.
-// The G query heads sharing the KV head all use every loaded row: bytes are read once per KV head.
+// Decode attention reads each K and V byte once and does a few FLOPs per byte and query head, so its speed is
+// the bytes a warp keeps in flight and the instructions it spends per byte. A warp works one page (16 tokens) at
+// a time: it issues every K and V load of the page, then computes both products on the tensor cores with
+// mma.sync m16n8k16 (rooflab/mma.hpp has the fragment maps; g = lane / 4, t = lane % 4):
+//
+//   S = Q K^T       M = 16 rows, the group's G query heads (rows G..15 are zero), N = 8 tokens, K = 16 of the
+//                   head dimension: D / 8 mma per page. Q is the A operand, held in registers for the whole
+//                   chunk. K^T is the B operand, straight from the loaded rows: lane (g, t) holds token g at rows
+//                   2t, 2t + 1 and 2t + 8, 2t + 9 of a 16-wide step of d. A dot product does not care in which
+//                   order d is summed, so each lane loads the 16 bytes d = [32p + 8t, 32p + 8t + 8) of its token
+//                   and uses them as its rows of two steps, and Q's fragments take the same 16 bytes of Q's row:
+//                   both operands are permuted alike, and every K load is 16 bytes with no shuffling.
+//   O^T += V^T P^T  M = 16 elements of d, N = 8 query heads, K = 16 tokens: D / 16 mma per page (times two:
+//                   below). P^T is the B operand: lane (g, t) needs head g's weights for tokens 2t, 2t + 1 and
+//                   2t + 8, 2t + 9, which is what its score registers (the C fragments of S) hold. V^T is the A
+//                   operand: two tokens at one d per register, built with a byte permute (__byte_perm) from
+//                   16-byte loads of rows 2t, 2t + 1, 2t + 8 and 2t + 9. The order of d in O^T follows those
+//                   loads; the kernel's end writes it back in order.
+//
+// On the tensor cores a page costs the same for one query head as for eight: with an FMA per head and element,
+// GQA 8 ran out of issue slots. FP16 weights would cost the FP32 accuracy the test holds the output to (a weight
+// rounded to 11 bits), so P goes in as two FP16 parts, p = hi + lo, and P V takes two mma per tile: still a few
+// percent of what the tensor cores can do while the page streams in.
 
 inline constexpr unsigned kFullWarp = 0xffffffffu;
 
-// The running softmax of one warp for the G query heads (FlashAttention's online softmax): max m, sum l of
-// exp(s - m) over this lane's tokens (added over the warp at the end), and this lane's output slice
-// accumulated with the same weights, all rescaled when the max grows.
-template <int D, int G>
-struct WarpSoftmax {
-  float m[G], l[G], acc[G][D / 32];
+// One page's loads for one lane, all issued before any is used (8 KB per warp at D = 128):
+//   k[j][p]: token g + 8j, the 16-byte piece 4p + t of its row (d = 32p + 8t ...);
+//   v[i][h]: token 2t, 2t + 1, 2t + 8, 2t + 9 for i = 0..3, the 16-byte piece 8h + g (d = 64h + 8g ...).
+template <int D>
+struct PageLoads {
+  uint4 k[2][D / 32];
+  uint4 v[4][D / 64];
 };
 
-// A lane's V slice of a row: D / 32 halves (8 bytes at D = 128, 4 at D = 64).
+// The page's first `rows` slots belong to the sequence; a slot past its end may hold anything (even NaN), so its
+// loads read the page's first slot instead (the sequence's, and already on its way) and its weight is 0.
+// `stride`: 16-byte pieces from one slot of a block to the next.
 template <int D>
-using VSlice = std::conditional_t<D / 32 == 4, uint2, unsigned>;
-
-// Every load of one page, all issued before any is used (8 KB per warp at D = 128). The first `rows` slots
-// belong to the sequence; a slot past its end may hold anything (even NaN), so its loads read the page's
-// first slot instead (the sequence's, and already on its way) and the caller gives it weight 0.
-template <int D>
-__device__ inline void load_page(const uint4* k_rows, const VSlice<D>* v_rows, int k_stride, int v_stride, int rows,
-                                 int lane, uint4 (&k_raw)[D / 16], VSlice<D> (&v_raw)[kBlockTokens]) {
-  const int token = lane / 2, parity = lane % 2;
+__device__ inline void load_page(const uint4* k_rows, const uint4* v_rows, int stride, int rows, int lane,
+                                 PageLoads<D>& r) {
+  const int g = lane / 4, t = lane % 4;
 #pragma unroll
-  for (int j = 0; j < D / 16; ++j) k_raw[j] = k_rows[(token < rows ? token : 0) * k_stride + 2 * j + parity];
+  for (int j = 0; j < 2; ++j) {
+    const int token = g + 8 * j;
 #pragma unroll
-  for (int row = 0; row < kBlockTokens; ++row) v_raw[row] = v_rows[(row < rows ? row : 0) * v_stride + lane];
+    for (int p = 0; p < D / 32; ++p) r.k[j][p] = k_rows[(token < rows ? token : 0) * stride + 4 * p + t];
+  }
+#pragma unroll
+  for (int i = 0; i < 4; ++i) {
+    const int token = 2 * t + i % 2 + 8 * (i / 2);
+#pragma unroll
+    for (int h = 0; h < D / 64; ++h) r.v[i][h] = v_rows[(token < rows ? token : 0) * stride + 8 * h + g];
+  }
 }
 
-// q . k for this lane's token, both halves added (lanes 2t and 2t + 1 end with the same scores).
+// Q's A fragments, one per 16-wide step of d: row g is query head g of the group (zero past G); rows g + 8 are
+// zero. Step 2p takes the first 8 bytes of the 16 that load_page gives lane (g, t) of each K row, step 2p + 1 the
+// last 8.
 template <int D, int G>
-__device__ inline void page_scores(const float (&s_q)[G][D], const uint4 (&k_raw)[D / 16], int parity, float (&s)[G]) {
+__device__ inline void load_queries(const __half* q_group, int lane, std::uint32_t (&qa)[D / 16][4]) {
+  const int g = lane / 4, t = lane % 4;
 #pragma unroll
-  for (int g = 0; g < G; ++g) s[g] = 0.0f;
+  for (int p = 0; p < D / 32; ++p) {
+    const uint4 piece = g < G ? reinterpret_cast<const uint4*>(q_group + g * D)[4 * p + t] : make_uint4(0, 0, 0, 0);
+    qa[2 * p][0] = piece.x;
+    qa[2 * p][2] = piece.y;
+    qa[2 * p + 1][0] = piece.z;
+    qa[2 * p + 1][2] = piece.w;
+    qa[2 * p][1] = qa[2 * p][3] = qa[2 * p + 1][1] = qa[2 * p + 1][3] = 0;
+  }
+}
+
+// S = Q K^T over the page's two tiles of 8 tokens. s[j][0], s[j][1]: head g's scores of tokens 8j + 2t and
+// 8j + 2t + 1 (s[j][2], s[j][3] belong to the zero rows).
+template <int D>
+__device__ inline void page_scores(const std::uint32_t (&qa)[D / 16][4], const PageLoads<D>& r, float (&s)[2][4]) {
 #pragma unroll
-  for (int j = 0; j < D / 16; ++j) {
-    float k[8];
-    rooflab::halves_to_floats(k_raw[j], k);
-    const int d0 = (2 * j + parity) * 8;
+  for (int j = 0; j < 2; ++j) {
 #pragma unroll
-    for (int g = 0; g < G; ++g) {
-      const float4 qa = *reinterpret_cast<const float4*>(&s_q[g][d0]);
-      const float4 qb = *reinterpret_cast<const float4*>(&s_q[g][d0 + 4]);
-      s[g] = fmaf(qa.x, k[0], s[g]);
-      s[g] = fmaf(qa.y, k[1], s[g]);
-      s[g] = fmaf(qa.z, k[2], s[g]);
-      s[g] = fmaf(qa.w, k[3], s[g]);
-      s[g] = fmaf(qb.x, k[4], s[g]);
-      s[g] = fmaf(qb.y, k[5], s[g]);
-      s[g] = fmaf(qb.z, k[6], s[g]);
-      s[g] = fmaf(qb.w, k[7], s[g]);
+    for (int e = 0; e < 4; ++e) s[j][e] = 0.0f;
+#pragma unroll
+    for (int p = 0; p < D / 32; ++p) {
+      const std::uint32_t first[2] = {r.k[j][p].x, r.k[j][p].y}, second[2] = {r.k[j][p].z, r.k[j][p].w};
+      rooflab::mma_m16n8k16(s[j], qa[2 * p], first, s[j]);
+      rooflab::mma_m16n8k16(s[j], qa[2 * p + 1], second, s[j]);
     }
   }
-#pragma unroll
-  for (int g = 0; g < G; ++g) s[g] += __shfl_xor_sync(kFullWarp, s[g], 1);
 }
 
-// One softmax step per page and query head: the page's max over its 16 tokens (a lane pair holds the same
-// score, so offsets 2 to 16), the rescale of what came before, and this lane's token's weight p.
-template <int D, int G>
-__device__ inline void softmax_step(WarpSoftmax<D, G>& w, const float (&s)[G], bool token_valid, float (&p)[G]) {
+// One online-softmax step for head g (FlashAttention's, per page): the four lanes of quad g hold its 16 scores,
+// 4 each, so the page's max takes two shuffles. Scores past the sequence's end weigh 0. Returns the factor that
+// rescales what came before; p gets this lane's 4 weights, l this lane's part of the running sum.
+__device__ inline float softmax_step(float& m, float& l, const float (&s)[2][4], float scale, int valid, int t,
+                                     float (&p)[4]) {
+  float x[4] = {s[0][0], s[0][1], s[1][0], s[1][1]};
+  float page_max = -INFINITY;
 #pragma unroll
-  for (int g = 0; g < G; ++g) {
-    const float score = token_valid ? s[g] : -INFINITY;
-    float page_max = score;
-    for (int offset = 2; offset < 32; offset *= 2) page_max = fmaxf(page_max, __shfl_xor_sync(kFullWarp, page_max, offset));
-    const float m_new = fmaxf(w.m[g], page_max);  // finite: a page holds at least one token of the sequence
-    const float correction = __expf(w.m[g] - m_new);  // 0 on the first page (m = -inf)
-    p[g] = __expf(score - m_new);                     // 0 past the sequence's end (score = -inf)
-    w.l[g] = w.l[g] * correction + p[g];
-#pragma unroll
-    for (int e = 0; e < D / 32; ++e) w.acc[g][e] *= correction;
-    w.m[g] = m_new;
+  for (int e = 0; e < 4; ++e) {
+    const int token = 2 * t + e % 2 + 8 * (e / 2);
+    x[e] = token < valid ? scale * x[e] : -INFINITY;
+    page_max = fmaxf(page_max, x[e]);
   }
+  page_max = fmaxf(page_max, __shfl_xor_sync(kFullWarp, page_max, 1));
+  page_max = fmaxf(page_max, __shfl_xor_sync(kFullWarp, page_max, 2));
+  const float m_new = fmaxf(m, page_max);  // finite: a page holds at least one token of the sequence
+  const float correction = __expf(m - m_new);  // 0 on the first page (m = -inf)
+  l *= correction;
+#pragma unroll
+  for (int e = 0; e < 4; ++e) {
+    p[e] = __expf(x[e] - m_new);  // 0 past the sequence's end (x = -inf)
+    l += p[e];
+  }
+  m = m_new;
+  return correction;
 }
 
-// p v: this lane's slice of every row of the page, weighted by the row's p fetched from lane 2 * row.
-template <int D, int G>
-__device__ inline void add_values(WarpSoftmax<D, G>& w, const VSlice<D> (&v_raw)[kBlockTokens], const float (&p)[G]) {
+// Two floats as FP16 hi (rounded) and lo (what the rounding dropped, rounded): hi + lo keeps about 22 bits.
+__device__ inline void split_half2(float a, float b, std::uint32_t& hi, std::uint32_t& lo) {
+  const __half2 rounded = __floats2half2_rn(a, b);
+  const float2 back = __half22float2(rounded);
+  memcpy(&hi, &rounded, sizeof hi);
+  lo = rooflab::pack_half2(a - back.x, b - back.y);
+}
+
+// O^T = O^T x correction + V^T P^T for the page. O^T's tile 4h + jj holds d = 64h + 8g + 2jj in its rows g and
+// d + 1 in its rows g + 8 (V^T's rows, as the byte permutes lay them out); its columns 2t, 2t + 1 are query heads
+// 2t and 2t + 1, whose factors quads 2t and 2t + 1 computed.
+template <int D>
+__device__ inline void add_values(float (&o)[D / 16][4], const PageLoads<D>& r, const float (&p)[4], float correction,
+                                  int t) {
+  const float own = __shfl_sync(kFullWarp, correction, 8 * t), next = __shfl_sync(kFullWarp, correction, 8 * t + 4);
+  std::uint32_t hi[2], lo[2];  // P^T's B fragment: tokens 2t, 2t + 1 and 2t + 8, 2t + 9 of head g
+  split_half2(p[0], p[1], hi[0], lo[0]);
+  split_half2(p[2], p[3], hi[1], lo[1]);
 #pragma unroll
-  for (int row = 0; row < kBlockTokens; ++row) {
-    __half2 pairs[D / 64];
-    memcpy(static_cast<void*>(pairs), &v_raw[row], sizeof pairs);
+  for (int h = 0; h < D / 64; ++h) {
+    const std::uint32_t row[4][4] = {{r.v[0][h].x, r.v[0][h].y, r.v[0][h].z, r.v[0][h].w},
+                                     {r.v[1][h].x, r.v[1][h].y, r.v[1][h].z, r.v[1][h].w},
+                                     {r.v[2][h].x, r.v[2][h].y, r.v[2][h].z, r.v[2][h].w},
+                                     {r.v[3][h].x, r.v[3][h].y, r.v[3][h].z, r.v[3][h].w}};
 #pragma unroll
-    for (int g = 0; g < G; ++g) {
-      const float weight = __shfl_sync(kFullWarp, p[g], 2 * row);
-#pragma unroll
-      for (int e = 0; e < D / 64; ++e) {
-        const float2 v = __half22float2(pairs[e]);
-        w.acc[g][2 * e] = fmaf(weight, v.x, w.acc[g][2 * e]);
-        w.acc[g][2 * e + 1] = fmaf(weight, v.y, w.acc[g][2 * e + 1]);
-      }
+    for (int jj = 0; jj < 4; ++jj) {
+      // 0x5410: the low halves of both words (d = 64h + 8g + 2jj), 0x7632: the high halves (d + 1).
+      const std::uint32_t a[4] = {__byte_perm(row[0][jj], row[1][jj], 0x5410), __byte_perm(row[0][jj], row[1][jj], 0x7632),
+                                  __byte_perm(row[2][jj], row[3][jj], 0x5410), __byte_perm(row[2][jj], row[3][jj], 0x7632)};
+      float(&tile)[4] = o[4 * h + jj];
+      tile[0] *= own;
+      tile[1] *= next;
+      tile[2] *= own;
+      tile[3] *= next;
+      rooflab::mma_m16n8k16(tile, a, hi, tile);
+      rooflab::mma_m16n8k16(tile, a, lo, tile);
     }
   }
 }
@@ -181,95 +234,97 @@ __device__ inline void add_values(WarpSoftmax<D, G>& w, const VSlice<D> (&v_raw)
 // share KV head kv_head. Each partial result goes to the workspace:
 //   workspace[((b * heads + h) * chunks + chunk) * (D + 2) + {0: running max, 1: running sum, 2 + d: output}]
 template <int D, int G>
-__global__ void decode_attention_kernel(const __half* __restrict__ q, const __half* __restrict__ k_pool,
-                                        const __half* __restrict__ v_pool, const int* __restrict__ block_table,
-                                        const int* __restrict__ seq_lens, PagedCacheLayout layout, float scale,
-                                        int chunks, float* __restrict__ workspace) {
+// At most 168 registers a thread, so that 3 blocks (12 warps) fit on an SM: their loads in flight set the speed.
+__global__ void __launch_bounds__(kDecodeBlock, 3)
+    decode_attention_kernel(const __half* __restrict__ q, const __half* __restrict__ k_pool,
+                            const __half* __restrict__ v_pool, const int* __restrict__ block_table,
+                            const int* __restrict__ seq_lens, PagedCacheLayout layout, float scale, int chunks,
+                            float* __restrict__ workspace) {
   // STUDENT BEGIN (lab06.decode)
-  // The block's 4 warps take the chunk's pages round-robin, each keeping its own running softmax; the warps
-  // merge in shared memory at the end. The layouts and the why: "decode attention's parts" above.
+  // The block's 4 warps take the chunk's pages round-robin, each keeping its own running softmax on the tensor
+  // cores' registers; the warps merge in shared memory at the end. Layouts and the why: "decode attention's
+  // parts" above.
   constexpr int kChunkPages = kChunkTokens / kBlockTokens;
-  static_assert(kBlockTokens == 16, "a page's 16 tokens map onto the warp's 16 lane pairs");
+  static_assert(kBlockTokens == 16, "a page's 16 tokens are the K dimension of one mma.sync");
+  static_assert(G <= 8, "the group's query heads are the 8 columns of O^T");
   static_assert(kChunkPages / kDecodeWarps <= 32, "one lane holds each page number of the warp");
   const int b = blockIdx.z, kv_head = blockIdx.y, chunk = blockIdx.x;
   const int heads = layout.kv_heads * G;
-  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
   const int len = seq_lens[b];
   const int first_page = chunk * kChunkPages;
   if (first_page * kBlockTokens >= len) return;  // the whole block is past this sequence's end
   const int pages = min(kChunkPages, (len - first_page * kBlockTokens + kBlockTokens - 1) / kBlockTokens);
 
-  // The group's G queries (contiguous in q), pre-multiplied by the softmax scale: one multiply per element
-  // here instead of one per score.
-  __shared__ __align__(16) float s_q[G][D];
-  const __half* q_group = q + (static_cast<std::size_t>(b) * heads + kv_head * G) * D;
-  for (int i = threadIdx.x; i < G * D; i += kDecodeBlock) s_q[i / D][i % D] = scale * __half2float(q_group[i]);
-  __syncthreads();
-
   // The block table is a pointer chase (table entry, then the page): lane i fetches the block number of the
-  // warp's i-th page up front, one load for the whole chunk, and the page loop takes it with a shuffle.
+  // warp's i-th page up front, one load for the whole chunk, and the page loop takes it with a shuffle. The
+  // queries load meanwhile, straight into their fragments.
   const int lane_page = warp + kDecodeWarps * lane;
   const int lane_block = lane_page < pages ? block_table[static_cast<std::size_t>(b) * layout.max_blocks + first_page + lane_page] : 0;
+  std::uint32_t qa[D / 16][4];
+  load_queries<D, G>(q + (static_cast<std::size_t>(b) * heads + kv_head * G) * D, lane, qa);
 
-  WarpSoftmax<D, G> w;
+  float o[D / 16][4];
 #pragma unroll
-  for (int g = 0; g < G; ++g) {
-    w.m[g] = -INFINITY;
-    w.l[g] = 0.0f;
-#pragma unroll
-    for (int e = 0; e < D / 32; ++e) w.acc[g][e] = 0.0f;
-  }
-  const int slot_stride = layout.kv_heads * D;  // halves from one slot of a block to the next
+  for (int i = 0; i < D / 16; ++i) o[i][0] = o[i][1] = o[i][2] = o[i][3] = 0.0f;
+  float m = -INFINITY, l = 0.0f;  // head g's running max, and this lane's part of its running sum
+  const int stride = layout.kv_heads * D / 8;  // 16-byte pieces from one slot of a block to the next
   for (int i = 0, page = warp; page < pages; ++i, page += kDecodeWarps) {
     const int block = __shfl_sync(kFullWarp, lane_block, i);
     const std::size_t at = pool_index(layout, block, 0, kv_head, 0);
-    const auto* k_rows = reinterpret_cast<const uint4*>(k_pool + at);  // 16-byte pieces
-    const auto* v_rows = reinterpret_cast<const VSlice<D>*>(v_pool + at);
+    const auto* k_rows = reinterpret_cast<const uint4*>(k_pool + at);
+    const auto* v_rows = reinterpret_cast<const uint4*>(v_pool + at);
     const int valid = len - (first_page + page) * kBlockTokens;  // slots of the page in the sequence, >= 1
-    uint4 k_raw[D / 16];
-    VSlice<D> v_raw[kBlockTokens];
-    // Full pages (all but a sequence's last) need no clamp. The two branches also keep the loads together
-    // in the machine code: as one straight run, ptxas moves each load down to its first use to save
-    // registers, and the warp then waits for its loads one after another.
+    PageLoads<D> r;
+    // Full pages (all but a sequence's last) need no clamp. The two branches also keep the loads together in
+    // the machine code: as one straight run, ptxas moves each load down to its first use to save registers,
+    // and the warp then waits for its loads one after another.
     if (valid >= kBlockTokens) {
-      load_page<D>(k_rows, v_rows, slot_stride / 8, slot_stride / (D / 32), kBlockTokens, lane, k_raw, v_raw);
+      load_page<D>(k_rows, v_rows, stride, kBlockTokens, lane, r);
     } else {
-      load_page<D>(k_rows, v_rows, slot_stride / 8, slot_stride / (D / 32), valid, lane, k_raw, v_raw);
+      load_page<D>(k_rows, v_rows, stride, valid, lane, r);
     }
-    float s[G], p[G];
-    page_scores<D, G>(s_q, k_raw, lane % 2, s);
-    softmax_step<D, G>(w, s, lane / 2 < valid, p);
-    add_values<D, G>(w, v_raw, p);
+    float s[2][4], p[4];
+    page_scores<D>(qa, r, s);
+    const float correction = softmax_step(m, l, s, scale, valid, t, p);
+    add_values<D>(o, r, p, correction, t);
   }
-  // l counted every token twice, once per lane of its pair: add the even lanes only.
-#pragma unroll
-  for (int g = 0; g < G; ++g) w.l[g] = warp_sum(lane % 2 == 0 ? w.l[g] : 0.0f);
+  l += __shfl_xor_sync(kFullWarp, l, 1);  // head g's sum over its quad
+  l += __shfl_xor_sync(kFullWarp, l, 2);
 
   // Merge the four warps' partial softmaxes through shared memory, then write the chunk's result. A warp
-  // with no page (a short last chunk) has m = -inf and weighs exp(-inf) = 0.
+  // with no page (a short last chunk) has m = -inf and weighs exp(-inf) = 0. Lane (g, t) holds d = 64h + 8g ...
+  // 64h + 8g + 7 of heads 2t and 2t + 1 (add_values): it stores them in order.
   __shared__ float s_m[kDecodeWarps][G], s_l[kDecodeWarps][G];
-  __shared__ float s_acc[kDecodeWarps][G][D];
+  __shared__ __align__(16) float s_acc[kDecodeWarps][G][D];
+  if (t == 0 && g < G) {
+    s_m[warp][g] = m;
+    s_l[warp][g] = l;
+  }
 #pragma unroll
-  for (int g = 0; g < G; ++g) {
-    if (lane == 0) {
-      s_m[warp][g] = w.m[g];
-      s_l[warp][g] = w.l[g];
+  for (int e = 0; e < 2; ++e) {
+    const int head = 2 * t + e;
+    if (head >= G) break;
+#pragma unroll
+    for (int h = 0; h < D / 64; ++h) {
+      const float(&c)[4][4] = *reinterpret_cast<const float(*)[4][4]>(&o[4 * h]);
+      float4* to = reinterpret_cast<float4*>(&s_acc[warp][head][64 * h + 8 * g]);
+      to[0] = make_float4(c[0][e], c[0][2 + e], c[1][e], c[1][2 + e]);
+      to[1] = make_float4(c[2][e], c[2][2 + e], c[3][e], c[3][2 + e]);
     }
-#pragma unroll
-    for (int e = 0; e < D / 32; ++e) s_acc[warp][g][lane * (D / 32) + e] = w.acc[g][e];
   }
   __syncthreads();
   for (int i = threadIdx.x; i < G * D; i += kDecodeBlock) {
-    const int g = i / D, d = i % D;
+    const int head = i / D, d = i % D;
     float m_all = -INFINITY;
-    for (int v = 0; v < kDecodeWarps; ++v) m_all = fmaxf(m_all, s_m[v][g]);
+    for (int v = 0; v < kDecodeWarps; ++v) m_all = fmaxf(m_all, s_m[v][head]);
     float l_all = 0.0f, out = 0.0f;
     for (int v = 0; v < kDecodeWarps; ++v) {
-      const float weight = __expf(s_m[v][g] - m_all);
-      l_all += s_l[v][g] * weight;
-      out += s_acc[v][g][d] * weight;
+      const float weight = __expf(s_m[v][head] - m_all);
+      l_all += s_l[v][head] * weight;
+      out += s_acc[v][head][d] * weight;
     }
-    float* slot = workspace + ((static_cast<std::size_t>(b) * heads + kv_head * G + g) * chunks + chunk) * (D + 2);
+    float* slot = workspace + ((static_cast<std::size_t>(b) * heads + kv_head * G + head) * chunks + chunk) * (D + 2);
     if (d == 0) {
       slot[0] = m_all;
       slot[1] = l_all;
