@@ -177,6 +177,7 @@ struct Instr {
   std::vector<int> param_reads;
   bool data_load = false;
   bool guarded = false;  // under a predicate: what it writes may keep its old value
+  bool falls_through = true;  // false after an unguarded jump, exit or return: the next instruction is not next
   std::vector<std::string> uniform_writes;
   std::vector<std::string> uniform_reads;
 };
@@ -275,6 +276,7 @@ std::vector<Instr> from_ptx(const std::vector<Statement>& sts) {
     }
     const std::string& op = s.opcode;
     if (starts_with(op, "bra")) in.targets = s.operands;
+    in.falls_through = s.guarded || !(starts_with(op, "bra") || starts_with(op, "ret") || starts_with(op, "exit"));
     const std::size_t first_source = writes_first_operand(op) ? 1 : 0;
     if (first_source == 1 && !s.operands.empty()) in.writes = registers_in(s.operands[0]);
     for (std::size_t k = first_source; k < s.operands.size(); ++k) {
@@ -443,6 +445,9 @@ std::vector<Instr> from_sass(std::string_view body, const SassParams* params) {
         if (b != std::string::npos && e != std::string::npos && e > b) ins.targets.push_back(o.substr(b + 1, e - b - 1));
       }
     }
+    // BRA.DIV goes to nvcc's out-of-line code for a divergent warp, and falls through where the warp converged.
+    ins.falls_through = ins.guarded || !((is("BRA") && op.find(".DIV") == std::string::npos) || is("EXIT") ||
+                                         is("RET") || is("KILL"));
     const double bytes = sass_access_bytes(op);
     const int regs = std::max(1, static_cast<int>(bytes / 4));
     const bool load = is("LDG") || is("LD");
@@ -557,6 +562,26 @@ Trip count(const std::vector<Instr>& code, std::size_t begin, std::size_t end) {
 
 double moved(const Trip& t) { return t.load_bytes + t.store_bytes + t.cp_async_bytes; }
 
+// Whether the backward branch at e - 1 to b closes a loop: whether the code from b reaches it along the forward
+// branches and fall-throughs inside [b, e). nvcc moves a warp shuffle's fallback for a divergent warp out of line,
+// after the kernel's EXIT; BRA.DIV jumps there and the fallback jumps back to the instruction after the BRA.DIV.
+// That jump back is a backward branch, but the code it lands in reaches the fallback only through the BRA.DIV,
+// before it: read as a loop, it would hold the real loop, the code after it and the fallback.
+bool closes_a_loop(const std::vector<Instr>& sts, const std::map<std::string, std::size_t>& labels, std::size_t b,
+                   std::size_t e) {
+  std::vector<bool> reached(e - b, false);
+  reached[0] = true;
+  for (std::size_t i = b; i < e; ++i) {
+    if (!reached[i - b]) continue;
+    if (sts[i].falls_through && i + 1 < e) reached[i + 1 - b] = true;
+    for (const auto& t : sts[i].targets) {
+      const auto it = labels.find(t);
+      if (it != labels.end() && it->second > i && it->second < e) reached[it->second - b] = true;
+    }
+  }
+  return reached[e - 1 - b];
+}
+
 }  // namespace
 
 namespace {
@@ -582,6 +607,7 @@ Code loops_of(const std::vector<Instr>& sts) {
   ranges.erase(std::unique(ranges.begin(), ranges.end()), ranges.end());
   Code code;
   for (const auto& [b, e] : ranges) {
+    if (!closes_a_loop(sts, labels, b, e)) continue;
     Trip t = count(sts, b, e);
     t.loop = true;
     code.loops.push_back(t);

@@ -451,6 +451,36 @@ TEST(PerfModelSass, LoadsBeforeTheirFirstUseAreInFlight) {
   EXPECT_NE(predict(copy_work(8), four, h100(), c).evidence.front().find("SASS"), std::string::npos);
 }
 
+// nvcc moves a shuffle's fallback for a divergent warp out of line, after the kernel's EXIT: BRA.DIV jumps there and
+// the fallback jumps back to the instruction after it. That backward jump closes no loop: the code it jumps back to
+// cannot reach it without passing the BRA.DIV. Read as a loop, it would hold the real loop, the stores after it and
+// the fallback (the H200 run's decode kernel: "SASS lines 234-1641", its stores among a trip's work).
+TEST(PerfModelSass, AJumpBackFromADivergentWarpsFallbackIsNoLoop) {
+  const std::string body =
+      "        /*0000*/                   S2R R0, SR_TID.X ;\n"
+      ".L_x_1:\n"
+      "        /*0010*/                   LDG.E R2, desc[UR4][R4.64] ;\n"
+      "        /*0020*/                   BRA.DIV UR4, `(.L_x_9) ;\n"
+      "        /*0030*/                   SHFL.IDX PT, R3, R2, RZ, 0x1f ;\n"
+      ".L_x_5:\n"
+      "        /*0040*/                   FADD R6, R3, R6 ;\n"
+      "        /*0050*/                   IADD3 R4, P0, R4, UR6, RZ ;\n"
+      "        /*0060*/              @!P1 BRA `(.L_x_1) ;\n"
+      "        /*0070*/                   STG.E desc[UR4][R8.64], R6 ;\n"
+      "        /*0080*/                   EXIT ;\n"
+      ".L_x_9:\n"
+      "        /*0090*/                   WARPSYNC.ALL ;\n"
+      "        /*00a0*/                   SHFL.IDX PT, R3, R2, RZ, 0x1f ;\n"
+      "        /*00b0*/                   BRA `(.L_x_5) ;\n"
+      ".L_x_10:\n"
+      "        /*00c0*/                   BRA `(.L_x_10);\n";
+  const auto code = analyze_sass(body);
+  ASSERT_EQ(code.loops.size(), 1u);
+  EXPECT_EQ(code.loops[0].global_loads, 1);
+  EXPECT_EQ(code.loops[0].global_stores, 0);
+  EXPECT_EQ(code.loops[0].instructions, 6);  // the load, BRA.DIV, the shuffle, the add, the increment, the branch
+}
+
 TEST(PerfModelSass, AWideLoadCoversItsRegisters) {
   // LDG.E.128 R20 writes R20..R23: reading R22 is its first use; reading R24 is not.
   const std::string uses_r22 =

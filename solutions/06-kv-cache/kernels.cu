@@ -189,9 +189,10 @@ __device__ inline float softmax_step(float& m, float& l, const float (&s)[2][4],
 
 // Two floats as FP16 hi (rounded) and lo (what the rounding dropped, rounded): hi + lo keeps about 22 bits.
 __device__ inline void split_half2(float a, float b, std::uint32_t& hi, std::uint32_t& lo) {
-  const __half2 rounded = __floats2half2_rn(a, b);
-  const float2 back = __half22float2(rounded);
-  memcpy(&hi, &rounded, sizeof hi);
+  hi = rooflab::pack_half2(a, b);
+  __half2 rounded;
+  memcpy(static_cast<void*>(&rounded), &hi, sizeof hi);
+  const float2 back = __half22float2(rounded);  // what FP16 kept
   lo = rooflab::pack_half2(a - back.x, b - back.y);
 }
 
@@ -214,8 +215,9 @@ __device__ inline void add_values(float (&o)[D / 16][4], const PageLoads<D>& r, 
 #pragma unroll
     for (int jj = 0; jj < 4; ++jj) {
       // 0x5410: the low halves of both words (d = 64h + 8g + 2jj), 0x7632: the high halves (d + 1).
-      const std::uint32_t a[4] = {__byte_perm(row[0][jj], row[1][jj], 0x5410), __byte_perm(row[0][jj], row[1][jj], 0x7632),
-                                  __byte_perm(row[2][jj], row[3][jj], 0x5410), __byte_perm(row[2][jj], row[3][jj], 0x7632)};
+      const std::uint32_t a[4] = {
+          __byte_perm(row[0][jj], row[1][jj], 0x5410), __byte_perm(row[0][jj], row[1][jj], 0x7632),
+          __byte_perm(row[2][jj], row[3][jj], 0x5410), __byte_perm(row[2][jj], row[3][jj], 0x7632)};
       float(&tile)[4] = o[4 * h + jj];
       tile[0] *= own;
       tile[1] *= next;
