@@ -220,6 +220,17 @@ std::string tensor_loop(bool cp_async) {
   return body;
 }
 
+// An FP16 GEMM at 8192^3: its FLOPs and the bytes of A, B and C once.
+rooflab::perf::Work fp16_gemm_work(unsigned block, int blocks_per_sm) {
+  rooflab::perf::Work w;
+  w.flops = 2.0 * 8192 * 8192 * 8192;
+  w.bytes = 2.0 * 8192 * 8192 * 3;
+  w.dtype = rooflab::DType::fp16;
+  w.block = block;
+  w.blocks_per_sm = blocks_per_sm;
+  return w;
+}
+
 TEST(PerfModel, TensorLoopWithAndWithoutCpAsync) {
   const auto staged = analyze(tensor_loop(false));
   const auto async = analyze(tensor_loop(true));
@@ -228,12 +239,7 @@ TEST(PerfModel, TensorLoopWithAndWithoutCpAsync) {
   // Through registers, the first shared store waits for the first load: 16 bytes in flight per thread.
   EXPECT_EQ(staged.loops[0].load_bytes_before_use, 16);
   EXPECT_EQ(async.loops[0].cp_async_bytes, 64);
-  rooflab::perf::Work w;
-  w.flops = 2.0 * 8192 * 8192 * 8192;
-  w.bytes = 2.0 * 8192 * 8192 * 3;
-  w.dtype = rooflab::DType::fp16;
-  w.block = 128;
-  w.blocks_per_sm = 4;
+  const rooflab::perf::Work w = fp16_gemm_work(128, 4);
   const auto c = rooflab::perf::constants_for(h100());
   const auto p_staged = predict(w, staged, h100(), c);
   const auto p_async = predict(w, async, h100(), c);
@@ -262,12 +268,7 @@ TEST(PerfModel, TheMathSideRunsOnThePipeTheLoopUses) {
   EXPECT_GT(on_tensor_cores.fraction, 0.5) << on_tensor_cores.limiter;
 
   const auto& a100 = rooflab::gpu("a100-80gb-sxm4");
-  rooflab::perf::Work gemm;
-  gemm.flops = 2.0 * 8192 * 8192 * 8192;
-  gemm.bytes = 2.0 * 8192 * 8192 * 3;
-  gemm.dtype = rooflab::DType::fp16;
-  gemm.block = 256;
-  gemm.blocks_per_sm = 2;
+  const rooflab::perf::Work gemm = fp16_gemm_work(256, 2);
   const auto on_fmas = predict(gemm, analyze(gemm_loop(512, 4)), a100, rooflab::perf::constants_for(a100));
   const double fp32_over_tensor = a100.fp32_tflops * 1e12 / *rooflab::peak_flops(a100, rooflab::DType::fp16);
   EXPECT_LE(on_fmas.fraction, fp32_over_tensor * 1.0001) << on_fmas.limiter;  // at best the FMA pipe's share
