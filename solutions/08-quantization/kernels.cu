@@ -133,16 +133,21 @@ __global__ void gemv_int8_kernel(const std::int8_t* __restrict__ q, const __half
   //   the weights' 1: a warp that takes one row at a time moves twice the weights' bytes of x through L1 and
   //   converts every x value once per row. A warp here takes kRows rows at once: each 16 bytes of x it
   //   loads and converts serve kRows rows' weights.
-  // - Loads overlap the math. A lane issues the next step's loads (kRows rows x kSteps chunks, and their
-  //   scales) before it does this step's math, so its bytes are on their way while it unpacks. Without it
-  //   the warps of a wave load together, then compute together, and the memory idles while they compute
-  //   (measured on an H100: the time was the load time plus the math's).
+  // - Loads overlap the math. A lane issues the loads of the step kAhead = 2 steps ahead (kRows rows x kSteps
+  //   chunks, and their scales) before it does this step's math, so its bytes are on their way while it
+  //   unpacks. Without it the warps of a wave load together, then compute together, and the memory idles
+  //   while they compute (measured on an H100: the time was the load time plus the math's). With one step
+  //   ahead, each warp's 16 steps still waited for DRAM one after another: the grid is under one wave (every
+  //   warp resident from the start), so the kernel took about as long as one warp's chain of 16 waits (the
+  //   H200 run: 52% of the copy ceiling, issue slots 38% busy). Two steps ahead halve that chain for 24 more
+  //   registers (96), which cost no occupancy: the grid holds fewer warps than the SMs could.
   // - Cheap unpacking. int -> float conversion (I2F) issues at 1/8 of the FMA rate. Instead q + 128 (the
   //   sign bit flipped) goes into the low byte of the float 2^23 (bits 0x4B000000), which makes the float
   //   2^23 + 128 + q exactly: one byte permute and one subtract per weight.
   // - FP32 sums: the 16 products of a load are summed unscaled and the group's scale applied once.
   constexpr int kRows = 4;   // rows per warp (the launcher's grid counts on it)
   constexpr int kSteps = 1;  // 128-bit loads per row per step (more: more bytes in flight, more registers)
+  constexpr int kAhead = 2;  // steps of loads in flight during a step's math
   const int lane = threadIdx.x % 32;
   const int chunks = k / 16;  // 16-byte loads per row; chunk c holds weights 16c.. and is half of group c / 2
   const int groups = k / kInt8Group;
@@ -171,16 +176,23 @@ __global__ void gemv_int8_kernel(const std::int8_t* __restrict__ q, const __half
       }
     };
     float sum[kRows] = {};
-    uint4 next_raw[kSteps][kRows];
-    float next_scale[kSteps][kRows];
-    fetch(lane, next_raw, next_scale);
+    uint4 ahead_raw[kAhead][kSteps][kRows];
+    float ahead_scale[kAhead][kSteps][kRows];
+#pragma unroll
+    for (int a = 0; a < kAhead; ++a) fetch(lane + 32 * kSteps * a, ahead_raw[a], ahead_scale[a]);
     for (int first = lane; first < chunks; first += 32 * kSteps) {
-      // The next step's loads go out before this step's math, so the memory never waits for the math.
+      // This step's loads went out kAhead steps ago; the step kAhead ahead goes out now, before this step's
+      // math, so each warp keeps kAhead steps of loads in flight while it computes.
       uint4 raw[kSteps][kRows];
       float scale[kSteps][kRows];
-      memcpy(static_cast<void*>(raw), next_raw, sizeof raw);  // register moves
-      memcpy(scale, next_scale, sizeof scale);
-      fetch(first + 32 * kSteps, next_raw, next_scale);
+      memcpy(static_cast<void*>(raw), ahead_raw[0], sizeof raw);  // register moves
+      memcpy(scale, ahead_scale[0], sizeof scale);
+#pragma unroll
+      for (int a = 0; a + 1 < kAhead; ++a) {
+        memcpy(static_cast<void*>(ahead_raw[a]), ahead_raw[a + 1], sizeof raw);
+        memcpy(ahead_scale[a], ahead_scale[a + 1], sizeof scale);
+      }
+      fetch(first + 32 * kSteps * kAhead, ahead_raw[kAhead - 1], ahead_scale[kAhead - 1]);
 #pragma unroll
       for (int u = 0; u < kSteps; ++u) {
         const int c = first + 32 * u;
