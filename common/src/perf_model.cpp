@@ -1062,7 +1062,7 @@ Prediction predict(const Work& w, const Code& code, const GpuSpec& gpu, const Co
   if (w.flops > 0 && (tensor || fma > 0)) {
     std::vector<Limit> limits;
     const double lanes = code_peak / (2 * sms * clock);  // FMA lanes per SM per clock at the pipe's peak
-    double math_cycles = 0;                          // per trip and SM, at the roof's rate
+    double math_cycles = 0;                              // per trip and SM, at the pipe's rate
     if (tensor) {
       const double rate = c.hmma_per_clock > 0 ? c.hmma_per_clock : 1;
       math_cycles = warps * h.hmma / rate;
