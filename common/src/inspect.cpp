@@ -157,8 +157,14 @@ std::vector<Row> inspect(std::span<const KernelDecl> kernels, const std::string&
     r.arch = arch;
     r.block = k.block;
     r.dynamic_smem = k.dynamic_smem;
-    const auto& res = ptx::find_resources(resources, k.kernel);
-    const auto& entry = ptx::find_kernel(entries, k.kernel);
+    // Several instances of a template may match (a kernel with a VEC flag, one for each path): the one the
+    // launcher started at the timed size, where recorded.
+    std::vector<std::string> timed;
+    if (launches != nullptr) {
+      for (const auto& l : launches->launches) timed.push_back(l.kernel);
+    }
+    const auto& entry = ptx::find_kernel_launched(entries, k.kernel, timed);
+    const auto& res = ptx::resources_of(resources, entry);
     // The launch the launcher really made at the timed size, where recorded: its block and shared memory are
     // what occupancy depends on, and its grid what the waves are counted of.
     const TimedLaunch* launched = nullptr;

@@ -169,6 +169,7 @@ struct Instr {
   bool mufu = false;
   bool conversion = false;  // on the conversion / special pipe (a quarter rate)
   bool barrier = false;
+  int async_wait = -1;    // a wait for cp.async batches: how many of the newest it lets stay in flight
   double wavefronts = 0;  // shared-memory wavefronts of 128 B
   double hmma = 0;        // HMMA.16816 equivalents
   std::vector<int> address_params;  // a global load's: the kernel parameters its address is computed from
@@ -303,6 +304,15 @@ std::vector<Instr> from_ptx(const std::vector<Statement>& sts) {
     in.wavefronts = wavefronts_of(op);
     in.hmma = hmma_of(op);
     in.barrier = starts_with(op, "bar.sync") || starts_with(op, "barrier.sync") || starts_with(op, "bar.cta");
+    if (starts_with(op, "cp.async.wait_all")) {
+      in.async_wait = 0;
+    } else if (starts_with(op, "cp.async.wait_group") && !s.operands.empty()) {
+      try {
+        in.async_wait = std::stoi(s.operands[0]);
+      } catch (const std::exception&) {
+        in.async_wait = 0;
+      }
+    }
     static const std::regex param(R"(_param_([0-9]+))");
     std::smatch m;
     if (starts_with(op, "ld.param") && s.operands.size() > 1 && std::regex_search(s.operands[1], m, param)) {
@@ -502,6 +512,14 @@ std::vector<Instr> from_sass(std::string_view body, const SassParams* params) {
     if (is("LDSM") || is("STSM")) ins.wavefronts = dst_width;
     if (mma) ins.hmma = k8 ? 0.5 : 1;
     ins.barrier = is("BAR") && (op.find(".SYNC") != std::string::npos || op.find(".RED") != std::string::npos);
+    // DEPBAR.LE SB0, N: wait until at most N of the cp.async batches (LDGDEPBAR) on scoreboard 0 are pending.
+    if (is("DEPBAR") && operands.size() >= 2 && operands[0] == "SB0") {
+      try {
+        ins.async_wait = std::stoi(operands[1], nullptr, 0);
+      } catch (const std::exception&) {
+        ins.async_wait = 0;
+      }
+    }
     out.push_back(std::move(ins));
   }
   if (params != nullptr) trace_parameters(out);
@@ -556,6 +574,10 @@ Trip count(const std::vector<Instr>& code, std::size_t begin, std::size_t end) {
     t.shared_wavefronts += s.wavefronts;
     t.hmma += s.hmma;
     t.barriers += s.barrier;
+    if (s.async_wait >= 0 && t.async_wait < 0) {
+      t.async_wait = s.async_wait;
+      t.async_wait_before_copies = t.cp_async_bytes == 0;
+    }
   }
   return t;
 }
@@ -954,7 +976,8 @@ Prediction predict(const Work& w, const Code& code, const GpuSpec& gpu, const Co
     // and not among the DRAM bytes a trip moves.
     const std::set<int> reused = reused_params(w, m, gpu, c, &p.evidence);
     const double from_caches = cached_bytes(m, reused, w.reach, true);
-    double per_thread = m.load_bytes_before_use - from_caches + m.cp_async_bytes;
+    // cp.async copies stay in flight until the trip that waits for them: `ahead` trips' worth at once.
+    double per_thread = m.load_bytes_before_use - from_caches + m.cp_async_bytes * std::max(1, m.copies_ahead());
     if (from_caches > 0) {
       p.evidence.push_back(fmt::format("  so {:g} of the {:g} B a thread loads before the first use are DRAM bytes in "
                                        "flight",
@@ -963,7 +986,7 @@ Prediction predict(const Work& w, const Code& code, const GpuSpec& gpu, const Co
       // pipelined loop issues the next trip's loads there (nothing later in this trip reads them): those are in
       // flight across the trip's end. Without such loads, the first DRAM load is the least a thread waiting for
       // one has in flight.
-      if (per_thread <= m.cp_async_bytes) {
+      if (per_thread <= m.cp_async_bytes * std::max(1, m.copies_ahead())) {
         double next_trip = 0, first = 0;
         for (const auto& l : m.loads) {
           if (cached(l, reused, w.reach)) continue;
@@ -1128,8 +1151,15 @@ Prediction predict(const Work& w, const Code& code, const GpuSpec& gpu, const Co
     const bool grid_known = w.grid > 0 && slots > 0;
     const double waves_of_work = grid_known ? static_cast<double>(w.grid) / slots : 1;
     const double tail_per_sm = grid_known && tail_blocks > 0 ? std::ceil(tail_blocks / sms) : 0;
+    // Copies a trip issues with cp.async for a later trip (a ring of stages) land while the trips between run: a
+    // block whose copies go out `ahead` trips before they are waited for needs a trip to last lat / ahead at least,
+    // whatever else runs, and its b x busy with b blocks sharing the SM (with none ahead, a trip is its work and
+    // then the wait).
+    const int ahead = h.copies_ahead();
     auto rounds = [&](double lat) {  // the run's time in units of busy
-      const auto round = [&](double b) { return std::max(b * busy, busy + lat); };
+      const auto round = [&](double b) {
+        return ahead > 0 ? std::max(b * busy, lat / ahead) : std::max(b * busy, busy + lat);
+      };
       return ((grid_known ? full_waves : 1) * round(bps) + (tail_per_sm > 0 ? round(tail_per_sm) : 0)) / busy;
     };
     const double ideal = waves_of_work * bps;  // rounds x blocks if every SM were full for the whole run
@@ -1141,13 +1171,25 @@ Prediction predict(const Work& w, const Code& code, const GpuSpec& gpu, const Co
                                        "last wave's busiest SM sets its time): x{:.2f}",
                                        waves_of_work, wave_factor * waves_of_work, wave_factor));
     }
+    if (ahead > 0 && waits) {
+      p.evidence.push_back(fmt::format("cp.async: each trip's copies are waited for {} trip{} later ({} wait lets {} "
+                                       "batch{} stay in flight, {} the trip's copies): {:.0f} ns of load latency "
+                                       "spread over {} trip{} of work",
+                                       ahead, ahead == 1 ? "" : "s", code.from == "SASS" ? "DEPBAR.LE" : "its",
+                                       h.async_wait, h.async_wait == 1 ? "" : "es",
+                                       h.async_wait_before_copies ? "before" : "after", c.barrier_latency_ns, ahead,
+                                       ahead == 1 ? "" : "s"));
+    }
     if (wait_factor > 1.0001) {
       p.evidence.push_back(fmt::format(
           "barriers: {:.0f} ns of work per block and trip, {:g} block{} per SM{}, about {:.0f} ns of load latency per "
-          "trip behind a barrier that the other blocks do not cover: x{:.2f}",
+          "trip behind a barrier that the other blocks do not cover{}: x{:.2f}",
           busy * 1e9, bps, bps == 1 ? "" : "s",
           tail_per_sm > 0 && tail_per_sm < bps ? fmt::format(" ({:g} in the last wave)", tail_per_sm) : "",
-          c.barrier_latency_ns, wait_factor));
+          c.barrier_latency_ns, ahead > 0 ? fmt::format(", less the {} trip{} of work its copies overlap", ahead,
+                                                        ahead == 1 ? "" : "s")
+                                          : "",
+          wait_factor));
     }
     const double loss = 1 / std::max(math.fraction, 1e-3);
     if (wait_factor > 1.02 && wait_factor >= wave_factor && wait_factor > loss) {
@@ -1156,7 +1198,10 @@ Prediction predict(const Work& w, const Code& code, const GpuSpec& gpu, const Co
                          "fit two blocks per SM (__launch_bounds__, fewer registers or less shared memory) or prefetch "
                          "the next tile (cp.async stages)"}
                  : Limit{"load latency behind barriers", 0,
-                         "more blocks per SM to cover each other's waits, or prefetch the next tile (cp.async stages)"};
+                         ahead > 0 ? "more stages of cp.async copies in flight, or more blocks per SM to cover each "
+                                     "other's waits"
+                                   : "more blocks per SM to cover each other's waits, or prefetch the next tile "
+                                     "(cp.async stages)"};
     } else if (wave_factor > 1.02 && wave_factor > loss) {
       math = {fmt::format("grid ({:.2f} waves)", waves_of_work), 0,
               "launch a grid of whole waves, or many more blocks than the SMs hold at once"};

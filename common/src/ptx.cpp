@@ -236,8 +236,25 @@ bool same_kernel(std::string_view ptx_name, std::string_view launched_name) {
   return instance_key(ptx_name) == instance_key(launched_name);
 }
 
+const Kernel& find_kernel_launched(const std::vector<Kernel>& kernels, std::string_view needle,
+                                   const std::vector<std::string>& launched) {
+  for (const auto& name : launched) {
+    for (const auto& k : kernels) {
+      if (k.name.find(needle) != std::string::npos && same_kernel(k.name, name)) return k;
+    }
+  }
+  return find_kernel(kernels, needle);
+}
+
+const Resources& resources_of(const std::vector<Resources>& all, const Kernel& kernel) {
+  for (const auto& r : all) {
+    if (r.mangled == kernel.mangled) return r;
+  }
+  return find_resources(all, kernel.name);
+}
+
 const Kernel& find_launched_kernel(const std::vector<Kernel>& kernels, std::string_view needle, const Launched& launched) {
-  const Kernel& k = find_kernel(kernels, needle);
+  const Kernel& k = find_kernel_launched(kernels, needle, launched.kernels);
   for (const auto& name : launched.kernels) {
     if (same_kernel(k.name, name)) return k;
   }

@@ -299,6 +299,50 @@ TEST(PerfModel, OtherBlocksCoverABarriersLoadLatency) {
   for (const auto& e : sixteen.evidence) EXPECT_EQ(e.find("barriers:"), std::string::npos) << e;
 }
 
+// The same k-loop with its tiles copied by cp.async into a ring of stages. A trip waits for an older batch of
+// copies (cp.async.wait_group N lets the N newest stay in flight): N trips after their issue when the trip issues
+// its copies before the wait, N + 1 when after it. Two blocks do about 64 ns of work per round of trips against
+// the 600 ns latency: a batch waited for the trip after its issue leaves each round 600 ns long, one waited for two
+// trips later 300 ns, and a ring that keeps sixteen trips of copies in flight hides the latency behind the work.
+TEST(PerfModel, CpAsyncStagesSpreadABarriersLoadLatency) {
+  auto ring = [](int wait, bool wait_first) {
+    std::string body = tensor_loop(true);
+    body.erase(body.find("\tcp.async.wait_group 1;\n"), std::string("\tcp.async.wait_group 1;\n").size());
+    const std::string w = "\tcp.async.wait_group " + std::to_string(wait) + ";\n";
+    body.insert(wait_first ? body.find("\tcp.async.cg") : body.find("\tbar.sync"), w);
+    return analyze(body);
+  };
+  const auto after1 = ring(1, false), before1 = ring(1, true), after0 = ring(0, false), before15 = ring(15, true);
+  EXPECT_EQ(after1.loops[0].async_wait, 1);
+  EXPECT_FALSE(after1.loops[0].async_wait_before_copies);
+  EXPECT_EQ(after1.loops[0].copies_ahead(), 1);
+  EXPECT_TRUE(before1.loops[0].async_wait_before_copies);
+  EXPECT_EQ(before1.loops[0].copies_ahead(), 2);
+  EXPECT_EQ(after0.loops[0].copies_ahead(), 0);
+  EXPECT_EQ(before15.loops[0].copies_ahead(), 16);
+  EXPECT_EQ(analyze(tensor_loop(false)).loops[0].copies_ahead(), 0);  // no copies: nothing is ahead
+  const auto c = rooflab::perf::constants_for(h100());
+  auto at = [&](const rooflab::perf::Code& code) {
+    rooflab::perf::Work w;
+    w.flops = 2.0 * 8192 * 8192 * 8192;
+    w.bytes = 1e6;
+    w.dtype = rooflab::DType::fp16;
+    w.block = 128;
+    w.blocks_per_sm = 2;
+    return predict(w, code, h100(), c);
+  };
+  const auto p_after1 = at(after1), p_before1 = at(before1), p_after0 = at(after0), p_before15 = at(before15);
+  EXPECT_EQ(p_after1.limiter, "load latency behind barriers");
+  EXPECT_EQ(p_before1.limiter, "load latency behind barriers");
+  EXPECT_NEAR(p_after1.time_s / p_before1.time_s, 2.0, 1e-9);  // 600 ns a round, then 300
+  EXPECT_GT(p_after0.time_s, p_after1.time_s);                  // the work and then the whole latency
+  EXPECT_NE(p_before15.limiter, "load latency behind barriers");
+  for (const auto& e : p_before15.evidence) EXPECT_EQ(e.find("barriers:"), std::string::npos) << e;
+  bool said = false;
+  for (const auto& e : p_before1.evidence) said = said || e.find("waited for 2 trips later") != std::string::npos;
+  EXPECT_TRUE(said);
+}
+
 TEST(PerfModel, MufuBoundElementwiseLoop) {
   // At the H100's copy ceiling (22.6 GB/s per SM) an SM streams 2.8 G elements of 8 bytes (load and store) per
   // second, and its 16 MUFU lanes at 1.98 GHz give 31.7 G results: about 11 exponentials per element. With 64
@@ -573,6 +617,23 @@ TEST(PerfModelSass, PipesAsPtxasChoseThem) {
   EXPECT_EQ(t.cp_async_bytes, 16);
   EXPECT_EQ(t.load_bytes, 2);
   EXPECT_EQ(t.load_bytes_before_use, 2);  // HADD2.F32 reads R2
+}
+
+TEST(PerfModelSass, ADepbarIsTheWaitForCpAsyncBatches) {
+  // nvcc's ring: the wait (DEPBAR.LE SB0, N) and barrier at the top of the trip, the next stage's copies after.
+  const std::string body =
+      ".L_x_3:\n"
+      "        /*0100*/                   DEPBAR.LE SB0, 0x1 ;\n"
+      "        /*0110*/                   BAR.SYNC.DEFER_BLOCKING 0x0 ;\n"
+      "        /*0120*/                   LDGSTS.E.BYPASS.128 [R32], desc[UR4][R34.64] ;\n"
+      "        /*0130*/                   LDGDEPBAR ;\n"
+      "        /*0140*/                   LDSM.16.M88.4 R16, [R30] ;\n"
+      "        /*0150*/                   HMMA.16816.F32 R12, R16, R20, R12 ;\n"
+      "        /*0160*/              @!P0 BRA `(.L_x_3) ;\n";
+  const auto t = analyze_sass(body).loops.at(0);
+  EXPECT_EQ(t.async_wait, 1);
+  EXPECT_TRUE(t.async_wait_before_copies);
+  EXPECT_EQ(t.copies_ahead(), 2);
 }
 
 TEST(PerfModelSass, ARemainderLoopIsTheNextLoopWithAFractionOfTheLoads) {

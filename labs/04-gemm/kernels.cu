@@ -127,20 +127,22 @@ __global__ void __launch_bounds__((BM / WM) * (BN / WN) * 32)
 
 // ---- 7: tensor cores (WMMA) ----
 
-template <int BM, int BN, int BK, int WM, int WN>
-__global__ void __launch_bounds__((BM / WM) * (BN / WN) * 32)
+template <int BM, int BN, int BK, int WM, int WN, int STAGES, bool VEC>
+__global__ void __launch_bounds__((BM / WM) * (BN / WN) * 32, 2)
     hgemm_wmma_kernel(int M, int N, int K, float alpha, const __half* __restrict__ A, const __half* __restrict__ B,
-                      float beta, float* __restrict__ C, bool vec) {
+                      float beta, float* __restrict__ C) {
   // STUDENT BEGIN (lab04.v7)
-  // TODO(lab04.v7): stage BM x BK of A and BK x BN of B in FP16 in shared memory, two buffers: with vec each
-  //   16-byte piece is one __pipeline_memcpy_async (zero-filled outside the matrix), the next step's copies
-  //   issued before this step's math, then __pipeline_commit, __pipeline_wait_prior(1) and a barrier before
-  //   reading; without vec, element by element with zeros outside. Per 16-wide step of K load matrix_a /
-  //   matrix_b fragments (row_major, ldm = the padded row length) and mma_sync into FP32 accumulator
-  //   fragments, WM / 16 x WN / 16 per warp; a barrier before the step after next refills the buffer.
-  //   Epilogue: store_matrix_sync each accumulator to a per-warp 16 x 16 float tile in shared memory,
-  //   __syncwarp(), then bounds-checked store_c. About 90 lines. Handout: "Tensor cores".
-  rooflab::unused(M, N, K, alpha, A, B, beta, C, vec);  // delete this line when the kernel is written
+  // TODO(lab04.v7): a ring of STAGES buffers in dynamic shared memory (extern __shared__, 32-byte aligned),
+  //   each BM x BK of A and BK x BN of B in FP16, rows padded by 8 halves. With VEC each 16-byte piece is one
+  //   __pipeline_memcpy_async (zero-filled outside the matrix); without, element by element with zeros
+  //   outside. Start with steps 0 .. STAGES - 2 in flight, one __pipeline_commit per step; then at step t:
+  //   __pipeline_wait_prior(STAGES - 2), one barrier, refill the buffer step t - 1 used with step
+  //   t + STAGES - 1, commit, and compute. Per 16-wide step of K load matrix_a / matrix_b fragments
+  //   (row_major, ldm = the padded row length) and mma_sync into FP32 accumulator fragments, WM / 16 x
+  //   WN / 16 per warp. Epilogue, after a barrier: store_matrix_sync each accumulator to a per-warp 16 x 16
+  //   float tile in the ring's memory, __syncwarp(), then bounds-checked store_c. About 110 lines. Handout:
+  //   "Tensor cores".
+  rooflab::unused(M, N, K, alpha, A, B, beta, C);  // delete this line when the kernel is written
   // STUDENT END
 }
 
@@ -197,7 +199,9 @@ void sgemm_warptile(int m, int n, int k, float alpha, const float* a, const floa
 void hgemm_wmma(int m, int n, int k, float alpha, const __half* a, const __half* b, float beta, float* c,
                 cudaStream_t stream) {
   // STUDENT BEGIN (lab04.v7.launch)
-  // TODO(lab04.v7.launch): `vec` needs k, n multiples of 8 and aligned A, B; hgemm_wmma_kernel<kBlockM, kBlockN, 32, 64, 32>. Three lines, then ROOFLAB_LAUNCH_CHECK().
+  // TODO(lab04.v7.launch): VEC needs k, n multiples of 8 and aligned A, B; hgemm_wmma_kernel<kBlockM, kBlockN, 32, 64, 32, 3, VEC>
+  //   with 3 x (128 x 40 + 32 x 136) halves of dynamic shared memory, allowed first with cudaFuncSetAttribute(kernel,
+  //   cudaFuncAttributeMaxDynamicSharedMemorySize, bytes). About eight lines, then ROOFLAB_LAUNCH_CHECK().
   ROOFLAB_TODO("lab04.v7.launch", m, n, k, alpha, a, b, beta, c, stream);
   // STUDENT END
 }

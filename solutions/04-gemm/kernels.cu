@@ -357,31 +357,35 @@ __global__ void __launch_bounds__((BM / WM) * (BN / WN) * 32)
 
 // ---- 7: tensor cores (WMMA) ----
 
-template <int BM, int BN, int BK, int WM, int WN>
-__global__ void __launch_bounds__((BM / WM) * (BN / WN) * 32)
+template <int BM, int BN, int BK, int WM, int WN, int STAGES, bool VEC>
+__global__ void __launch_bounds__((BM / WM) * (BN / WN) * 32, 2)
     hgemm_wmma_kernel(int M, int N, int K, float alpha, const __half* __restrict__ A, const __half* __restrict__ B,
-                      float beta, float* __restrict__ C, bool vec) {
+                      float beta, float* __restrict__ C) {
   // STUDENT BEGIN (lab04.v7)
   // 8 warps (2 x 4) share a 128 x 128 tile; each warp owns 64 x 32 of C as 4 x 2 accumulator fragments of
   // 16 x 16 in FP32. Per step of BK = 32 the block stages A and B in FP16 in shared memory and each warp does
   // 2 x (4 x 2) mma_sync. Zero padding of the tails makes every fragment full: the tensor cores never see a
   // partial tile, and padded rows and columns are simply not stored.
-  // The tiles are double-buffered: the copies of step t + 1 (cp.async, 16 bytes each, straight from global to
-  // shared memory without passing through registers) are issued before the tensor cores work on step t, so
-  // the loads' latency hides behind the math. Staged through registers, every warp waited for its loads at
-  // each step (the H200 run: half the stall cycles on global loads, the issue slots 20% busy).
+  // The tiles flow through a ring of STAGES = 3 buffers. cp.async (16 bytes each, straight from global to shared
+  // memory without passing through registers) fills the buffer of step t + 2 while the tensor cores work on step t,
+  // so each copy has two steps of math to land in. With one step (two buffers), a step's math on an SM (about 0.4 us
+  // on an H100 at two blocks per SM) is shorter than a load's latency under load (450-790 ns, data/perf_model.json),
+  // and every block waited at every step's barrier. One barrier a step does both jobs: this step's tiles are visible
+  // to every warp, and every warp is done with the buffer the new copies refill. The three buffers are 55.5 KB, past
+  // the 48 KB a block gets without asking: the launcher opts in, and the buffers are dynamic
+  // shared memory (extern __shared__).
   using namespace nvcuda;
   constexpr int WARPS_N = BN / WN, THREADS = (BM / WM) * WARPS_N * 32;
   constexpr int FM = WM / 16, FN = WN / 16;
   // Rows padded by 8 halves (16 bytes): the row stride stays a multiple of 8 elements, as load_matrix_sync
-  // needs, and consecutive rows start 4 banks apart instead of on the same bank.
+  // needs, and the 8 rows one ldmatrix reads start in 8 different 16-byte bank groups.
   constexpr int LDA = BK + 8, LDB = BN + 8;
-  struct alignas(32) Tiles {  // 32-byte alignment: load_matrix_sync and store_matrix_sync require it
-    __half a[2][BM * LDA];
-    __half b[2][BK * LDB];
-    float out[THREADS / 32][16 * 16];  // each warp's staging tile for the epilogue
-  };
-  __shared__ Tiles s;
+  constexpr int A_TILE = BM * LDA, B_TILE = BK * LDB, STAGE = A_TILE + B_TILE;  // in halves
+  static_assert(STAGE * 2 % 32 == 0, "every stage must start on 32 bytes, as load_matrix_sync requires");
+  // Each thread copies the same pieces of 8 halves at every step: A_PIECES of A, B_PIECES of B.
+  constexpr int A_PIECES = BM * BK / 8 / THREADS, B_PIECES = BK * BN / 8 / THREADS;
+  static_assert(A_PIECES * THREADS * 8 == BM * BK && B_PIECES * THREADS * 8 == BK * BN, "whole pieces per thread");
+  extern __shared__ __align__(128) __half smem[];  // STAGES x (A tile, B tile); the epilogue reuses it
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const int warp_row = (warp / WARPS_N) * WM, warp_col = (warp % WARPS_N) * WN;
   const int row0 = blockIdx.y * BM, col0 = blockIdx.x * BN;
@@ -391,38 +395,74 @@ __global__ void __launch_bounds__((BM / WM) * (BN / WN) * 32)
 #pragma unroll
     for (int j = 0; j < FN; ++j) wmma::fill_fragment(acc[i][j], 0.0f);
   }
-  // Rows x cols of X (row-major, `ld` elements a row) from (r0, c0) into buffer `dst`, 8 halves per piece;
-  // zeros outside rows x cols. With `vec` (ld and the edges multiples of 8, aligned pointers) each piece is
-  // one cp.async, zero-filled outside (its source address kept inside X); otherwise element by element.
-  const auto stage = [&](const __half* X, int rows, int cols, int ld, int r0, int c0, int tile_rows, int tile_cols,
-                         int ldt, __half* dst) {
-    for (int v = threadIdx.x; v < tile_rows * tile_cols / 8; v += THREADS) {
-      const int r = v / (tile_cols / 8), c = (v % (tile_cols / 8)) * 8;
-      const int gr = r0 + r, gc = c0 + c;
-      __half* to = &dst[r * ldt + c];
-      if (vec) {
-        const bool in = gr < rows && gc < cols;
-        __pipeline_memcpy_async(to, X + (in ? std::size_t(gr) * ld + gc : 0), 16, in ? 0 : 16);
-      } else {
+  // stage_next(buf) stages the next step's tiles into buffer `buf`. Piece p (of 8 halves) of A is row p / (BK / 8),
+  // halves (p % (BK / 8)) * 8 onward; piece p of B is row p / (BN / 8), the same in its row. Thread x copies
+  // pieces x, x + THREADS, ...: the same column at every step and rows THREADS / (BK / 8) apart in A (64),
+  // THREADS / (BN / 8) apart in B (16). With VEC (K, N multiples of 8, 16-byte aligned A and B; a kernel of its
+  // own, so the other path costs it neither registers nor branches) a piece is inside the matrix or wholly
+  // outside it: one cp.async, with zeros (a source size of 0, the address kept inside the matrix) outside.
+  // Without, element by element.
+  constexpr int A_ROWS_APART = THREADS / (BK / 8), B_ROWS_APART = THREADS / (BN / 8);
+  const int a_row = threadIdx.x / (BK / 8), a_col = threadIdx.x % (BK / 8) * 8;
+  const int b_row = threadIdx.x / (BN / 8), b_col = threadIdx.x % (BN / 8) * 8;
+  // The steps are staged in order, so the sources move on by BK halves of A and BK rows of B each time.
+  int k0 = 0;                                                         // the next step to stage starts here
+  const __half* a_src = A + std::size_t(row0 + a_row) * K + a_col;  // its piece 0 (when inside the matrix)
+  const __half* b_src = B + std::size_t(b_row) * N + col0 + b_col;
+  const std::size_t b_step = std::size_t(BK) * N;
+  const auto stage_next = [&](int buf) {
+    __half* sa = smem + buf * STAGE;
+    __half* sb = sa + A_TILE;
+    if constexpr (VEC) {
+      const bool a_in_k = k0 + a_col < K, b_in_n = col0 + b_col < N;
+#pragma unroll
+      for (int i = 0; i < A_PIECES; ++i) {
+        const bool in = a_in_k && row0 + a_row + i * A_ROWS_APART < M;
+        const __half* src = a_src + std::size_t(i * A_ROWS_APART) * K;
+        __pipeline_memcpy_async(sa + (a_row + i * A_ROWS_APART) * LDA + a_col, in ? src : A, 16, in ? 0 : 16);
+      }
+#pragma unroll
+      for (int i = 0; i < B_PIECES; ++i) {
+        const bool in = b_in_n && k0 + b_row + i * B_ROWS_APART < K;
+        const __half* src = b_src + std::size_t(i * B_ROWS_APART) * N;
+        __pipeline_memcpy_async(sb + (b_row + i * B_ROWS_APART) * LDB + b_col, in ? src : B, 16, in ? 0 : 16);
+      }
+    } else {
+#pragma unroll
+      for (int i = 0; i < A_PIECES; ++i) {
+        const int r = a_row + i * A_ROWS_APART, gr = row0 + r;
         for (int e = 0; e < 8; ++e) {
-          to[e] = gr < rows && gc + e < cols ? X[std::size_t(gr) * ld + gc + e] : __float2half(0.0f);
+          const int gc = k0 + a_col + e;
+          sa[r * LDA + a_col + e] = gr < M && gc < K ? A[std::size_t(gr) * K + gc] : __float2half(0.0f);
+        }
+      }
+#pragma unroll
+      for (int i = 0; i < B_PIECES; ++i) {
+        const int r = b_row + i * B_ROWS_APART, gr = k0 + r;
+        for (int e = 0; e < 8; ++e) {
+          const int gc = col0 + b_col + e;
+          sb[r * LDB + b_col + e] = gr < K && gc < N ? B[std::size_t(gr) * N + gc] : __float2half(0.0f);
         }
       }
     }
+    k0 += BK;
+    a_src += BK;
+    b_src += b_step;
   };
-  const auto stage_step = [&](int k0, int buf) {
-    stage(A, M, K, K, row0, k0, BM, BK, LDA, s.a[buf]);
-    stage(B, K, N, N, k0, col0, BK, BN, LDB, s.b[buf]);
-  };
-  stage_step(0, 0);
-  __pipeline_commit();
-  for (int k0 = 0, buf = 0; k0 < K; k0 += BK, buf ^= 1) {
-    if (k0 + BK < K) stage_step(k0 + BK, buf ^ 1);  // the other buffer: its last readers passed the barrier below
-    __pipeline_commit();       // (an empty batch after the last step: the count below stays the same)
-    __pipeline_wait_prior(1);  // this thread's copies of step k0 have landed ...
-    __syncthreads();           // ... and every other thread's
-    const __half* sa = s.a[buf];
-    const __half* sb = s.b[buf];
+  const int steps = ceil_div(K, BK);
+  // The ring starts with steps 0 .. STAGES - 2 in flight, one batch of copies (__pipeline_commit) per step.
+#pragma unroll
+  for (int s = 0; s < STAGES - 1; ++s) {
+    if (s < steps) stage_next(s);
+    __pipeline_commit();  // (an empty batch past the last step keeps the count of batches per step at one)
+  }
+  for (int t = 0, read = 0, write = STAGES - 1; t < steps; ++t) {
+    __pipeline_wait_prior(STAGES - 2);  // this thread's copies of step t have landed (the newer ones may not) ...
+    __syncthreads();  // ... and every thread's; and every warp is done with step t - 1, whose buffer `write` is
+    if (t + STAGES - 1 < steps) stage_next(write);  // refilled here with step t + STAGES - 1
+    __pipeline_commit();
+    const __half* sa = smem + read * STAGE;
+    const __half* sb = sa + A_TILE;
 #pragma unroll
     for (int kk = 0; kk < BK; kk += 16) {
       wmma::fragment<wmma::matrix_a, 16, 16, 16, __half, wmma::row_major> a[FM];
@@ -437,11 +477,15 @@ __global__ void __launch_bounds__((BM / WM) * (BN / WN) * 32)
         for (int j = 0; j < FN; ++j) wmma::mma_sync(acc[i][j], a[i], b[j], acc[i][j]);
       }
     }
-    __syncthreads();  // every warp is done with this buffer before the copies of the step after next fill it
+    read = read + 1 == STAGES ? 0 : read + 1;
+    write = write + 1 == STAGES ? 0 : write + 1;
   }
   // Epilogue: a fragment's element-to-lane mapping is unspecified, so each fragment goes through the warp's
-  // staging tile in shared memory; then every lane applies alpha and beta to 8 known elements, bounds-checked.
-  float* out = s.out[warp];
+  // 16 x 16 staging tile in shared memory (the ring's first bytes, once every warp is past its last step);
+  // then every lane applies alpha and beta to 8 known elements, bounds-checked.
+  __pipeline_wait_prior(0);
+  __syncthreads();  // every warp is done reading the tiles before the staging tiles overwrite them
+  float* out = reinterpret_cast<float*>(smem) + warp * 16 * 16;
 #pragma unroll
   for (int i = 0; i < FM; ++i) {
 #pragma unroll
@@ -529,11 +573,17 @@ void sgemm_warptile(int m, int n, int k, float alpha, const float* a, const floa
 void hgemm_wmma(int m, int n, int k, float alpha, const __half* a, const __half* b, float beta, float* c,
                 cudaStream_t stream) {
   // STUDENT BEGIN (lab04.v7.launch)
-  // 128-bit loads of 8 halves need k and n multiples of 8 and 16-byte aligned A and B.
+  // 128-bit copies of 8 halves need k and n multiples of 8 and 16-byte aligned A and B. The ring of 3 stages
+  // takes 3 x (128 x 40 + 32 x 136) halves = 55.5 KB of dynamic shared memory: past the 48 KB default, so the
+  // kernel opts in (every GPU from sm_75 on allows a block 64 KB or more).
+  constexpr int kBK = 32, kStages = 3;
   const bool vec = k % 8 == 0 && n % 8 == 0 && aligned16(a) && aligned16(b);
+  const auto kernel = vec ? hgemm_wmma_kernel<kBlockM, kBlockN, kBK, 64, 32, kStages, true>
+                          : hgemm_wmma_kernel<kBlockM, kBlockN, kBK, 64, 32, kStages, false>;
+  constexpr int smem = kStages * (kBlockM * (kBK + 8) + kBK * (kBlockN + 8)) * int(sizeof(__half));
+  ROOFLAB_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
   const dim3 grid(ceil_div(n, kBlockN), ceil_div(m, kBlockM));
-  hgemm_wmma_kernel<kBlockM, kBlockN, 32, 64, 32><<<grid, kLadderThreads, 0, stream>>>(m, n, k, alpha, a, b, beta, c,
-                                                                                       vec);
+  kernel<<<grid, kLadderThreads, smem, stream>>>(m, n, k, alpha, a, b, beta, c);
   ROOFLAB_LAUNCH_CHECK();
   // STUDENT END
 }

@@ -71,6 +71,17 @@ struct Trip {
   double shared_wavefronts = 0;  // ld/st.shared and ldmatrix, counted as 128-byte wavefronts, no conflicts
   double hmma = 0;               // tensor instructions in HMMA.16816 equivalents (m16n8k16: 1, wmma 16x16x16: 2)
   int barriers = 0;              // bar.sync / barrier.sync
+  // The trip's wait for its cp.async copies (cp.async.wait_group N, SASS DEPBAR.LE SB0, N): the N newest batches
+  // it lets stay in flight (-1: no wait), and whether it comes before the trip's own copies. A batch committed
+  // after the wait in one trip is first waited for N + 1 trips later; one committed before it, N trips later.
+  int async_wait = -1;
+  bool async_wait_before_copies = false;
+  // How many trips of work a cp.async copy has to land in before a trip waits for it (0: no copies, no wait, or
+  // waited for in the trip that issues it).
+  int copies_ahead() const {
+    if (cp_async_bytes <= 0 || async_wait < 0) return 0;
+    return async_wait + (async_wait_before_copies ? 1 : 0);
+  }
   bool loop = false;             // false: the kernel's whole body, it has no loop
   // An unrolled loop's remainder: the compiler unrolled the loop before it and this one runs the trips that
   // are left. It runs when a thread has fewer trips than the unroll factor.

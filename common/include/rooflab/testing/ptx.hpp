@@ -64,6 +64,8 @@ const Kernel& find_kernel(const std::vector<Kernel>& kernels, std::string_view n
 // its work), instead of hints about loads or FMAs that a kernel not written yet cannot have.
 const Kernel& find_written_kernel(const std::vector<Kernel>& kernels, std::string_view needle);
 const Resources& find_resources(const std::vector<Resources>& all, std::string_view needle);
+// The ptxas entry of that kernel instance (its name as parse_ptx gives it); throws if none.
+const Resources& resources_of(const std::vector<Resources>& all, const Kernel& kernel);
 
 // The kernels one call of a launcher started. A hint about compiled code (tensor-core instructions, 128-bit
 // loads) is about a kernel the launcher runs: a WMMA kernel compiled beside a launcher that runs a CUDA-core
@@ -77,8 +79,14 @@ struct Launched {
 // return type, the parameter list and internal-linkage prefixes aside).
 bool same_kernel(std::string_view ptx_name, std::string_view launched_name);
 // find_kernel, for a kernel the launcher started; throws "<needle> was compiled but never launched by
-// <launcher>" (with what it did launch) otherwise.
+// <launcher>" (with what it did launch) otherwise. Where several instances of a template match `needle` (a kernel
+// with a VEC flag, instantiated for both paths), the one the launcher started.
 const Kernel& find_launched_kernel(const std::vector<Kernel>& kernels, std::string_view needle, const Launched& launched);
+// find_kernel where several instances may match `needle`: the one among them that `launched` names (demangled, as
+// the CPU backend or a run's file names kernels; the first named wins). Without such a name, find_kernel's answer
+// (and its error where several match).
+const Kernel& find_kernel_launched(const std::vector<Kernel>& kernels, std::string_view needle,
+                                   const std::vector<std::string>& launched);
 
 std::string read_file(const std::filesystem::path& path);  // throws with the path when missing
 
