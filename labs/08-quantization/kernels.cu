@@ -17,6 +17,7 @@
 
 #include <rooflab/grid.hpp>
 #include <rooflab/launch.hpp>
+#include <rooflab/mma.hpp>
 #include <rooflab/stub.hpp>
 #include <rooflab/warp.hpp>
 
@@ -107,13 +108,15 @@ __global__ void gemv_int8_kernel(const std::int8_t* __restrict__ q, const __half
 
 // ---- the int4 GEMV ----
 
-__global__ void gemv_int4_kernel(const std::uint8_t* __restrict__ q, const __half* __restrict__ scales,
-                                 const __half* __restrict__ x, __half* __restrict__ y, int n, int k, int group) {
+__global__ void __launch_bounds__(kBlock, 4)
+    gemv_int4_kernel(const std::uint8_t* __restrict__ q, const __half* __restrict__ scales,
+                     const __half* __restrict__ x, __half* __restrict__ y, int n, int k, int group) {
   // STUDENT BEGIN (lab08.gemv_int4)
   // TODO(lab08.gemv_int4): as gemv_int8, with 32 weights (16 bytes, one uint4) per lane per step, so one
   //   scale (group i / group) covers the whole load; the warp covers 1024 weights per step. In each 32-bit
   //   word, byte b holds weights 2b (bits 0-3) and 2b + 1 (bits 4-7) of its 8, each nibble minus kInt4Zero.
-  //   Read x with four load_halves<8>. About 30 lines. Handout: "The quantized GEMV".
+  //   Read x with four load_halves<8>. About 30 lines. (The reference goes further, onto the tensor cores with
+  //   rooflab/mma.hpp's mma_m16n8k16, 16 rows a block: about 90 lines.) Handout: "The quantized GEMV".
   rooflab::unused(q, scales, x, y, n, k, group);  // delete this line when the kernel is written
   // STUDENT END
 }

@@ -17,6 +17,7 @@
 
 #include <rooflab/grid.hpp>
 #include <rooflab/launch.hpp>
+#include <rooflab/mma.hpp>
 #include <rooflab/stub.hpp>
 #include <rooflab/warp.hpp>
 
@@ -235,96 +236,154 @@ __global__ void gemv_int8_kernel(const std::int8_t* __restrict__ q, const __half
 
 // ---- the int4 GEMV ----
 
-__global__ void gemv_int4_kernel(const std::uint8_t* __restrict__ q, const __half* __restrict__ scales,
-                                 const __half* __restrict__ x, __half* __restrict__ y, int n, int k, int group) {
+__global__ void __launch_bounds__(kBlock, 4)
+    gemv_int4_kernel(const std::uint8_t* __restrict__ q, const __half* __restrict__ scales,
+                     const __half* __restrict__ x, __half* __restrict__ y, int n, int k, int group) {
   // STUDENT BEGIN (lab08.gemv_int4)
-  // The int8 GEMV's loop (kRows rows per warp, the next step's loads issued before this step's math) with
-  // 32 weights per 128-bit load: one group of 32, or a quarter of a group of 128, so one scale covers a
-  // load. Each load now brings 4x the unpacking of an FP16 one and x is 4 bytes per weight byte, so both the
-  // unpacking and x's reuse across rows matter more. Unpacking a word, in order: its low nibbles (weights
-  // 0, 2, 4, 6) are word & 0x0F0F0F0F, its high ones (1, 3, 5, 7) the same after a shift by 4; a byte
-  // permute puts each nibble (q + 8: 0 to 15) into the float 2^23, and subtracting 2^23 + 8 leaves q.
-  constexpr int kRows = 4;   // rows per warp (the launcher's grid counts on it)
-  constexpr int kSteps = 1;  // 128-bit loads per row per step (more: more bytes in flight, more registers)
-  const int lane = threadIdx.x % 32;
-  const int chunks = k / 32;  // 16-byte loads per row; chunk c holds weights 32c .. 32c + 31
+  // On the tensor cores. At 32 weights per 16-byte load the CUDA cores spent about four instructions per weight
+  // (unpack, convert, multiply-add, x's conversion), so the H200 run found the int4 GEMV short of issue slots
+  // (50% busy at 40% of the copy ceiling). Here mma.sync does the multiply-adds, 256 of them per instruction,
+  // and unpacking costs about one instruction per weight.
+  // - A block takes 16 rows of W; its 8 warps split each row's chunks (16 bytes: 32 weights) among them, and
+  //   shared memory adds the 8 partial sums at the end. A warp's step is 4 chunks of its 16 rows.
+  // - The weights are mma's A operand as they load: lane (g, t) (g = lane / 4, t = lane % 4) loads chunk t of
+  //   the step for rows g and g + 8, the two rows its A fragment holds. A product sums over k, so any order of k
+  //   works if x's follows it: the lane's weights go into its own k-slots of the fragment (columns 2t, 2t + 1,
+  //   2t + 8, 2t + 9), two words of 8 weights per product.
+  // - Unpacking without conversions: a nibble n put under the FP16 exponent of 1024 (bits 0x6400) is the FP16
+  //   number 1024 + n, one LOP3 for two nibbles. The low nibbles of a word's bytes 0 and 2 (weights 0 and 4)
+  //   give (1024 + q0 + 8, 1024 + q4 + 8), minus 1032: q0, q4 exactly. The high nibbles, left in place, are
+  //   16x as large: 1024 + 16 (q + 8), times 1/16 minus 72 gives q, one HFMA2. So a word of 8 weights is 4
+  //   pairs, (q0, q4), (q1, q5), (q2, q6), (q3, q7), in 9 instructions; x's halves are paired the same way.
+  // - Groups kept apart: a product sums the k-slots of all 4 lanes of a quad, 4 chunks, and a group of 32 is one
+  //   chunk. So x is mma's B operand with column j holding x only for lane j's k-slots (zeros elsewhere: lanes
+  //   g == t read x, the others keep zeros). Column j of the result is then chunk j's sum alone, unscaled, in
+  //   FP32; each is scaled once (its group's FP16 scale) and added to the row's FP32 sum. The weights stay exact
+  //   integers in FP16, as the CUDA-core loop's were in FP32: scaled in FP16 first, each would be rounded.
+  // - The next step's loads go out before this step's math: the weights, the scales, and x for its 4 chunks
+  //   (256 contiguous bytes, 16 bytes in each of lanes 0-15). Lanes g == t need 64 bytes of it each, so x goes
+  //   through a small buffer of the warp's in shared memory (two, for alternate steps).
+  constexpr int kRows = 16;  // rows per block (the launcher's grid counts on it)
+  constexpr int kChunksPerStep = 4;
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
+  const int chunks = k / 32;  // 16-byte chunks per row; chunk c holds weights 32c .. 32c + 31
   const int groups = k / group;
-  // Chunk c is in group c * 32 / group: group is 32 or 128, so this is c or c / 4 (a shift, no division).
-  const int chunk_shift = group == 128 ? 2 : 0;
-  const uint4* q16 = reinterpret_cast<const uint4*>(q);  // chunk c of row j is q16[j chunks + c]
-  const uint4* x16 = reinterpret_cast<const uint4*>(x);  // x as 16-byte pieces (8 halves each)
-  // The 8 int4 weights of a word as floats, in order.
-  const auto unpack8 = [](unsigned word, float* out) {
-    const unsigned lo = word & 0x0F0F0F0Fu;         // byte b: weight 2b's nibble
-    const unsigned hi = (word >> 4) & 0x0F0F0F0Fu;  // byte b: weight 2b + 1's nibble
+  const int chunk_shift = group == 128 ? 2 : 0;  // chunk c is in group c >> chunk_shift
+  const uint4* q16 = reinterpret_cast<const uint4*>(q);
+  const uint4* x16 = reinterpret_cast<const uint4*>(x);
+  constexpr unsigned kExponent = 0x64006400u;  // the FP16 exponent bits of 1024, in both halves
+  const __half2 sixteenth = __float2half2_rn(1.0f / 16), minus72 = __float2half2_rn(-72.0f),
+               minus1032 = __float2half2_rn(-1032.0f);
+  // Word w of 8 nibbles (weights 0..7, low nibble first) as the pairs (q0, q4), (q1, q5), (q2, q6), (q3, q7).
+  const auto unpack = [&](unsigned w, std::uint32_t (&p)[4]) {
+    const unsigned shifted = w >> 8;  // weights 2, 3, 6, 7 where 0, 1, 4, 5 were
+    const unsigned u[4] = {rooflab::and_or(w, 0x000F000Fu, kExponent), rooflab::and_or(w, 0x00F000F0u, kExponent),
+                           rooflab::and_or(shifted, 0x000F000Fu, kExponent),
+                           rooflab::and_or(shifted, 0x00F000F0u, kExponent)};
 #pragma unroll
-    for (int b = 0; b < 4; ++b) {
-      out[2 * b] = __uint_as_float(__byte_perm(lo, 0x4B000000u, 0x7650u + b)) - 8388616.0f;
-      out[2 * b + 1] = __uint_as_float(__byte_perm(hi, 0x4B000000u, 0x7650u + b)) - 8388616.0f;
+    for (int i = 0; i < 4; ++i) {
+      __half2 h;
+      memcpy(static_cast<void*>(&h), &u[i], sizeof h);  // (register moves)
+      h = i % 2 == 0 ? __hadd2(h, minus1032) : __hfma2(h, sixteenth, minus72);
+      memcpy(&p[i], &h, sizeof h);
     }
   };
-  for (int row0 = global_warp() * kRows; row0 < n; row0 += grid_warps() * kRows) {
-    // The loads of the step that starts at chunk `first` (read-only path); rows past n and chunks past k
-    // load zeros.
-    const auto fetch = [&](int first, uint4 (&raw)[kSteps][kRows], float (&scale)[kSteps][kRows]) {
-#pragma unroll
-      for (int u = 0; u < kSteps; ++u) {
-#pragma unroll
-        for (int r = 0; r < kRows; ++r) {
-          const int c = first + 32 * u;
-          const bool inside = c < chunks && row0 + r < n;
-          const std::size_t row = static_cast<std::size_t>(row0 + r);
-          raw[u][r] = inside ? __ldg(q16 + row * chunks + c) : make_uint4(0, 0, 0, 0);
-          scale[u][r] = inside ? __half2float(__ldg(scales + row * groups + (c >> chunk_shift))) : 0.0f;
-        }
+  // The block's 16 rows' scales for a segment of k, staged in shared memory with coalesced loads: read in
+  // place, a lane's scales would be 16 rows apart, a sector a row for every request.
+  constexpr int kSegmentGroups = 256;  // 8 KB: groups 0-255 of 16 rows (k = 8192 in groups of 32: one segment)
+  __shared__ __half scale_rows[kRows][kSegmentGroups];
+  __shared__ float partial[kWarpsPerBlock][kRows];
+  __shared__ uint4 x_steps[kWarpsPerBlock][2][kChunksPerStep * 4];  // a step's x, 4 pieces of 16 bytes a chunk
+  const int stride = kWarpsPerBlock * kChunksPerStep;  // chunks between a warp's steps
+  for (int row0 = blockIdx.x * kRows; row0 < n; row0 += gridDim.x * kRows) {
+    const int ra = row0 + g, rb = row0 + g + 8;
+    const bool in_a = ra < n, in_b = rb < n;  // rows past n load nothing (their sums are not stored)
+    float sum_a = 0.0f, sum_b = 0.0f;
+    for (int g0 = 0; g0 < groups; g0 += kSegmentGroups) {
+      const int segment = min(kSegmentGroups, groups - g0);
+      const int c_end = min(chunks, (g0 + segment) << chunk_shift);  // the segment's chunks: c_begin .. c_end - 1
+      const int first0 = (g0 << chunk_shift) + warp * kChunksPerStep;
+      // Element offsets (32 bits: a matrix of fewer than 2^31 chunks) of the lane's next chunk of rows ra and rb,
+      // and of its piece of x (lanes 0-15: piece lane % 4 of chunk first + lane / 4). Chunks past the segment
+      // load nothing.
+      int qa = (in_a ? ra : 0) * chunks + first0 + t, qb = (in_b ? rb : 0) * chunks + first0 + t;
+      int xs = 4 * first0 + lane;
+      uint4 wa = make_uint4(0, 0, 0, 0), wb = wa, xw = wa;
+      int c = first0 + t;  // the lane's chunk in the step fetched next
+      const auto fetch = [&]() {
+        wa = in_a && c < c_end ? __ldg(q16 + qa) : make_uint4(0, 0, 0, 0);
+        wb = in_b && c < c_end ? __ldg(q16 + qb) : make_uint4(0, 0, 0, 0);
+        xw = lane < 16 && c - t + lane / 4 < c_end ? __ldg(x16 + xs) : make_uint4(0, 0, 0, 0);
+        qa += stride;
+        qb += stride;
+        xs += 4 * stride;
+        c += stride;
+      };
+      fetch();  // the first step's weights are on their way while the block stages the scales
+      __syncthreads();  // every warp is done with the previous segment's scales
+      for (int r = 0; r < kRows; ++r) {
+        const bool in = row0 + r < n;
+        const __half* row_scales = scales + std::size_t(in ? row0 + r : 0) * groups + g0;
+        for (int j = threadIdx.x; j < segment; j += kBlock) scale_rows[r][j] = in ? __ldg(row_scales + j) : __half();
       }
-    };
-    float sum[kRows] = {};
-    uint4 next_raw[kSteps][kRows];
-    float next_scale[kSteps][kRows];
-    fetch(lane, next_raw, next_scale);
-    for (int first = lane; first < chunks; first += 32 * kSteps) {
-      // The next step's loads go out before this step's math, so the memory never waits for the math.
-      uint4 raw[kSteps][kRows];
-      float scale[kSteps][kRows];
-      memcpy(static_cast<void*>(raw), next_raw, sizeof raw);  // register moves
-      memcpy(scale, next_scale, sizeof scale);
-      fetch(first + 32 * kSteps, next_raw, next_scale);
+      __syncthreads();
+      for (int first = first0, buf = 0; first < c_end; first += stride, buf ^= 1) {
+        const uint4 cur_a = wa, cur_b = wb;
+        // The scales of the chunks this lane's result columns hold (lanes t < 2: chunks first + 2t, first + 2t + 1),
+        // 0 past k.
+        float cur_sa[2] = {}, cur_sb[2] = {};
 #pragma unroll
-      for (int u = 0; u < kSteps; ++u) {
-        const int c = first + 32 * u;
-        if (c >= chunks) break;
-        float part[kRows] = {};
-#pragma unroll
-        for (int wd = 0; wd < 4; ++wd) {  // word wd of the chunk: 8 weights, 8 halves of x
-          const uint4 xr = __ldg(x16 + 4 * c + wd);
-          __half2 xh[4];
-          memcpy(static_cast<void*>(xh), &xr, sizeof xr);  // the 8 halves as pairs (register moves)
-          float xf[8];
-#pragma unroll
-          for (int j = 0; j < 4; ++j) {
-            const float2 f = __half22float2(xh[j]);
-            xf[2 * j] = f.x;
-            xf[2 * j + 1] = f.y;
-          }
-#pragma unroll
-          for (int r = 0; r < kRows; ++r) {
-            const unsigned words[4] = {raw[u][r].x, raw[u][r].y, raw[u][r].z, raw[u][r].w};
-            float wv[8];
-            unpack8(words[wd], wv);
-#pragma unroll
-            for (int j = 0; j < 8; ++j) part[r] = fmaf(wv[j], xf[j], part[r]);
+        for (int j = 0; j < 2; ++j) {
+          const int cj = first + 2 * t + j;
+          if (t < 2 && cj < c_end) {
+            cur_sa[j] = __half2float(scale_rows[g][(cj >> chunk_shift) - g0]);
+            cur_sb[j] = __half2float(scale_rows[g + 8][(cj >> chunk_shift) - g0]);
           }
         }
+        if (lane < 16) x_steps[warp][buf][lane] = xw;
+        __syncwarp();  // (the buffer's last readers, two steps ago, passed the previous step's __syncwarp)
+        fetch();
+        float acc[4] = {};
+        const unsigned words_a[4] = {cur_a.x, cur_a.y, cur_a.z, cur_a.w};
+        const unsigned words_b[4] = {cur_b.x, cur_b.y, cur_b.z, cur_b.w};
 #pragma unroll
-        for (int r = 0; r < kRows; ++r) sum[r] = fmaf(scale[u][r], part[r], sum[r]);
+        for (int i = 0; i < 4; ++i) {  // word i: weights 8i .. 8i + 7 of the lane's chunk, and their 8 halves of x
+          std::uint32_t pa[4], pb[4], xp[4];
+          unpack(words_a[i], pa);
+          unpack(words_b[i], pb);
+          // x in lanes g == t (zeros past k), zeros in the others; its halves (x0 x1, x2 x3, x4 x5, x6 x7) paired
+          // as the weights: (x0, x4), (x1, x5), (x2, x6), (x3, x7).
+          const uint4 xq = g == t ? x_steps[warp][buf][4 * t + i] : make_uint4(0, 0, 0, 0);
+          const unsigned xr[4] = {xq.x, xq.y, xq.z, xq.w};
+          xp[0] = __byte_perm(xr[0], xr[2], 0x5410);
+          xp[1] = __byte_perm(xr[0], xr[2], 0x7632);
+          xp[2] = __byte_perm(xr[1], xr[3], 0x5410);
+          xp[3] = __byte_perm(xr[1], xr[3], 0x7632);
+          const std::uint32_t a0[4] = {pa[0], pb[0], pa[1], pb[1]}, b0[2] = {xp[0], xp[1]};
+          const std::uint32_t a1[4] = {pa[2], pb[2], pa[3], pb[3]}, b1[2] = {xp[2], xp[3]};
+          rooflab::mma_m16n8k16(acc, a0, b0, acc);
+          rooflab::mma_m16n8k16(acc, a1, b1, acc);
+        }
+        // acc: row ra's columns 2t, 2t + 1 and row rb's: chunks first + 2t and first + 2t + 1 (zeros for t >= 2).
+        sum_a = fmaf(cur_sa[0], acc[0], fmaf(cur_sa[1], acc[1], sum_a));
+        sum_b = fmaf(cur_sb[0], acc[2], fmaf(cur_sb[1], acc[3], sum_b));
       }
     }
-#pragma unroll
-    for (int r = 0; r < kRows; ++r) {
-      const float total = warp_sum(sum[r]);
-      if (lane == 0 && row0 + r < n) y[row0 + r] = __float2half(total);
+    // The quad's sums (lanes t >= 2 hold zeros), then the block's 8 warps.
+    sum_a += __shfl_xor_sync(0xffffffffu, sum_a, 1);
+    sum_b += __shfl_xor_sync(0xffffffffu, sum_b, 1);
+    if (t == 0) {
+      partial[warp][g] = sum_a;
+      partial[warp][g + 8] = sum_b;
     }
+    __syncthreads();
+    if (threadIdx.x < kRows && row0 + static_cast<int>(threadIdx.x) < n) {
+      float total = 0.0f;
+#pragma unroll
+      for (int w = 0; w < kWarpsPerBlock; ++w) total += partial[w][threadIdx.x];
+      y[row0 + threadIdx.x] = __float2half(total);
+    }
+    __syncthreads();  // every row is read before the next tile's partial sums overwrite it
   }
   // STUDENT END
 }
@@ -381,8 +440,11 @@ void gemv_int8(const std::int8_t* q, const __half* scales, const __half* x, __ha
 void gemv_int4(const std::uint8_t* q, const __half* scales, const __half* x, __half* y, int n, int k, int group,
                cudaStream_t stream) {
   // STUDENT BEGIN (lab08.gemv_int4.launch)
-  constexpr int kRows = 4;  // rows per warp in gemv_int4_kernel: one warp for every 4 rows
-  gemv_int4_kernel<<<blocks_for_rows((n + kRows - 1) / kRows), kBlock, 0, stream>>>(q, scales, x, y, n, k, group);
+  // A block per 16 rows (its 8 warps split each row's chunks), at most the 4 blocks per SM that fit at once: one
+  // wave, the blocks looping over further rows.
+  constexpr int kRows = 16;
+  const unsigned blocks = rooflab::grid_for(static_cast<std::size_t>(n), kRows, 4 * sm_count());
+  gemv_int4_kernel<<<blocks, kBlock, 0, stream>>>(q, scales, x, y, n, k, group);
   ROOFLAB_LAUNCH_CHECK();
   // STUDENT END
 }
