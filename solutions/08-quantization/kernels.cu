@@ -260,9 +260,9 @@ __global__ void __launch_bounds__(kBlock, 4)
   //   g == t read x, the others keep zeros). Column j of the result is then chunk j's sum alone, unscaled, in
   //   FP32; each is scaled once (its group's FP16 scale) and added to the row's FP32 sum. The weights stay exact
   //   integers in FP16, as the CUDA-core loop's were in FP32: scaled in FP16 first, each would be rounded.
-  // - The next step's loads go out before this step's math: the weights, the scales, and x for its 4 chunks
-  //   (256 contiguous bytes, 16 bytes in each of lanes 0-15). Lanes g == t need 64 bytes of it each, so x goes
-  //   through a small buffer of the warp's in shared memory (two, for alternate steps).
+  // - The next step's loads go out before this step's math: the weights, and x for its 4 chunks (256 contiguous
+  //   bytes, 16 bytes in each of lanes 0-15). Lanes g == t need 64 bytes of it each, so x goes through a small
+  //   buffer of the warp's in shared memory (two, for alternate steps). The scales come from shared memory too.
   constexpr int kRows = 16;  // rows per block (the launcher's grid counts on it)
   constexpr int kChunksPerStep = 4;
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
