@@ -977,7 +977,7 @@ Prediction predict(const Work& w, const Code& code, const GpuSpec& gpu, const Co
     const std::set<int> reused = reused_params(w, m, gpu, c, &p.evidence);
     const double from_caches = cached_bytes(m, reused, w.reach, true);
     // cp.async copies stay in flight until the trip that waits for them: `ahead` trips' worth at once.
-    double per_thread = m.load_bytes_before_use - from_caches + m.cp_async_bytes * std::max(1, m.copies_ahead());
+    double per_thread = m.load_bytes_before_use - from_caches + m.cp_async_in_flight();
     if (from_caches > 0) {
       p.evidence.push_back(fmt::format("  so {:g} of the {:g} B a thread loads before the first use are DRAM bytes in "
                                        "flight",
@@ -986,7 +986,7 @@ Prediction predict(const Work& w, const Code& code, const GpuSpec& gpu, const Co
       // pipelined loop issues the next trip's loads there (nothing later in this trip reads them): those are in
       // flight across the trip's end. Without such loads, the first DRAM load is the least a thread waiting for
       // one has in flight.
-      if (per_thread <= m.cp_async_bytes * std::max(1, m.copies_ahead())) {
+      if (per_thread <= m.cp_async_in_flight()) {
         double next_trip = 0, first = 0;
         for (const auto& l : m.loads) {
           if (cached(l, reused, w.reach)) continue;

@@ -243,6 +243,23 @@ const Kernel& find_kernel_launched(const std::vector<Kernel>& kernels, std::stri
       if (k.name.find(needle) != std::string::npos && same_kernel(k.name, name)) return k;
     }
   }
+  // None of the launch names is one of the instances: where several match, say what the launches must name (a run's
+  // file that names a kernel by the registry's name, "lab04::hgemm_wmma_kernel", cannot tell its instances apart).
+  std::string instances;
+  int matches = 0;
+  for (const auto& k : kernels) {
+    if (k.name.find(needle) == std::string::npos) continue;
+    ++matches;
+    instances += "\n  " + k.name;
+  }
+  if (matches > 1 && !launched.empty()) {
+    std::string names;
+    for (const auto& name : launched) names += "\n  " + name;
+    throw std::runtime_error(fmt::format("several instances of {} were compiled and none of them was launched:{}\n"
+                                         "the launches:{}\n(a file of launches names each by its kernel's demangled "
+                                         "instance, \"ns::kernel<64, 64, true>\", as the CPU backend does)",
+                                         needle, instances, names));
+  }
   return find_kernel(kernels, needle);
 }
 

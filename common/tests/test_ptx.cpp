@@ -124,3 +124,42 @@ TEST(Ptx, MissingFileNamesThePath) {
     EXPECT_NE(std::string(e.what()).find("/nonexistent/x.ptx"), std::string::npos);
   }
 }
+
+// A template kernel with two instances (data/instances.cu: VEC true and false, as Lab 04's tensor-core rung has):
+// its name matches both, the launch says which one ran, and the ptxas entry is that instance's, not the other's.
+TEST(Ptx, TheLaunchPicksATemplatesInstance) {
+  const auto kernels = rooflab::ptx::parse_ptx(rooflab::ptx::read_file(kDir + "/instances.sm_80.ptx"));
+  const auto res = rooflab::ptx::parse_ptxas_report(rooflab::ptx::read_file(kDir + "/instances.sm_80.ptxas.txt"));
+  ASSERT_EQ(kernels.size(), 2u);
+  EXPECT_THROW(rooflab::ptx::find_kernel(kernels, "scale_kernel"), std::runtime_error);  // ambiguous alone
+  // As the CPU backend names a launch (the host compiler's demangled symbol).
+  const std::vector<std::string> ran_scalar{"void demo::scale_kernel<false>(float const*, float*, unsigned int)"};
+  const auto& scalar = rooflab::ptx::find_kernel_launched(kernels, "scale_kernel", ran_scalar);
+  EXPECT_NE(scalar.name.find("scale_kernel<false>"), std::string::npos) << scalar.name;
+  EXPECT_EQ(rooflab::ptx::resources_of(res, scalar).registers, 8);
+  EXPECT_EQ(rooflab::ptx::resources_of(res, scalar).barriers, 1);
+  const std::vector<std::string> ran_vec{"lab01::copy_kernel(float const*, float*)",
+                                         "demo::scale_kernel<true>(float const*, float*, unsigned int)"};
+  const auto& vec = rooflab::ptx::find_kernel_launched(kernels, "scale_kernel", ran_vec);
+  EXPECT_NE(vec.name.find("scale_kernel<true>"), std::string::npos) << vec.name;
+  EXPECT_EQ(rooflab::ptx::resources_of(res, vec).registers, 14);
+  EXPECT_EQ(rooflab::ptx::facts(vec).widest_global_load_bits, 128);
+  // The first launch named wins where both ran.
+  std::vector<std::string> both = ran_vec;
+  both.push_back(ran_scalar.front());
+  EXPECT_EQ(&rooflab::ptx::find_kernel_launched(kernels, "scale_kernel", both), &vec);
+  // A file that names the kernel by the registry's name cannot tell the instances apart: the error says so.
+  try {
+    rooflab::ptx::find_kernel_launched(kernels, "scale_kernel", {"demo::scale_kernel"});
+    ADD_FAILURE() << "an instance was picked from a name that matches both";
+  } catch (const std::runtime_error& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("several instances of scale_kernel were compiled and none of them was launched"),
+              std::string::npos) << what;
+    EXPECT_NE(what.find("demangled instance"), std::string::npos) << what;
+  }
+  // A single-instance kernel needs no launch to be found.
+  const auto sample = rooflab::ptx::parse_ptx(rooflab::ptx::read_file(kDir + "/sample.sm_80.ptx"));
+  EXPECT_EQ(&rooflab::ptx::find_kernel_launched(sample, "vec_kernel", {"demo::scale_kernel"}),
+            &rooflab::ptx::find_kernel(sample, "vec_kernel"));
+}

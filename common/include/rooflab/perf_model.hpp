@@ -26,6 +26,7 @@
 //   p.fraction, p.limiter, p.evidence
 #pragma once
 
+#include <algorithm>
 #include <filesystem>
 #include <map>
 #include <optional>
@@ -82,6 +83,8 @@ struct Trip {
     if (cp_async_bytes <= 0 || async_wait < 0) return 0;
     return async_wait + (async_wait_before_copies ? 1 : 0);
   }
+  // The cp.async bytes a thread has in flight at once: its copies of every trip between issue and wait.
+  double cp_async_in_flight() const { return cp_async_bytes * std::max(1, copies_ahead()); }
   bool loop = false;             // false: the kernel's whole body, it has no loop
   // An unrolled loop's remainder: the compiler unrolled the loop before it and this one runs the trips that
   // are left. It runs when a thread has fewer trips than the unroll factor.

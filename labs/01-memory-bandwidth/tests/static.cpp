@@ -70,6 +70,8 @@ ROOFLAB_TEST(Lab01Static, ScalarKernelsUse32BitAccess) {
 
 // Bandwidth kernels need few registers; a spill would add local-memory traffic to a memory-bound kernel.
 ROOFLAB_TEST(Lab01Static, NoSpills) {
+  // Each timed kernel launches on every GPU the course names (shared memory with the opt-in, threads, registers).
+  rooflab::ptx::expect_launches_fit_every_gpu(timed_launches);
   for (const auto& arch : rooflab::ptx::captured_archs()) {
     rooflab::ptx::expect_no_spills(arch, /*max_registers=*/64);
   }

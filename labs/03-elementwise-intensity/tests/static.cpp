@@ -36,6 +36,8 @@ ROOFLAB_INSPECT_TIMED_LAUNCHES(timed_launches);
 // The FMA, load and store facts are asked of the kernels the sweep and the fused chain's launchers start (a small
 // problem on the CPU backend), not of any kernel in the file.
 ROOFLAB_TEST(Lab03Static, NoSpillsAndTheSweepFmas) {
+  // Each timed kernel launches on every GPU the course names (shared memory with the opt-in, threads, registers).
+  rooflab::ptx::expect_launches_fit_every_gpu(timed_launches);
   constexpr std::size_t rows = 4, cols = 32, n = rows * cols;
   const auto x = rooflab::ptx::device_zeros<float>(n), bias = rooflab::ptx::device_zeros<float>(cols);
   const auto residual = rooflab::ptx::device_zeros<float>(n);

@@ -17,16 +17,6 @@ ROOFLAB_INSPECT_KERNELS(lab04::kKernels);
 // Inspect at the timed size: 4096^3.
 ROOFLAB_INSPECT_TIMED_SIZE(4096.0);
 
-ROOFLAB_TEST(Lab04Static, NoSpillsAndSharedMemoryWithinLimits) {
-  for (const auto& arch : rooflab::ptx::captured_archs()) {
-    // Every kernel compiled, each instance of a template among them.
-    for (const auto& r : rooflab::ptx::expect_no_spills(arch)) {
-      EXPECT_LE(r.smem_bytes, 48 * 1024) << arch << ": " << r.name << " uses " << r.smem_bytes
-                                          << " bytes of static shared memory, more than a block gets";
-    }
-  }
-}
-
 namespace {
 // Every rung at the timed size (tests/perf_work.hpp's first shape on a GPU, 4096 cubed), for the grids `rooflab
 // inspect` counts waves of; nothing runs.
@@ -46,6 +36,18 @@ rooflab::inspect::TimedLaunches timed_launches(const rooflab::GpuSpec& gpu) {
 }
 }  // namespace
 ROOFLAB_INSPECT_TIMED_LAUNCHES(timed_launches);
+
+ROOFLAB_TEST(Lab04Static, NoSpillsAndSharedMemoryWithinLimits) {
+  // Each timed kernel launches on every GPU the course names (shared memory with the opt-in, threads, registers).
+  rooflab::ptx::expect_launches_fit_every_gpu(timed_launches);
+  for (const auto& arch : rooflab::ptx::captured_archs()) {
+    // Every kernel compiled, each instance of a template among them.
+    for (const auto& r : rooflab::ptx::expect_no_spills(arch)) {
+      EXPECT_LE(r.smem_bytes, 48 * 1024) << arch << ": " << r.name << " uses " << r.smem_bytes
+                                          << " bytes of static shared memory, more than a block gets";
+    }
+  }
+}
 
 namespace {
 constexpr int kSide = 64;  // a small square problem on the vectorized paths (multiples of 8, aligned arrays)

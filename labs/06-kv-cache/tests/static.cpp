@@ -58,6 +58,8 @@ rooflab::ptx::Launched launched_by_append() {
 
 // The wide-append hint is asked of the kernel the launcher starts, not of any kernel in the file.
 ROOFLAB_TEST(Lab06Static, NoSpillsAndWideAppend) {
+  // Each timed kernel launches on every GPU the course names (shared memory with the opt-in, threads, registers).
+  rooflab::ptx::expect_launches_fit_every_gpu(timed_launches);
   const auto launched = launched_by_append();
   for (const auto& arch : rooflab::ptx::captured_archs()) {
     rooflab::ptx::expect_no_spills(arch);

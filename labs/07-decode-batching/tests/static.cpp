@@ -55,6 +55,8 @@ rooflab::ptx::Launched launched_at(int batch) {
 }  // namespace
 
 ROOFLAB_TEST(Lab07Static, NoSpillsAndWideLoads) {
+  // Each timed kernel launches on every GPU the course names (shared memory with the opt-in, threads, registers).
+  rooflab::ptx::expect_launches_fit_every_gpu(timed_launches);
   const auto by_gemv = launched_at(0), by_batch4 = launched_at(4), by_batch8 = launched_at(8), by_batch64 = launched_at(64);
   for (const auto& arch : rooflab::ptx::captured_archs()) {
     rooflab::ptx::expect_no_spills(arch);

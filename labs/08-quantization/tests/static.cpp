@@ -66,6 +66,8 @@ std::map<std::string, rooflab::ptx::Launched> launched_by_gemvs() {
 }  // namespace
 
 ROOFLAB_TEST(Lab08Static, NoSpillsAndWideLoads) {
+  // Each timed kernel launches on every GPU the course names (shared memory with the opt-in, threads, registers).
+  rooflab::ptx::expect_launches_fit_every_gpu(timed_launches);
   const auto launched = launched_by_gemvs();
   for (const auto& arch : rooflab::ptx::captured_archs()) {
     rooflab::ptx::expect_no_spills(arch);

@@ -83,8 +83,9 @@ bool same_kernel(std::string_view ptx_name, std::string_view launched_name);
 // with a VEC flag, instantiated for both paths), the one the launcher started.
 const Kernel& find_launched_kernel(const std::vector<Kernel>& kernels, std::string_view needle, const Launched& launched);
 // find_kernel where several instances may match `needle`: the one among them that `launched` names (demangled, as
-// the CPU backend or a run's file names kernels; the first named wins). Without such a name, find_kernel's answer
-// (and its error where several match).
+// the CPU backend or a run's file names kernels; the first named wins). Where several match and `launched` names none
+// of them (a file that names kernels by the registry's name), throws, listing both; with no launches at all,
+// find_kernel's answer (and its error where several match).
 const Kernel& find_kernel_launched(const std::vector<Kernel>& kernels, std::string_view needle,
                                    const std::vector<std::string>& launched);
 

@@ -13,6 +13,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <span>
 #include <sstream>
 #include <string>
@@ -98,6 +99,60 @@ inspect::TimedLaunches timed_launches(const GpuSpec& gpu, Call&& call) {
     out.note = std::string("the launchers failed at the timed size on the CPU backend: ") + e.what();
   }
   return out;
+}
+
+// The check every lab with timed launches makes (its NoSpills test): each kernel its perf tests time launches on
+// every GPU data/gpus.json names. Its block's threads and registers and its shared memory (ptxas's static bytes plus
+// the dynamic bytes the launcher asked for) must fit one block on an SM of each, the opt-in limit included: a
+// launcher that asks for 80 KB of dynamic shared memory runs on an H100 and fails on a T4 (64 KB) or an RTX 4090
+// (99 KB) only when a student there runs it. Registers and static bytes are those of the captured architecture
+// nearest below the GPU's (the lowest captured one for older GPUs: ptxas may give those a few registers more).
+inline void expect_launches_fit_every_gpu(inspect::TimedLaunches (*launches)(const GpuSpec& gpu)) {
+  // Blocks and shared memory do not depend on the GPU the CPU backend pretends to be (grids may): the launches are
+  // recorded on whichever it is, with the SM count it has already chosen where an earlier test chose one.
+  GpuSpec pretend = rooflab::gpu(emu::pretend_gpu().id.empty() ? "h100-sxm" : emu::pretend_gpu().id);
+  pretend.sms = emu::pretend_gpu().sms;
+  const auto timed = launches(pretend);
+  ASSERT_FALSE(timed.launches.empty()) << "the timed launches were not recorded: " << timed.note;
+  struct Captured {
+    int cc = 0;  // 80 for sm_80
+    std::vector<Kernel> kernels;
+    std::vector<Resources> resources;
+  };
+  std::vector<Captured> archs;
+  for (const auto& arch : captured_archs()) {
+    archs.push_back({std::stoi(arch.substr(3)), parse_ptx(captured(arch, ".ptx")),
+                     parse_ptxas_report(captured(arch, ".ptxas.txt"))});
+  }
+  ASSERT_FALSE(archs.empty()) << "no architecture captured";
+  std::sort(archs.begin(), archs.end(), [](const Captured& a, const Captured& b) { return a.cc < b.cc; });
+  int checked = 0;
+  for (const auto& g : gpus()) {
+    const int cc = 10 * g.cc_major + g.cc_minor;
+    const Captured* code = &archs.front();
+    for (const auto& a : archs) {
+      if (a.cc <= cc) code = &a;
+    }
+    const inspect::Limits limits = inspect::limits_of(g);
+    for (const auto& l : timed.launches) {
+      const Kernel* entry = nullptr;
+      for (const auto& k : code->kernels) {
+        if (same_kernel(k.name, l.kernel)) entry = &k;
+      }
+      if (entry == nullptr) continue;  // not one of the lab's kernels (a library's)
+      const Resources& r = resources_of(code->resources, *entry);
+      const auto occ = inspect::occupancy(limits, r.registers, static_cast<std::size_t>(r.smem_bytes), l.dynamic_smem,
+                                          l.block, r.barriers);
+      ++checked;
+      EXPECT_GE(occ.blocks_per_sm, 1)
+          << l.kernel << " cannot launch on the " << g.name << " (" << g.arch() << "): a block of " << l.block << " threads, " << r.registers << " registers each (sm_" << code->cc
+          << "), " << r.smem_bytes << " bytes of static and " << l.dynamic_smem
+          << " of dynamic shared memory; the GPU allows " << limits.smem_per_block_optin
+          << " bytes of shared memory per block with the opt-in, " << limits.max_threads_per_block
+          << " threads per block" << (occ.error.empty() ? "" : " (" + occ.error + ")");
+    }
+  }
+  EXPECT_GT(checked, 0) << "none of the timed launches is a kernel of the captured code";
 }
 
 // Device memory for such a call, left as cudaMalloc gives it (no kernel reads it: the launches do not run).
