@@ -21,6 +21,7 @@
 #include <rooflab/stub.hpp>
 #include <rooflab/warp.hpp>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 

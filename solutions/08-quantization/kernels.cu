@@ -21,6 +21,7 @@
 #include <rooflab/stub.hpp>
 #include <rooflab/warp.hpp>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 
@@ -257,12 +258,14 @@ __global__ void __launch_bounds__(kBlock, 4)
   //   pairs, (q0, q4), (q1, q5), (q2, q6), (q3, q7), in 9 instructions; x's halves are paired the same way.
   // - Groups kept apart: a product sums the k-slots of all 4 lanes of a quad, 4 chunks, and a group of 32 is one
   //   chunk. So x is mma's B operand with column j holding x only for lane j's k-slots (zeros elsewhere: lanes
-  //   g == t read x, the others keep zeros). Column j of the result is then chunk j's sum alone, unscaled, in
+  //   g == t read x, the others read zeros). Column j of the result is then chunk j's sum alone, unscaled, in
   //   FP32; each is scaled once (its group's FP16 scale) and added to the row's FP32 sum. The weights stay exact
   //   integers in FP16, as the CUDA-core loop's were in FP32: scaled in FP16 first, each would be rounded.
   // - The next step's loads go out before this step's math: the weights, and x for its 4 chunks (256 contiguous
-  //   bytes, 16 bytes in each of lanes 0-15). Lanes g == t need 64 bytes of it each, so x goes through a small
-  //   buffer of the warp's in shared memory (two, for alternate steps). The scales come from shared memory too.
+  //   bytes, 8 in each lane). Lanes g == t need 64 bytes of it each, so x goes through a small buffer of the
+  //   warp's in shared memory (two, for alternate steps). The scales come from shared memory too.
+  // - Issue slots are what this kernel runs short of first, so the step has no branches and copies no registers
+  //   (below: zeros kept in shared memory for the lanes without x, two steps a trip).
   constexpr int kRows = 16;  // rows per block (the launcher's grid counts on it)
   constexpr int kChunksPerStep = 4;
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
@@ -270,7 +273,7 @@ __global__ void __launch_bounds__(kBlock, 4)
   const int groups = k / group;
   const int chunk_shift = group == 128 ? 2 : 0;  // chunk c is in group c >> chunk_shift
   const uint4* q16 = reinterpret_cast<const uint4*>(q);
-  const uint4* x16 = reinterpret_cast<const uint4*>(x);
+  const uint2* x8 = reinterpret_cast<const uint2*>(x);
   constexpr unsigned kExponent = 0x64006400u;  // the FP16 exponent bits of 1024, in both halves
   const __half2 sixteenth = __float2half2_rn(1.0f / 16), minus72 = __float2half2_rn(-72.0f),
                minus1032 = __float2half2_rn(-1032.0f);
@@ -293,33 +296,43 @@ __global__ void __launch_bounds__(kBlock, 4)
   constexpr int kSegmentGroups = 256;  // 8 KB: groups 0-255 of 16 rows (k = 8192 in groups of 32: one segment)
   __shared__ __half scale_rows[kRows][kSegmentGroups];
   __shared__ float partial[kWarpsPerBlock][kRows];
-  __shared__ uint4 x_steps[kWarpsPerBlock][2][kChunksPerStep * 4];  // a step's x, 4 pieces of 16 bytes a chunk
+  // A step's x (4 chunks of 64 bytes: 8 bytes from each lane), then 64 bytes of zeros. Lanes g == t read their
+  // chunk's x in 16-byte pieces, the others the zeros: an address chosen once, instead of a zeroed register and a
+  // predicated load for every piece.
+  constexpr int kZeroSlot = kChunksPerStep * 4, kSlots = kZeroSlot + 4;  // in 16-byte pieces
+  __shared__ uint4 x_steps[kWarpsPerBlock][2 * kSlots];
+  if (lane < 8) x_steps[warp][lane / 4 * kSlots + kZeroSlot + lane % 4] = make_uint4(0, 0, 0, 0);  // (barrier below)
+  uint2* const x_put = reinterpret_cast<uint2*>(x_steps[warp]) + lane;  // the lane's 8 bytes in buffer 0
+  const int x_get = g == t ? 4 * t : kZeroSlot;
   const int stride = kWarpsPerBlock * kChunksPerStep;  // chunks between a warp's steps
   for (int row0 = blockIdx.x * kRows; row0 < n; row0 += gridDim.x * kRows) {
     const int ra = row0 + g, rb = row0 + g + 8;
-    const bool in_a = ra < n, in_b = rb < n;  // rows past n load nothing (their sums are not stored)
     float sum_a = 0.0f, sum_b = 0.0f;
     for (int g0 = 0; g0 < groups; g0 += kSegmentGroups) {
       const int segment = min(kSegmentGroups, groups - g0);
       const int c_end = min(chunks, (g0 + segment) << chunk_shift);  // the segment's chunks: c_begin .. c_end - 1
       const int first0 = (g0 << chunk_shift) + warp * kChunksPerStep;
-      // Element offsets (32 bits: a matrix of fewer than 2^31 chunks) of the lane's next chunk of rows ra and rb,
-      // and of its piece of x (lanes 0-15: piece lane % 4 of chunk first + lane / 4). Chunks past the segment
-      // load nothing.
-      int qa = (in_a ? ra : 0) * chunks + first0 + t, qb = (in_b ? rb : 0) * chunks + first0 + t;
-      int xs = 4 * first0 + lane;
-      uint4 wa = make_uint4(0, 0, 0, 0), wb = wa, xw = wa;
+      // Element offsets (32 bits: the launcher keeps a launch within 2^30 chunks) of the lane's next chunk of rows
+      // ra and rb, and of its 8 bytes of x (piece lane % 8 of chunk first + lane / 8). Chunks past the segment load
+      // nothing; a row past n reads the last row instead (its sum is never stored).
+      int qa = min(ra, n - 1) * chunks + first0 + t, qb = min(rb, n - 1) * chunks + first0 + t;
+      int xs = 8 * first0 + lane;
       int c = first0 + t;  // the lane's chunk in the step fetched next
-      const auto fetch = [&]() {
-        wa = in_a && c < c_end ? __ldg(q16 + qa) : make_uint4(0, 0, 0, 0);
-        wb = in_b && c < c_end ? __ldg(q16 + qb) : make_uint4(0, 0, 0, 0);
-        xw = lane < 16 && c - t + lane / 4 < c_end ? __ldg(x16 + xs) : make_uint4(0, 0, 0, 0);
+      struct Loads {
+        uint4 a, b;  // a step's chunk of rows ra and rb
+        uint2 x;     // and the lane's piece of x
+      };
+      const auto fetch = [&](Loads& s) {
+        s.a = c < c_end ? __ldg(q16 + qa) : make_uint4(0, 0, 0, 0);
+        s.b = c < c_end ? __ldg(q16 + qb) : make_uint4(0, 0, 0, 0);
+        s.x = c - t + lane / 8 < c_end ? __ldg(x8 + xs) : make_uint2(0, 0);
         qa += stride;
         qb += stride;
-        xs += 4 * stride;
+        xs += 8 * stride;
         c += stride;
       };
-      fetch();  // the first step's weights are on their way while the block stages the scales
+      Loads even, odd;  // the loads of even and odd steps: a step's math reads one set while the next fills the other
+      fetch(even);      // the first step's weights are on their way while the block stages the scales
       __syncthreads();  // every warp is done with the previous segment's scales
       for (int r = 0; r < kRows; ++r) {
         const bool in = row0 + r < n;
@@ -327,25 +340,24 @@ __global__ void __launch_bounds__(kBlock, 4)
         for (int j = threadIdx.x; j < segment; j += kBlock) scale_rows[r][j] = in ? __ldg(row_scales + j) : __half();
       }
       __syncthreads();
-      for (int first = first0, buf = 0; first < c_end; first += stride, buf ^= 1) {
-        const uint4 cur_a = wa, cur_b = wb;
-        // The scales of the chunks this lane's result columns hold (lanes t < 2: chunks first + 2t, first + 2t + 1),
-        // 0 past k.
-        float cur_sa[2] = {}, cur_sb[2] = {};
+      // One step: 4 chunks of the warp's 16 rows, starting at chunk `first`, in x's buffer `buf`.
+      const auto step = [&](int first, int buf, const Loads& cur, Loads& next) {
+        // The scales of the chunks this lane's result columns hold (chunks first + 2t and first + 2t + 1). Lanes
+        // t >= 2 and chunks past the segment have zero sums (their x is zero), so any finite scale will do: the chunk
+        // is clamped into the staged segment, and no lane branches.
+        float sa[2], sb[2];
 #pragma unroll
         for (int j = 0; j < 2; ++j) {
-          const int cj = first + 2 * t + j;
-          if (t < 2 && cj < c_end) {
-            cur_sa[j] = __half2float(scale_rows[g][(cj >> chunk_shift) - g0]);
-            cur_sb[j] = __half2float(scale_rows[g + 8][(cj >> chunk_shift) - g0]);
-          }
+          const int cj = min(first + 2 * t + j, c_end - 1);
+          sa[j] = __half2float(scale_rows[g][(cj >> chunk_shift) - g0]);
+          sb[j] = __half2float(scale_rows[g + 8][(cj >> chunk_shift) - g0]);
         }
-        if (lane < 16) x_steps[warp][buf][lane] = xw;
+        x_put[buf * 2 * kSlots] = cur.x;
         __syncwarp();  // (the buffer's last readers, two steps ago, passed the previous step's __syncwarp)
-        fetch();
+        fetch(next);
         float acc[4] = {};
-        const unsigned words_a[4] = {cur_a.x, cur_a.y, cur_a.z, cur_a.w};
-        const unsigned words_b[4] = {cur_b.x, cur_b.y, cur_b.z, cur_b.w};
+        const unsigned words_a[4] = {cur.a.x, cur.a.y, cur.a.z, cur.a.w};
+        const unsigned words_b[4] = {cur.b.x, cur.b.y, cur.b.z, cur.b.w};
 #pragma unroll
         for (int i = 0; i < 4; ++i) {  // word i: weights 8i .. 8i + 7 of the lane's chunk, and their 8 halves of x
           std::uint32_t pa[4], pb[4], xp[4];
@@ -353,7 +365,7 @@ __global__ void __launch_bounds__(kBlock, 4)
           unpack(words_b[i], pb);
           // x in lanes g == t (zeros past k), zeros in the others; its halves (x0 x1, x2 x3, x4 x5, x6 x7) paired
           // as the weights: (x0, x4), (x1, x5), (x2, x6), (x3, x7).
-          const uint4 xq = g == t ? x_steps[warp][buf][4 * t + i] : make_uint4(0, 0, 0, 0);
+          const uint4 xq = x_steps[warp][buf * kSlots + x_get + i];
           const unsigned xr[4] = {xq.x, xq.y, xq.z, xq.w};
           xp[0] = __byte_perm(xr[0], xr[2], 0x5410);
           xp[1] = __byte_perm(xr[0], xr[2], 0x7632);
@@ -365,8 +377,15 @@ __global__ void __launch_bounds__(kBlock, 4)
           rooflab::mma_m16n8k16(acc, a1, b1, acc);
         }
         // acc: row ra's columns 2t, 2t + 1 and row rb's: chunks first + 2t and first + 2t + 1 (zeros for t >= 2).
-        sum_a = fmaf(cur_sa[0], acc[0], fmaf(cur_sa[1], acc[1], sum_a));
-        sum_b = fmaf(cur_sb[0], acc[2], fmaf(cur_sb[1], acc[3], sum_b));
+        sum_a = fmaf(sa[0], acc[0], fmaf(sa[1], acc[1], sum_a));
+        sum_b = fmaf(sb[0], acc[2], fmaf(sb[1], acc[3], sum_b));
+      };
+      // Two steps a trip, so that the two sets of loads take turns without being copied: an even step reads
+      // `even` and fetches into `odd`, an odd step the other way round.
+      for (int first = first0; first < c_end; first += 2 * stride) {
+        step(first, 0, even, odd);
+        if (first + stride >= c_end) break;
+        step(first + stride, 1, odd, even);
       }
     }
     // The quad's sums (lanes t >= 2 hold zeros), then the block's 8 warps.
@@ -441,11 +460,20 @@ void gemv_int4(const std::uint8_t* q, const __half* scales, const __half* x, __h
                cudaStream_t stream) {
   // STUDENT BEGIN (lab08.gemv_int4.launch)
   // A block per 16 rows (its 8 warps split each row's chunks), at most the 4 blocks per SM that fit at once: one
-  // wave, the blocks looping over further rows.
+  // wave, the blocks looping over further rows. The kernel's chunk offsets are 32-bit, so a launch covers at most
+  // 2^30 chunks (16 GB of weights): a larger matrix goes in slices of rows (one launch for any layer of a model
+  // that fits a GPU today).
   constexpr int kRows = 16;
-  const unsigned blocks = rooflab::grid_for(static_cast<std::size_t>(n), kRows, 4 * sm_count());
-  gemv_int4_kernel<<<blocks, kBlock, 0, stream>>>(q, scales, x, y, n, k, group);
-  ROOFLAB_LAUNCH_CHECK();
+  const std::size_t row_chunks = static_cast<std::size_t>(std::max(k / 32, 1));
+  const int slice = static_cast<int>(std::min(static_cast<std::size_t>(n), (std::size_t{1} << 30) / row_chunks));
+  for (int r0 = 0; r0 < n; r0 += slice) {
+    const int rows = std::min(slice, n - r0);
+    const std::size_t first = static_cast<std::size_t>(r0);
+    const unsigned blocks = rooflab::grid_for(static_cast<std::size_t>(rows), kRows, 4 * sm_count());
+    gemv_int4_kernel<<<blocks, kBlock, 0, stream>>>(q + first * k / 2, scales + first * (k / group), x, y + first,
+                                                    rows, k, group);
+    ROOFLAB_LAUNCH_CHECK();
+  }
   // STUDENT END
 }
 
