@@ -94,8 +94,9 @@ __global__ void dequantize_int4_kernel(const std::uint8_t* __restrict__ q, const
 
 // ---- the int8 GEMV ----
 
-__global__ void gemv_int8_kernel(const std::int8_t* __restrict__ q, const __half* __restrict__ scales,
-                                 const __half* __restrict__ x, __half* __restrict__ y, int n, int k) {
+__global__ void __launch_bounds__(kBlock, 4)
+    gemv_int8_kernel(const std::int8_t* __restrict__ q, const __half* __restrict__ scales,
+                     const __half* __restrict__ x, __half* __restrict__ y, int n, int k) {
   // STUDENT BEGIN (lab08.gemv_int8)
   // TODO(lab08.gemv_int8): Lab 07's GEMV on the int8 layout: one warp per row, rows grid-stride
   //   (`for (row = global_warp(); row < n; row += grid_warps())`). Lane `lane` reads 16 weights at

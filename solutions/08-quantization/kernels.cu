@@ -126,111 +126,144 @@ __global__ void dequantize_int4_kernel(const std::uint8_t* __restrict__ q, const
 
 // ---- the int8 GEMV ----
 
-__global__ void gemv_int8_kernel(const std::int8_t* __restrict__ q, const __half* __restrict__ scales,
-                                 const __half* __restrict__ x, __half* __restrict__ y, int n, int k) {
+__global__ void __launch_bounds__(kBlock, 4)
+    gemv_int8_kernel(const std::int8_t* __restrict__ q, const __half* __restrict__ scales,
+                     const __half* __restrict__ x, __half* __restrict__ y, int n, int k) {
   // STUDENT BEGIN (lab08.gemv_int8)
-  // Lab 07's warp per row on a quarter of the bytes per load: a lane reads 16 int8 weights (half a group) in
-  // one 128-bit load, the warp 512 contiguous bytes of a row per step. What keeps it near the copy roof:
-  // - x read once for several rows. Every row multiplies the same x, and x is 2 bytes per weight against
-  //   the weights' 1: a warp that takes one row at a time moves twice the weights' bytes of x through L1 and
-  //   converts every x value once per row. A warp here takes kRows rows at once: each 16 bytes of x it
-  //   loads and converts serve kRows rows' weights.
-  // - Loads overlap the math. A lane issues the loads of the step kAhead = 2 steps ahead (kRows rows x kSteps
-  //   chunks, and their scales) before it does this step's math, so its bytes are on their way while it
-  //   unpacks. Without it the warps of a wave load together, then compute together, and the memory idles
-  //   while they compute (measured on an H100: the time was the load time plus the math's). With one step
-  //   ahead, each warp's 16 steps still waited for DRAM one after another: the grid is under one wave (every
-  //   warp resident from the start), so the kernel took about as long as one warp's chain of 16 waits (the
-  //   H200 run: 52% of the copy ceiling, issue slots 38% busy). Two steps ahead halve that chain for 24 more
-  //   registers (96), which cost no occupancy: the grid holds fewer warps than the SMs could.
-  // - Cheap unpacking. int -> float conversion (I2F) issues at 1/8 of the FMA rate. Instead q + 128 (the
-  //   sign bit flipped) goes into the low byte of the float 2^23 (bits 0x4B000000), which makes the float
-  //   2^23 + 128 + q exactly: one byte permute and one subtract per weight.
-  // - FP32 sums: the 16 products of a load are summed unscaled and the group's scale applied once.
-  constexpr int kRows = 4;   // rows per warp (the launcher's grid counts on it)
-  constexpr int kSteps = 1;  // 128-bit loads per row per step (more: more bytes in flight, more registers)
-  constexpr int kAhead = 2;  // steps of loads in flight during a step's math
-  const int lane = threadIdx.x % 32;
-  const int chunks = k / 16;  // 16-byte loads per row; chunk c holds weights 16c.. and is half of group c / 2
+  // On the tensor cores, as the int4 GEMV below (its comments say more of the layout). A warp-per-row kernel on
+  // the CUDA cores spends about two instructions per weight (unpack, multiply-add) and x's conversion besides,
+  // about 159 per 1,024 bytes of weights with its loads two steps ahead (the H200 run measured the one-step
+  // version at 52% of the copy ceiling). Here mma.sync does the multiply-adds and unpacking costs 1.25
+  // instructions per weight: about 89 per 1,024 bytes, the loads one step ahead in 32 warps per SM.
+  // - A block takes 16 rows of W; its 8 warps split each row's chunks (16 bytes: 16 weights, half a group), and
+  //   shared memory adds the 8 partial sums at the end. A warp's step is 4 chunks of its 16 rows.
+  // - Lane (g, t) (g = lane / 4, t = lane % 4) loads chunk t of the step for rows g and g + 8, the two rows of its
+  //   mma A fragment; word i of the chunk (weights 4i .. 4i + 3) fills the lane's four k-slots of product i.
+  // - Unpacking by exponent: a byte u under the FP16 exponent bits of 1024 (0x64) is the FP16 number 1024 + u.
+  //   With the sign bit flipped (u = q + 128, 0 to 255) two byte permutes make (1024 + u0, 1024 + u1) and
+  //   (1024 + u2, 1024 + u3), and subtracting 1152 leaves q exactly: 5 instructions for 4 weights.
+  // - Groups kept apart as in the int4 GEMV: x is mma's B operand with column j holding x only for lane j's
+  //   k-slots, so column j of a product is chunk j's sum alone. Chunks 2t and 2t + 1 of a step (the columns lane
+  //   t < 2 holds) are one group of 32: their sums are added and scaled once, in FP32.
+  // - x: 128 contiguous bytes a step, 4 from each lane, through a buffer of the warp's in shared memory (two, for
+  //   alternate steps) to the lanes g == t, which read their chunk's 32 bytes; the others read zeros kept beside
+  //   it. The block's scales are staged in shared memory with row-contiguous loads.
+  // - Issue slots run short before bandwidth does, so the step has no branches and copies no registers (two
+  //   steps a trip, two sets of load registers that take turns).
+  constexpr int kRows = 16;  // rows per block (the launcher's grid counts on it)
+  constexpr int kChunksPerStep = 4;
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
+  const int chunks = k / 16;  // 16-byte chunks per row; chunk c holds weights 16c .. 16c + 15, half of group c / 2
   const int groups = k / kInt8Group;
-  const uint4* q16 = reinterpret_cast<const uint4*>(q);  // chunk c of row j is q16[j chunks + c]
-  const uint4* x16 = reinterpret_cast<const uint4*>(x);  // x as 16-byte pieces (8 halves each)
-  // The 4 int8 weights of a word as floats: byte b of the flipped word into the float 2^23, minus 2^23 + 128.
-  const auto unpack4 = [](unsigned word, float* out) {
-    const unsigned biased = word ^ 0x80808080u;  // q + 128 in every byte: 0 to 255
-#pragma unroll
-    for (int b = 0; b < 4; ++b) out[b] = __uint_as_float(__byte_perm(biased, 0x4B000000u, 0x7650u + b)) - 8388736.0f;
+  const uint4* q16 = reinterpret_cast<const uint4*>(q);
+  const unsigned* x4 = reinterpret_cast<const unsigned*>(x);  // x in pieces of 4 bytes (2 halves)
+  const __half2 minus1152 = __float2half2_rn(-1152.0f);
+  // Word w of 4 weights as the pairs (q0, q1) and (q2, q3).
+  const auto unpack = [&](unsigned w, std::uint32_t& lo, std::uint32_t& hi) {
+    const unsigned u = w ^ 0x80808080u;  // q + 128 in every byte: 0 to 255
+    const unsigned p[2] = {__byte_perm(u, 0x64646464u, 0x5140), __byte_perm(u, 0x64646464u, 0x5342)};
+    __half2 h[2];
+    memcpy(static_cast<void*>(h), p, sizeof h);  // (register moves)
+    h[0] = __hadd2(h[0], minus1152);
+    h[1] = __hadd2(h[1], minus1152);
+    memcpy(&lo, &h[0], sizeof lo);
+    memcpy(&hi, &h[1], sizeof hi);
   };
-  for (int row0 = global_warp() * kRows; row0 < n; row0 += grid_warps() * kRows) {
-    // The loads of the step that starts at chunk `first` (read-only path); rows past n and chunks past k
-    // load zeros.
-    const auto fetch = [&](int first, uint4 (&raw)[kSteps][kRows], float (&scale)[kSteps][kRows]) {
-#pragma unroll
-      for (int u = 0; u < kSteps; ++u) {
-#pragma unroll
-        for (int r = 0; r < kRows; ++r) {
-          const int c = first + 32 * u;
-          const bool inside = c < chunks && row0 + r < n;
-          const std::size_t row = static_cast<std::size_t>(row0 + r);
-          raw[u][r] = inside ? __ldg(q16 + row * chunks + c) : make_uint4(0, 0, 0, 0);
-          scale[u][r] = inside ? __half2float(__ldg(scales + row * groups + c / 2)) : 0.0f;
-        }
+  constexpr int kSegmentGroups = 256;  // 8 KB: groups 0-255 of 16 rows (k = 8192: one segment)
+  __shared__ __half scale_rows[kRows][kSegmentGroups];
+  __shared__ float partial[kWarpsPerBlock][kRows];
+  // A step's x (4 chunks of 32 bytes: 4 from each lane), then 32 bytes of zeros for the lanes g != t.
+  constexpr int kZeroSlot = kChunksPerStep * 2, kSlots = kZeroSlot + 2;  // in 16-byte pieces
+  __shared__ uint4 x_steps[kWarpsPerBlock][2 * kSlots];
+  if (lane < 4) x_steps[warp][lane / 2 * kSlots + kZeroSlot + lane % 2] = make_uint4(0, 0, 0, 0);  // (barrier below)
+  unsigned* const x_put = reinterpret_cast<unsigned*>(x_steps[warp]) + lane;  // the lane's 4 bytes in buffer 0
+  const int x_get = g == t ? 2 * t : kZeroSlot;
+  const int stride = kWarpsPerBlock * kChunksPerStep;  // chunks between a warp's steps
+  for (int row0 = blockIdx.x * kRows; row0 < n; row0 += gridDim.x * kRows) {
+    const int ra = row0 + g, rb = row0 + g + 8;
+    float sum_a = 0.0f, sum_b = 0.0f;
+    for (int g0 = 0; g0 < groups; g0 += kSegmentGroups) {
+      const int segment = min(kSegmentGroups, groups - g0);
+      const int c_end = min(chunks, 2 * (g0 + segment));  // the segment's chunks end here
+      const int first0 = 2 * g0 + warp * kChunksPerStep;
+      // Element offsets (32 bits: the launcher keeps a launch within 2^30 chunks) of the lane's next chunk of rows
+      // ra and rb, and of its 4 bytes of x (piece lane % 8 of chunk first + lane / 8). Chunks past the segment load
+      // nothing; a row past n reads the last row instead (its sum is never stored).
+      int qa = min(ra, n - 1) * chunks + first0 + t, qb = min(rb, n - 1) * chunks + first0 + t;
+      int xs = 8 * first0 + lane;
+      int c = first0 + t;  // the lane's chunk in the step fetched next
+      struct Loads {
+        uint4 a, b;  // a step's chunk of rows ra and rb
+        unsigned x;  // and the lane's piece of x
+      };
+      const auto fetch = [&](Loads& s) {
+        s.a = c < c_end ? __ldg(q16 + qa) : make_uint4(0, 0, 0, 0);
+        s.b = c < c_end ? __ldg(q16 + qb) : make_uint4(0, 0, 0, 0);
+        s.x = c - t + lane / 8 < c_end ? __ldg(x4 + xs) : 0u;
+        qa += stride;
+        qb += stride;
+        xs += 8 * stride;
+        c += stride;
+      };
+      Loads even, odd;  // the loads of even and odd steps: a step's math reads one set while the next fills the other
+      fetch(even);      // the first step's weights are on their way while the block stages the scales
+      __syncthreads();  // every warp is done with the previous segment's scales
+      for (int r = 0; r < kRows; ++r) {
+        const bool in = row0 + r < n;
+        const __half* row_scales = scales + std::size_t(in ? row0 + r : 0) * groups + g0;
+        for (int j = threadIdx.x; j < segment; j += kBlock) scale_rows[r][j] = in ? __ldg(row_scales + j) : __half();
       }
-    };
-    float sum[kRows] = {};
-    uint4 ahead_raw[kAhead][kSteps][kRows];
-    float ahead_scale[kAhead][kSteps][kRows];
+      __syncthreads();
+      // One step: 4 chunks of the warp's 16 rows, starting at chunk `first`, in x's buffer `buf`.
+      const auto step = [&](int first, int buf, const Loads& cur, Loads& next) {
+        // The scale of the group of chunks first + 2t and first + 2t + 1, the columns this lane's results hold.
+        // Lanes t >= 2 and chunks past the segment have zero sums (their x is zero), so any finite scale will do:
+        // the chunk is clamped into the staged segment, and no lane branches.
+        const int group = (min(first + 2 * t, c_end - 1) >> 1) - g0;
+        const float sa = __half2float(scale_rows[g][group]), sb = __half2float(scale_rows[g + 8][group]);
+        x_put[buf * 4 * kSlots] = cur.x;
+        __syncwarp();  // (the buffer's last readers, two steps ago, passed the previous step's __syncwarp)
+        fetch(next);
+        // x in lanes g == t (zeros past k), zeros in the others: 16 halves, x0 x1 in word 0, x2 x3 in word 1, ...
+        const uint4 x_lo = x_steps[warp][buf * kSlots + x_get], x_hi = x_steps[warp][buf * kSlots + x_get + 1];
+        const unsigned xw[8] = {x_lo.x, x_lo.y, x_lo.z, x_lo.w, x_hi.x, x_hi.y, x_hi.z, x_hi.w};
+        const unsigned words_a[4] = {cur.a.x, cur.a.y, cur.a.z, cur.a.w};
+        const unsigned words_b[4] = {cur.b.x, cur.b.y, cur.b.z, cur.b.w};
+        float acc[4] = {};
 #pragma unroll
-    for (int a = 0; a < kAhead; ++a) fetch(lane + 32 * kSteps * a, ahead_raw[a], ahead_scale[a]);
-    for (int first = lane; first < chunks; first += 32 * kSteps) {
-      // This step's loads went out kAhead steps ago; the step kAhead ahead goes out now, before this step's
-      // math, so each warp keeps kAhead steps of loads in flight while it computes.
-      uint4 raw[kSteps][kRows];
-      float scale[kSteps][kRows];
-      memcpy(static_cast<void*>(raw), ahead_raw[0], sizeof raw);  // register moves
-      memcpy(scale, ahead_scale[0], sizeof scale);
-#pragma unroll
-      for (int a = 0; a + 1 < kAhead; ++a) {
-        memcpy(static_cast<void*>(ahead_raw[a]), ahead_raw[a + 1], sizeof raw);
-        memcpy(ahead_scale[a], ahead_scale[a + 1], sizeof scale);
-      }
-      fetch(first + 32 * kSteps * kAhead, ahead_raw[kAhead - 1], ahead_scale[kAhead - 1]);
-#pragma unroll
-      for (int u = 0; u < kSteps; ++u) {
-        const int c = first + 32 * u;
-        if (c >= chunks) break;
-        float part[kRows] = {};
-#pragma unroll
-        for (int h = 0; h < 2; ++h) {  // the chunk's two halves: words 2h and 2h + 1, 8 halves of x
-          const uint4 xr = __ldg(x16 + 2 * c + h);
-          __half2 xh[4];
-          memcpy(static_cast<void*>(xh), &xr, sizeof xr);  // the 8 halves as pairs (register moves)
-          float xf[8];
-#pragma unroll
-          for (int j = 0; j < 4; ++j) {
-            const float2 f = __half22float2(xh[j]);
-            xf[2 * j] = f.x;
-            xf[2 * j + 1] = f.y;
-          }
-#pragma unroll
-          for (int r = 0; r < kRows; ++r) {
-            const unsigned words[4] = {raw[u][r].x, raw[u][r].y, raw[u][r].z, raw[u][r].w};
-            float wv[8];
-            unpack4(words[2 * h], wv);
-            unpack4(words[2 * h + 1], wv + 4);
-#pragma unroll
-            for (int j = 0; j < 8; ++j) part[r] = fmaf(wv[j], xf[j], part[r]);
-          }
+        for (int i = 0; i < 4; ++i) {  // word i: weights 4i .. 4i + 3 of the lane's chunk, and x's halves 4i ..
+          std::uint32_t a[4], b[2] = {xw[2 * i], xw[2 * i + 1]};
+          unpack(words_a[i], a[0], a[2]);  // row g: k-slots 2t, 2t + 1, then 2t + 8, 2t + 9
+          unpack(words_b[i], a[1], a[3]);  // row g + 8
+          rooflab::mma_m16n8k16(acc, a, b, acc);
         }
-#pragma unroll
-        for (int r = 0; r < kRows; ++r) sum[r] = fmaf(scale[u][r], part[r], sum[r]);
+        // acc: row ra's columns 2t, 2t + 1 and row rb's: chunks first + 2t and first + 2t + 1 (zeros for t >= 2).
+        sum_a = fmaf(sa, acc[0] + acc[1], sum_a);
+        sum_b = fmaf(sb, acc[2] + acc[3], sum_b);
+      };
+      // Two steps a trip, so that the two sets of loads take turns without being copied: an even step reads
+      // `even` and fetches into `odd`, an odd step the other way round.
+      for (int first = first0; first < c_end; first += 2 * stride) {
+        step(first, 0, even, odd);
+        if (first + stride >= c_end) break;
+        step(first + stride, 1, odd, even);
       }
     }
-#pragma unroll
-    for (int r = 0; r < kRows; ++r) {
-      const float total = warp_sum(sum[r]);
-      if (lane == 0 && row0 + r < n) y[row0 + r] = __float2half(total);
+    // The quad's sums (lanes t >= 2 hold zeros), then the block's 8 warps.
+    sum_a += __shfl_xor_sync(0xffffffffu, sum_a, 1);
+    sum_b += __shfl_xor_sync(0xffffffffu, sum_b, 1);
+    if (t == 0) {
+      partial[warp][g] = sum_a;
+      partial[warp][g + 8] = sum_b;
     }
+    __syncthreads();
+    if (threadIdx.x < kRows && row0 + static_cast<int>(threadIdx.x) < n) {
+      float total = 0.0f;
+#pragma unroll
+      for (int w = 0; w < kWarpsPerBlock; ++w) total += partial[w][threadIdx.x];
+      y[row0 + threadIdx.x] = __float2half(total);
+    }
+    __syncthreads();  // every row is read before the next tile's partial sums overwrite it
   }
   // STUDENT END
 }
@@ -450,9 +483,19 @@ void dequantize_int4(const std::uint8_t* q, const __half* scales, __half* w, int
 void gemv_int8(const std::int8_t* q, const __half* scales, const __half* x, __half* y, int n, int k,
                cudaStream_t stream) {
   // STUDENT BEGIN (lab08.gemv_int8.launch)
-  constexpr int kRows = 4;  // rows per warp in gemv_int8_kernel: one warp for every 4 rows
-  gemv_int8_kernel<<<blocks_for_rows((n + kRows - 1) / kRows), kBlock, 0, stream>>>(q, scales, x, y, n, k);
-  ROOFLAB_LAUNCH_CHECK();
+  // As the int4 GEMV's launcher: a block per 16 rows, at most the 4 blocks per SM that fit at once, and slices of
+  // rows where a matrix has more than 2^30 chunks (16 GB: the kernel's offsets are 32-bit).
+  constexpr int kRows = 16;
+  const std::size_t row_chunks = static_cast<std::size_t>(std::max(k / 16, 1));
+  const int slice = static_cast<int>(std::min(static_cast<std::size_t>(n), (std::size_t{1} << 30) / row_chunks));
+  for (int r0 = 0; r0 < n; r0 += slice) {
+    const int rows = std::min(slice, n - r0);
+    const std::size_t first = static_cast<std::size_t>(r0);
+    const unsigned blocks = rooflab::grid_for(static_cast<std::size_t>(rows), kRows, 4 * sm_count());
+    gemv_int8_kernel<<<blocks, kBlock, 0, stream>>>(q + first * k, scales + first * (k / kInt8Group), x, y + first,
+                                                    rows, k);
+    ROOFLAB_LAUNCH_CHECK();
+  }
   // STUDENT END
 }
 
