@@ -178,6 +178,11 @@ struct Instr {
   std::vector<int> param_reads;
   bool data_load = false;
   bool guarded = false;  // under a predicate: what it writes may keep its old value
+  // The guard ("!P0", "%p1") and the predicate registers the instruction names otherwise (it may write them: a
+  // comparison, a carry): an instruction under the same guard as the one that last wrote a register, with the
+  // predicate unchanged since, runs only where that write happened and sees what it wrote.
+  std::string guard;
+  std::vector<std::string> predicates;
   bool falls_through = true;  // false after an unguarded jump, exit or return: the next instruction is not next
   std::vector<std::string> uniform_writes;
   std::vector<std::string> uniform_reads;
@@ -190,7 +195,16 @@ struct Instr {
 // block starts from the union of what its predecessors end with (every branch may fall through), repeated until
 // no block's start grows.
 void trace_parameters(std::vector<Instr>& code) {
-  using State = std::map<std::string, std::set<int>>;
+  // Per register: the parameters its value may come from on any path, and where its last write was guarded, the
+  // guard and the parameters of that write alone (what an instruction under the same guard sees).
+  struct Origin {
+    std::set<int> any;
+    std::string guard;
+    std::set<int> guarded;
+    bool operator==(const Origin&) const = default;
+  };
+  using State = std::map<std::string, Origin>;
+  const auto predicate_of = [](const std::string& guard) { return guard.empty() || guard[0] != '!' ? guard : guard.substr(1); };
   // Basic blocks: [starts[b], starts[b + 1]); a block starts at a label and after a branch.
   std::vector<std::size_t> starts{0};
   std::map<std::string, std::size_t> block_of_label;
@@ -205,18 +219,34 @@ void trace_parameters(std::vector<Instr>& code) {
     std::set<int> origin(in.param_reads.begin(), in.param_reads.end());
     for (const auto* regs : {&in.reads, &in.uniform_reads}) {
       for (const auto& r : *regs) {
-        if (const auto it = state.find(r); it != state.end()) origin.insert(it->second.begin(), it->second.end());
+        const auto it = state.find(r);
+        if (it == state.end()) continue;
+        const Origin& o = it->second;
+        const auto& params = !in.guard.empty() && o.guard == in.guard ? o.guarded : o.any;
+        origin.insert(params.begin(), params.end());
       }
     }
     return origin;
   };
   const auto merge = [](State& into, const State& from) {
     bool grew = false;
-    for (const auto& [reg, params] : from) {
-      auto& have = into[reg];
-      const std::size_t before = have.size();
-      have.insert(params.begin(), params.end());
-      grew = grew || have.size() != before;
+    for (const auto& [reg, o] : from) {
+      const auto it = into.find(reg);
+      if (it == into.end()) {
+        into.emplace(reg, o);
+        grew = true;
+        continue;
+      }
+      Origin& have = it->second;
+      const Origin before = have;
+      have.any.insert(o.any.begin(), o.any.end());
+      if (have.guard == o.guard) {
+        have.guarded.insert(o.guarded.begin(), o.guarded.end());
+      } else {
+        have.guard.clear();
+        have.guarded.clear();
+      }
+      grew = grew || !(have == before);
     }
     return grew;
   };
@@ -235,12 +265,27 @@ void trace_parameters(std::vector<Instr>& code) {
           const auto origin = origin_of(state, in);
           address[i].insert(origin.begin(), origin.end());
         }
+        // A predicate the instruction may write: a guard of it no longer says where the last write happened.
+        for (const auto& p : in.predicates) {
+          for (auto& [reg, o] : state) {
+            if (!o.guard.empty() && predicate_of(o.guard) == p) {
+              o.guard.clear();
+              o.guarded.clear();
+            }
+          }
+        }
         if (in.writes.empty() && in.uniform_writes.empty()) continue;
         const std::set<int> origin = in.data_load ? std::set<int>{} : origin_of(state, in);
         for (const auto* regs : {&in.writes, &in.uniform_writes}) {
           for (const auto& w : *regs) {
-            if (in.guarded) state[w].insert(origin.begin(), origin.end());
-            else state[w] = origin;
+            Origin& o = state[w];
+            if (in.guarded) {
+              o.any.insert(origin.begin(), origin.end());
+              o.guard = in.guard;
+              o.guarded = origin;
+            } else {
+              o = Origin{origin, "", {}};
+            }
           }
         }
       }
@@ -278,6 +323,12 @@ std::vector<Instr> from_ptx(const std::vector<Statement>& sts) {
     const std::string& op = s.opcode;
     if (starts_with(op, "bra")) in.targets = s.operands;
     in.falls_through = s.guarded || !(starts_with(op, "bra") || starts_with(op, "ret") || starts_with(op, "exit"));
+    if (s.guarded && !s.operands.empty()) in.guard = s.operands.back();  // kept last
+    for (std::size_t k = 0; k + (s.guarded ? 1 : 0) < s.operands.size(); ++k) {
+      for (auto& r : registers_in(s.operands[k])) {
+        if (starts_with(r, "%p")) in.predicates.push_back(std::move(r));
+      }
+    }
     const std::size_t first_source = writes_first_operand(op) ? 1 : 0;
     if (first_source == 1 && !s.operands.empty()) in.writes = registers_in(s.operands[0]);
     for (std::size_t k = first_source; k < s.operands.size(); ++k) {
@@ -439,6 +490,7 @@ std::vector<Instr> from_sass(std::string_view body, const SassParams* params) {
       const auto sp = s.find_first_of(" \t");
       if (sp == std::string::npos) continue;
       ins.guarded = s.substr(0, sp) != "@PT";
+      if (ins.guarded) ins.guard = s.substr(1, sp - 1);
       pos = s.find_first_not_of(" \t", sp);
       if (pos == std::string::npos) continue;
     }
@@ -470,6 +522,10 @@ std::vector<Instr> from_sass(std::string_view body, const SassParams* params) {
     const bool mma = is("HMMA") || is("IMMA");
     const bool k8 = op.find(".1688") != std::string::npos || op.find(".8816") != std::string::npos;
     if (mma) dst_width = op.find(".F16") != std::string::npos && op.find(".F32") == std::string::npos ? 2 : 4;
+    for (const auto& o : operands) {  // P0 .. P6, or negated (PT is the constant true)
+      const std::string_view name = !o.empty() && o[0] == '!' ? std::string_view(o).substr(1) : std::string_view(o);
+      if (name.size() == 2 && name[0] == 'P' && name[1] >= '0' && name[1] <= '6') ins.predicates.emplace_back(name);
+    }
     for (std::size_t k = 0; k < operands.size(); ++k) {
       int width = 1;
       if (k == 0 && writes) width = dst_width;

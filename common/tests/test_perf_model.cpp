@@ -757,7 +757,8 @@ TEST(PerfModelSass, AGuardedWriteKeepsTheRegistersOldParameters) {
   rooflab::perf::SassParams params;
   params.base = 0x210;
   params.layout = {{0, 8}, {8, 8}};
-  const auto address_of_load = [&](const std::string& guard) {
+  const auto address_of_load = [&](const std::string& guard, const std::string& load_guard = "",
+                                    const std::string& between = "") {
     const std::string body =
         "        /*0000*/                   ULDC.64 UR4, c[0x0][0x208] ;\n"
         "        /*0010*/                   ULDC.64 UR6, c[0x0][0x210] ;\n"
@@ -765,8 +766,8 @@ TEST(PerfModelSass, AGuardedWriteKeepsTheRegistersOldParameters) {
         "        /*0030*/                   IADD3 R6, P0, R2, UR6, RZ ;\n"
         "        /*0040*/                   IADD3.X R7, R3, UR7, RZ, P0, !PT ;\n"
         "        /*0050*/                   " + guard + "IADD3 R6, P0, R2, UR8, RZ ;\n"
-        "        /*0060*/                   " + guard + "IADD3.X R7, R3, UR9, RZ, P0, !PT ;\n"
-        "        /*0070*/                   LDG.E R10, desc[UR4][R6.64] ;\n"
+        "        /*0060*/                   " + guard + "IADD3.X R7, R3, UR9, RZ, P0, !PT ;\n" + between +
+        "        /*0070*/                   " + load_guard + "LDG.E R10, desc[UR4][R6.64] ;\n"
         "        /*0080*/                   EXIT ;\n";
     return analyze_sass(body, &params).loops.at(0).bytes_by_params();
   };
@@ -774,4 +775,11 @@ TEST(PerfModelSass, AGuardedWriteKeepsTheRegistersOldParameters) {
   EXPECT_EQ(address_of_load(""), (ByParams{{{1}, 4}}));
   EXPECT_EQ(address_of_load("@P1 "), (ByParams{{{0, 1}, 4}}));
   EXPECT_EQ(address_of_load("@PT "), (ByParams{{{1}, 4}}));  // always true: a plain write
+  // A load under the same guard runs only where the guarded writes did, and sees only what they wrote: ptxas
+  // predicates a parameter's address computation with the load it feeds (Lab 08's GEMVs' x).
+  EXPECT_EQ(address_of_load("@!P1 ", "@!P1 "), (ByParams{{{1}, 4}}));
+  EXPECT_EQ(address_of_load("@!P1 ", "@P1 "), (ByParams{{{0, 1}, 4}}));  // the other polarity: the old value
+  // The predicate written again between the two: the guard no longer says where the write happened.
+  EXPECT_EQ(address_of_load("@!P1 ", "@!P1 ", "        /*0068*/                   ISETP.GE.AND P1, PT, R2, 0x10, PT ;\n"),
+            (ByParams{{{0, 1}, 4}}));
 }
