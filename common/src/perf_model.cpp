@@ -204,7 +204,9 @@ void trace_parameters(std::vector<Instr>& code) {
     bool operator==(const Origin&) const = default;
   };
   using State = std::map<std::string, Origin>;
-  const auto predicate_of = [](const std::string& guard) { return guard.empty() || guard[0] != '!' ? guard : guard.substr(1); };
+  const auto predicate_of = [](const std::string& guard) {
+    return guard.empty() || guard[0] != '!' ? guard : guard.substr(1);  // "!P0" -> "P0"
+  };
   // Basic blocks: [starts[b], starts[b + 1]); a block starts at a label and after a branch.
   std::vector<std::size_t> starts{0};
   std::map<std::string, std::size_t> block_of_label;

@@ -780,6 +780,6 @@ TEST(PerfModelSass, AGuardedWriteKeepsTheRegistersOldParameters) {
   EXPECT_EQ(address_of_load("@!P1 ", "@!P1 "), (ByParams{{{1}, 4}}));
   EXPECT_EQ(address_of_load("@!P1 ", "@P1 "), (ByParams{{{0, 1}, 4}}));  // the other polarity: the old value
   // The predicate written again between the two: the guard no longer says where the write happened.
-  EXPECT_EQ(address_of_load("@!P1 ", "@!P1 ", "        /*0068*/                   ISETP.GE.AND P1, PT, R2, 0x10, PT ;\n"),
-            (ByParams{{{0, 1}, 4}}));
+  const std::string rewrite_p1 = "        /*0068*/                   ISETP.GE.AND P1, PT, R2, 0x10, PT ;\n";
+  EXPECT_EQ(address_of_load("@!P1 ", "@!P1 ", rewrite_p1), (ByParams{{{0, 1}, 4}}));
 }

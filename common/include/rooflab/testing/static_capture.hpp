@@ -145,8 +145,9 @@ inline void expect_launches_fit_every_gpu(inspect::TimedLaunches (*launches)(con
                                           l.block, r.barriers);
       ++checked;
       EXPECT_GE(occ.blocks_per_sm, 1)
-          << l.kernel << " cannot launch on the " << g.name << " (" << g.arch() << "): a block of " << l.block << " threads, " << r.registers << " registers each (sm_" << code->cc
-          << "), " << r.smem_bytes << " bytes of static and " << l.dynamic_smem
+          << l.kernel << " cannot launch on the " << g.name << " (" << g.arch() << "): a block of " << l.block
+          << " threads, " << r.registers << " registers each (sm_" << code->cc << "), " << r.smem_bytes
+          << " bytes of static and " << l.dynamic_smem
           << " of dynamic shared memory; the GPU allows " << limits.smem_per_block_optin
           << " bytes of shared memory per block with the opt-in, " << limits.max_threads_per_block
           << " threads per block" << (occ.error.empty() ? "" : " (" + occ.error + ")");
