@@ -24,8 +24,14 @@ using rooflab::global_thread;  // this thread's index in the grid (rooflab/grid.
 using rooflab::grid_threads;   // threads in the grid
 using rooflab::sm_count;       // SMs of the current device
 
-// A grid-stride loop's grid (Lab 01): one thread per element, at most 8 blocks per SM.
-unsigned blocks_for(std::size_t n) { return rooflab::grid_for(n, kBlock, 8 * sm_count()); }
+// A grid-stride loop's grid (Lab 01): one thread per element, at most `per_sm` blocks per SM (8: as many
+// threads as an SM holds when each keeps to 32 registers).
+unsigned blocks_for(std::size_t n, unsigned per_sm = 8) { return rooflab::grid_for(n, kBlock, per_sm * sm_count()); }
+
+// The blocks of the fused kernel an SM holds at once, which its __launch_bounds__ promise ptxas: six of 256
+// threads leave each thread 40 registers (65536 / 1536, rounded down to a multiple of 8), eight would leave it
+// 32. README.md, "Fusion", says what ptxas does with them.
+inline constexpr unsigned kFusedBlocksPerSm = 6;
 
 
 // Loads and stores in the storage type, arithmetic in FP32 (FP16 halves the bytes, not the precision of
@@ -74,8 +80,9 @@ __global__ void residual_add_kernel(const T* __restrict__ u, const T* __restrict
 // ---- the fused chain ----
 
 template <typename T>
-__global__ void fused_chain_kernel(const T* __restrict__ x, const T* __restrict__ bias, const T* __restrict__ residual,
-                                   T* __restrict__ y, std::size_t rows, std::size_t cols) {
+__global__ void __launch_bounds__(kBlock, kFusedBlocksPerSm)
+    fused_chain_kernel(const T* __restrict__ x, const T* __restrict__ bias, const T* __restrict__ residual,
+                       T* __restrict__ y, std::size_t rows, std::size_t cols) {
   // STUDENT BEGIN (lab03.fused)
   // TODO(lab03.fused): one grid-stride loop over i < rows * cols: y[i] = residual[i] + gelu(x[i] +
   //   bias[i % cols]), through load()/store(); the intermediates never leave registers. About 6 lines.
@@ -139,8 +146,8 @@ template <typename T>
 void fused_chain(const T* x, const T* bias, const T* residual, T* y, std::size_t rows, std::size_t cols,
                  cudaStream_t stream) {
   // STUDENT BEGIN (lab03.fused.launch)
-  // TODO(lab03.fused.launch): fused_chain_kernel<T><<<blocks_for(rows * cols), kBlock, 0, stream>>>(...),
-  //   then ROOFLAB_LAUNCH_CHECK(). Two lines.
+  // TODO(lab03.fused.launch): fused_chain_kernel<T><<<blocks_for(rows * cols, kFusedBlocksPerSm), kBlock, 0,
+  //   stream>>>(...) (the blocks its __launch_bounds__ promise per SM), then ROOFLAB_LAUNCH_CHECK(). Two lines.
   ROOFLAB_TODO("lab03.fused.launch", x, bias, residual, y, rows, cols, stream);
   // STUDENT END
 }

@@ -24,8 +24,14 @@ using rooflab::global_thread;  // this thread's index in the grid (rooflab/grid.
 using rooflab::grid_threads;   // threads in the grid
 using rooflab::sm_count;       // SMs of the current device
 
-// A grid-stride loop's grid (Lab 01): one thread per element, at most 8 blocks per SM.
-unsigned blocks_for(std::size_t n) { return rooflab::grid_for(n, kBlock, 8 * sm_count()); }
+// A grid-stride loop's grid (Lab 01): one thread per element, at most `per_sm` blocks per SM (8: as many
+// threads as an SM holds when each keeps to 32 registers).
+unsigned blocks_for(std::size_t n, unsigned per_sm = 8) { return rooflab::grid_for(n, kBlock, per_sm * sm_count()); }
+
+// The blocks of the fused kernel an SM holds at once, which its __launch_bounds__ promise ptxas: six of 256
+// threads leave each thread 40 registers (65536 / 1536, rounded down to a multiple of 8), eight would leave it
+// 32. README.md, "Fusion", says what ptxas does with them.
+inline constexpr unsigned kFusedBlocksPerSm = 6;
 
 
 // Loads and stores in the storage type, arithmetic in FP32 (FP16 halves the bytes, not the precision of
@@ -116,13 +122,19 @@ __global__ void residual_add_kernel(const T* __restrict__ u, const T* __restrict
 // ---- the fused chain ----
 
 template <typename T>
-__global__ void fused_chain_kernel(const T* __restrict__ x, const T* __restrict__ bias, const T* __restrict__ residual,
-                                   T* __restrict__ y, std::size_t rows, std::size_t cols) {
+__global__ void __launch_bounds__(kBlock, kFusedBlocksPerSm)
+    fused_chain_kernel(const T* __restrict__ x, const T* __restrict__ bias, const T* __restrict__ residual,
+                       T* __restrict__ y, std::size_t rows, std::size_t cols) {
   // STUDENT BEGIN (lab03.fused)
   // One read of x and residual, one write of y: the intermediates stay in registers. The bias (cols
   // elements) is re-read by every row, but from the L2, not DRAM.
   // Four elements per trip, every load issued before the math and the stores, and the bias column kept
   // running rather than recomputed with a 64-bit remainder (both as in bias_add).
+  // The twelve loads of a trip and their 64-bit addresses do not fit in 32 registers beside the GELU's
+  // math. Held to 32 (eight blocks per SM: what ptxas keeps to when the kernel says nothing), ptxas issued
+  // three loads, did element 0's math, then the next loads: 8 bytes from DRAM in flight per thread, about 87%
+  // of an H200's copy ceiling by the performance model. With 40 (the six blocks of kFusedBlocksPerSm) it
+  // issues all twelve first: 32 bytes per thread, 48 KB per SM.
   const auto gelu = [](float v) { return 0.5f * v * (1.0f + tanhf(0.7978845608f * (v + 0.044715f * v * v * v))); };
   const std::size_t n = rows * cols, grid = grid_threads();
   if (n == 0) return;  // also keeps the remainders below from dividing by zero columns
@@ -218,7 +230,10 @@ template <typename T>
 void fused_chain(const T* x, const T* bias, const T* residual, T* y, std::size_t rows, std::size_t cols,
                  cudaStream_t stream) {
   // STUDENT BEGIN (lab03.fused.launch)
-  fused_chain_kernel<T><<<blocks_for(rows * cols), kBlock, 0, stream>>>(x, bias, residual, y, rows, cols);
+  // A grid of the blocks the SMs hold at once (the kernel's __launch_bounds__): eight per SM would leave a
+  // second, thinner round after the first six.
+  const unsigned blocks = blocks_for(rows * cols, kFusedBlocksPerSm);
+  fused_chain_kernel<T><<<blocks, kBlock, 0, stream>>>(x, bias, residual, y, rows, cols);
   ROOFLAB_LAUNCH_CHECK();
   // STUDENT END
 }

@@ -66,8 +66,10 @@ TEST(EmuCoverage, LaunchShapesAreRecordedAndNotRun) {
   const std::vector<float> ones(n, 1.0f);
   ASSERT_EQ(cudaMemcpy(x, ones.data(), n * sizeof(float), cudaMemcpyHostToDevice), cudaSuccess);
   std::vector<rooflab::emu::LaunchShape> shapes;
+  unsigned char* quiet = nullptr;  // allocated while recording: not poisoned (no kernel runs to read it)
   {
     const rooflab::emu::LaunchShapes recording;
+    ASSERT_EQ(cudaMalloc(reinterpret_cast<void**>(&quiet), 4096), cudaSuccess);
     emutest::scale_by(2, x, n);
     emutest::scale_by(3, x + 50, n - 50);  // a pointer inside the allocation reaches its last 150 floats
     shapes = recording.taken();
@@ -89,6 +91,16 @@ TEST(EmuCoverage, LaunchShapesAreRecordedAndNotRun) {
   emutest::scale_by(2, x, n);  // recording over: this one runs
   ASSERT_EQ(cudaMemcpy(back.data(), x, n * sizeof(float), cudaMemcpyDeviceToHost), cudaSuccess);
   EXPECT_EQ(back[n - 1], 2.0f);
+  // Memory allocated while launches were only recorded reads as zeros; after it, new memory is poisoned again.
+  unsigned char* poisoned = nullptr;
+  ASSERT_EQ(cudaMalloc(reinterpret_cast<void**>(&poisoned), 4096), cudaSuccess);
+  std::vector<unsigned char> bytes(4096);
+  ASSERT_EQ(cudaMemcpy(bytes.data(), quiet, bytes.size(), cudaMemcpyDeviceToHost), cudaSuccess);
+  EXPECT_EQ(std::count(bytes.begin(), bytes.end(), 0), 4096);
+  ASSERT_EQ(cudaMemcpy(bytes.data(), poisoned, bytes.size(), cudaMemcpyDeviceToHost), cudaSuccess);
+  EXPECT_EQ(std::count(bytes.begin(), bytes.end(), 0xCD), 4096);
+  cudaFree(poisoned);
+  cudaFree(quiet);
   cudaFree(x);
 }
 

@@ -156,7 +156,9 @@ inline void expect_launches_fit_every_gpu(inspect::TimedLaunches (*launches)(con
   EXPECT_GT(checked, 0) << "none of the timed launches is a kernel of the captured code";
 }
 
-// Device memory for such a call, left as cudaMalloc gives it (no kernel reads it: the launches do not run).
+// Device memory for such a call, left as cudaMalloc gives it (no kernel reads it: the launches do not run; the
+// CPU backend does not poison memory allocated while launches are only recorded, so the sizes the perf tests time
+// cost no memory until touched).
 template <typename T>
 struct TimedBuffer {
   T* ptr = nullptr;
