@@ -3,6 +3,7 @@
 #include <cxxabi.h>
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <fstream>
 #include <memory>
@@ -83,6 +84,15 @@ std::vector<Kernel> parse_ptx(std::string_view text) {
     if (const std::size_t lp = text.find('(', name_end); lp != std::string_view::npos && lp < open) {
       if (const std::size_t rp = text.find(')', lp); rp != std::string_view::npos && rp < open) {
         k.params = std::string(text.substr(lp + 1, rp - lp - 1));
+        // The performance directives between the parameters and the body: `.maxntid 256, 1, 1` (the most threads
+        // a block of this kernel may have, from __launch_bounds__).
+        const std::string_view directives = text.substr(rp + 1, open - rp - 1);
+        if (const std::size_t at = directives.find(".maxntid"); at != std::string_view::npos) {
+          std::istringstream dims{std::string(directives.substr(at + 8, directives.find('\n', at) - at - 8))};
+          int threads = 1;
+          for (std::string d; std::getline(dims, d, ',');) threads *= std::max(1, std::atoi(d.c_str()));
+          k.max_threads = threads;
+        }
       }
     }
     out.push_back(std::move(k));

@@ -35,6 +35,20 @@ TEST(Ptx, ParsesEntriesAndFacts) {
   EXPECT_THROW(rooflab::ptx::find_kernel(kernels, "_kernel"), std::runtime_error);  // ambiguous
 }
 
+// __launch_bounds__(256, 6) is `.maxntid 256, 1, 1` (and `.minnctapersm 6`) between an entry's parameters and its
+// body: the most threads a block of the kernel may have. A kernel without it has none.
+TEST(Ptx, ReadsTheLaunchBoundsThreads) {
+  const std::string ptx =
+      ".visible .entry bounded(\n\t.param .u64 p\n)\n.maxntid 256, 1, 1\n.minnctapersm 6\n{\n\tret;\n}\n"
+      ".visible .entry shaped(\n\t.param .u64 p\n)\n.maxntid 32, 4, 2\n{\n\tret;\n}\n"
+      ".visible .entry free(\n\t.param .u64 p\n)\n{\n\tret;\n}\n";
+  const auto kernels = rooflab::ptx::parse_ptx(ptx);
+  ASSERT_EQ(kernels.size(), 3u);
+  EXPECT_EQ(kernels[0].max_threads, 256);
+  EXPECT_EQ(kernels[1].max_threads, 256);  // 32 x 4 x 2
+  EXPECT_EQ(kernels[2].max_threads, 0);
+}
+
 // A stub kernel (nvcc 13.0, sm_80, an empty body): the static hints say it is not written yet.
 TEST(Ptx, AStubKernelIsNotImplementedYet) {
   const auto kernels = rooflab::ptx::parse_ptx(R"(.version 9.0

@@ -1296,6 +1296,17 @@ cudaError_t launch_grid(const void* kernel, dim3 grid, dim3 block, std::size_t d
   return cudaSuccess;
 }
 
+void check_launch_bounds(long long max_threads) {
+  if (tl_block == nullptr) return;  // not on a CUDA thread (host code calling a kernel's body is not a launch)
+  const dim3 b = tl_block->launch->block;
+  const long long threads = static_cast<long long>(b.x) * b.y * b.z;
+  if (threads <= max_threads) return;
+  throw KernelError("a block of " + std::to_string(threads) + " threads " + dim_str(b) +
+                    ", more than the kernel's __launch_bounds__ allow (" + std::to_string(max_threads) +
+                    "): a GPU refuses this launch, since ptxas fitted the kernel's registers to blocks of at most " +
+                    std::to_string(max_threads) + " threads. Launch smaller blocks or change the bound");
+}
+
 void tile_sync(unsigned first, unsigned count, const char* file, unsigned line) {
   CudaThread* t = tl_thread;
   if (t == nullptr) throw KernelError("a thread_block_tile's sync called outside a kernel");

@@ -87,6 +87,19 @@ __global__ void copy_kernel(const float* in, float* out, int n) {
   if (i < n) out[i] = in[i];
 }
 
+// Declared for blocks of at most 64 threads: a constant, and a template's warps (and a prototype first).
+constexpr int kBoundedThreads = 64;
+__global__ void __launch_bounds__(kBoundedThreads, 2) bounded_copy_kernel(const float* in, float* out, int n);
+__global__ void __launch_bounds__(kBoundedThreads, 2) bounded_copy_kernel(const float* in, float* out, int n) {
+  const int i = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
+  if (i < n) out[i] = in[i];
+}
+template <int Warps>
+__global__ void __launch_bounds__(Warps * 32) bounded_warps_copy_kernel(const float* in, float* out, int n) {
+  const int i = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
+  if (i < n) out[i] = in[i];
+}
+
 // 16x16 shared-memory tiles; C = A (m x k) * B (k x n), row-major, any sizes.
 __global__ void tiled_sgemm_kernel(const float* a, const float* b, float* c, int m, int n, int k) {
   __shared__ float as[16][16];
@@ -220,6 +233,14 @@ void copy(const float* in, float* out, int n) {
 }
 void copy_with_block(const float* in, float* out, int n, unsigned block) {
   copy_kernel<<<dim3(1), dim3(block)>>>(in, out, n);
+  ROOFLAB_LAUNCH_CHECK();
+}
+void bounded_copy(const float* in, float* out, int n, unsigned block) {
+  bounded_copy_kernel<<<(n + block - 1) / block, block>>>(in, out, n);
+  ROOFLAB_LAUNCH_CHECK();
+}
+void bounded_warps_copy(const float* in, float* out, int n, dim3 block) {
+  bounded_warps_copy_kernel<2><<<1, block>>>(in, out, n);
   ROOFLAB_LAUNCH_CHECK();
 }
 void tiled_sgemm(const float* a, const float* b, float* c, int m, int n, int k) {

@@ -16,6 +16,10 @@ void off_by_one(float* out, int n);
 void half_overrun(__half* values, int n);  // writes values[n] too (bug)
 void copy(const float* in, float* out, int n);
 void copy_with_block(const float* in, float* out, int n, unsigned block);
+// Kernels declared __launch_bounds__ for 64 threads: bounded_copy's by a constant, bounded_warps_copy's by a
+// template's 2 warps (one block).
+void bounded_copy(const float* in, float* out, int n, unsigned block);
+void bounded_warps_copy(const float* in, float* out, int n, dim3 block);
 void tiled_sgemm(const float* a, const float* b, float* c, int m, int n, int k);
 void atomics(int* count, float* sum, double* max_value, int blocks);
 void dynamic_reverse(const float* in, float* out, int blocks, unsigned block);

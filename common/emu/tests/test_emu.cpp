@@ -188,6 +188,25 @@ TEST(EmuRuntime, InvalidConfigurationIsAKernelError) {
   emutest::copy_with_block(in.data(), out.data(), 8, 8);  // a good launch afterwards is not blamed
 }
 
+// A kernel declared __launch_bounds__(N, ...) does not launch on a GPU with blocks of more than N threads; the
+// backend, to which the macro is empty, fails such a launch too (the rewriter's check in the kernel's body),
+// naming the bound, whether N is a constant or a template's parameter.
+TEST(EmuRuntime, ABlockBeyondTheLaunchBoundsIsAKernelError) {
+  DeviceBuffer<float> in(256), out(256);
+  emutest::bounded_copy(in.data(), out.data(), 256, 64);
+  emutest::bounded_warps_copy(in.data(), out.data(), 64, dim3(32, 2));
+  std::string e = kernel_error([&] { emutest::bounded_copy(in.data(), out.data(), 256, 128); });
+  EXPECT_NE(e.find("bounded_copy_kernel"), std::string::npos) << e;
+  EXPECT_NE(e.find("a block of 128 threads"), std::string::npos) << e;
+  EXPECT_NE(e.find("__launch_bounds__ allow (64)"), std::string::npos) << e;
+  e = kernel_error([&] { emutest::bounded_warps_copy(in.data(), out.data(), 64, dim3(32, 3)); });
+  EXPECT_NE(e.find("bounded_warps_copy_kernel<2>"), std::string::npos) << e;
+  EXPECT_NE(e.find("a block of 96 threads (32,3,1)"), std::string::npos) << e;
+  EXPECT_NE(e.find("(64)"), std::string::npos) << e;
+  EXPECT_EQ(cudaGetLastError(), cudaSuccess);
+  emutest::bounded_copy(in.data(), out.data(), 256, 32);  // a good launch afterwards is not blamed
+}
+
 TEST(EmuRuntime, MemcpyKindMismatchIsAnError) {
   DeviceBuffer<float> d(4);
   std::vector<float> h(4);

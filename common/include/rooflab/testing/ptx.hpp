@@ -35,6 +35,7 @@ struct Kernel {
   std::string name;  // demangled
   std::string body;    // the text between the entry's braces
   std::string params;  // the text between the entry's parentheses: its .param declarations
+  int max_threads = 0;  // .maxntid's threads (the product of its dimensions: __launch_bounds__'s first argument); 0: none
 };
 std::vector<Kernel> parse_ptx(std::string_view text);
 // Each parameter's offset and size in an entry's parameter list (Kernel::params: ".param .u64 .ptr .align 1

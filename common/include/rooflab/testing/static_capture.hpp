@@ -107,6 +107,7 @@ inspect::TimedLaunches timed_launches(const GpuSpec& gpu, Call&& call) {
 // launcher that asks for 80 KB of dynamic shared memory runs on an H100 and fails on a T4 (64 KB) or an RTX 4090
 // (99 KB) only when a student there runs it. Registers and static bytes are those of the captured architecture
 // nearest below the GPU's (the lowest captured one for older GPUs: ptxas may give those a few registers more).
+// And no block may have more threads than the kernel's __launch_bounds__ (its PTX's .maxntid).
 inline void expect_launches_fit_every_gpu(inspect::TimedLaunches (*launches)(const GpuSpec& gpu)) {
   // Blocks and shared memory do not depend on the GPU the CPU backend pretends to be (grids may): the launches are
   // recorded on whichever it is, with the SM count it has already chosen where an earlier test chose one.
@@ -126,6 +127,15 @@ inline void expect_launches_fit_every_gpu(inspect::TimedLaunches (*launches)(con
   }
   ASSERT_FALSE(archs.empty()) << "no architecture captured";
   std::sort(archs.begin(), archs.end(), [](const Captured& a, const Captured& b) { return a.cc < b.cc; });
+  // A block bigger than the kernel's __launch_bounds__ (.maxntid) launches on no GPU, whatever its resources.
+  for (const auto& l : timed.launches) {
+    for (const auto& k : archs.front().kernels) {
+      if (!same_kernel(k.name, l.kernel) || k.max_threads == 0) continue;
+      EXPECT_LE(static_cast<int>(l.block), k.max_threads)
+          << l.kernel << " is launched with blocks of " << l.block << " threads, and its __launch_bounds__ allow "
+          << k.max_threads << " (.maxntid, sm_" << archs.front().cc << "): no GPU launches it";
+    }
+  }
   int checked = 0;
   for (const auto& g : gpus()) {
     const int cc = 10 * g.cc_major + g.cc_minor;
