@@ -349,7 +349,7 @@ class Rewriter {
           // which the backend would otherwise run (the macro is empty here). Checked first in the body, where the
           // bound's names (a template's parameters) mean what they mean to nvcc; on the same line.
           if (const auto bound = bounded_bodies_.find(i); bound != bounded_bodies_.end()) {
-            replace(tok.begin, tok.end, "{ ::rooflab::emu::detail::check_launch_bounds((" + bound->second + "));");
+            replace(tok.begin, tok.end, "{ ::rooflab::emu::detail::check_launch_bounds(" + bound->second + ");");
             ++constructs_;
           }
         } else {
@@ -641,12 +641,12 @@ class Rewriter {
              t_[start - 1].kind != Kind::directive) {
         --start;
       }
-      std::string max_threads;  // __launch_bounds__'s first argument, as written
+      std::string bounds;  // __launch_bounds__'s arguments, as written
       for (std::size_t k = i + 1; k < t_.size() && !is(k, ";") && !is(k, "{"); ++k) {
         if (is(k, "__launch_bounds__") || is(k, "__attribute__")) {
           const std::size_t close = matching(k + 1);
           if (is(k, "__launch_bounds__") && is(k + 1, "(") && close < t_.size()) {
-            max_threads = first_argument(k + 1, close);
+            bounds = argument_text(k + 1, close);
           }
           k = close;
           continue;
@@ -657,10 +657,10 @@ class Rewriter {
           if (is(start, "template")) k_.templates.insert(name);
           note_parameters(name, parameter_names(k, matching(k)));
           // A definition's body starts by checking the block against the bound (run()).
-          if (!max_threads.empty()) {
+          if (!bounds.empty()) {
             for (std::size_t b = matching(k) + 1; b < t_.size() && !is(b, ";"); ++b) {
               if (is(b, "{")) {
-                bounded_bodies_[b] = max_threads;
+                bounded_bodies_[b] = bounds;
                 break;
               }
             }
@@ -679,23 +679,17 @@ class Rewriter {
     }
   }
 
-  // The source text of the first argument of the parenthesized list from `open` to `close` (up to a comma
-  // outside nested brackets).
-  std::string first_argument(std::size_t open, std::size_t close) const {
-    int depth = 0;
-    std::size_t end = close;
+  // The arguments between the parentheses at `open` and `close`, on one line and without the comments between
+  // their tokens, so that they can be written into another line without moving the lines after it ("" when a
+  // directive stands among them).
+  std::string argument_text(std::size_t open, std::size_t close) const {
+    std::string out;
     for (std::size_t k = open + 1; k < close; ++k) {
-      if (t_[k].kind != Kind::punct) continue;
-      const char c = t_[k].text[0];
-      if (c == '(' || c == '[' || c == '{') ++depth;
-      if (c == ')' || c == ']' || c == '}') --depth;
-      if (c == ',' && depth == 0) {
-        end = k;
-        break;
-      }
+      if (t_[k].kind == Kind::directive) return {};
+      // Tokens that touched in the source touch again (`==`, `>>` are two tokens here), others are one space apart.
+      out += (k > open + 1 && t_[k].begin != t_[k - 1].end ? " " : "") + std::string(t_[k].text);
     }
-    if (end <= open + 1) return {};
-    return std::string(src_.substr(t_[open + 1].begin, t_[end - 1].end - t_[open + 1].begin));
+    return out;
   }
 
   // The name of the function whose body the `{` at `brace` opens: the identifier before the `(` of the
@@ -1161,7 +1155,7 @@ class Rewriter {
   std::vector<Edit> edits_;
   std::size_t constructs_ = 0;
   std::string directive_contexts_;
-  std::map<std::size_t, std::string> bounded_bodies_;  // a kernel body's `{` -> its __launch_bounds__'s threads
+  std::map<std::size_t, std::string> bounded_bodies_;  // a kernel body's `{` -> its __launch_bounds__'s arguments
 };
 
 std::string quoted_path(const std::string& path) {

@@ -87,15 +87,22 @@ __global__ void copy_kernel(const float* in, float* out, int n) {
   if (i < n) out[i] = in[i];
 }
 
-// Declared for blocks of at most 64 threads: a constant, and a template's warps (and a prototype first).
+// Declared for blocks of at most 64 threads: a constant (a prototype first, the definition's bound over two lines
+// with a comment), and a template's warps through a template whose argument list has a comma.
 constexpr int kBoundedThreads = 64;
+template <int A, int B>
+struct ThreadsOf {
+  static constexpr int value = A * B;
+};
 __global__ void __launch_bounds__(kBoundedThreads, 2) bounded_copy_kernel(const float* in, float* out, int n);
-__global__ void __launch_bounds__(kBoundedThreads, 2) bounded_copy_kernel(const float* in, float* out, int n) {
+__global__ void __launch_bounds__(kBoundedThreads,  // threads
+                                  2) bounded_copy_kernel(const float* in, float* out, int n) {
   const int i = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
   if (i < n) out[i] = in[i];
 }
 template <int Warps>
-__global__ void __launch_bounds__(Warps * 32) bounded_warps_copy_kernel(const float* in, float* out, int n) {
+__global__ void __launch_bounds__(ThreadsOf<Warps, 32>::value) bounded_warps_copy_kernel(const float* in, float* out,
+                                                                                      int n) {
   const int i = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
   if (i < n) out[i] = in[i];
 }

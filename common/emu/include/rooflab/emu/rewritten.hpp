@@ -11,7 +11,7 @@
 //                                    ->  the same with aligned_reinterpret_cast<T*>(e, "T*")
 //   k<<<g, b>>>(NULL, y, 0)          ->  a launch of k whose literal 0 / NULL arguments are NullOrZero{}
 //   __global__ void __launch_bounds__(N, ...) k(...) {
-//                                    ->  the same, its body starting with check_launch_bounds((N));
+//                                    ->  the same, its body starting with check_launch_bounds(N, ...);
 #pragma once
 
 #include <rooflab/emu/launch.hpp>
@@ -31,8 +31,14 @@ namespace rooflab::emu::detail {
 
 // The first statement of a kernel declared __launch_bounds__(max_threads, ...): ptxas fits its registers to
 // blocks of at most max_threads threads, and a GPU refuses to launch it with more (the kernel's
-// maxThreadsPerBlock). The backend's launch then fails as well, naming the bound (src/scheduler.cpp).
+// maxThreadsPerBlock). The backend's launch then fails as well, naming the bound (src/scheduler.cpp). The
+// bound's other arguments (blocks per SM, a cluster's) are given too, as written, and change nothing here: the C++
+// parser, not the rewriter, tells their commas from a template argument list's.
 void check_launch_bounds(long long max_threads);
+template <typename More, typename... Rest>
+void check_launch_bounds(long long max_threads, More&&, Rest&&...) {
+  check_launch_bounds(max_threads);
+}
 
 // A literal `0` or `NULL` written as a launch's argument (`k<<<g, b>>>(NULL, y, n)`): nvcc passes a null
 // pointer constant to a pointer parameter and a zero to a number; forwarded through the launch it would be
