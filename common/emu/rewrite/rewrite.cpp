@@ -346,10 +346,12 @@ class Rewriter {
           const auto [device, host] = execution_space(i);
           scopes.push_back({true, device && !host, device && host});
           // A kernel declared __launch_bounds__(N, ...): a GPU refuses a launch of more than N threads a block,
-          // which the backend would otherwise run (the macro is empty here). Checked first in the body, where the
-          // bound's names (a template's parameters) mean what they mean to nvcc; on the same line.
+          // which the backend would otherwise run (the macro is empty here). The body starts by checking its
+          // block, where the bound's names (a template's parameters) mean what they mean to nvcc, and, where the
+          // kernel has one address to take, by naming a static that registers the bound as the program starts
+          // (every instance of a template the program uses): find_kernels writes both, on the same line.
           if (const auto bound = bounded_bodies_.find(i); bound != bounded_bodies_.end()) {
-            replace(tok.begin, tok.end, "{ ::rooflab::emu::detail::check_launch_bounds(" + bound->second + ");");
+            replace(tok.begin, tok.end, "{ " + bound->second);
             ++constructs_;
           }
         } else {
@@ -634,6 +636,15 @@ class Rewriter {
   // parameter names, which out-of-bounds reports use to name the array (`y[1024]` rather than "a
   // 4096-byte allocation").
   void find_kernels() {
+    struct Bounded {
+      std::string name;
+      std::size_t body;         // the `{` that opens its body
+      std::string bounds;       // __launch_bounds__'s arguments, as written
+      std::string arguments;    // a template's parameters as its arguments ("<D, G>"), "" for a kernel
+      bool addressable = true;  // whether `&name arguments` names it here
+    };
+    std::vector<Bounded> bounded_definitions;
+    std::map<std::string, int> definitions;  // kernel name -> definitions in this file
     for (std::size_t i = 0; i < t_.size(); ++i) {
       if (t_[i].kind != Kind::identifier || t_[i].text != "__global__") continue;
       std::size_t start = i;
@@ -656,13 +667,21 @@ class Rewriter {
           k_.names.insert(name);
           if (is(start, "template")) k_.templates.insert(name);
           note_parameters(name, parameter_names(k, matching(k)));
-          // A definition's body starts by checking the block against the bound (run()).
-          if (!bounds.empty()) {
-            for (std::size_t b = matching(k) + 1; b < t_.size() && !is(b, ";"); ++b) {
-              if (is(b, "{")) {
-                bounded_bodies_[b] = bounds;
-                break;
+          // A definition's body starts by checking the block against the bound (run()); after the body, a kernel
+          // that is not a template registers its bound (below, once every definition's name is known).
+          for (std::size_t b = matching(k) + 1; b < t_.size() && !is(b, ";"); ++b) {
+            if (is(b, "{")) {
+              ++definitions[name];
+              if (!bounds.empty()) {
+                // (Defined by a qualified name, `ns::k`, outside its namespace: `&k` may not name it there.)
+                Bounded d{name, b, bounds, "", !is(k - 2, "::")};
+                if (is(start, "template")) {
+                  d.arguments = template_arguments(start + 1);
+                  d.addressable = d.addressable && !d.arguments.empty();
+                }
+                bounded_definitions.push_back(std::move(d));
               }
+              break;
             }
           }
           break;
@@ -677,6 +696,46 @@ class Rewriter {
         k_.host_namesakes.insert(name);
       }
     }
+    // The body's first statements: the check, and the registration where `&name<arguments>` names one function
+    // (not a name defined twice here, overloads or kernels of one name in two namespaces, nor a kernel that a
+    // host function of its name overloads).
+    for (const auto& d : bounded_definitions) {
+      std::string text = "::rooflab::emu::detail::check_launch_bounds(" + d.bounds + ");";
+      if (d.addressable && definitions[d.name] == 1 && (!d.arguments.empty() || k_.host_namesakes.count(d.name) == 0)) {
+        text += " (void)::rooflab::emu::detail::LaunchBounds<&" + d.name + d.arguments +
+                ", ::rooflab::emu::detail::first_bound(" + d.bounds + ")>::registered;";
+      }
+      bounded_bodies_[d.body] = text;
+    }
+  }
+
+  // The parameters of the template whose `<` is at `open`, written as the arguments that name the template's
+  // own instance inside its body: `template <int D, typename... T>` gives "<D, T...>" ("" for an explicit
+  // specialization's `<>`, or a parameter without a name).
+  std::string template_arguments(std::size_t open) const {
+    if (!is(open, "<")) return {};
+    std::string out;
+    std::size_t depth = 0, name = 0, k = open + 1;
+    bool pack = false, in_default = false;
+    for (; k < t_.size(); ++k) {
+      if (is(k, "(") || is(k, "[") || is(k, "{")) {
+        k = matching(k);
+        continue;
+      }
+      if (depth == 0 && (is(k, ",") || is(k, ">"))) {
+        if (name == 0) return {};
+        out += (out.empty() ? "" : ", ") + std::string(t_[name].text) + (pack ? "..." : "");
+        if (is(k, ">")) break;
+        name = 0, pack = false, in_default = false;
+        continue;
+      }
+      if (is(k, "<")) ++depth;
+      if (is(k, ">") && depth > 0) --depth;
+      if (depth == 0 && is(k, "=")) in_default = true;
+      if (depth == 0 && !in_default && is(k, ".") && is(k + 1, ".") && is(k + 2, ".")) pack = true;  // `...`: three tokens
+      if (depth == 0 && !in_default && t_[k].kind == Kind::identifier && !is(k, "typename") && !is(k, "class")) name = k;
+    }
+    return k < t_.size() && !out.empty() ? "<" + out + ">" : std::string();
   }
 
   // The arguments between the parentheses at `open` and `close`, on one line and without the comments between
@@ -1155,7 +1214,7 @@ class Rewriter {
   std::vector<Edit> edits_;
   std::size_t constructs_ = 0;
   std::string directive_contexts_;
-  std::map<std::size_t, std::string> bounded_bodies_;  // a kernel body's `{` -> its __launch_bounds__'s arguments
+  std::map<std::size_t, std::string> bounded_bodies_;  // a kernel body's `{` -> the statements that start it
 };
 
 std::string quoted_path(const std::string& path) {

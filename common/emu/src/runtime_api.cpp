@@ -19,6 +19,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -28,6 +29,7 @@
 namespace rooflab::emu {
 std::string kernel_name(const void* kernel);  // scheduler.cpp (any function's name)
 cudaError_t record_error(cudaError_t err);    // below, for device_props.cpp
+long long launch_bound(const void* kernel);   // below, for scheduler.cpp
 }  // namespace rooflab::emu
 
 using namespace rooflab::emu;
@@ -521,12 +523,42 @@ cudaError_t cudaFuncSetAttribute(const void* func, cudaFuncAttribute attr, int v
   return cudaSuccess;
 }
 
-// What the CPU can know of a kernel: its dynamic shared memory limit (the opt-in above, else 48 KiB) and
+// ---- __launch_bounds__ ----
+
+// The bounds of the kernels declared __launch_bounds__(N, ...) that registered them (the rewriter's line after
+// each such definition that is not a template: rooflab/emu/rewritten.hpp). Registered while the program's
+// statics start, so the table is made on first use, and guarded by g_mutex (constant-initialized).
+namespace {
+std::map<const void*, long long>& launch_bounds_table() {
+  static std::map<const void*, long long> table;
+  return table;
+}
+}  // namespace
+
+namespace rooflab::emu::detail {
+bool register_launch_bounds(const void* kernel, long long max_threads) {
+  std::lock_guard lock(g_mutex);
+  launch_bounds_table()[kernel] = max_threads;
+  return true;
+}
+}  // namespace rooflab::emu::detail
+
+// The bound registered for `kernel`, or 0 (none known: a kernel without one, or a template's).
+long long rooflab::emu::launch_bound(const void* kernel) {
+  std::lock_guard lock(g_mutex);
+  const auto& table = launch_bounds_table();
+  const auto it = table.find(kernel);
+  return it == table.end() ? 0 : it->second;
+}
+
+// What the CPU can know of a kernel: its dynamic shared memory limit (the opt-in above, else 48 KiB), the
+// threads a block may have (the pretend GPU's 1024, or fewer where the kernel's __launch_bounds__ say so) and
 // the pretend GPU's limits. Static shared memory, registers and local memory have no CPU meaning: 0.
 cudaError_t cudaFuncGetAttributes(cudaFuncAttributes* attr, const void* func) {
   if (attr == nullptr || func == nullptr) return record(cudaErrorInvalidValue);
   *attr = cudaFuncAttributes{};
-  attr->maxThreadsPerBlock = 1024;
+  const long long bound = launch_bound(func);
+  attr->maxThreadsPerBlock = bound > 0 && bound < 1024 ? static_cast<int>(bound) : 1024;
   attr->ptxVersion = 80;
   attr->binaryVersion = 80;
   std::lock_guard lock(g_mutex);
@@ -537,7 +569,8 @@ cudaError_t cudaFuncGetAttributes(cudaFuncAttributes* attr, const void* func) {
 
 // Resident blocks of `func` per SM on the pretend GPU, limited by threads (whole warps), the block count and
 // shared memory (the dynamic bytes plus the driver's reserve per block; static shared memory and registers
-// are unknown on the CPU and limit nothing). The figures are cudaGetDeviceProperties' own.
+// are unknown on the CPU and limit nothing). The figures are cudaGetDeviceProperties' own. A block past the
+// kernel's maxThreadsPerBlock (its __launch_bounds__) never runs: none is resident.
 cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(int* blocks, const void* func, int block_size,
                                                                    size_t dynamic_smem, unsigned int /*flags*/) {
   if (blocks == nullptr || func == nullptr || block_size <= 0) return record(cudaErrorInvalidValue);
@@ -546,7 +579,7 @@ cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(int* blocks, 
   cudaFuncAttributes attr{};
   cudaFuncGetAttributes(&attr, func);
   *blocks = 0;
-  if (block_size > prop.maxThreadsPerBlock || dynamic_smem > static_cast<size_t>(attr.maxDynamicSharedSizeBytes)) {
+  if (block_size > attr.maxThreadsPerBlock || dynamic_smem > static_cast<size_t>(attr.maxDynamicSharedSizeBytes)) {
     return cudaSuccess;  // such a block never runs: no block is resident
   }
   const int warps = (block_size + prop.warpSize - 1) / prop.warpSize;

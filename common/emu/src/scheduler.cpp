@@ -1154,6 +1154,7 @@ bool fail_current_launch(const std::string& what) {
 }
 
 std::size_t max_dynamic_smem(const void* kernel);  // runtime_api.cpp (cudaFuncSetAttribute)
+long long launch_bound(const void* kernel);        // runtime_api.cpp (__launch_bounds__, where registered)
 std::string check_padding_canaries();             // runtime_api.cpp
 void ensure_fault_handler();                      // runtime_api.cpp
 namespace detail {
@@ -1200,6 +1201,17 @@ cudaError_t check_cooperative(const void* kernel, const std::string& name, unsig
 }
 }  // namespace
 
+namespace {
+// Why a launch of blocks of `block` fails for a kernel declared __launch_bounds__(max_threads, ...).
+std::string beyond_launch_bounds(dim3 block, long long max_threads) {
+  const long long threads = static_cast<long long>(block.x) * block.y * block.z;
+  return "a block of " + std::to_string(threads) + " threads " + dim_str(block) +
+         ", more than the kernel's __launch_bounds__ allow (" + std::to_string(max_threads) +
+         "): a GPU refuses this launch, since ptxas fitted the kernel's registers to blocks of at most " +
+         std::to_string(max_threads) + " threads. Launch smaller blocks or change the bound";
+}
+}  // namespace
+
 cudaError_t run_grid(const void* kernel, dim3 grid, dim3 block, std::size_t dynamic_smem,
                      ThreadBody thread_body, const char* name) {
   return launch_grid(kernel, grid, block, dynamic_smem, thread_body, name, false);
@@ -1231,6 +1243,11 @@ cudaError_t launch_grid(const void* kernel, dim3 grid, dim3 block, std::size_t d
                       dim_str(grid) + ", block " + dim_str(block) + " (" + std::to_string(threads) +
                       " threads); a block has 1 to 1024 threads with block.z <= 64, and a grid 1 to 2^31-1 blocks in "
                       "x and 1 to 65535 in y and z");
+  }
+  // A kernel whose __launch_bounds__ are registered (not a template) fails here, before any block runs, as on
+  // a GPU; a template's body checks its block first (check_launch_bounds).
+  if (const long long bound = kernel != nullptr ? launch_bound(kernel) : 0; bound > 0 && static_cast<long long>(threads) > bound) {
+    throw KernelError("kernel " + kernel_text + ": " + beyond_launch_bounds(block, bound));
   }
   const std::size_t optin = max_dynamic_smem(kernel);
   const std::size_t limit = std::max(config().dynamic_smem_limit, optin);
@@ -1299,12 +1316,8 @@ cudaError_t launch_grid(const void* kernel, dim3 grid, dim3 block, std::size_t d
 void check_launch_bounds(long long max_threads) {
   if (tl_block == nullptr) return;  // not on a CUDA thread (host code calling a kernel's body is not a launch)
   const dim3 b = tl_block->launch->block;
-  const long long threads = static_cast<long long>(b.x) * b.y * b.z;
-  if (threads <= max_threads) return;
-  throw KernelError("a block of " + std::to_string(threads) + " threads " + dim_str(b) +
-                    ", more than the kernel's __launch_bounds__ allow (" + std::to_string(max_threads) +
-                    "): a GPU refuses this launch, since ptxas fitted the kernel's registers to blocks of at most " +
-                    std::to_string(max_threads) + " threads. Launch smaller blocks or change the bound");
+  if (static_cast<long long>(b.x) * b.y * b.z <= max_threads) return;
+  throw KernelError(beyond_launch_bounds(b, max_threads));
 }
 
 void tile_sync(unsigned first, unsigned count, const char* file, unsigned line) {

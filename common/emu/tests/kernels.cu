@@ -250,6 +250,20 @@ void bounded_warps_copy(const float* in, float* out, int n, dim3 block) {
   bounded_warps_copy_kernel<2><<<1, block>>>(in, out, n);
   ROOFLAB_LAUNCH_CHECK();
 }
+template <typename Kernel>
+BoundedAttributes attributes_of(Kernel* kernel, int block) {
+  BoundedAttributes a{};
+  cudaFuncAttributes attr{};
+  ROOFLAB_CUDA_CHECK(cudaFuncGetAttributes(&attr, kernel));
+  a.max_threads = attr.maxThreadsPerBlock;
+  ROOFLAB_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&a.blocks_per_sm, kernel, block, 0));
+  int min_grid = 0;
+  ROOFLAB_CUDA_CHECK(cudaOccupancyMaxPotentialBlockSize(&min_grid, &a.potential_block, kernel, 0, 0));
+  return a;
+}
+BoundedAttributes bounded_copy_attributes(int block) { return attributes_of(bounded_copy_kernel, block); }
+BoundedAttributes bounded_warps_copy_attributes(int block) { return attributes_of(bounded_warps_copy_kernel<2>, block); }
+int unbounded_max_threads() { return attributes_of(copy_kernel, 32).max_threads; }
 void tiled_sgemm(const float* a, const float* b, float* c, int m, int n, int k) {
   const dim3 grid(static_cast<unsigned>((n + 15) / 16), static_cast<unsigned>((m + 15) / 16));
   tiled_sgemm_kernel<<<grid, dim3(16, 16)>>>(a, b, c, m, n, k);

@@ -20,6 +20,14 @@ void copy_with_block(const float* in, float* out, int n, unsigned block);
 // template's 2 warps (one block).
 void bounded_copy(const float* in, float* out, int n, unsigned block);
 void bounded_warps_copy(const float* in, float* out, int n, dim3 block);
+// What the runtime says of them: maxThreadsPerBlock (cudaFuncGetAttributes), resident blocks per SM for a block
+// of `block` threads, and cudaOccupancyMaxPotentialBlockSize's block size.
+struct BoundedAttributes {
+  int max_threads, blocks_per_sm, potential_block;
+};
+BoundedAttributes bounded_copy_attributes(int block);
+BoundedAttributes bounded_warps_copy_attributes(int block);
+int unbounded_max_threads();  // copy_kernel's maxThreadsPerBlock: no bound, the pretend GPU's 1024
 void tiled_sgemm(const float* a, const float* b, float* c, int m, int n, int k);
 void atomics(int* count, float* sum, double* max_value, int blocks);
 void dynamic_reverse(const float* in, float* out, int blocks, unsigned block);

@@ -189,22 +189,47 @@ TEST(EmuRuntime, InvalidConfigurationIsAKernelError) {
 }
 
 // A kernel declared __launch_bounds__(N, ...) does not launch on a GPU with blocks of more than N threads; the
-// backend, to which the macro is empty, fails such a launch too (the rewriter's check in the kernel's body),
-// naming the bound, whether N is a constant or a template's parameter.
+// backend, to which the macro is empty, fails such a launch too, before any block runs, naming the bound,
+// whether N is a constant or a template's parameter (the rewriter has each kernel register its bound).
 TEST(EmuRuntime, ABlockBeyondTheLaunchBoundsIsAKernelError) {
   DeviceBuffer<float> in(256), out(256);
   emutest::bounded_copy(in.data(), out.data(), 256, 64);
   emutest::bounded_warps_copy(in.data(), out.data(), 64, dim3(32, 2));
+  out.poison(0xAB);
   std::string e = kernel_error([&] { emutest::bounded_copy(in.data(), out.data(), 256, 128); });
   EXPECT_NE(e.find("bounded_copy_kernel"), std::string::npos) << e;
   EXPECT_NE(e.find("a block of 128 threads"), std::string::npos) << e;
   EXPECT_NE(e.find("__launch_bounds__ allow (64)"), std::string::npos) << e;
+  EXPECT_EQ(e.find("thread ("), std::string::npos) << "failed in a thread, not at the launch: " << e;
+  std::uint32_t bits = 0;
+  const auto untouched = out.download();
+  std::memcpy(&bits, &untouched[0], sizeof bits);
+  EXPECT_EQ(bits, 0xABABABABu) << "a block ran before the launch failed";
   e = kernel_error([&] { emutest::bounded_warps_copy(in.data(), out.data(), 64, dim3(32, 3)); });
   EXPECT_NE(e.find("bounded_warps_copy_kernel<2>"), std::string::npos) << e;
   EXPECT_NE(e.find("a block of 96 threads (32,3,1)"), std::string::npos) << e;
   EXPECT_NE(e.find("(64)"), std::string::npos) << e;
+  EXPECT_EQ(e.find("thread ("), std::string::npos) << "failed in a thread, not at the launch: " << e;
   EXPECT_EQ(cudaGetLastError(), cudaSuccess);
   emutest::bounded_copy(in.data(), out.data(), 256, 32);  // a good launch afterwards is not blamed
+}
+
+// What a launcher that sizes its blocks from the runtime learns of a bounded kernel, a template's instance too:
+// maxThreadsPerBlock is the bound (cudaFuncGetAttributes), a block past it has no resident block per SM, and
+// cudaOccupancyMaxPotentialBlockSize (the toolkit's template, over both) suggests a block within it.
+TEST(EmuRuntime, TheRuntimeReportsALaunchBoundAsTheKernelsMaxThreads) {
+  for (const auto& [what, of] : {std::pair{"bounded_copy_kernel", &emutest::bounded_copy_attributes},
+                                 std::pair{"bounded_warps_copy_kernel<2>", &emutest::bounded_warps_copy_attributes}}) {
+    SCOPED_TRACE(what);
+    const auto bounded = of(128);
+    EXPECT_EQ(bounded.max_threads, 64);
+    EXPECT_EQ(bounded.blocks_per_sm, 0);
+    EXPECT_GT(bounded.potential_block, 0);
+    EXPECT_LE(bounded.potential_block, 64);
+    EXPECT_GT(of(64).blocks_per_sm, 0);
+  }
+  EXPECT_EQ(emutest::unbounded_max_threads(), 1024);
+  EXPECT_EQ(cudaGetLastError(), cudaSuccess);
 }
 
 TEST(EmuRuntime, MemcpyKindMismatchIsAnError) {

@@ -39,6 +39,21 @@ template <typename More, typename... Rest>
 void check_launch_bounds(long long max_threads, More&&, Rest&&...) {
   check_launch_bounds(max_threads);
 }
+// The bound of a kernel, registered before any launch for cudaFuncGetAttributes (maxThreadsPerBlock), the
+// occupancy calculator (and so cudaOccupancyMaxPotentialBlockSize) and the launch itself, which then fails
+// before any block runs. The rewriter names LaunchBounds<&kernel, N>::registered in the body of each kernel
+// with one address (`&k`, `&k<D, G>` in a template's): a static data member of a class template, instantiated
+// with every instance of the kernel the program uses and initialized as the program starts.
+bool register_launch_bounds(const void* kernel, long long max_threads);
+template <auto Kernel, long long MaxThreads>
+struct LaunchBounds {
+  inline static bool registered = register_launch_bounds(reinterpret_cast<const void*>(Kernel), MaxThreads);
+};
+// __launch_bounds__'s first argument (the threads), given all of them as written.
+template <typename... Rest>
+constexpr long long first_bound(long long max_threads, Rest&&...) {
+  return max_threads;
+}
 
 // A literal `0` or `NULL` written as a launch's argument (`k<<<g, b>>>(NULL, y, n)`): nvcc passes a null
 // pointer constant to a pointer parameter and a zero to a number; forwarded through the launch it would be
