@@ -196,8 +196,9 @@ CeilingInForce reference_in_force(const Threshold& t, const Ceilings* calibrated
 }  // namespace
 
 CeilingVerdict judge(std::string_view lab, std::string_view quantity, double measured_si, const Ceilings* calibrated,
-                     std::optional<double> measured_here_si) {
-  const Threshold& t = threshold(lab, quantity);
+                     std::optional<double> measured_here_si, int cc) {
+  const Threshold& rule = threshold(lab, quantity);
+  const Threshold t = rule.on_architecture(cc);
   if (t.kind != "ceiling_fraction" || !(t.ceiling || t.baseline)) {
     throw DataError(fmt::format("threshold {}/{} is a {} rule, not a fraction of a ceiling", lab, quantity, t.kind));
   }
@@ -212,6 +213,10 @@ CeilingVerdict judge(std::string_view lab, std::string_view quantity, double mea
   v.implausible = t.caps() && v.fraction > implausible_above();
   v.figures = fmt::format("{}: {} = {:.1f}% of the ceiling {}, {}", quantity, units::readable(measured_si, v.ceiling.unit),
                           100.0 * v.fraction, v.ceiling.name, units::readable(v.ceiling.value, v.ceiling.unit));
+  if (const ArchRule* a = rule.architecture_rule(cc)) {
+    v.figures += fmt::format(" (on sm_{}, the rule for {}: full at {:g}%, none at {:g}%; {})", cc, a->range(),
+                             100 * a->full_at, 100 * a->zero_at, a->why);
+  }
   return v;
 }
 
@@ -241,10 +246,10 @@ void detail::record_ceiling(const CeilingInForce& c) {
 }
 
 void detail::award_resolved(std::string_view lab, std::string_view quantity, double measured_si,
-                            const Ceilings* calibrated, std::optional<double> measured_here_si) {
+                            const Ceilings* calibrated, std::optional<double> measured_here_si, int cc) {
   ASSERT_TRUE(std::isfinite(measured_si) && measured_si >= 0) << quantity << ": measured " << measured_si;
   check_declared(quantity);
-  const CeilingVerdict v = judge(lab, quantity, measured_si, calibrated, measured_here_si);
+  const CeilingVerdict v = judge(lab, quantity, measured_si, calibrated, measured_here_si, cc);
   detail::record_ceiling(v.ceiling);
   if (dry_run()) {
     // The arithmetic a GPU run does, checked instead of believed: a score in [0, 1].
@@ -290,8 +295,5 @@ double capped_baseline_s(std::string_view lab, std::string_view quantity, double
   return c.used_s;
 }
 
-void award(std::string_view lab, std::string_view quantity, double measured_si, double ceiling_measured_here_si) {
-  detail::award_resolved(lab, quantity, measured_si, nullptr, ceiling_measured_here_si);
-}
 
 }  // namespace rooflab::grading

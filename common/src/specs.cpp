@@ -437,14 +437,60 @@ void read_provenance(const Reader& r, const json& j, const std::string& p, Prove
   if (out.kind == "analytic estimate") {
     out.reasoning = r.str(pj, pp, "reasoning");
     out.source = r.str(pj, pp, "source");
-  } else if (out.kind == "measured") {
+  } else if (out.kind == "measured" || out.kind == "predicted") {
+    // predicted: the performance model's figure for the reference solution on that GPU, recorded in
+    // docs/measurements.md before a GPU measured it (a model, until a run replaces it with a measurement).
     out.gpu = r.str(pj, pp, "gpu");
     out.date = r.str(pj, pp, "date");
     out.figure = r.num(pj, pp, "figure");
     out.reasoning = r.str_or(pj, pp, "reasoning", "");
     out.source = r.str_or(pj, pp, "source", "");
   } else {
-    r.fail(pp + ".kind", fmt::format("expected \"analytic estimate\" or \"measured\", got \"{}\"", out.kind));
+    r.fail(pp + ".kind",
+           fmt::format("expected \"analytic estimate\", \"measured\" or \"predicted\", got \"{}\"", out.kind));
+  }
+}
+
+// "sm_90" -> 90 (two or three digits after sm_), or the reader's error naming `path`.
+int read_arch(const Reader& r, const json& j, const std::string& path, const std::string& key) {
+  const std::string text = r.str(j, path, key);
+  const bool ok = text.size() >= 5 && text.size() <= 6 && text.rfind("sm_", 0) == 0 &&
+                  std::all_of(text.begin() + 3, text.end(), [](unsigned char c) { return std::isdigit(c) != 0; });
+  if (!ok) r.fail(path + "." + key, fmt::format("expected an architecture such as \"sm_90\", got \"{}\"", text));
+  return std::stoi(text.substr(3));
+}
+
+// A sliding rule's "by_architecture": each entry's range, numbers (as the rule's own are checked), reason and
+// provenance; the ranges may not overlap, so that one rule is in force on each GPU.
+void read_by_architecture(const Reader& r, const json& j, const std::string& p, Threshold& t) {
+  if (!j.contains("by_architecture")) return;
+  const std::string bp = p + ".by_architecture";
+  const json& list = r.at(j, p, "by_architecture");
+  if (!t.sliding()) r.fail(bp, "only a sliding rule (ceiling_fraction, prediction_fraction) has numbers per architecture");
+  if (!list.is_array() || list.empty()) r.fail(bp, "expected a list of architecture ranges");
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    const json& e = list[i];
+    const std::string ep = fmt::format("{}[{}]", bp, i);
+    if (!e.is_object()) r.fail(ep, "expected an object");
+    ArchRule a;
+    a.from_cc = read_arch(r, e, ep, "from");
+    if (e.contains("before")) a.before_cc = read_arch(r, e, ep, "before");
+    if (a.before_cc != 0 && a.before_cc <= a.from_cc) {
+      r.fail(ep, fmt::format("expected \"before\" after \"from\", got sm_{} to sm_{}", a.from_cc, a.before_cc));
+    }
+    a.full_at = r.num(e, ep, "full_at");
+    a.zero_at = r.num(e, ep, "zero_at");
+    if (!(a.zero_at >= 0 && a.zero_at < a.full_at && (!t.caps() || a.full_at <= 1.0))) {
+      r.fail(ep, fmt::format("expected 0 <= zero_at < full_at{}, got zero_at {} and full_at {}", t.caps() ? " <= 1" : "",
+                             a.zero_at, a.full_at));
+    }
+    a.why = r.str(e, ep, "why");
+    read_provenance(r, e, ep, a.provenance);
+    for (const auto& b : t.by_architecture) {
+      const bool apart = (a.before_cc != 0 && a.before_cc <= b.from_cc) || (b.before_cc != 0 && b.before_cc <= a.from_cc);
+      if (!apart) r.fail(ep, fmt::format("{} overlaps {}", a.range(), b.range()));
+    }
+    t.by_architecture.push_back(std::move(a));
   }
 }
 
@@ -473,6 +519,7 @@ Threshold read_rule(const Reader& r, const json& j, const std::string& p) {
            fmt::format("expected ceiling_fraction, prediction_fraction, ratio_max or ratio_min, got \"{}\"", t.kind));
   }
   read_provenance(r, j, p, t.provenance);
+  read_by_architecture(r, j, p, t);
   if (j.contains("student_baseline")) {
     const json& sj = r.at(j, p, "student_baseline");
     const std::string sp = p + ".student_baseline";
@@ -502,6 +549,28 @@ std::vector<Threshold> load_lab_thresholds(const std::filesystem::path& file, st
     out.push_back(std::move(t));
   }
   return out;
+}
+
+std::string ArchRule::range() const {
+  if (before_cc == 0) return fmt::format("sm_{} and later", from_cc);
+  return fmt::format("from sm_{}, before sm_{}", from_cc, before_cc);
+}
+
+const ArchRule* Threshold::architecture_rule(int cc) const {
+  for (const auto& a : by_architecture) {
+    if (a.covers(cc)) return &a;
+  }
+  return nullptr;
+}
+
+Threshold Threshold::on_architecture(int cc) const {
+  Threshold t = *this;
+  if (const ArchRule* a = architecture_rule(cc)) {
+    t.full_at = a->full_at;
+    t.zero_at = a->zero_at;
+    t.provenance = a->provenance;
+  }
+  return t;
 }
 
 double Threshold::ratio_max() const {

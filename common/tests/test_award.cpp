@@ -54,6 +54,13 @@ const bool kDataReady = [] {
   t["rung"] = {{"kind", "ceiling_fraction"},
                {"baseline", {{"name", "pretend_gemm_same_run"}, {"unit", "FLOP/s"}, {"caps", true}, {"what", "a GEMM"}}},
                {"full_at", 0.8}, {"zero_at", 0.4}, {"provenance", provenance}};
+  t["tensor_rung"] = {{"kind", "ceiling_fraction"},
+                      {"baseline", {{"name", "pretend_gemm_same_run"}, {"unit", "FLOP/s"}, {"caps", true}, {"what", "a GEMM"}}},
+                      {"full_at", 0.8}, {"zero_at", 0.4}, {"provenance", provenance},
+                      {"by_architecture", {{{"from", "sm_90"}, {"full_at", 0.5}, {"zero_at", 0.2},
+                                            {"why", "its instruction reaches less of the baseline there"},
+                                            {"provenance", {{"kind", "predicted"}, {"gpu", "Test GPU"},
+                                                            {"date", "2026-01-01"}, {"figure", 0.45}}}}}}};
   t["beat"] = {{"kind", "ceiling_fraction"},
                {"baseline", {{"name", "pretend_naive_same_run"}, {"unit", "FLOP/s"}, {"caps", false}, {"what", "a naive path"}}},
                {"full_at", 1.5}, {"zero_at", 0.5}, {"provenance", provenance}};
@@ -199,7 +206,7 @@ std::string property(const std::string& key) {
 
 // What the grader reads: the fraction of the points and the ceiling, as data.
 TEST(Award, RecordsTheScoreAndTheCeilingInForce) {
-  rooflab::grading::detail::award_resolved("99", "stream", 0.7e12, &kCalibrated, std::nullopt);
+  rooflab::grading::detail::award_resolved("99", "stream", 0.7e12, &kCalibrated, std::nullopt, 0);
   EXPECT_EQ(property("rooflab_fraction"), "0.7500");
   const auto ceiling = nlohmann::json::parse(property("rooflab_ceiling.copy_bandwidth")).get<rooflab::CeilingInForce>();
   EXPECT_EQ(ceiling.name, "copy_bandwidth");
@@ -208,10 +215,32 @@ TEST(Award, RecordsTheScoreAndTheCeilingInForce) {
 }
 
 TEST(Award, FailsAResultAboveTheCeilingOrAMismatchedCeiling) {
-  EXPECT_FATAL_FAILURE(rooflab::grading::detail::award_resolved("99", "stream", 2e12, &kCalibrated, std::nullopt),
+  EXPECT_FATAL_FAILURE(rooflab::grading::detail::award_resolved("99", "stream", 2e12, &kCalibrated, std::nullopt, 0),
                        "rejected");
-  EXPECT_THROW(rooflab::grading::award("99", "stream", 0.7e12, 1e12), std::invalid_argument);
-  EXPECT_FATAL_FAILURE(rooflab::grading::award("99", "rung", -1.0, 1e12), "measured");
+  EXPECT_THROW(rooflab::grading::detail::award_resolved("99", "stream", 0.7e12, nullptr, 1e12, 0), std::invalid_argument);
+  EXPECT_FATAL_FAILURE(rooflab::grading::detail::award_resolved("99", "rung", -1.0, nullptr, 1e12, 0), "measured");
+}
+
+// A rule with numbers of its own on some architectures: the grading GPU's compute capability picks them, the
+// figures say which rule and why, and on any other architecture the rule's own numbers grade.
+TEST(Award, ARulesNumbersForAnArchitectureGradeOnIt) {
+  ASSERT_TRUE(kDataReady);
+  const auto at = [](int cc, double fraction) { return judge("99", "tensor_rung", fraction * 1e12, nullptr, 1e12, cc); };
+  EXPECT_DOUBLE_EQ(at(90, 0.5).score, 1.0);   // full at 50% on sm_90
+  EXPECT_DOUBLE_EQ(at(100, 0.5).score, 1.0);  // and after it
+  EXPECT_NEAR(at(90, 0.35).score, 0.5, 1e-12);
+  EXPECT_DOUBLE_EQ(at(90, 0.2).score, 0.0);
+  EXPECT_NEAR(at(89, 0.5).score, 0.25, 1e-12);  // before sm_90: full at 80%, none at 40%
+  EXPECT_NEAR(at(0, 0.6).score, 0.5, 1e-12);    // no architecture known: the rule's own numbers
+  const std::string figures = at(90, 0.45).figures;
+  EXPECT_NE(figures.find("the rule for sm_90 and later: full at 50%, none at 20%"), std::string::npos) << figures;
+  EXPECT_NE(figures.find("its instruction reaches less"), std::string::npos) << figures;
+  EXPECT_EQ(at(80, 0.45).figures.find("the rule for"), std::string::npos);
+  const rooflab::Threshold& rule = rooflab::threshold("99", "tensor_rung");
+  ASSERT_EQ(rule.by_architecture.size(), 1u);
+  EXPECT_EQ(rule.by_architecture[0].provenance.kind, "predicted");
+  EXPECT_EQ(rule.on_architecture(90).full_at, 0.5);
+  EXPECT_EQ(rule.on_architecture(86).full_at, 0.8);
 }
 
 // save_plot(): a lab's plot lands in the report folder under a name that starts with the lab, and a name

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <cstdlib>
@@ -490,6 +491,16 @@ TEST(Thresholds, EveryRuleIsWellFormed) {
     }
     EXPECT_FALSE(t.provenance.reasoning.empty());
     EXPECT_FALSE(t.provenance.source.empty());
+    // Numbers per architecture: each with its reason and its provenance, measured or predicted (GPU, date, figure).
+    for (const auto& a : t.by_architecture) {
+      SCOPED_TRACE(a.range());
+      EXPECT_FALSE(a.why.empty());
+      EXPECT_TRUE(a.provenance.kind == "measured" || a.provenance.kind == "predicted") << a.provenance.kind;
+      EXPECT_FALSE(a.provenance.gpu.empty());
+      EXPECT_GT(a.provenance.figure.value_or(0), 0);
+      EXPECT_FALSE(a.provenance.reasoning.empty());
+      EXPECT_LT(a.zero_at, a.full_at);
+    }
     if (t.sliding()) {
       EXPECT_LT(t.zero_at, t.full_at);
       // A fraction of a roof is at most 1; a baseline to beat (the naive attention path) is beaten by more.
@@ -586,6 +597,47 @@ TEST(Thresholds, MalformedFileNamesTheField) {
                        "blocktile.baseline.unit: expected B/s or FLOP/s"));
   EXPECT_TRUE(contains(broken_in("04", [](json& j) { j["blocktile"]["ceiling"] = "sgemm_peak"; }),
                        "blocktile: expected exactly one of"));
+  // Numbers per architecture: ranges named sm_NN that do not overlap, each checked as the rule's own numbers are,
+  // with its reason and provenance (a prediction too: the model's figure, its GPU and date); sliding rules only.
+  const json predicted = {{"kind", "predicted"}, {"gpu", "h100-sxm"}, {"date", "2026-01-01"}, {"figure", 0.3}};
+  const json arch = {{"from", "sm_90"}, {"full_at", 0.4}, {"zero_at", 0.15}, {"why", "wgmma"}, {"provenance", predicted}};
+  {
+    std::ifstream in(rooflab::lab_dir("04") / "thresholds.json");
+    json j = json::parse(in);
+    j["wmma"]["by_architecture"] = {arch, arch};
+    j["wmma"]["by_architecture"][0]["from"] = "sm_80";
+    j["wmma"]["by_architecture"][0]["before"] = "sm_90";
+    const TempFile f("thresholds.json", j.dump());
+    const auto rules = rooflab::load_lab_thresholds(f.path(), "04");
+    const auto wmma = std::find_if(rules.begin(), rules.end(), [](const auto& t) { return t.quantity == "wmma"; });
+    ASSERT_NE(wmma, rules.end());
+    ASSERT_EQ(wmma->by_architecture.size(), 2u);
+    EXPECT_EQ(wmma->by_architecture[0].range(), "from sm_80, before sm_90");
+    EXPECT_EQ(wmma->by_architecture[1].range(), "sm_90 and later");
+    EXPECT_EQ(wmma->architecture_rule(75), nullptr);
+    EXPECT_EQ(wmma->architecture_rule(89), &wmma->by_architecture[0]);
+    EXPECT_EQ(wmma->architecture_rule(120), &wmma->by_architecture[1]);
+  }
+  EXPECT_TRUE(contains(broken_in("04", [&](json& j) { j["wmma"]["by_architecture"] = {arch}; j["wmma"]["by_architecture"][0]["from"] = "90"; }),
+                       "wmma.by_architecture[0].from: expected an architecture such as \"sm_90\""));
+  EXPECT_TRUE(contains(broken_in("04", [&](json& j) { j["wmma"]["by_architecture"] = {arch}; j["wmma"]["by_architecture"][0]["before"] = "sm_80"; }),
+                       "wmma.by_architecture[0]: expected \"before\" after \"from\""));
+  EXPECT_TRUE(contains(broken_in("04", [&](json& j) { j["wmma"]["by_architecture"] = {arch}; j["wmma"]["by_architecture"][0]["zero_at"] = 0.5; }),
+                       "wmma.by_architecture[0]: expected 0 <= zero_at < full_at <= 1"));
+  EXPECT_TRUE(contains(broken_in("04", [&](json& j) { j["wmma"]["by_architecture"] = {arch}; j["wmma"]["by_architecture"][0].erase("why"); }),
+                       "wmma.by_architecture[0].why: missing"));
+  EXPECT_TRUE(contains(broken_in("04", [&](json& j) { j["wmma"]["by_architecture"] = {arch}; j["wmma"]["by_architecture"][0]["provenance"].erase("figure"); }),
+                       "wmma.by_architecture[0].provenance.figure: missing"));
+  EXPECT_TRUE(contains(broken_in("04", [&](json& j) {
+                         json later = arch;
+                         later["from"] = "sm_100";
+                         j["wmma"]["by_architecture"] = {arch, later};
+                       }),
+                       "wmma.by_architecture[1]: sm_100 and later overlaps sm_90 and later"));
+  EXPECT_TRUE(contains(broken_in("06", [&](json& j) { j["gqa_time_ratio"]["by_architecture"] = {arch}; }),
+                       "gqa_time_ratio.by_architecture: only a sliding rule"));
+  EXPECT_TRUE(contains(broken([&](json& j) { j["copy"]["provenance"] = predicted; j["copy"]["provenance"]["kind"] = "guessed"; }),
+                       "copy.provenance.kind: expected \"analytic estimate\", \"measured\" or \"predicted\""));
   // A cap on the student's own baseline: a share of its roof in (0, 1], with its reasoning, and only on a rule whose
   // reference is not a roof (a ratio, or a baseline to beat).
   const json cap = {{"roof_fraction", 0.5}, {"reasoning", "honest baselines reach more"}};

@@ -177,8 +177,13 @@ std::vector<double> stated_numbers(const std::string& text) {
 }
 
 std::vector<double> rule_numbers(const rooflab::Threshold& t) {
-  if (t.sliding()) return {t.full_at, t.zero_at};
-  return {t.value};
+  if (!t.sliding()) return {t.value};
+  std::vector<double> out{t.full_at, t.zero_at};
+  for (const auto& a : t.by_architecture) {  // the numbers on other architectures are stated too
+    out.push_back(a.full_at);
+    out.push_back(a.zero_at);
+  }
+  return out;
 }
 
 bool holds_number(const std::vector<double>& xs, double x) {

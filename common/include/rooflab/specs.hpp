@@ -112,12 +112,27 @@ struct ModelSpec {
 // ---- thresholds (labs/NN-name/thresholds.json; the global policy in data/thresholds.json) ----
 
 struct Provenance {
-  std::string kind;              // "analytic estimate" or "measured"
-  std::string reasoning;         // analytic estimate: why these fractions
+  std::string kind;              // "analytic estimate", "measured" or "predicted"
+  std::string reasoning;         // analytic estimate: why these fractions (the others: optional)
   std::string source;            // analytic estimate: where the anchor comes from
-  std::string gpu;               // measured: on which GPU ...
+  std::string gpu;               // measured, predicted: on which GPU ...
   std::string date;              // ... when ...
-  std::optional<double> figure;  // ... and what the reference solution reached
+  std::optional<double> figure;  // ... and what the reference solution reached (predicted: the performance
+                                 // model's figure for it, docs/measurements.md, before a GPU measured it)
+};
+
+// The numbers of a sliding rule on a range of architectures where the instruction class's ceiling differs
+// ("by_architecture": mma.sync and WMMA against cuBLAS's wgmma from sm_90 on, say): from compute capability
+// `from_cc` (90 for sm_90) up to, not including, `before_cc` (0: no end). Each says why its numbers hold there.
+struct ArchRule {
+  int from_cc = 0;
+  int before_cc = 0;
+  double full_at = 0;
+  double zero_at = 0;
+  std::string why;
+  Provenance provenance;
+  bool covers(int cc) const { return cc >= from_cc && (before_cc == 0 || cc < before_cc); }
+  std::string range() const;  // "sm_90 and later", "sm_80 to sm_89"
 };
 
 // A reference the test times itself, in the same run at the same shape (cuBLAS at the rung's shape, the naive
@@ -155,8 +170,15 @@ struct Threshold {
   std::string description;
   Provenance provenance;
   std::optional<StudentBaseline> student_baseline;  // "student_baseline": the ratio's baseline is the student's
+  // Sliding kinds: other numbers on some architectures (the first that covers a GPU's compute capability wins;
+  // on any other, full_at and zero_at above). Their ranges do not overlap (checked as the file loads).
+  std::vector<ArchRule> by_architecture;
 
   bool sliding() const { return kind == "ceiling_fraction" || kind == "prediction_fraction"; }
+  // The rule as it grades on a GPU of compute capability `cc` (86 for sm_86): its by_architecture numbers where
+  // one covers cc, else itself.
+  Threshold on_architecture(int cc) const;
+  const ArchRule* architecture_rule(int cc) const;
   // The result cannot honestly exceed the reference: full_at <= 1 and award() rejects a result above
   // implausible_above() x it. False only for a baseline declared with "caps": false.
   bool caps() const { return !baseline || baseline->caps; }

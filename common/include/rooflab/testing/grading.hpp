@@ -65,7 +65,8 @@ PlotFiles save_plot(const Plot& plot, std::string_view name);
 
 // Grades a perf result with the lab's rule for `quantity` (labs/NN-name/thresholds.json, a ceiling_fraction
 // rule) against the ceiling that rule names, read from this GPU's calibration (rooflab::ceilings()): full points at
-// full_at x the ceiling, none at or below zero_at, linear between. `measured_si` is in the ceiling's SI unit
+// full_at x the ceiling, none at or below zero_at, linear between (the rule's numbers for this GPU's
+// architecture where it has some: "by_architecture"). `measured_si` is in the ceiling's SI unit
 // (bytes/s or FLOP/s). A result more than implausible_above() x the ceiling fails the test as a timing
 // error or a cheat. On a dry run the arithmetic runs the same (the score must be in [0, 1]) but no timing
 // can fail the test. The ceiling used (name, value, unit, where measured) goes into results.json. The
@@ -105,17 +106,19 @@ struct CeilingVerdict {
 };
 // Resolves lab/quantity's threshold and the reference it names: a calibrated ceiling from `calibrated`
 // (nullptr: none available), a declared baseline from `measured_here_si`, which must be given for it and only
-// for it.
+// for it. `cc`: the grading GPU's compute capability (90 for sm_90), which picks the rule's numbers where it
+// has some for that architecture ("by_architecture"; the figures then say which and why); 0 for its own.
 // Throws rooflab::DataError (no such threshold, or not a ceiling_fraction rule) or std::invalid_argument
 // (the value given and the threshold's ceiling disagree, or a ceiling that is not positive).
 CeilingVerdict judge(std::string_view lab, std::string_view quantity, double measured_si, const Ceilings* calibrated,
-                     std::optional<double> measured_here_si);
+                     std::optional<double> measured_here_si, int cc = 0);
 
 namespace detail {
-// award()'s body with the calibration given: award(lab, quantity, measured_si) passes rooflab::ceilings()
-// (src/award.cpp, linked only into binaries that have the timing harness), the same-run overload nullptr.
+// award()'s body with the calibration and the GPU's architecture given: award(lab, quantity, measured_si) passes
+// rooflab::ceilings(), the same-run overload nullptr, both this GPU's compute capability (src/award.cpp, linked
+// only into binaries that have the timing harness).
 void award_resolved(std::string_view lab, std::string_view quantity, double measured_si, const Ceilings* calibrated,
-                    std::optional<double> measured_here_si);
+                    std::optional<double> measured_here_si, int cc);
 // Records on the report channel that the running test judged by `c` (results.json's "rooflab_ceilings").
 void record_ceiling(const CeilingInForce& c);
 
