@@ -451,6 +451,15 @@ void read_provenance(const Reader& r, const json& j, const std::string& p, Prove
   }
 }
 
+// A sliding rule's numbers (its own, or one architecture's): 0 <= zero_at < full_at, and full_at <= 1 when the
+// reference is a roof (a baseline to beat is beaten by more).
+void check_sliding_numbers(const Reader& r, const std::string& path, const Threshold& t, double zero_at, double full_at) {
+  if (!(zero_at >= 0 && zero_at < full_at && (!t.caps() || full_at <= 1.0))) {
+    r.fail(path, fmt::format("expected 0 <= zero_at < full_at{}, got zero_at {} and full_at {}", t.caps() ? " <= 1" : "",
+                             zero_at, full_at));
+  }
+}
+
 // "sm_90" -> 90 (two or three digits after sm_), or the reader's error naming `path`.
 int read_arch(const Reader& r, const json& j, const std::string& path, const std::string& key) {
   const std::string text = r.str(j, path, key);
@@ -480,10 +489,7 @@ void read_by_architecture(const Reader& r, const json& j, const std::string& p, 
     }
     a.full_at = r.num(e, ep, "full_at");
     a.zero_at = r.num(e, ep, "zero_at");
-    if (!(a.zero_at >= 0 && a.zero_at < a.full_at && (!t.caps() || a.full_at <= 1.0))) {
-      r.fail(ep, fmt::format("expected 0 <= zero_at < full_at{}, got zero_at {} and full_at {}", t.caps() ? " <= 1" : "",
-                             a.zero_at, a.full_at));
-    }
+    check_sliding_numbers(r, ep, t, a.zero_at, a.full_at);
     a.why = r.str(e, ep, "why");
     read_provenance(r, e, ep, a.provenance);
     for (const auto& b : t.by_architecture) {
@@ -506,11 +512,7 @@ Threshold read_rule(const Reader& r, const json& j, const std::string& p) {
     }
     t.full_at = r.num(j, p, "full_at");
     t.zero_at = r.num(j, p, "zero_at");
-    // A fraction of a roof is at most 1; of a baseline to beat, any.
-    if (!(t.zero_at >= 0 && t.zero_at < t.full_at && (!t.caps() || t.full_at <= 1.0))) {
-      r.fail(p, fmt::format("expected 0 <= zero_at < full_at{}, got zero_at {} and full_at {}",
-                            t.caps() ? " <= 1" : "", t.zero_at, t.full_at));
-    }
+    check_sliding_numbers(r, p, t, t.zero_at, t.full_at);
   } else if (t.kind == "ratio_max" || t.kind == "ratio_min") {
     t.value = r.num(j, p, "value");
     if (!(t.value > 0)) r.fail(p + ".value", "expected a positive ratio");

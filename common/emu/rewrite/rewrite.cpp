@@ -667,8 +667,8 @@ class Rewriter {
           k_.names.insert(name);
           if (is(start, "template")) k_.templates.insert(name);
           note_parameters(name, parameter_names(k, matching(k)));
-          // A definition's body starts by checking the block against the bound (run()); after the body, a kernel
-          // that is not a template registers its bound (below, once every definition's name is known).
+          // A definition's body starts by checking the block against the bound and registering it (run(); the
+          // text is written below, once every definition's name is known).
           for (std::size_t b = matching(k) + 1; b < t_.size() && !is(b, ";"); ++b) {
             if (is(b, "{")) {
               ++definitions[name];
@@ -700,7 +700,8 @@ class Rewriter {
     // (not a name defined twice here, overloads or kernels of one name in two namespaces, nor a kernel that a
     // host function of its name overloads).
     for (const auto& d : bounded_definitions) {
-      std::string text = "::rooflab::emu::detail::check_launch_bounds(" + d.bounds + ");";
+      std::string text = "::rooflab::emu::detail::check_launch_bounds(::rooflab::emu::detail::first_bound(" + d.bounds +
+                         "));";
       if (d.addressable && definitions[d.name] == 1 && (!d.arguments.empty() || k_.host_namesakes.count(d.name) == 0)) {
         text += " (void)::rooflab::emu::detail::LaunchBounds<&" + d.name + d.arguments +
                 ", ::rooflab::emu::detail::first_bound(" + d.bounds + ")>::registered;";

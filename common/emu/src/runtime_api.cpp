@@ -525,9 +525,9 @@ cudaError_t cudaFuncSetAttribute(const void* func, cudaFuncAttribute attr, int v
 
 // ---- __launch_bounds__ ----
 
-// The bounds of the kernels declared __launch_bounds__(N, ...) that registered them (the rewriter's line after
-// each such definition that is not a template: rooflab/emu/rewritten.hpp). Registered while the program's
-// statics start, so the table is made on first use, and guarded by g_mutex (constant-initialized).
+// The bounds of the kernels declared __launch_bounds__(N, ...), each instance registered by a static its body
+// names (rooflab/emu/rewritten.hpp, LaunchBounds). Registered while the program's statics start, so the table is
+// made on first use, and guarded by g_mutex (constant-initialized).
 namespace {
 std::map<const void*, long long>& launch_bounds_table() {
   static std::map<const void*, long long> table;
@@ -543,7 +543,7 @@ bool register_launch_bounds(const void* kernel, long long max_threads) {
 }
 }  // namespace rooflab::emu::detail
 
-// The bound registered for `kernel`, or 0 (none known: a kernel without one, or a template's).
+// The bound registered for `kernel`, or 0 (none known: a kernel without one, or one with no single address).
 long long rooflab::emu::launch_bound(const void* kernel) {
   std::lock_guard lock(g_mutex);
   const auto& table = launch_bounds_table();

@@ -1244,9 +1244,9 @@ cudaError_t launch_grid(const void* kernel, dim3 grid, dim3 block, std::size_t d
                       " threads); a block has 1 to 1024 threads with block.z <= 64, and a grid 1 to 2^31-1 blocks in "
                       "x and 1 to 65535 in y and z");
   }
-  // A kernel whose __launch_bounds__ are registered (not a template) fails here, before any block runs, as on
-  // a GPU; a template's body checks its block first (check_launch_bounds).
-  if (const long long bound = kernel != nullptr ? launch_bound(kernel) : 0; bound > 0 && static_cast<long long>(threads) > bound) {
+  // A kernel whose __launch_bounds__ are registered fails here, before any block runs, as on a GPU; a launch
+  // without an address (a template the call deduces) is held to them by its body's first statement.
+  if (const long long bound = launch_bound(kernel); bound > 0 && static_cast<long long>(threads) > bound) {
     throw KernelError("kernel " + kernel_text + ": " + beyond_launch_bounds(block, bound));
   }
   const std::size_t optin = max_dynamic_smem(kernel);

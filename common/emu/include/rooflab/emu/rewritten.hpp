@@ -11,7 +11,8 @@
 //                                    ->  the same with aligned_reinterpret_cast<T*>(e, "T*")
 //   k<<<g, b>>>(NULL, y, 0)          ->  a launch of k whose literal 0 / NULL arguments are NullOrZero{}
 //   __global__ void __launch_bounds__(N, ...) k(...) {
-//                                    ->  the same, its body starting with check_launch_bounds(N, ...);
+//                                    ->  the same, its body starting with check_launch_bounds(first_bound(N, ...));
+//                                        and, where `&k` names one function, LaunchBounds<&k, N>::registered
 #pragma once
 
 #include <rooflab/emu/launch.hpp>
@@ -31,14 +32,10 @@ namespace rooflab::emu::detail {
 
 // The first statement of a kernel declared __launch_bounds__(max_threads, ...): ptxas fits its registers to
 // blocks of at most max_threads threads, and a GPU refuses to launch it with more (the kernel's
-// maxThreadsPerBlock). The backend's launch then fails as well, naming the bound (src/scheduler.cpp). The
-// bound's other arguments (blocks per SM, a cluster's) are given too, as written, and change nothing here: the C++
-// parser, not the rewriter, tells their commas from a template argument list's.
+// maxThreadsPerBlock). The backend's launch then fails as well, naming the bound (src/scheduler.cpp). It is what
+// holds a launch to the bound where the launch has no address to look the bound up by (a template whose
+// arguments the call deduces, a kernel a host function of its name overloads).
 void check_launch_bounds(long long max_threads);
-template <typename More, typename... Rest>
-void check_launch_bounds(long long max_threads, More&&, Rest&&...) {
-  check_launch_bounds(max_threads);
-}
 // The bound of a kernel, registered before any launch for cudaFuncGetAttributes (maxThreadsPerBlock), the
 // occupancy calculator (and so cudaOccupancyMaxPotentialBlockSize) and the launch itself, which then fails
 // before any block runs. The rewriter names LaunchBounds<&kernel, N>::registered in the body of each kernel
@@ -49,7 +46,8 @@ template <auto Kernel, long long MaxThreads>
 struct LaunchBounds {
   inline static bool registered = register_launch_bounds(reinterpret_cast<const void*>(Kernel), MaxThreads);
 };
-// __launch_bounds__'s first argument (the threads), given all of them as written.
+// __launch_bounds__'s first argument (the threads), given all of them as written (blocks per SM, a cluster's):
+// the C++ parser, not the rewriter, tells their commas from a template argument list's.
 template <typename... Rest>
 constexpr long long first_bound(long long max_threads, Rest&&...) {
   return max_threads;
