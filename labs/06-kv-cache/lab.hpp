@@ -121,7 +121,13 @@ inline constexpr rooflab::inspect::KernelDecl kKernels[] = {
     {"lab06::paged_kv_append_kernel", "append", 128, 0, [](double) { return 0.0; },
      [](double n) { return 2 * 2 * 8 * 128 * 2 * n; }, rooflab::DType::fp16_nontensor},
     {"lab06::decode_attention_kernel<128, 4>", "decode", 128, 0, [](double n) { return 8 * 4 * 128 * 4 * n; },
-     [](double n) { return 2 * 8 * 128 * 2 * n; }, rooflab::DType::fp32, {"decode", "gqa_time_ratio"}},
+     [](double n) { return 2 * 8 * 128 * 2 * n; }, rooflab::DType::fp32, {"decode"}},
+    // The GQA test's two kernels (tests/perf.cpp, TimeFollowsKvHeadsNotQueryHeads): the same cache read by one
+    // query head per KV head and by eight, so the same bytes and 1/4 and 2x the FLOPs of GQA 4.
+    {"lab06::decode_attention_kernel<128, 1>", "decode (GQA 1)", 128, 0, [](double n) { return 8 * 1 * 128 * 4 * n; },
+     [](double n) { return 2 * 8 * 128 * 2 * n; }, rooflab::DType::fp32, {"gqa_time_ratio"}},
+    {"lab06::decode_attention_kernel<128, 8>", "decode (GQA 8)", 128, 0, [](double n) { return 8 * 8 * 128 * 4 * n; },
+     [](double n) { return 2 * 8 * 128 * 2 * n; }, rooflab::DType::fp32, {"gqa_time_ratio"}},
 };
 
 }  // namespace lab06

@@ -184,11 +184,116 @@ def table(args, all_rows, code="PTX"):
     return "\n".join(lines)
 
 
+RULE_MARKERS = ("<!-- rule-figures: begin (common/tests/perf_validation/validate.py --rule-figures writes this table) -->",
+                "<!-- rule-figures: end -->")
+
+
+def rule_figure(args, model, cache):
+    """A `predicted` provenance's figure, in its rule's own terms, from what the model predicts for today's reference
+    solution (`model`: the provenance's "model" object) and what the named run measured of the rule's reference.
+
+    figure: "copy_fraction"      the kernels' bytes per second over the run's copy ceiling (the worst kernel's);
+            "flops_over"         the kernels' FLOP/s over the reference's (the worst kernel's);
+            "reference_time_over" the reference's time over the kernel's (a speedup over it);
+            "time_ratio"         the kernel's time over the `over` kernel's (the run's measured time of it where
+                                 `over_measured` names one of its references: the same kernel, unchanged since);
+            "time_ratio_over_roofline" that ratio over the roofline's own ratio of the two (the longer of each one's
+                                 declared bytes at the copy ceiling and FLOPs at the FMA ceiling).
+    Returns (figure, {kernel: limiter}): the limiters of the kernels the model predicted."""
+    run = json.loads((args.source / "common" / "tests" / "perf_validation" / model["run"] / "measured.json").read_text())
+    copy = run["roofs"]["copy"]["bytes_per_s"]
+    refs = run.get("references", {})
+    key = (model["gpu"], model["reading"])
+    lab = model["kernels"][0].split("::")[0].removeprefix("lab")
+    if (lab, key) not in cache:
+        cache[(lab, key)] = run_static(args, lab, model["gpu"], sass=model["reading"] == "SASS")
+    rows = cache[(lab, key)]
+
+    def row(kernel):
+        if kernel not in rows or rows[kernel].get("prediction") is None:
+            raise SystemExit(f"the model has no prediction for {kernel} (lab {lab}, {model['gpu']})")
+        return rows[kernel]
+
+    def time(kernel):
+        return row(kernel)["prediction"]["time_s"]
+
+    def reference_time(name):
+        r = refs[name]
+        return r["time_s"] if "time_s" in r else r["bytes"] / (r["copy_fraction"] * copy)
+
+    def roofline(kernel):
+        return max(row(kernel)["bytes"] / copy, row(kernel)["flops"] / refs["fma_ceiling"]["flops"])
+
+    kind, kernels = model["figure"], model["kernels"]
+    over = model.get("over")
+    base_s = reference_time(model["over_measured"]) if "over_measured" in model else time(over) if over else None
+    if kind == "copy_fraction":
+        value = min(row(k)["bytes"] / time(k) / copy for k in kernels)
+    elif kind == "flops_over":
+        value = min(row(k)["flops"] / time(k) / refs[model["reference"]]["flops"] for k in kernels)
+    elif kind == "reference_time_over":
+        value = min(reference_time(model["reference"]) / time(k) for k in kernels)
+    elif kind == "time_ratio":
+        value = max(time(k) / base_s for k in kernels)
+    elif kind == "time_ratio_over_roofline":
+        value = max(time(k) / base_s / (roofline(k) / roofline(over)) for k in kernels)
+    else:
+        raise SystemExit(f"unknown figure \"{kind}\"")
+    predicted = kernels + ([over] if over and "over_measured" not in model else [])
+    limiters = {k: row(k)["prediction"]["limiter"] for k in predicted}
+    return value, limiters
+
+
+def rule_figures(args):
+    """Every `predicted` provenance in the labs' thresholds.json (a rule's, or one architecture's range): its figure
+    recomputed from the model (rule_figure), the table docs/measurements.md records, and the provenances whose
+    recorded figure is not the model's (to two decimals). A predicted provenance without a "model" object cannot be
+    recomputed, and is an error."""
+    lines = [RULE_MARKERS[0],
+             "| lab, rule | on | predicted, in the rule's terms | full / none | predicted, full-point mark | model: GPU, reading | kernels (limiter) |",
+             "|---|---|---|---|---|---|---|"]
+    wrong, cache, skipped = [], {}, []
+    for path in sorted((args.source / "labs").glob("*/thresholds.json")):
+        lab = path.parent.name[:2]
+        for name, rule in json.loads(path.read_text()).items():
+            if not isinstance(rule, dict) or "provenance" not in rule:
+                continue
+            ranges = [("every GPU" if not rule.get("by_architecture") else "the rest", rule, rule["provenance"])]
+            for a in rule.get("by_architecture", []):
+                ranges.append((f"{a['from']}" + (f" to {a['before']}" if "before" in a else " on"), a, a["provenance"]))
+            for on, numbers, prov in ranges:
+                if prov.get("kind") != "predicted":
+                    continue
+                model = prov.get("model")
+                where = f"lab {lab} {name} ({on})"
+                if model is None:
+                    wrong.append(f"{where}: a predicted provenance names no \"model\" to recompute its figure from")
+                    continue
+                if model["reading"] == "SASS" and not args.nvdisasm:
+                    skipped.append(where)
+                    continue
+                value, limiters = rule_figure(args, model, cache)
+                if round(value, 2) != prov["figure"]:
+                    wrong.append(f"{where}: the recorded figure is {prov['figure']}, the model gives {value:.2f}")
+                fraction = model["figure"] in ("copy_fraction", "flops_over")
+                show = (lambda x: f"{100 * x:.1f}%" if fraction else f"{x:.2f}x")
+                if "value" in numbers:  # a ratio_max rule: at most its value
+                    marks, meets = f"at most {numbers['value']:g}x", value <= numbers["value"]
+                else:
+                    mark = (lambda x: f"{100 * x:g}%" if fraction else f"{x:g}x")
+                    marks, meets = f"{mark(numbers['full_at'])} / {mark(numbers['zero_at'])}", value >= numbers["full_at"]
+                kernels = ", ".join(f"{k} ({lim})" for k, lim in limiters.items())
+                lines.append(f"| {lab} {name} | {on} | {show(value)} | {marks} | {'meets it' if meets else 'short of it'} | "
+                             f"{model['gpu']}, {model['reading']} | {kernels} |")
+    lines.append(RULE_MARKERS[1])
+    return "\n".join(lines), wrong, skipped
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--source", type=pathlib.Path, required=True)
     ap.add_argument("--build", type=pathlib.Path, required=True)
-    ap.add_argument("--run", type=pathlib.Path, required=True, help="the run's folder: measured.json, lab*/kernels.cu")
+    ap.add_argument("--run", type=pathlib.Path, help="the run's folder: measured.json, lab*/kernels.cu")
     ap.add_argument("--nvcc", default="nvcc")
     ap.add_argument("--ptxas", default="ptxas")
     ap.add_argument("--check", type=pathlib.Path, help="the document whose table must be this one")
@@ -200,7 +305,13 @@ def main():
     ap.add_argument("--held-out", metavar="LABS",
                     help="instead: today's solutions of these labs (01,03,...) predicted on the H100 and H200, the "
                          "table docs/measurements.md records before a GPU measures them")
+    ap.add_argument("--rule-figures", action="store_true",
+                    help="instead: the figure of every `predicted` provenance in the labs' thresholds.json, recomputed "
+                         "from the model and the reference its provenance names; with --check, the recorded figures "
+                         "and the document's table must be these")
     args = ap.parse_args()
+    if not args.rule_figures and args.run is None:
+        ap.error("--run is required (but with --rule-figures)")
     args.nvdisasm = None
     args.nvdisasm_note = ""
     if args.nvdisasm_dir:
@@ -217,6 +328,27 @@ def main():
     if args.held_out:
         print(held_out(args))
         return 0
+    if args.rule_figures:
+        text, wrong, skipped = rule_figures(args)
+        print(text)
+        status = 0
+        for w in wrong:
+            print(f"thresholds.json: {w}", file=sys.stderr)
+            status = 1
+        if args.check:
+            doc = args.check.read_text()
+            if RULE_MARKERS[0] not in doc or RULE_MARKERS[1] not in doc:
+                print(f"{args.check}: has no rule-figures table between the markers", file=sys.stderr)
+                return 1
+            if skipped:
+                print(f"SKIPPED: {', '.join(skipped)} (read from SASS; no nvdisasm: {args.nvdisasm_note})")
+                return status or 77
+            recorded = doc[doc.index(RULE_MARKERS[0]):doc.index(RULE_MARKERS[1]) + len(RULE_MARKERS[1])]
+            if recorded != text:
+                print(f"\n{args.check}: the recorded rule-figures table is not what the model gives now; replace it "
+                      f"with the one above", file=sys.stderr)
+                status = 1
+        return status
     rows = all_predictions(args)
     status = 0
     for code in ("PTX", "SASS") if args.nvdisasm else ("PTX",):

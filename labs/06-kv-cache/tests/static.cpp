@@ -16,25 +16,30 @@ ROOFLAB_INSPECT_KERNELS(lab06::kKernels);
 ROOFLAB_INSPECT_TIMED_SIZE(16.0 * 4180);
 
 namespace {
-// The decode step as Lab06Perf.DecodeAttentionOnTheMemoryRoof launches it on `gpu` (its 16 lengths follow the
-// L2's size; GQA 4), for the grids `rooflab inspect` counts waves of; nothing runs, so the block table and the
-// lengths need not hold anything.
+// The decode step as the perf tests launch it on `gpu` (16 lengths that follow the L2's size):
+// Lab06Perf.DecodeAttentionOnTheMemoryRoof at GQA 4, then TimeFollowsKvHeadsNotQueryHeads at GQA 1 and 8 (each with
+// buffers of its own size, as the tests allocate them), for the grids `rooflab inspect` counts waves of; nothing
+// runs, so the block table and the lengths need not hold anything.
 rooflab::inspect::TimedLaunches timed_launches(const rooflab::GpuSpec& gpu) {
   return rooflab::ptx::timed_launches(gpu, [] {
     const auto lens = lab06::perf::lengths(rooflab::emu::pretend_gpu().l2_bytes, 1.0);
-    const int batch = static_cast<int>(lens.size()), heads = 4 * lab06::perf::kKvHeads;
+    const int batch = static_cast<int>(lens.size());
     const int max_len = static_cast<int>(*std::max_element(lens.begin(), lens.end()));
     const lab06::PagedCacheLayout layout{(max_len + lab06::kBlockTokens - 1) / lab06::kBlockTokens,
                                          lab06::perf::kKvHeads, lab06::perf::kHeadDim};
     const std::size_t blocks = static_cast<std::size_t>(batch) * layout.max_blocks;
     const std::size_t pool = blocks * lab06::kBlockTokens * layout.kv_heads * layout.head_dim;
-    const rooflab::ptx::TimedBuffer<__half> k(pool), v(pool), q(static_cast<std::size_t>(batch) * heads * layout.head_dim),
-        out(static_cast<std::size_t>(batch) * heads * layout.head_dim);
+    const rooflab::ptx::TimedBuffer<__half> k(pool), v(pool);
     const rooflab::ptx::TimedBuffer<int> table(blocks), seq_lens(static_cast<std::size_t>(batch));
-    const rooflab::ptx::TimedBuffer<float> workspace(
-        lab06::decode_workspace_bytes(batch, heads, layout.head_dim, max_len) / sizeof(float) + 1);
-    lab06::paged_decode_attention(q.data(), k.data(), v.data(), table.data(), seq_lens.data(), batch, heads, max_len,
-                                  layout, 1.0f, workspace.data(), out.data(), nullptr);
+    for (const int group : {4, 1, 8}) {
+      const int heads = group * lab06::perf::kKvHeads;
+      const rooflab::ptx::TimedBuffer<__half> q(static_cast<std::size_t>(batch) * heads * layout.head_dim),
+          out(static_cast<std::size_t>(batch) * heads * layout.head_dim);
+      const rooflab::ptx::TimedBuffer<float> workspace(
+          lab06::decode_workspace_bytes(batch, heads, layout.head_dim, max_len) / sizeof(float) + 1);
+      lab06::paged_decode_attention(q.data(), k.data(), v.data(), table.data(), seq_lens.data(), batch, heads, max_len,
+                                    layout, 1.0f, workspace.data(), out.data(), nullptr);
+    }
   });
 }
 }  // namespace
