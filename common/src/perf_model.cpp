@@ -10,6 +10,7 @@
 #include <cmath>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <regex>
 #include <set>
 #include <sstream>
@@ -584,26 +585,88 @@ std::vector<Instr> from_sass(std::string_view body, const SassParams* params) {
   return out;
 }
 
-// Whether an instruction in (i, end) reads a register instruction i writes, before another instruction writes it.
-bool read_later(const std::vector<Instr>& code, std::size_t i, std::size_t end) {
-  std::set<std::string> live(code[i].writes.begin(), code[i].writes.end());
-  for (std::size_t j = i + 1; j < end && !live.empty(); ++j) {
-    for (const auto& r : code[j].reads) {
+// Whether an instruction after position k of `path` reads a register the instruction at k writes, before another
+// instruction writes it.
+bool read_later(const std::vector<Instr>& code, const std::vector<std::size_t>& path, std::size_t k) {
+  std::set<std::string> live(code[path[k]].writes.begin(), code[path[k]].writes.end());
+  for (std::size_t j = k + 1; j < path.size() && !live.empty(); ++j) {
+    for (const auto& r : code[path[j]].reads) {
       if (live.count(r) != 0) return true;
     }
-    for (const auto& w : code[j].writes) live.erase(w);
+    for (const auto& w : code[path[j]].writes) live.erase(w);
   }
   return false;
 }
 
-Trip count(const std::vector<Instr>& code, std::size_t begin, std::size_t end) {
+// The path one trip takes through [begin, end): the instructions, in order, along the forward branches and
+// fall-throughs from `begin` to the loop's closing branch at end - 1 (to any instruction with nothing after it in
+// the range, for a kernel body without a loop). Where a trip may go two ways (a fast path of 128-bit loads and a
+// slow one of guarded 2-byte loads for a row's tail; a guard around the work), it takes the way that does the most
+// work (global bytes moved, FP32 and half2 FMAs at four bytes each, tensor instructions), and of ways that do the
+// same work, the one with the fewest instructions: at the timed sizes every guard passes and the wide path runs.
+// Both ways counted as one trip would add the slow path's instructions to the issue slots, and the slow path's
+// first use of a load would end the fast path's loads in flight. Backward branches inside the range (a nested
+// loop) are not followed: a nested loop's body is counted once, as before. No path: the whole range, in order.
+std::vector<std::size_t> trip_path(const std::vector<Instr>& code, std::size_t begin, std::size_t end, bool loop) {
+  std::vector<std::size_t> all(end - begin);
+  for (std::size_t i = begin; i < end; ++i) all[i - begin] = i;
+  if (end <= begin) return all;
+  std::map<std::string, std::size_t> labels;
+  for (std::size_t i = begin; i < end; ++i) {
+    if (!code[i].label.empty()) labels[code[i].label] = i;
+  }
+  const auto successors = [&](std::size_t i) {
+    std::vector<std::size_t> out;
+    if (code[i].falls_through && i + 1 < end) out.push_back(i + 1);
+    for (const auto& t : code[i].targets) {
+      const auto it = labels.find(t);
+      if (it != labels.end() && it->second > i && std::find(out.begin(), out.end(), it->second) == out.end()) {
+        out.push_back(it->second);
+      }
+    }
+    return out;
+  };
+  // Best (work, -instructions) from each instruction to the path's end, lexicographically; nullopt: no way there.
+  using Score = std::pair<double, double>;
+  std::vector<std::optional<Score>> best(end - begin);
+  std::vector<std::size_t> next(end - begin, end);
+  for (std::size_t i = end; i-- > begin;) {
+    const Instr& s = code[i];
+    const Score own{s.load_bytes + s.store_bytes + s.cp_async_bytes + 4.0 * ((s.ffma ? 1 : 0) + (s.hfma2 ? 1 : 0)) +
+                        4096.0 * s.hmma,
+                    s.label.empty() ? -1.0 : 0.0};
+    const auto succ = successors(i);
+    const bool last = loop ? i == end - 1 : succ.empty();
+    if (last) {
+      best[i - begin] = own;
+      continue;
+    }
+    for (const std::size_t j : succ) {
+      if (!best[j - begin]) continue;
+      const Score via{own.first + best[j - begin]->first, own.second + best[j - begin]->second};
+      const bool better = !best[i - begin] || via.first > best[i - begin]->first + 1e-9 ||
+                          (std::abs(via.first - best[i - begin]->first) <= 1e-9 && via.second > best[i - begin]->second);
+      if (better) {
+        best[i - begin] = via;
+        next[i - begin] = j;
+      }
+    }
+  }
+  if (!best[0]) return all;
+  std::vector<std::size_t> path;
+  for (std::size_t i = begin; i < end; i = next[i - begin]) path.push_back(i);
+  return path;
+}
+
+Trip count(const std::vector<Instr>& code, std::size_t begin, std::size_t end, bool loop) {
   Trip t;
   t.first_line = code[begin].line;
   t.last_line = code[end - 1].line;
   std::set<std::string> pending;
   bool used = false;
-  for (std::size_t i = begin; i < end; ++i) {
-    const auto& s = code[i];
+  const std::vector<std::size_t> path = trip_path(code, begin, end, loop);
+  for (std::size_t k = 0; k < path.size(); ++k) {
+    const auto& s = code[path[k]];
     if (!s.label.empty()) continue;
     ++t.instructions;
     // Whether this instruction reads a register a pending load writes (the first use ends what is in flight).
@@ -615,7 +678,7 @@ Trip count(const std::vector<Instr>& code, std::size_t begin, std::size_t end) {
     if (s.global_load) {
       ++t.global_loads;
       t.load_bytes += s.load_bytes;
-      t.loads.push_back({s.address_params, s.load_bytes, !used, !read_later(code, i, end)});
+      t.loads.push_back({s.address_params, s.load_bytes, !used, !read_later(code, path, k)});
       if (!used) {
         t.load_bytes_before_use += s.load_bytes;
         pending.insert(s.writes.begin(), s.writes.end());
@@ -688,12 +751,12 @@ Code loops_of(const std::vector<Instr>& sts) {
   Code code;
   for (const auto& [b, e] : ranges) {
     if (!closes_a_loop(sts, labels, b, e)) continue;
-    Trip t = count(sts, b, e);
+    Trip t = count(sts, b, e, true);
     t.loop = true;
     code.loops.push_back(t);
   }
   if (code.loops.empty() && !sts.empty()) {
-    code.loops.push_back(count(sts, 0, sts.size()));
+    code.loops.push_back(count(sts, 0, sts.size(), false));
   }
   if (code.loops.empty()) code.loops.emplace_back();
   // A remainder loop: the next loop after an unrolled one, doing the same kind of work k times less per trip.
@@ -739,7 +802,11 @@ Code loops_of(const std::vector<Instr>& sts) {
     if ((a.hmma > 0) != (b.hmma > 0)) return a.hmma > 0;
     if (a.hmma > 0) return a.last_line - a.first_line < b.last_line - b.first_line;
     if (a.remainder != b.remainder) return !a.remainder;
-    return own[i] > own[j];
+    // Of loops that do the same work, the one with fewer instructions per trip: the compiler's copies of one loop
+    // for a condition that holds for the whole loop (unswitched on k % 8 == 0, say: one copy of 128-bit loads, one
+    // of guarded 2-byte loads), of which the wide one runs at the timed sizes, as within a trip (trip_path).
+    if (std::abs(own[i] - own[j]) > 1e-9) return own[i] > own[j];
+    return a.instructions < b.instructions;
   };
   for (std::size_t i = 0; i < count_loops; ++i) {
     if (code.hot < 0 || better(i, static_cast<std::size_t>(code.hot))) code.hot = static_cast<int>(i);

@@ -58,6 +58,53 @@ TEST(PerfModel, OneLoadPerTripVersusFour) {
   EXPECT_LT(on_h200.fraction, p1.fraction - 0.05);
 }
 
+// A trip that may go two ways, as fetch_piece in Lab 07 and the tile loads of Lab 04's vectorized rung: a row's
+// piece as one 128-bit load where it lies inside the row, else as eight guarded 2-byte loads that the next
+// instruction packs. At the timed sizes the wide way runs. Counted as one trip with both ways, the slow way's
+// instructions would be issue slots the loop never spends, and its pack (a use of its loads) would end the wide
+// loads in flight of the rows after it: 20 B in flight where four rows give 64 B.
+std::string two_way_rows(int rows) {
+  std::string body = "\tmov.u32 \t%r1, %tid.x;\n$L__BB0_1:\n";
+  for (int r = 0; r < rows; ++r) {
+    const std::string R = std::to_string(r), slow = "$L__BB0_slow" + R, join = "$L__BB0_join" + R;
+    body += "\tsetp.ge.s32 \t%p" + R + "0, %r2, %r3;\n\t@%p" + R + "0 bra \t" + slow + ";\n";
+    body += "\tld.global.nc.v4.u32 \t{%r" + R + "10, %r" + R + "11, %r" + R + "12, %r" + R + "13}, [%rd" + R + "0];\n";
+    body += "\tbra.uni \t" + join + ";\n" + slow + ":\n";
+    for (int j = 0; j < 8; ++j) {
+      body += "\tld.global.nc.u16 \t%rs" + R + std::to_string(j) + ", [%rd" + R + "1+" + std::to_string(2 * j) + "];\n";
+    }
+    for (int j = 0; j < 4; ++j) {
+      body += "\tmov.b32 \t%r" + R + std::to_string(10 + j) + ", {%rs" + R + std::to_string(2 * j) + ", %rs" + R +
+              std::to_string(2 * j + 1) + "};\n";
+    }
+    body += join + ":\n";
+  }
+  // The math uses the rows' pieces after every row's load is issued.
+  for (int r = 0; r < rows; ++r) body += "\tadd.s32 \t%r90, %r90, %r" + std::to_string(r) + "10;\n";
+  body += "\tadd.s64 \t%rd3, %rd3, 16;\n\tsetp.lt.u64 \t%p1, %rd3, %rd4;\n\t@%p1 bra \t$L__BB0_1;\n\tret;\n";
+  return body;
+}
+
+TEST(PerfModel, ATripThatMayGoTwoWaysIsCountedAlongTheWideWay) {
+  const auto code = analyze(two_way_rows(4));
+  ASSERT_EQ(code.loops.size(), 1u);
+  const auto& t = code.loops[0];
+  EXPECT_EQ(t.global_loads, 4) << "the four 128-bit loads; not the 32 guarded 2-byte loads of the slow way";
+  EXPECT_EQ(t.load_bytes, 64);
+  EXPECT_EQ(t.load_bytes_before_use, 64) << "the slow way's pack is not a use on the way that runs";
+  // Per row: the compare, its branch, the load and the jump over the slow way; then four adds and the loop's three.
+  EXPECT_EQ(t.instructions, 4 * 4 + 4 + 3);
+  // A guard around the work is a way that does less: the trip takes the work (every guard passes at the timed size).
+  const auto guarded = analyze(
+      "\tmov.u32 \t%r1, %tid.x;\n$L__BB0_1:\n\tsetp.ge.s32 \t%p2, %r2, %r3;\n\t@%p2 bra \t$L__BB0_2;\n"
+      "\tld.global.nc.f32 \t%f1, [%rd10];\n\tst.global.f32 \t[%rd20], %f1;\n$L__BB0_2:\n"
+      "\tadd.s64 \t%rd10, %rd10, %rd3;\n\tsetp.lt.u64 \t%p1, %rd10, %rd4;\n\t@%p1 bra \t$L__BB0_1;\n\tret;\n");
+  ASSERT_EQ(guarded.loops.size(), 1u);
+  EXPECT_EQ(guarded.loops[0].load_bytes, 4);
+  EXPECT_EQ(guarded.loops[0].store_bytes, 4);
+  EXPECT_EQ(guarded.loops[0].instructions, 7);
+}
+
 TEST(PerfModel, ACalibratedCopyCeilingIsTheMemoryRoof) {
   // Without one, the datasheet bandwidth times the share the H100 reached; with one, that ceiling: half of it
   // takes twice as long, at the same fraction (loads in flight per SM against half the bandwidth per SM: a
