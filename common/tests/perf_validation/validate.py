@@ -188,9 +188,10 @@ RULE_MARKERS = ("<!-- rule-figures: begin (common/tests/perf_validation/validate
                 "<!-- rule-figures: end -->")
 
 
-def rule_figure(args, model, cache):
+def rule_figure(args, model, cache, run=None, gpu=None):
     """A `predicted` provenance's figure, in its rule's own terms, from what the model predicts for today's reference
-    solution (`model`: the provenance's "model" object) and what the named run measured of the rule's reference.
+    solution (`model`: the provenance's "model" object, or a goal of goals.json) and what the named run measured of
+    the rule's reference (`run` and `gpu` where the object names none).
 
     figure: "copy_fraction"      the kernels' bytes per second over the run's copy ceiling (the worst kernel's);
             "flops_over"         the kernels' FLOP/s over the reference's (the worst kernel's);
@@ -198,15 +199,20 @@ def rule_figure(args, model, cache):
             "time_ratio"         the kernel's time over the `over` kernel's (the run's measured time of it where
                                  `over_measured` names one of its references: the same kernel, unchanged since);
             "time_ratio_over_roofline" that ratio over the roofline's own ratio of the two (the longer of each one's
-                                 declared bytes at the copy ceiling and FLOPs at the FMA ceiling).
+                                 declared bytes at the copy ceiling and FLOPs at the FMA ceiling);
+            "flops"              the kernels' FLOP/s (the worst kernel's);
+            "over_roofline"      the kernel's time over its roofline time with the GPU's dense FP16 tensor peak (the
+                                 longer of its bytes at the copy ceiling and its FLOPs at that peak).
+    A measured time `over_measured` names that the run did not measure is the model's prediction of `over`.
     Returns (figure, {kernel: limiter}): the limiters of the kernels the model predicted."""
-    run = json.loads((args.source / "common" / "tests" / "perf_validation" / model["run"] / "measured.json").read_text())
+    run = json.loads((args.source / "common" / "tests" / "perf_validation" / model.get("run", run) / "measured.json").read_text())
+    gpu = model.get("gpu", gpu)
     copy = run["roofs"]["copy"]["bytes_per_s"]
     refs = run.get("references", {})
-    key = (model["gpu"], model["reading"])
+    key = (gpu, model["reading"])
     lab = model["kernels"][0].split("::")[0].removeprefix("lab")
     if (lab, key) not in cache:
-        cache[(lab, key)] = run_static(args, lab, model["gpu"], sass=model["reading"] == "SASS")
+        cache[(lab, key)] = run_static(args, lab, gpu, sass=model["reading"] == "SASS")
     rows = cache[(lab, key)]
 
     def row(kernel):
@@ -226,7 +232,8 @@ def rule_figure(args, model, cache):
 
     kind, kernels = model["figure"], model["kernels"]
     over = model.get("over")
-    base_s = reference_time(model["over_measured"]) if "over_measured" in model else time(over) if over else None
+    measured_over = model.get("over_measured") in refs
+    base_s = reference_time(model["over_measured"]) if measured_over else time(over) if over else None
     if kind == "copy_fraction":
         value = min(row(k)["bytes"] / time(k) / copy for k in kernels)
     elif kind == "flops_over":
@@ -237,11 +244,63 @@ def rule_figure(args, model, cache):
         value = max(time(k) / base_s for k in kernels)
     elif kind == "time_ratio_over_roofline":
         value = max(time(k) / base_s / (roofline(k) / roofline(over)) for k in kernels)
+    elif kind == "flops":
+        value = min(row(k)["flops"] / time(k) for k in kernels)
+    elif kind == "over_roofline":
+        tensor = run["roofs"]["fp16"]["flops"]
+        value = max(time(k) / max(row(k)["bytes"] / copy, row(k)["flops"] / tensor) for k in kernels)
     else:
         raise SystemExit(f"unknown figure \"{kind}\"")
-    predicted = kernels + ([over] if over and "over_measured" not in model else [])
+    predicted = kernels + ([over] if over and not measured_over else [])
     limiters = {k: row(k)["prediction"]["limiter"] for k in predicted}
     return value, limiters
+
+
+GOAL_MARKERS = ("<!-- issue38-goals: begin (common/tests/perf_validation/validate.py --rule-figures writes this table) -->",
+                "<!-- issue38-goals: end -->")
+
+
+def goals_table(args, cache):
+    """Issue 38's goals (goals.json) as the model's figures for today's reference solutions on the H100 and the H200,
+    each against the references its GPU's run measured."""
+    spec = json.loads((args.source / "common" / "tests" / "perf_validation" / "goals.json").read_text())
+    gpus = list(spec["runs"])
+    names = {g["id"]: g["name"] for g in json.loads((args.source / "data" / "gpus.json").read_text())["gpus"]}
+    lines = [GOAL_MARKERS[0],
+             "| goal | " + " | ".join(f"{names[g]}: predicted" for g in gpus) + " | the goal | met on both | limiter on the "
+             f"{names[gpus[-1]]} |",
+             "|---|" + "---|" * len(gpus) + "---|---|---|"]
+    met_all = 0
+    for goal in spec["goals"]:
+        model = dict(goal, reading=spec["reading"])
+        cells, met, limiters = [], True, {}
+
+        def shown(value):
+            if model["figure"] == "flops":
+                return f"{value / 1e12:.0f} TFLOP/s"
+            return f"{100 * value:.1f}%" if model["figure"] in ("copy_fraction", "flops_over") else f"{value:.2f}x"
+
+        for g in gpus:
+            value, limiters = rule_figure(args, model, cache, run=spec["runs"][g], gpu=g)
+            # A kernel a run measured, unchanged since: the measurement, the model beside it.
+            measured = goal.get("measured", {}).get(g)
+            graded = measured if measured is not None else value
+            ok = graded >= goal["at_least"] if "at_least" in goal else graded <= goal["at_most"]
+            met = met and ok
+            cells.append(f"{shown(measured)} measured (model: {shown(value)})" if measured is not None else shown(value))
+        bound = goal.get("at_least", goal.get("at_most"))
+        if model["figure"] == "flops":
+            target = f"at least {bound / 1e12:g} TFLOP/s"
+        elif model["figure"] in ("copy_fraction", "flops_over"):
+            target = f"at least {100 * bound:g}%"
+        else:
+            target = f"at least {bound:g}x" if "at_least" in goal else f"at most {bound:g}x"
+        met_all += met
+        kernels = ", ".join(f"{k.split('::')[1]} ({lim})" for k, lim in limiters.items())
+        lines.append(f"| {goal['goal']} | " + " | ".join(cells) + f" | {target} | {'on both' if met else 'no'} | {kernels} |")
+    lines += ["", f"Met on both GPUs, as predicted (reading {spec['reading']}; measured where a row says so): {met_all} of "
+                  f"{len(spec['goals'])}.", GOAL_MARKERS[1]]
+    return "\n".join(lines)
 
 
 def rule_figures(args):
@@ -286,6 +345,8 @@ def rule_figures(args):
                 lines.append(f"| {lab} {name} | {on} | {show(value)} | {marks} | {'meets it' if meets else 'short of it'} | "
                              f"{model['gpu']}, {model['reading']} | {kernels} |")
     lines.append(RULE_MARKERS[1])
+    if args.nvdisasm:
+        lines += ["", goals_table(args, cache)]
     return "\n".join(lines), wrong, skipped
 
 
@@ -337,17 +398,18 @@ def main():
             status = 1
         if args.check:
             doc = args.check.read_text()
-            if RULE_MARKERS[0] not in doc or RULE_MARKERS[1] not in doc:
-                print(f"{args.check}: has no rule-figures table between the markers", file=sys.stderr)
-                return 1
             if skipped:
                 print(f"SKIPPED: {', '.join(skipped)} (read from SASS; no nvdisasm: {args.nvdisasm_note})")
                 return status or 77
-            recorded = doc[doc.index(RULE_MARKERS[0]):doc.index(RULE_MARKERS[1]) + len(RULE_MARKERS[1])]
-            if recorded != text:
-                print(f"\n{args.check}: the recorded rule-figures table is not what the model gives now; replace it "
-                      f"with the one above", file=sys.stderr)
-                status = 1
+            for begin, end in (RULE_MARKERS, GOAL_MARKERS):
+                if begin not in doc or end not in doc:
+                    print(f"{args.check}: has no table between {begin} and {end}", file=sys.stderr)
+                    return 1
+                recorded = doc[doc.index(begin):doc.index(end) + len(end)]
+                if recorded not in text:
+                    print(f"\n{args.check}: the recorded table between {begin} and its end is not what the model gives "
+                          f"now; replace it with the one above", file=sys.stderr)
+                    status = 1
         return status
     rows = all_predictions(args)
     status = 0
