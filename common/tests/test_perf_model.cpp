@@ -105,6 +105,24 @@ TEST(PerfModel, ATripThatMayGoTwoWaysIsCountedAlongTheWideWay) {
   EXPECT_EQ(guarded.loops[0].instructions, 7);
 }
 
+// nvcc may unswitch such a loop on a condition that holds for the whole loop (k % 8 == 0): a copy of guarded 2-byte
+// loads and a copy of 128-bit ones, the same bytes per trip. The hot loop is the copy with fewer instructions.
+TEST(PerfModel, OfTwoCopiesOfALoopTheOneWithFewerInstructionsRuns) {
+  std::string body = "\tmov.u32 \t%r1, %tid.x;\n\tsetp.ne.s32 \t%p9, %r5, 0;\n\t@%p9 bra \t$L__BB0_3;\n$L__BB0_1:\n";
+  for (int j = 0; j < 8; ++j) body += "\tld.global.nc.u16 \t%rs" + std::to_string(j) + ", [%rd1+" + std::to_string(2 * j) + "];\n";
+  for (int j = 0; j < 4; ++j) {
+    body += "\tmov.b32 \t%r" + std::to_string(10 + j) + ", {%rs" + std::to_string(2 * j) + ", %rs" + std::to_string(2 * j + 1) + "};\n";
+  }
+  body += "\tadd.s64 \t%rd1, %rd1, 16;\n\tsetp.lt.u64 \t%p1, %rd1, %rd4;\n\t@%p1 bra \t$L__BB0_1;\n\tbra.uni \t$L__BB0_4;\n";
+  body += "$L__BB0_3:\n\tld.global.nc.v4.u32 \t{%r10, %r11, %r12, %r13}, [%rd2];\n";
+  body += "\tadd.s64 \t%rd2, %rd2, 16;\n\tsetp.lt.u64 \t%p2, %rd2, %rd4;\n\t@%p2 bra \t$L__BB0_3;\n$L__BB0_4:\n\tret;\n";
+  const auto code = analyze(body);
+  ASSERT_EQ(code.loops.size(), 2u);
+  EXPECT_EQ(code.loops[0].load_bytes, code.loops[1].load_bytes);
+  ASSERT_EQ(code.hot, 1) << "the 128-bit copy: four instructions a trip, not fifteen";
+  EXPECT_EQ(code.loops[1].instructions, 4);
+}
+
 TEST(PerfModel, ACalibratedCopyCeilingIsTheMemoryRoof) {
   // Without one, the datasheet bandwidth times the share the H100 reached; with one, that ceiling: half of it
   // takes twice as long, at the same fraction (loads in flight per SM against half the bandwidth per SM: a
