@@ -607,20 +607,19 @@ bool read_later(const std::vector<Instr>& code, const std::vector<std::size_t>& 
 // Both ways counted as one trip would add the slow path's instructions to the issue slots, and the slow path's
 // first use of a load would end the fast path's loads in flight. Backward branches inside the range (a nested
 // loop) are not followed: a nested loop's body is counted once, as before. No path: the whole range, in order.
-std::vector<std::size_t> trip_path(const std::vector<Instr>& code, std::size_t begin, std::size_t end, bool loop) {
+// `labels`: each label's index in `code`.
+std::vector<std::size_t> trip_path(const std::vector<Instr>& code, const std::map<std::string, std::size_t>& labels,
+                                   std::size_t begin, std::size_t end, bool loop) {
   std::vector<std::size_t> all(end - begin);
   for (std::size_t i = begin; i < end; ++i) all[i - begin] = i;
   if (end <= begin) return all;
-  std::map<std::string, std::size_t> labels;
-  for (std::size_t i = begin; i < end; ++i) {
-    if (!code[i].label.empty()) labels[code[i].label] = i;
-  }
   const auto successors = [&](std::size_t i) {
     std::vector<std::size_t> out;
     if (code[i].falls_through && i + 1 < end) out.push_back(i + 1);
     for (const auto& t : code[i].targets) {
       const auto it = labels.find(t);
-      if (it != labels.end() && it->second > i && std::find(out.begin(), out.end(), it->second) == out.end()) {
+      if (it != labels.end() && it->second > i && it->second < end &&
+          std::find(out.begin(), out.end(), it->second) == out.end()) {
         out.push_back(it->second);
       }
     }
@@ -658,13 +657,14 @@ std::vector<std::size_t> trip_path(const std::vector<Instr>& code, std::size_t b
   return path;
 }
 
-Trip count(const std::vector<Instr>& code, std::size_t begin, std::size_t end, bool loop) {
+Trip count(const std::vector<Instr>& code, const std::map<std::string, std::size_t>& labels, std::size_t begin,
+           std::size_t end, bool loop) {
   Trip t;
   t.first_line = code[begin].line;
   t.last_line = code[end - 1].line;
   std::set<std::string> pending;
   bool used = false;
-  const std::vector<std::size_t> path = trip_path(code, begin, end, loop);
+  const std::vector<std::size_t> path = trip_path(code, labels, begin, end, loop);
   for (std::size_t k = 0; k < path.size(); ++k) {
     const auto& s = code[path[k]];
     if (!s.label.empty()) continue;
@@ -751,12 +751,12 @@ Code loops_of(const std::vector<Instr>& sts) {
   Code code;
   for (const auto& [b, e] : ranges) {
     if (!closes_a_loop(sts, labels, b, e)) continue;
-    Trip t = count(sts, b, e, true);
+    Trip t = count(sts, labels, b, e, true);
     t.loop = true;
     code.loops.push_back(t);
   }
   if (code.loops.empty() && !sts.empty()) {
-    code.loops.push_back(count(sts, 0, sts.size(), false));
+    code.loops.push_back(count(sts, labels, 0, sts.size(), false));
   }
   if (code.loops.empty()) code.loops.emplace_back();
   // A remainder loop: the next loop after an unrolled one, doing the same kind of work k times less per trip.

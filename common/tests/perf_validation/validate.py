@@ -188,10 +188,13 @@ RULE_MARKERS = ("<!-- rule-figures: begin (common/tests/perf_validation/validate
                 "<!-- rule-figures: end -->")
 
 
-def rule_figure(args, model, cache, run=None, gpu=None):
+def rule_figure(args, model, cache, lab, rule=None, run=None, gpu=None):
     """A `predicted` provenance's figure, in its rule's own terms, from what the model predicts for today's reference
-    solution (`model`: the provenance's "model" object, or a goal of goals.json) and what the named run measured of
-    the rule's reference (`run` and `gpu` where the object names none).
+    solution of lab `lab` (`model`: the provenance's "model" object, or a goal of goals.json) and what the named run
+    measured of the rule's reference (`run` and `gpu` where the object names none).
+
+    The kernels: a goal names them; a rule's are those the lab's kernel registry says it grades (lab.hpp's
+    graded_by), but `over`, so that the rule, its tests and its figure cannot name different kernels.
 
     figure: "copy_fraction"      the kernels' bytes per second over the run's copy ceiling (the worst kernel's);
             "flops_over"         the kernels' FLOP/s over the reference's (the worst kernel's);
@@ -210,14 +213,13 @@ def rule_figure(args, model, cache, run=None, gpu=None):
     copy = run["roofs"]["copy"]["bytes_per_s"]
     refs = run.get("references", {})
     key = (gpu, model["reading"])
-    lab = model["kernels"][0].split("::")[0].removeprefix("lab")
     if (lab, key) not in cache:
         cache[(lab, key)] = run_static(args, lab, gpu, sass=model["reading"] == "SASS")
     rows = cache[(lab, key)]
 
     def row(kernel):
         if kernel not in rows or rows[kernel].get("prediction") is None:
-            raise SystemExit(f"the model has no prediction for {kernel} (lab {lab}, {model['gpu']})")
+            raise SystemExit(f"the model has no prediction for {kernel} (lab {lab}, {gpu})")
         return rows[kernel]
 
     def time(kernel):
@@ -230,8 +232,16 @@ def rule_figure(args, model, cache, run=None, gpu=None):
     def roofline(kernel):
         return max(row(kernel)["bytes"] / copy, row(kernel)["flops"] / refs["fma_ceiling"]["flops"])
 
-    kind, kernels = model["figure"], model["kernels"]
     over = model.get("over")
+    if "kernels" in model:
+        kernels = model["kernels"]
+    else:
+        graded = [k for k, r in rows.items() if rule in r.get("graded_by", [])]
+        if not graded or (over and over not in graded):
+            raise SystemExit(f"lab {lab} {rule}: the kernel registry (graded_by) names {graded or 'no kernel'} for the rule"
+                             + (f", not its `over` {over}" if over and over not in graded else ""))
+        kernels = [k for k in graded if k != over]
+    kind = model["figure"]
     measured_over = model.get("over_measured") in refs
     base_s = reference_time(model["over_measured"]) if measured_over else time(over) if over else None
     if kind == "copy_fraction":
@@ -260,6 +270,16 @@ GOAL_MARKERS = ("<!-- issue38-goals: begin (common/tests/perf_validation/validat
                 "<!-- issue38-goals: end -->")
 
 
+def figure_text(kind, value, bound=False):
+    """A figure of kind `kind` (rule_figure) as the tables print it: a prediction to its shown precision, a goal's or a
+    rule's `bound` as written."""
+    if kind == "flops":
+        return f"{value / 1e12:{'g' if bound else '.0f'}} TFLOP/s"
+    if kind in ("copy_fraction", "flops_over"):
+        return f"{100 * value:{'g' if bound else '.1f'}}%"
+    return f"{value:{'g' if bound else '.2f'}}x"
+
+
 def goals_table(args, cache):
     """Issue 38's goals (goals.json) as the model's figures for today's reference solutions on the H100 and the H200,
     each against the references its GPU's run measured."""
@@ -274,14 +294,10 @@ def goals_table(args, cache):
     for goal in spec["goals"]:
         model = dict(goal, reading=spec["reading"])
         cells, met, limiters = [], True, {}
-
-        def shown(value):
-            if model["figure"] == "flops":
-                return f"{value / 1e12:.0f} TFLOP/s"
-            return f"{100 * value:.1f}%" if model["figure"] in ("copy_fraction", "flops_over") else f"{value:.2f}x"
-
+        shown = (lambda x: figure_text(model["figure"], x))
         for g in gpus:
-            value, limiters = rule_figure(args, model, cache, run=spec["runs"][g], gpu=g)
+            lab = model["kernels"][0].split("::")[0].removeprefix("lab")
+            value, limiters = rule_figure(args, model, cache, lab, run=spec["runs"][g], gpu=g)
             # A kernel a run measured, unchanged since: the measurement, the model beside it.
             measured = goal.get("measured", {}).get(g)
             graded = measured if measured is not None else value
@@ -289,12 +305,7 @@ def goals_table(args, cache):
             met = met and ok
             cells.append(f"{shown(measured)} measured (model: {shown(value)})" if measured is not None else shown(value))
         bound = goal.get("at_least", goal.get("at_most"))
-        if model["figure"] == "flops":
-            target = f"at least {bound / 1e12:g} TFLOP/s"
-        elif model["figure"] in ("copy_fraction", "flops_over"):
-            target = f"at least {100 * bound:g}%"
-        else:
-            target = f"at least {bound:g}x" if "at_least" in goal else f"at most {bound:g}x"
+        target = f"{'at least' if 'at_least' in goal else 'at most'} {figure_text(model['figure'], bound, bound=True)}"
         met_all += met
         kernels = ", ".join(f"{k.split('::')[1]} ({lim})" for k, lim in limiters.items())
         lines.append(f"| {goal['goal']} | " + " | ".join(cells) + f" | {target} | {'on both' if met else 'no'} | {kernels} |")
@@ -331,18 +342,16 @@ def rule_figures(args):
                 if model["reading"] == "SASS" and not args.nvdisasm:
                     skipped.append(where)
                     continue
-                value, limiters = rule_figure(args, model, cache)
+                value, limiters = rule_figure(args, model, cache, lab, rule=name)
                 if round(value, 2) != prov["figure"]:
                     wrong.append(f"{where}: the recorded figure is {prov['figure']}, the model gives {value:.2f}")
-                fraction = model["figure"] in ("copy_fraction", "flops_over")
-                show = (lambda x: f"{100 * x:.1f}%" if fraction else f"{x:.2f}x")
+                mark = (lambda x: figure_text(model["figure"], x, bound=True))
                 if "value" in numbers:  # a ratio_max rule: at most its value
-                    marks, meets = f"at most {numbers['value']:g}x", value <= numbers["value"]
+                    marks, meets = f"at most {mark(numbers['value'])}", value <= numbers["value"]
                 else:
-                    mark = (lambda x: f"{100 * x:g}%" if fraction else f"{x:g}x")
                     marks, meets = f"{mark(numbers['full_at'])} / {mark(numbers['zero_at'])}", value >= numbers["full_at"]
                 kernels = ", ".join(f"{k} ({lim})" for k, lim in limiters.items())
-                lines.append(f"| {lab} {name} | {on} | {show(value)} | {marks} | {'meets it' if meets else 'short of it'} | "
+                lines.append(f"| {lab} {name} | {on} | {figure_text(model['figure'], value)} | {marks} | {'meets it' if meets else 'short of it'} | "
                              f"{model['gpu']}, {model['reading']} | {kernels} |")
     lines.append(RULE_MARKERS[1])
     if args.nvdisasm:
