@@ -9,6 +9,7 @@
 
 #include <filesystem>
 #include <string>
+#include <vector>
 
 namespace rooflab::grader {
 
@@ -22,6 +23,17 @@ struct InspectArgs {
   bool sass = false;     // the prediction reads SASS (nvdisasm) rather than PTX
   bool traffic = true;  // after the static section, the modelled memory traffic (labs with traffic hints)
 };
+
+// A test binary's output (GoogleTest's, --gtest_brief=1) with the failures that are a stub's (a launcher that still
+// throws rooflab::NotImplemented) taken out: inspect's traffic section for a lab half written shows the kernels
+// written and names the steps not written yet, instead of a failure trace for each. `other_failures` counts the
+// failed tests that were something else (those stay in `text`).
+struct WithoutStubs {
+  std::string text;
+  std::vector<std::string> stubs;  // "lab05.flash1.launch", once each, in order
+  int other_failures = 0;
+};
+WithoutStubs without_stub_failures(const std::string& gtest_output);
 
 int cmd_grade(const GradeArgs& args);
 int cmd_inspect(const InspectArgs& args);

@@ -192,9 +192,9 @@ const T& find_by_name(const std::vector<T>& all, std::string_view needle, const 
   if (found == nullptr) {
     // Usually not a grader error: a template kernel is compiled only once a launcher instantiates it, so a
     // stub launcher leaves no trace of it in the PTX.
-    throw std::runtime_error(fmt::format("{} is not in the compiled code yet: write its launcher (a template kernel is "
-                                         "compiled only where a launcher instantiates it). The {}s found:{}",
-                                         needle, what, names.empty() ? std::string(" none") : names));
+    throw NotCompiled(fmt::format("{} is not in the compiled code yet: write its launcher (a template kernel is "
+                                  "compiled only where a launcher instantiates it). The {}s found:{}",
+                                  needle, what, names.empty() ? std::string(" none") : names));
   }
   return *found;
 }

@@ -127,3 +127,26 @@ TEST(Inspect, ARecordedLaunchsReachIsInTheRowAndTheJson) {
   EXPECT_EQ(rows[0].reach, (std::vector<std::size_t>{4096, 0, 1 << 20}));
   EXPECT_NE(rooflab::inspect::to_json(rows, a100, 1e8).find("\"reach\": [\n"), std::string::npos);
 }
+
+// A kernel the compiled code lacks (a template kernel whose stub launcher never instantiates it) is a row that says
+// so, and the kernels that are there are still inspected and predicted: a student's half-written lab, and the
+// grade's hints for the kernels written. A name that matches several kernels is still an error of the registry.
+TEST(Inspect, AKernelNotCompiledYetIsARowThatSaysSoAndTheOthersGoOn) {
+  const Sample sample;
+  const auto& [ptx, ptxas, a100, decl] = sample;
+  const rooflab::inspect::KernelDecl two[] = {{"not_written_kernel", "w", 256, 0, decl[0].flops, decl[0].bytes},
+                                              decl[0]};
+  const auto rows = rooflab::inspect::inspect(two, ptx, ptxas, a100, "sm_80", 1e8);
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_NE(rows[0].missing.find("not in the compiled code yet"), std::string::npos) << rows[0].missing;
+  EXPECT_FALSE(rows[0].prediction);
+  EXPECT_TRUE(rows[1].missing.empty());
+  EXPECT_TRUE(rows[1].prediction);
+  const std::string table = rooflab::inspect::table(rows, a100, 1e8);
+  EXPECT_NE(table.find("not_written_kernel"), std::string::npos) << table;
+  EXPECT_NE(table.find("vec_kernel: "), std::string::npos) << table;
+  EXPECT_NE(rooflab::inspect::to_json(rows, a100, 1e8).find("\"missing\": \"not in the compiled code yet"),
+            std::string::npos);
+  const rooflab::inspect::KernelDecl ambiguous[] = {{"_kernel", "k", 256, 0, decl[0].flops, decl[0].bytes}};
+  EXPECT_THROW(rooflab::inspect::inspect(ambiguous, ptx, ptxas, a100, "sm_80", 1e8), std::runtime_error);
+}

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # `rooflab inspect` end to end in this tree, whose student files are labs/ (the stubs, in CI): the compiler's
 # view, then the traffic section (the lab's traffic hints run with every access site listed), each kernel's
-# modelled bytes on a line of its own. A hint that fails (a stub moves no bytes) makes inspect exit 1 and say
-# it is a hint; --no-traffic leaves the section out, --json too (one JSON document).
+# modelled bytes on a line of its own. A hint that fails makes inspect exit 1 and say it is a hint (one whose
+# launcher is still the stub is named on a line instead, exit 0); --no-traffic leaves the section out, --json too
+# (one JSON document).
 #   inspect_e2e.sh CLI
 set -uo pipefail
 cli="$1"

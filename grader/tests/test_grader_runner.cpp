@@ -423,3 +423,36 @@ TEST(RecordedReference, StudentProcessesMayNotReadThem) {
   EXPECT_EQ(readable, (std::set<std::string>{"labs", "common"}));
   fs::remove_all(dir);
 }
+
+// Inspect's traffic section for a lab half written: a test that failed only because a launcher still holds its stub
+// is taken out of the output and its step named once; the tests that ran keep their lines; any other failure stays
+// whole, with GoogleTest's summary, and is counted.
+TEST(InspectTraffic, AStubsFailureIsNamedNotShownAndOtherFailuresStay) {
+  const std::string stub_failure =
+      "unknown file: Failure\n"
+      "C++ exception with description \"not implemented: lab05.flash1.launch (the student file still holds the stub)\" "
+      "thrown in the test body.\n"
+      "[  FAILED  ] Lab05Traffic.FlashNeverWritesTheScores (5 ms)\n";
+  const std::string written = "rooflab: softmax: analytic 1.0e+06 B, modelled DRAM 1.0e+06 B (1.00x)\n";
+  const std::string summary = "[==========] 3 tests from 1 test suite ran. (9 ms total)\n[  PASSED  ] 1 test.\n";
+  const auto stubs_only = rooflab::grader::without_stub_failures(written + stub_failure + stub_failure + summary);
+  EXPECT_EQ(stubs_only.text, written);
+  EXPECT_EQ(stubs_only.stubs, (std::vector<std::string>{"lab05.flash1.launch"}));
+  EXPECT_EQ(stubs_only.other_failures, 0);
+
+  const std::string crash = "kernels.cu:12: Failure\nExpected equality of these values: ...\n"
+                            "[  FAILED  ] Lab05Traffic.SoftmaxReadsOnce (3 ms)\n";
+  const auto mixed = rooflab::grader::without_stub_failures(stub_failure + crash + summary);
+  EXPECT_EQ(mixed.other_failures, 1);
+  EXPECT_EQ(mixed.stubs, (std::vector<std::string>{"lab05.flash1.launch"}));
+  EXPECT_NE(mixed.text.find("Expected equality of these values"), std::string::npos) << mixed.text;
+  EXPECT_NE(mixed.text.find("[  FAILED  ] Lab05Traffic.SoftmaxReadsOnce"), std::string::npos) << mixed.text;
+  EXPECT_NE(mixed.text.find("[  PASSED  ] 1 test."), std::string::npos) << mixed.text;
+  EXPECT_EQ(mixed.text.find("still holds the stub"), std::string::npos) << mixed.text;
+
+  // A message that only looks like a stub's (no closing words) is not one.
+  const auto odd = rooflab::grader::without_stub_failures(
+      "C++ exception with description \"not implemented: a thing\" thrown in the test body.\n[  FAILED  ] A.B (1 ms)\n");
+  EXPECT_TRUE(odd.stubs.empty());
+  EXPECT_EQ(odd.other_failures, 1);
+}

@@ -101,6 +101,9 @@ Occupancy occupancy(const Limits& limits, int registers_per_thread, std::size_t 
 struct Row {
   std::string kernel;
   std::string variant;
+  // Why the kernel is not in the compiled code, where it is not (a template a stub launcher never instantiates):
+  // the row then has its name, variant and graded_by and nothing else, and no prediction.
+  std::string missing;
   std::vector<std::string> graded_by;  // the thresholds.json quantities that grade it (KernelDecl::graded_by)
   std::string arch;
   unsigned block = 0;

@@ -88,6 +88,7 @@ ROOFLAB_TEST(Lab01Static, OccupancyAtLeastHalfOnA100AndH100) {
     const auto rows = rooflab::inspect::inspect(lab01::kKernelDecls, rooflab::ptx::captured(arch, ".ptx"), rooflab::ptx::captured(arch, ".ptxas.txt"),
                                                 rooflab::gpu(gpu_id), arch, 1 << 20);
     for (const auto& r : rows) {
+      ASSERT_TRUE(r.missing.empty()) << r.kernel << ": " << r.missing;
       EXPECT_GE(r.occ.fraction, 0.5) << gpu_id << ": " << r.kernel << " (" << r.registers << " registers, limited by "
                                      << r.occ.limiter << ")";
       ++checked;

@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -58,7 +59,14 @@ Facts facts(const Kernel& kernel);
 // Width in bits of a load/store opcode such as "ld.global.nc.v4.f32" (vector count x element bits).
 int access_bits(std::string_view opcode);
 
-// The kernel whose demangled name contains `needle` (e.g. "triad_vec4_kernel"); throws if none or several.
+// What find_kernel throws when no kernel matches: usually not an error of the grader's, since a template kernel is
+// compiled only where a launcher instantiates it (a stub launcher leaves no trace of it). `rooflab inspect` shows
+// such a kernel as not written yet and goes on with the others.
+struct NotCompiled : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+// The kernel whose demangled name contains `needle` (e.g. "triad_vec4_kernel"); throws if none (NotCompiled) or
+// several (std::runtime_error).
 const Kernel& find_kernel(const std::vector<Kernel>& kernels, std::string_view needle);
 // find_kernel for a hint about what a kernel's code does: throws "... is not implemented yet" when its compiled
 // body touches no global memory (a stub's empty body, or a kernel that stores nothing, so the compiler deleted
