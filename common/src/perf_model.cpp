@@ -921,6 +921,8 @@ Constants constants_for(const GpuSpec& gpu) { return load_constants(data_dir() /
 
 namespace {
 std::string kb(double bytes) { return fmt::format("{:.1f} KB", bytes / 1024); }
+std::string bytes_text(double b) { return b >= 1e9 ? fmt::format("{:.3g} GB", b / 1e9) : fmt::format("{:.3g} MB", b / 1e6); }
+std::string duration(double s) { return s >= 1e-3 ? fmt::format("{:.2f} ms", s * 1e3) : fmt::format("{:.1f} us", s * 1e6); }
 
 struct Limit {
   std::string name;
@@ -1078,6 +1080,21 @@ Prediction predict(const Work& w, const Code& code, const GpuSpec& gpu, const Co
             : fmt::format("memory roof: {:.0f} GB/s, the datasheet's {:g} GB/s x {:.2f} (the copy ceiling's share of it "
                           "on the H100 run; `rooflab calibrate` measures this GPU's)",
                           copy_bw / 1e9, gpu.bandwidth_gbps, c.copy_fraction));
+    // Rereads (issue 37's "L2 rereads next to DRAM bytes"): declared bytes far past what the launch's arrays hold
+    // are the same data read again, a tiled GEMM's strips of A and B by every block of a row or column. On a GPU
+    // the L2 serves most of them (the blocks that run at once share their tiles), and DRAM moves between the
+    // arrays once and all of it. The model counts them all at DRAM's rate and has no L2 bandwidth: said here, so
+    // that a memory-side limit on such a kernel is read as the slow end of a range.
+    double footprint = 0;
+    for (const double r : w.reach) footprint += r;
+    if (footprint > 0 && w.bytes > 2 * footprint) {
+      p.evidence.push_back(fmt::format(
+          "rereads: the declared {} are {:.1f}x the {} the launch's arrays hold: on a GPU the L2 serves most "
+          "rereads, so DRAM moves between {} ({} at the roof) and all of it ({}); the model reads every declared "
+          "byte at DRAM's rate and has no L2 bandwidth, so a limit on the memory side is the slow end",
+          bytes_text(w.bytes), w.bytes / footprint, bytes_text(footprint), bytes_text(footprint),
+          duration(footprint / copy_bw), duration(w.bytes / copy_bw)));
+    }
   }
 
   // Two sides, each the slowest of its measures: moving the declared bytes (loads in flight, issue, special

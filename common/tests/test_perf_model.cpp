@@ -848,3 +848,25 @@ TEST(PerfModelSass, AGuardedWriteKeepsTheRegistersOldParameters) {
   const std::string rewrite_p1 = "        /*0068*/                   ISETP.GE.AND P1, PT, R2, 0x10, PT ;\n";
   EXPECT_EQ(address_of_load("@!P1 ", "@!P1 ", rewrite_p1), (ByParams{{{0, 1}, 4}}));
 }
+
+// Declared bytes far past what the launch's arrays hold (a tiled GEMM's strips read again by every block) are
+// rereads the L2 serves on a GPU: the evidence says so, with the range DRAM moves, and that the model reads them all
+// at DRAM's rate. Bytes near the arrays' size (a stream read once) say nothing of it, nor does a launch without reach.
+TEST(PerfModel, DeclaredBytesFarPastTheArraysAreSaidToBeRereads) {
+  const auto code = analyze(kBiasAdd);
+  const auto c = rooflab::perf::constants_for(h100());
+  auto said = [](const rooflab::perf::Prediction& p) {
+    for (const auto& e : p.evidence) {
+      if (e.rfind("rereads: ", 0) == 0) return e;
+    }
+    return std::string();
+  };
+  auto tiled = bias_add_work(1 << 28);  // three arrays of 256 MiB, 256 MiB each: 805 MB
+  tiled.bytes = 16 * 3.0 * (1 << 28);
+  const std::string line = said(predict(tiled, code, h100(), c));
+  EXPECT_NE(line.find("are 16.0x the 805 MB the launch's arrays hold"), std::string::npos) << line;
+  EXPECT_NE(line.find("no L2 bandwidth"), std::string::npos) << line;
+  EXPECT_EQ(said(predict(bias_add_work(1 << 28), code, h100(), c)), "");
+  tiled.reach.clear();
+  EXPECT_EQ(said(predict(tiled, code, h100(), c)), "");
+}
