@@ -221,6 +221,11 @@ std::vector<Row> inspect(std::span<const KernelDecl> kernels, const std::string&
     r.floor_s = std::max(t_mem, t_compute);
     r.bound = t_mem >= t_compute ? "memory" : "compute";
     try {
+      // An empty body moves none of the declared bytes: any figure would be the roof's, not the kernel's.
+      if (!ptx::touches_global_memory(facts)) {
+        throw std::runtime_error("not written yet: its compiled code reads and writes no global memory (a stub's empty "
+                                 "body, or a kernel that stores nothing, whose work the compiler deletes)");
+      }
       if (!constants) constants = perf::constants_for(gpu);
       const perf::Constants& c = *constants;
       perf::Work w;

@@ -204,10 +204,13 @@ const Kernel& find_kernel(const std::vector<Kernel>& kernels, std::string_view n
   return find_by_name(kernels, needle, "PTX kernel");
 }
 
+bool touches_global_memory(const Facts& f) {
+  return f.global_loads > 0 || f.global_stores > 0 || f.count("atom.global") > 0 || f.count("red.global") > 0;
+}
+
 const Kernel& find_written_kernel(const std::vector<Kernel>& kernels, std::string_view needle) {
   const Kernel& k = find_kernel(kernels, needle);
-  const Facts f = facts(k);
-  if (f.global_loads == 0 && f.global_stores == 0 && f.count("atom.global") == 0 && f.count("red.global") == 0) {
+  if (!touches_global_memory(facts(k))) {
     throw std::runtime_error(fmt::format("{} is not implemented yet: its compiled code reads and writes no global "
                                          "memory (a stub's empty body, or a kernel that stores nothing, whose work "
                                          "the compiler deletes). Write it first; this hint checks its code then",

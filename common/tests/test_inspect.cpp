@@ -150,3 +150,34 @@ TEST(Inspect, AKernelNotCompiledYetIsARowThatSaysSoAndTheOthersGoOn) {
   const rooflab::inspect::KernelDecl ambiguous[] = {{"_kernel", "k", 256, 0, decl[0].flops, decl[0].bytes}};
   EXPECT_THROW(rooflab::inspect::inspect(ambiguous, ptx, ptxas, a100, "sm_80", 1e8), std::runtime_error);
 }
+
+// A kernel whose compiled code touches no global memory (a stub's empty body) gets no prediction: read as code, it
+// moves none of its declared bytes and would be put at the roof (it was: 100% of the copy ceiling for Lab 01's stubs).
+TEST(Inspect, AnEmptyBodyIsNotWrittenYetAndGetsNoPrediction) {
+  const Sample sample;
+  const auto& [ptx, ptxas, a100, decl] = sample;
+  const std::string stub_ptx = ptx + R"(
+.visible .entry _Z11stub_kernelPKfPfm(
+	.param .u64 _Z11stub_kernelPKfPfm_param_0,
+	.param .u64 _Z11stub_kernelPKfPfm_param_1,
+	.param .u64 _Z11stub_kernelPKfPfm_param_2
+)
+{
+	ret;
+}
+)";
+  const std::string stub_ptxas = ptxas + R"(ptxas info    : Compiling entry function '_Z11stub_kernelPKfPfm' for 'sm_80'
+ptxas info    : Function properties for _Z11stub_kernelPKfPfm
+    0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
+ptxas info    : Used 4 registers, used 0 barriers, 376 bytes cmem[0]
+)";
+  const rooflab::inspect::KernelDecl two[] = {{"stub_kernel", "s", 256, 0, decl[0].flops, decl[0].bytes}, decl[0]};
+  const auto rows = rooflab::inspect::inspect(two, stub_ptx, stub_ptxas, a100, "sm_80", 1e8);
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_TRUE(rows[0].missing.empty());  // it is compiled: its registers and occupancy are shown
+  EXPECT_EQ(rows[0].registers, 4);
+  EXPECT_FALSE(rows[0].prediction);
+  EXPECT_NE(rows[0].prediction_error.find("not written yet: its compiled code reads and writes no global memory"),
+            std::string::npos) << rows[0].prediction_error;
+  EXPECT_TRUE(rows[1].prediction);
+}

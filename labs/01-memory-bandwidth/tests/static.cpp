@@ -27,12 +27,13 @@ rooflab::inspect::TimedLaunches timed_launches(const rooflab::GpuSpec& gpu) {
   return rooflab::ptx::timed_launches(gpu, [] {
     const std::size_t n = lab01::perf::elements(rooflab::emu::pretend_gpu().l2_bytes, 1.0);
     const rooflab::ptx::TimedBuffer<float> a(n), b(n), c(n), strided(n / 8 * 32);
-    lab01::strided_read(strided.data(), c.data(), n / 8, 32, nullptr);
-    lab01::copy(a.data(), c.data(), n, nullptr);
-    lab01::scale(c.data(), b.data(), 3.0f, n, nullptr);
-    lab01::add(a.data(), b.data(), c.data(), n, nullptr);
-    lab01::triad(b.data(), c.data(), a.data(), 3.0f, n, nullptr);
-    lab01::triad_vec4(b.data(), c.data(), a.data(), 3.0f, n, nullptr);
+    // Each launcher on its own (timed): one still the stub leaves the others' grids.
+    rooflab::ptx::timed([&] { lab01::strided_read(strided.data(), c.data(), n / 8, 32, nullptr); });
+    rooflab::ptx::timed([&] { lab01::copy(a.data(), c.data(), n, nullptr); });
+    rooflab::ptx::timed([&] { lab01::scale(c.data(), b.data(), 3.0f, n, nullptr); });
+    rooflab::ptx::timed([&] { lab01::add(a.data(), b.data(), c.data(), n, nullptr); });
+    rooflab::ptx::timed([&] { lab01::triad(b.data(), c.data(), a.data(), 3.0f, n, nullptr); });
+    rooflab::ptx::timed([&] { lab01::triad_vec4(b.data(), c.data(), a.data(), 3.0f, n, nullptr); });
   });
 }
 }  // namespace

@@ -23,11 +23,13 @@ rooflab::inspect::TimedLaunches timed_launches(const rooflab::GpuSpec& gpu) {
     const auto [rows, cols] = lab03::perf::shape(rooflab::emu::pretend_gpu().l2_bytes, 1.0);
     const std::size_t n = rows * cols;
     const rooflab::ptx::TimedBuffer<float> x(n), bias(cols), residual(n), t(n), u(n), y(n);
-    lab03::bias_add<float>(x.data(), bias.data(), t.data(), rows, cols, nullptr);
-    lab03::gelu<float>(t.data(), u.data(), n, nullptr);
-    lab03::residual_add<float>(u.data(), residual.data(), y.data(), n, nullptr);
-    lab03::fused_chain<float>(x.data(), bias.data(), residual.data(), y.data(), rows, cols, nullptr);
-    lab03::sweep(x.data(), y.data(), n, 0.999f, 0.001f, 64, nullptr);
+    // Each launcher on its own (timed): one still the stub leaves the others' grids.
+    rooflab::ptx::timed([&] { lab03::bias_add<float>(x.data(), bias.data(), t.data(), rows, cols, nullptr); });
+    rooflab::ptx::timed([&] { lab03::gelu<float>(t.data(), u.data(), n, nullptr); });
+    rooflab::ptx::timed([&] { lab03::residual_add<float>(u.data(), residual.data(), y.data(), n, nullptr); });
+    rooflab::ptx::timed(
+        [&] { lab03::fused_chain<float>(x.data(), bias.data(), residual.data(), y.data(), rows, cols, nullptr); });
+    rooflab::ptx::timed([&] { lab03::sweep(x.data(), y.data(), n, 0.999f, 0.001f, 64, nullptr); });
   });
 }
 }  // namespace

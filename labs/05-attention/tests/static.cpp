@@ -33,10 +33,16 @@ rooflab::inspect::TimedLaunches timed_launches(const rooflab::GpuSpec& gpu) {
     // S alone is 512 MB).
     const rooflab::ptx::TimedBuffer<__half> s(rows * len), q(elements), k(elements), v(elements), o(elements);
     const rooflab::ptx::TimedBuffer<float> q32(elements), k32(elements), v32(elements), o32(elements), lse(rows);
-    lab05::softmax_rows(s.data(), s.data(), static_cast<int>(rows), len, 0.125f, false, nullptr);
-    lab05::flash_attention_fp32(q32.data(), k32.data(), v32.data(), o32.data(), lse.data(), heads, len, d, 0.125f, false,
-                                nullptr);
-    lab05::flash_attention_fp16(q.data(), k.data(), v.data(), o.data(), lse.data(), heads, len, d, 0.125f, false, nullptr);
+    // Each launcher on its own (timed): one still the stub leaves the others' grids.
+    rooflab::ptx::timed([&] { lab05::softmax_rows(s.data(), s.data(), static_cast<int>(rows), len, 0.125f, false, nullptr); });
+    rooflab::ptx::timed([&] {
+      lab05::flash_attention_fp32(q32.data(), k32.data(), v32.data(), o32.data(), lse.data(), heads, len, d, 0.125f,
+                                  false, nullptr);
+    });
+    rooflab::ptx::timed([&] {
+      lab05::flash_attention_fp16(q.data(), k.data(), v.data(), o.data(), lse.data(), heads, len, d, 0.125f, false,
+                                  nullptr);
+    });
   });
 }
 }  // namespace

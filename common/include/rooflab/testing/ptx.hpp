@@ -68,6 +68,9 @@ struct NotCompiled : std::runtime_error {
 // The kernel whose demangled name contains `needle` (e.g. "triad_vec4_kernel"); throws if none (NotCompiled) or
 // several (std::runtime_error).
 const Kernel& find_kernel(const std::vector<Kernel>& kernels, std::string_view needle);
+// Whether the compiled code reads or writes global memory at all (loads, stores, atomics). A kernel that does not is
+// not written yet: a stub's empty body, or a kernel that stores nothing, whose work the compiler deletes.
+bool touches_global_memory(const Facts& f);
 // find_kernel for a hint about what a kernel's code does: throws "... is not implemented yet" when its compiled
 // body touches no global memory (a stub's empty body, or a kernel that stores nothing, so the compiler deleted
 // its work), instead of hints about loads or FMAs that a kernel not written yet cannot have.
