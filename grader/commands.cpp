@@ -235,7 +235,9 @@ int cmd_inspect(const InspectArgs& a) {
   const ScratchRoot scratch;
   const GradingTree sandboxed{source_dir(), plan.tree.build_dir, plan.student_dir, {}, scratch.path(), harness_dirs()};
   if (a.solutions) {
-    const ProcessResult conf = configure(plan.tree, false, build_sandbox(sandboxed));
+    // As a grade configures the tree (configure_if_needed): with its stamp, so that a later grade in the same tree
+    // (a submission's reference run, say) sees how it was configured and does not take it for its own.
+    const ProcessResult conf = configure_if_needed(plan.tree, false, build_sandbox(sandboxed));
     if (!conf.ok()) {
       std::cerr << conf.output << "\nrooflab: configuring the build failed\n";
       return kExitHarness;

@@ -76,8 +76,13 @@ void add_predictions(const rubric::Rubric& rubric, const Predictions& prediction
         return std::find(entry->thresholds.begin(), entry->thresholds.end(), q) != entry->thresholds.end();
       });
       if (!grades) continue;
-      predicted += fmt::format("{}{} {:.0f}% of the {}, limited by {}", predicted.empty() ? "" : "; ", k.kernel,
-                               100 * k.fraction, k.roof, k.limiter);
+      // Its time too: a test that grades a ratio of two kernels' times (GQA 8 over GQA 1, batch 8 over batch 1)
+      // is read from them.
+      const std::string time = k.time_s <= 0     ? ""
+                               : k.time_s >= 1e-3 ? fmt::format(" ({:.3g} ms)", k.time_s * 1e3)
+                                                  : fmt::format(" ({:.3g} us)", k.time_s * 1e6);
+      predicted += fmt::format("{}{} {:.0f}% of the {}{}, limited by {}", predicted.empty() ? "" : "; ", k.kernel,
+                               100 * k.fraction, k.roof, time, k.limiter);
     }
     if (predicted.empty()) continue;
     // Owed: what to expect of a GPU. Measured: the model beside the measurement, to hold one against the other.

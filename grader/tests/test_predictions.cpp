@@ -18,7 +18,7 @@ const char* kInspect = R"(rooflab emu: a note before the object
   "gpu_name": "NVIDIA H100 SXM5",
   "kernels": [
     {"kernel": "lab01::copy_kernel", "graded_by": ["copy"],
-     "prediction": {"fraction": 0.971, "roof": "copy ceiling", "limiter": "loads in flight"}},
+     "prediction": {"fraction": 0.971, "roof": "copy ceiling", "limiter": "loads in flight", "time_s": 1.909e-4}},
     {"kernel": "lab01::strided_read_kernel", "graded_by": [], "prediction": null, "prediction_error": "none"},
     {"kernel": "lab01::triad_kernel", "graded_by": ["triad"],
      "prediction": {"fraction": 0.9, "roof": "copy ceiling", "limiter": "issue"}}
@@ -66,7 +66,7 @@ TEST(Predictions, EachOwedOrMeasuredPerfTestGetsItsKernelsPredictionAndNothingEl
   add_predictions(rubric(), parse_predictions(kInspect), tests);
   EXPECT_EQ(tests[0].output,
             "not built: no GPU on this machine\nprediction on NVIDIA H100 SXM5 (the performance model, not a "
-            "measurement; no points): lab01::copy_kernel 97% of the copy ceiling, limited by loads in flight. The "
+            "measurement; no points): lab01::copy_kernel 97% of the copy ceiling (191 us), limited by loads in flight. The "
             "test: copy GB/s: full points at 90% of the copy ceiling. Evidence: ./rooflab inspect 01\n");
   EXPECT_EQ(tests[1].output, before[1].output) << "no kernel is graded by scale";
   EXPECT_NE(tests[2].output.find("\nbeside this measurement, the prediction on NVIDIA H100 SXM5 (the performance "
