@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include <rooflab/perf_model.hpp>
 #include <rooflab/specs.hpp>
 #include <rooflab/testing/roofline_plot.hpp>
 
@@ -78,9 +79,7 @@ void add_predictions(const rubric::Rubric& rubric, const Predictions& prediction
       if (!grades) continue;
       // Its time too: a test that grades a ratio of two kernels' times (GQA 8 over GQA 1, batch 8 over batch 1)
       // is read from them.
-      const std::string time = k.time_s <= 0     ? ""
-                               : k.time_s >= 1e-3 ? fmt::format(" ({:.3g} ms)", k.time_s * 1e3)
-                                                  : fmt::format(" ({:.3g} us)", k.time_s * 1e6);
+      const std::string time = k.time_s > 0 ? " (" + perf::time_text(k.time_s) + ")" : "";
       predicted += fmt::format("{}{} {:.0f}% of the {}{}, limited by {}", predicted.empty() ? "" : "; ", k.kernel,
                                100 * k.fraction, k.roof, time, k.limiter);
     }

@@ -168,8 +168,7 @@ std::vector<Row> inspect(std::span<const KernelDecl> kernels, const std::string&
       found = &ptx::find_kernel_launched(entries, k.kernel, timed);
     } catch (const ptx::NotCompiled&) {
       // Not written yet: the kernels that are still get their rows (a student's lab half done, a grade's hints).
-      r.missing = "not in the compiled code yet: write its launcher (a template kernel is compiled only where a "
-                  "launcher instantiates it)";
+      r.missing = ptx::kNotCompiledWhy;
       r.prediction_error = r.missing;
       rows.push_back(std::move(r));
       continue;
@@ -223,8 +222,7 @@ std::vector<Row> inspect(std::span<const KernelDecl> kernels, const std::string&
     try {
       // An empty body moves none of the declared bytes: any figure would be the roof's, not the kernel's.
       if (!ptx::touches_global_memory(facts)) {
-        throw std::runtime_error("not written yet: its compiled code reads and writes no global memory (a stub's empty "
-                                 "body, or a kernel that stores nothing, whose work the compiler deletes)");
+        throw std::runtime_error(std::string("not written yet: ") + ptx::kNoWorkWhy);
       }
       if (!constants) constants = perf::constants_for(gpu);
       const perf::Constants& c = *constants;
@@ -270,14 +268,6 @@ std::vector<Row> inspect(std::span<const KernelDecl> kernels, const std::string&
   return rows;
 }
 
-namespace {
-std::string time_str(double s) {
-  if (s >= 1) return fmt::format("{:.2f} s", s);
-  if (s >= 1e-3) return fmt::format("{:.2f} ms", s * 1e3);
-  return fmt::format("{:.2f} us", s * 1e6);
-}
-}  // namespace
-
 std::string table(const std::vector<Row>& rows, const GpuSpec& gpu, double n) {
   std::string out = fmt::format("{} on {} ({} GB/s, {} FP32 TFLOP/s), problem size n = {:g}\n",
                                 rows.empty() ? "" : rows.front().arch, gpu.name, gpu.bandwidth_gbps, gpu.fp32_tflops, n);
@@ -299,7 +289,7 @@ std::string table(const std::vector<Row>& rows, const GpuSpec& gpu, double n) {
                        r.block, r.registers, fmt::format("{}/{}", r.static_smem, r.dynamic_smem), r.stack, r.spill_bytes,
                        fmt::format("{}/{}", r.widest_load_bits, r.widest_store_bits), r.uses_shared ? "yes" : "no",
                        r.tensor_instructions.empty() ? "-" : r.tensor_instructions, occ,
-                       r.waves > 0 ? fmt::format("{:.2f}", r.waves) : "-", fmt::format("{} ({})", time_str(r.floor_s), r.bound));
+                       r.waves > 0 ? fmt::format("{:.2f}", r.waves) : "-", fmt::format("{} ({})", perf::time_text(r.floor_s), r.bound));
   }
   out += "ld/st: widest global load/store in bits (128 = float4). occupancy: active warps per SM of the maximum, "
          "as blocks x warps.\nwaves: the grid the launcher starts at the timed size over the blocks the SMs hold at "
@@ -318,7 +308,7 @@ std::string table(const std::vector<Row>& rows, const GpuSpec& gpu, double n) {
     }
     const auto& p = *r.prediction;
     out += fmt::format("{}: {:.0f}% of the {}, {} (floor {}), limited by {}\n", r.kernel, 100 * p.fraction, p.roof,
-                       time_str(p.time_s), time_str(p.roof_time_s), p.limiter);
+                       perf::time_text(p.time_s), perf::time_text(p.roof_time_s), p.limiter);
     if (p.fraction < 0.9) out += fmt::format("  to go faster: {}\n", p.advice);
     for (const auto& e : p.evidence) out += "  " + e + "\n";
   }

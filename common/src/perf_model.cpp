@@ -917,12 +917,17 @@ Constants load_constants(const std::filesystem::path& file, const GpuSpec& gpu) 
 
 Constants constants_for(const GpuSpec& gpu) { return load_constants(data_dir() / "perf_model.json", gpu); }
 
+std::string time_text(double s) {
+  if (s >= 1) return fmt::format("{:.2f} s", s);
+  if (s >= 1e-3) return fmt::format("{:.2f} ms", s * 1e3);
+  return fmt::format("{:.2f} us", s * 1e6);
+}
+
 // ---- prediction ----
 
 namespace {
 std::string kb(double bytes) { return fmt::format("{:.1f} KB", bytes / 1024); }
 std::string bytes_text(double b) { return b >= 1e9 ? fmt::format("{:.3g} GB", b / 1e9) : fmt::format("{:.3g} MB", b / 1e6); }
-std::string duration(double s) { return s >= 1e-3 ? fmt::format("{:.2f} ms", s * 1e3) : fmt::format("{:.1f} us", s * 1e6); }
 
 struct Limit {
   std::string name;
@@ -1093,7 +1098,7 @@ Prediction predict(const Work& w, const Code& code, const GpuSpec& gpu, const Co
           "rereads, so DRAM moves between {} ({} at the roof) and all of it ({}); the model reads every declared "
           "byte at DRAM's rate and has no L2 bandwidth, so a limit on the memory side is the slow end",
           bytes_text(w.bytes), w.bytes / footprint, bytes_text(footprint), bytes_text(footprint),
-          duration(footprint / copy_bw), duration(w.bytes / copy_bw)));
+          time_text(footprint / copy_bw), time_text(w.bytes / copy_bw)));
     }
   }
 

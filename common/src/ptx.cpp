@@ -192,9 +192,8 @@ const T& find_by_name(const std::vector<T>& all, std::string_view needle, const 
   if (found == nullptr) {
     // Usually not a grader error: a template kernel is compiled only once a launcher instantiates it, so a
     // stub launcher leaves no trace of it in the PTX.
-    throw NotCompiled(fmt::format("{} is not in the compiled code yet: write its launcher (a template kernel is "
-                                  "compiled only where a launcher instantiates it). The {}s found:{}",
-                                  needle, what, names.empty() ? std::string(" none") : names));
+    throw NotCompiled(fmt::format("{} is {}. The {}s found:{}", needle, kNotCompiledWhy, what,
+                                  names.empty() ? std::string(" none") : names));
   }
   return *found;
 }
@@ -211,10 +210,8 @@ bool touches_global_memory(const Facts& f) {
 const Kernel& find_written_kernel(const std::vector<Kernel>& kernels, std::string_view needle) {
   const Kernel& k = find_kernel(kernels, needle);
   if (!touches_global_memory(facts(k))) {
-    throw std::runtime_error(fmt::format("{} is not implemented yet: its compiled code reads and writes no global "
-                                         "memory (a stub's empty body, or a kernel that stores nothing, whose work "
-                                         "the compiler deletes). Write it first; this hint checks its code then",
-                                         needle));
+    throw std::runtime_error(
+        fmt::format("{} is not implemented yet: {}. Write it first; this hint checks its code then", needle, kNoWorkWhy));
   }
   return k;
 }

@@ -66,7 +66,7 @@ TEST(Predictions, EachOwedOrMeasuredPerfTestGetsItsKernelsPredictionAndNothingEl
   add_predictions(rubric(), parse_predictions(kInspect), tests);
   EXPECT_EQ(tests[0].output,
             "not built: no GPU on this machine\nprediction on NVIDIA H100 SXM5 (the performance model, not a "
-            "measurement; no points): lab01::copy_kernel 97% of the copy ceiling (191 us), limited by loads in flight. The "
+            "measurement; no points): lab01::copy_kernel 97% of the copy ceiling (190.90 us), limited by loads in flight. The "
             "test: copy GB/s: full points at 90% of the copy ceiling. Evidence: ./rooflab inspect 01\n");
   EXPECT_EQ(tests[1].output, before[1].output) << "no kernel is graded by scale";
   EXPECT_NE(tests[2].output.find("\nbeside this measurement, the prediction on NVIDIA H100 SXM5 (the performance "

@@ -180,6 +180,10 @@ struct Prediction {
 // The bytes-in-flight curve alone: the fraction of the copy ceiling X bytes in flight per SM allow.
 double in_flight_fraction(double bytes_per_sm, double copy_bytes_per_s_per_sm, const Constants& c);
 
+// A predicted or floor time in words, "182.18 us", "4.21 ms", "1.40 s": the one form inspect's table, the prediction's
+// evidence and a grade's hints print times in.
+std::string time_text(double seconds);
+
 Prediction predict(const Work& work, const Code& code, const GpuSpec& gpu, const Constants& c);
 
 }  // namespace rooflab::perf

@@ -59,6 +59,14 @@ Facts facts(const Kernel& kernel);
 // Width in bits of a load/store opcode such as "ld.global.nc.v4.f32" (vector count x element bits).
 int access_bits(std::string_view opcode);
 
+// Why a kernel is not in the compiled code, and why one that is holds no work: the words of find_kernel's and
+// find_written_kernel's errors, and of `rooflab inspect`'s rows for such kernels.
+inline constexpr const char* kNotCompiledWhy =
+    "not in the compiled code yet: write its launcher (a template kernel is compiled only where a launcher "
+    "instantiates it)";
+inline constexpr const char* kNoWorkWhy =
+    "its compiled code reads and writes no global memory (a stub's empty body, or a kernel that stores nothing, "
+    "whose work the compiler deletes)";
 // What find_kernel throws when no kernel matches: usually not an error of the grader's, since a template kernel is
 // compiled only where a launcher instantiates it (a stub launcher leaves no trace of it). `rooflab inspect` shows
 // such a kernel as not written yet and goes on with the others.
