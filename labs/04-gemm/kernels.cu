@@ -95,7 +95,8 @@ __global__ void __launch_bounds__((BM / TM) * (BN / TN), 2)
 // TODO(lab04.v5.loads): helpers for rungs 5 and 6 (optional, but both rungs load the same tiles): load the
 //   A tile with float4 loads and store it transposed in shared memory, the B tile with float4 loads, and
 //   store C four elements at a time; when `vec` is false (K or N not a multiple of 4, unaligned pointers)
-//   load element by element. About 60 lines. Handout: "128-bit loads and bank conflicts".
+//   load element by element. Rung 6 wants the loads (into registers) and the shared stores as two functions.
+//   About 90 lines. Handout: "128-bit loads and bank conflicts".
 // STUDENT END
 
 template <int BM, int BN, int BK, int TM, int TN>
@@ -114,13 +115,14 @@ __global__ void __launch_bounds__((BM / TM) * (BN / TN))
 // ---- 6: warp tiling ----
 
 template <int BM, int BN, int BK, int WM, int WN, int WMITER, int WNITER>
-__global__ void __launch_bounds__((BM / WM) * (BN / WN) * 32)
+__global__ void __launch_bounds__((BM / WM) * (BN / WN) * 32, 2)
     sgemm_warptile_kernel(int M, int N, int K, float alpha, const float* __restrict__ A,
                           const float* __restrict__ B, float beta, float* __restrict__ C, bool vec) {
   // STUDENT BEGIN (lab04.v6)
   // TODO(lab04.v6): split the block tile among the warps (WM x WN each); within a warp, WMITER x WNITER steps
-  //   of (WM / WMITER) x (WN / WNITER), lanes 8 x 4 with a 4 x 4 micro-tile each. Reuse rung 5's loads.
-  //   About 55 lines. Handout: "Warp tiling".
+  //   of (WM / WMITER) x (WN / WNITER), lanes 8 x 4 with a 4 x 4 micro-tile each. Reuse rung 5's loads, split
+  //   in two: the next step's global loads into registers before this step's math, their shared stores after
+  //   it. About 60 lines. Handout: "Warp tiling".
   rooflab::unused(M, N, K, alpha, A, B, beta, C, vec);  // delete this line when the kernel is written
   // STUDENT END
 }

@@ -157,18 +157,31 @@ __global__ void __launch_bounds__((BM / TM) * (BN / TN), 2)
 // ---- 5: vectorized loads, A transposed ----
 
 // STUDENT BEGIN (lab04.v5.loads)
-// Stage the BM x BK tile of A at (row0, k0) transposed into As ([BK][LDA]) and the BK x BN tile of B at
-// (k0, col0) into Bs ([BK][BN]), four floats at a time. `vec`: K and N are multiples of 4 and A, B are
-// 16-byte aligned, so a float4 is either wholly inside the matrix or wholly outside it; otherwise the same
-// four elements are loaded one by one. Shared by rungs 5 and 6.
-template <int BM, int BN, int BK, int LDA, int THREADS>
-__device__ inline void load_tiles_vec4(float* As, float* Bs, const float* __restrict__ A, const float* __restrict__ B,
-                                       int M, int N, int K, int row0, int col0, int k0, bool vec) {
-  constexpr int A_VECS = BM * BK / 4, B_VECS = BK * BN / 4;
+// A thread's share of the BM x BK tile of A at (row0, k0) and of the BK x BN tile of B at (k0, col0), four
+// floats at a time: pieces threadIdx.x, threadIdx.x + THREADS, ... of each tile, held in registers between
+// the global loads (fetch_tiles) and the shared stores (stash_tiles). Shared by rungs 5 and 6: rung 5 stores
+// right after loading (load_tiles_vec4), rung 6 loads the next step's tiles before this step's math.
+template <int BM, int BN, int BK, int THREADS>
+struct TilePieces {
+  static constexpr int A_PER = BM * BK / 4 / THREADS, B_PER = BK * BN / 4 / THREADS;
+  static_assert(A_PER * THREADS * 4 == BM * BK && B_PER * THREADS * 4 == BK * BN, "whole float4s per thread");
+  float4 a[A_PER], b[B_PER];
+};
+
+// The global loads of a thread's pieces. The trip counts are compile-time constants (A_PER, B_PER), so the
+// loops unroll into straight code; written `for (v = threadIdx.x; v < A_VECS; v += THREADS)`, nvcc cannot know
+// the count and compiles a loop unrolled by 4 with a remainder, most of whose instructions are overhead.
+// `vec`: K and N are multiples of 4 and A, B are 16-byte aligned, so a float4 is either wholly inside the
+// matrix or wholly outside it; otherwise the same four elements are loaded one by one.
+template <int BM, int BN, int BK, int THREADS>
+__device__ inline void fetch_tiles(TilePieces<BM, BN, BK, THREADS>& t, const float* __restrict__ A,
+                                   const float* __restrict__ B, int M, int N, int K, int row0, int col0, int k0,
+                                   bool vec) {
+  using Pieces = TilePieces<BM, BN, BK, THREADS>;
 #pragma unroll
-  for (int v = threadIdx.x; v < A_VECS; v += THREADS) {
-    const int r = v / (BK / 4), c = (v % (BK / 4)) * 4;
-    const int gr = row0 + r, gc = k0 + c;
+  for (int i = 0; i < Pieces::A_PER; ++i) {
+    const int v = threadIdx.x + i * THREADS;
+    const int gr = row0 + v / (BK / 4), gc = k0 + (v % (BK / 4)) * 4;
     float4 x = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
     if (vec) {
       if (gr < M && gc < K) x = *reinterpret_cast<const float4*>(A + std::size_t(gr) * K + gc);
@@ -179,21 +192,12 @@ __device__ inline void load_tiles_vec4(float* As, float* Bs, const float* __rest
       x.z = gc + 2 < K ? p[gc + 2] : 0.0f;
       x.w = gc + 3 < K ? p[gc + 3] : 0.0f;
     }
-    // Transposed: a thread's column of A becomes a row of As, so the compute loop reads TM consecutive A
-    // values with one 128-bit shared load. LDA = BM + 4: at BK = 8 (rung 5) the two threads that share a
-    // row r (c = 0 and c = 4) store 16 banks apart, so these scalar stores do not conflict either. At BK = 16
-    // (rung 6) four threads share a row, and c = 8 and 12 land in the banks of c = 0 and 4: 2-way conflicts
-    // on these stores, as the CPU backend's traffic model counts. LDA must stay a multiple of 4 for the
-    // float4 reads, so padding alone cannot part them.
-    As[(c + 0) * LDA + r] = x.x;
-    As[(c + 1) * LDA + r] = x.y;
-    As[(c + 2) * LDA + r] = x.z;
-    As[(c + 3) * LDA + r] = x.w;
+    t.a[i] = x;
   }
 #pragma unroll
-  for (int v = threadIdx.x; v < B_VECS; v += THREADS) {
-    const int r = v / (BN / 4), c = (v % (BN / 4)) * 4;
-    const int gr = k0 + r, gc = col0 + c;
+  for (int i = 0; i < Pieces::B_PER; ++i) {
+    const int v = threadIdx.x + i * THREADS;
+    const int gr = k0 + v / (BN / 4), gc = col0 + (v % (BN / 4)) * 4;
     float4 x = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
     if (vec) {
       if (gr < K && gc < N) x = *reinterpret_cast<const float4*>(B + std::size_t(gr) * N + gc);
@@ -204,8 +208,44 @@ __device__ inline void load_tiles_vec4(float* As, float* Bs, const float* __rest
       x.z = gc + 2 < N ? p[gc + 2] : 0.0f;
       x.w = gc + 3 < N ? p[gc + 3] : 0.0f;
     }
-    *reinterpret_cast<float4*>(&Bs[r * BN + c]) = x;
+    t.b[i] = x;
   }
+}
+
+// The pieces into shared memory: A transposed into As ([BK][LDA]), B as it is into Bs ([BK][BN]).
+template <int BM, int BN, int BK, int LDA, int THREADS>
+__device__ inline void stash_tiles(const TilePieces<BM, BN, BK, THREADS>& t, float* As, float* Bs) {
+  using Pieces = TilePieces<BM, BN, BK, THREADS>;
+#pragma unroll
+  for (int i = 0; i < Pieces::A_PER; ++i) {
+    const int v = threadIdx.x + i * THREADS;
+    const int r = v / (BK / 4), c = (v % (BK / 4)) * 4;
+    // Transposed: a thread's column of A becomes a row of As, so the compute loop reads TM consecutive A
+    // values with one 128-bit shared load. LDA = BM + 4: at BK = 8 (rung 5) the two threads that share a
+    // row r (c = 0 and c = 4) store 16 banks apart, so these scalar stores do not conflict either. At BK = 16
+    // (rung 6) four threads share a row, and c = 8 and 12 land in the banks of c = 0 and 4: 2-way conflicts
+    // on these stores, as the CPU backend's traffic model counts. LDA must stay a multiple of 4 for the
+    // float4 reads, so padding alone cannot part them.
+    As[(c + 0) * LDA + r] = t.a[i].x;
+    As[(c + 1) * LDA + r] = t.a[i].y;
+    As[(c + 2) * LDA + r] = t.a[i].z;
+    As[(c + 3) * LDA + r] = t.a[i].w;
+  }
+#pragma unroll
+  for (int i = 0; i < Pieces::B_PER; ++i) {
+    const int v = threadIdx.x + i * THREADS;
+    const int r = v / (BN / 4), c = (v % (BN / 4)) * 4;
+    *reinterpret_cast<float4*>(&Bs[r * BN + c]) = t.b[i];
+  }
+}
+
+// Both at once, for a kernel that has nothing to do while the loads are on their way (rung 5).
+template <int BM, int BN, int BK, int LDA, int THREADS>
+__device__ inline void load_tiles_vec4(float* As, float* Bs, const float* __restrict__ A, const float* __restrict__ B,
+                                       int M, int N, int K, int row0, int col0, int k0, bool vec) {
+  TilePieces<BM, BN, BK, THREADS> t;
+  fetch_tiles(t, A, B, M, N, K, row0, col0, k0, vec);
+  stash_tiles<BM, BN, BK, LDA, THREADS>(t, As, Bs);
 }
 
 // C's 4 consecutive elements (r, c .. c + 3) from v: one float4 store when the row is aligned and wholly
@@ -292,7 +332,7 @@ __global__ void __launch_bounds__((BM / TM) * (BN / TN))
 // ---- 6: warp tiling ----
 
 template <int BM, int BN, int BK, int WM, int WN, int WMITER, int WNITER>
-__global__ void __launch_bounds__((BM / WM) * (BN / WN) * 32)
+__global__ void __launch_bounds__((BM / WM) * (BN / WN) * 32, 2)
     sgemm_warptile_kernel(int M, int N, int K, float alpha, const float* __restrict__ A,
                           const float* __restrict__ B, float beta, float* __restrict__ C, bool vec) {
   // STUDENT BEGIN (lab04.v6)
@@ -301,6 +341,11 @@ __global__ void __launch_bounds__((BM / WM) * (BN / WN) * 32)
   // micro-tile each: per p a lane loads 2 + 2 float4s for 64 FMAs, and the float4s a warp loads are
   // 8 (A) and 4 (B) consecutive ones - conflict-free and mostly broadcasts. Keeping a warp's data together
   // is what the next steps (double buffering, tensor cores) build on.
+  // The next step's tiles are loaded into registers before this step's math and stored to shared memory after
+  // it, so their global loads (about 600 ns under load on an H100) land while the FMAs run. Loaded and stored
+  // back to back (rung 5), every block waits for memory at every step, and with two blocks per SM the other one
+  // alone cannot keep the FMA units busy. It costs 16 registers a thread for the pieces in flight; the launch
+  // bounds keep the kernel at 128 for two blocks per SM.
   constexpr int THREADS = (BM / WM) * (BN / WN) * 32, LDA = BM + 4;
   constexpr int SUB_M = WM / WMITER, SUB_N = WN / WNITER;  // 32 x 16: one step of the warp
   constexpr int TM = SUB_M / 8, TN = SUB_N / 4;              // 4 x 4 per lane and step
@@ -314,9 +359,12 @@ __global__ void __launch_bounds__((BM / WM) * (BN / WN) * 32)
   const int row0 = blockIdx.y * BM, col0 = blockIdx.x * BN;
   float acc[WMITER * TM][WNITER * TN] = {};
   float a_frag[WMITER * TM], b_frag[WNITER * TN];
+  TilePieces<BM, BN, BK, THREADS> next;  // the tiles of the step to come, on their way from global memory
+  fetch_tiles(next, A, B, M, N, K, row0, col0, 0, vec);
   for (int k0 = 0; k0 < K; k0 += BK) {
-    load_tiles_vec4<BM, BN, BK, LDA, THREADS>(As, Bs, A, B, M, N, K, row0, col0, k0, vec);
+    stash_tiles<BM, BN, BK, LDA, THREADS>(next, As, Bs);  // the previous step's closing barrier freed the tiles
     __syncthreads();
+    if (k0 + BK < K) fetch_tiles(next, A, B, M, N, K, row0, col0, k0 + BK, vec);
 #pragma unroll
     for (int p = 0; p < BK; ++p) {
 #pragma unroll
