@@ -270,6 +270,7 @@ std::string gradescope_json(const std::vector<LabResults>& labs, const std::stri
                        {"tags", {"lab" + r.lab, r.kind, r.backend}},
                        {"visibility", "visible"}});
       if (!r.ceilings.empty()) tests.back()["rooflab_ceilings"] = r.ceilings;
+      if (!r.measures.empty()) tests.back()["rooflab_measures"] = r.measures;
       for (const auto& c : r.ceilings) {
         if (std::none_of(ceilings.begin(), ceilings.end(), [&](const auto& k) { return k.name == c.name; })) {
           ceilings.push_back(c);

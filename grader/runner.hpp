@@ -44,6 +44,9 @@ struct TestResult {
   std::string output;   // why it failed, notes, measured figures
   double seconds = 0;
   std::vector<CeilingInForce> ceilings = {};  // perf: the ceilings it was judged against (results.json carries them)
+  // perf on a GPU: each measure award() judged, {"quantity", "value", "unit", "against", "reference", "fraction",
+  // "architecture"} (results.json's "rooflab_measures")
+  std::vector<nlohmann::json> measures = {};
   // CPU backend: the kernel instances the test binary holds and those its process launched (test_main.cpp).
   std::vector<std::string> kernels_defined = {};
   std::vector<std::string> kernels_launched = {};

@@ -212,6 +212,14 @@ TEST(Award, RecordsTheScoreAndTheCeilingInForce) {
   EXPECT_EQ(ceiling.name, "copy_bandwidth");
   EXPECT_DOUBLE_EQ(ceiling.value, 1e12);
   EXPECT_EQ(ceiling.unit, "B/s");
+  // The measure, as data: what it was, in what unit, against which reference, on which architecture.
+  const auto measure = nlohmann::json::parse(property("rooflab_measure.stream"));
+  EXPECT_EQ(measure.at("quantity"), "stream");
+  EXPECT_DOUBLE_EQ(measure.at("value").get<double>(), 0.7e12);
+  EXPECT_EQ(measure.at("unit"), "B/s");
+  EXPECT_EQ(measure.at("against"), "copy_bandwidth");
+  EXPECT_DOUBLE_EQ(measure.at("fraction").get<double>(), 0.7);
+  EXPECT_EQ(measure.at("architecture"), 0);
 }
 
 TEST(Award, FailsAResultAboveTheCeilingOrAMismatchedCeiling) {

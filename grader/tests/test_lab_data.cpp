@@ -151,6 +151,35 @@ TEST(LabData, CeilingsInForceReachResultsJson) {
   EXPECT_EQ(interpret_report(rooflab::report::parse(bad), 0, t).status, Status::failed);
 }
 
+// A perf test's measures (award() on a GPU) reach results.json per test, as data a script reads a GPU run from;
+// one without its quantity, value or unit is not believed.
+TEST(LabData, MeasuresReachResultsJson) {
+  const DeclaredTest t{"P", "Copy", "perf", 6};
+  const nlohmann::json measure = {{"quantity", "copy"}, {"value", 2.9e12}, {"unit", "B/s"}, {"against", "copy_bandwidth"},
+                                  {"reference", 3e12}, {"fraction", 2.9 / 3}, {"architecture", 90}};
+  const auto report = [&](const nlohmann::json& props) {
+    return frame('S', nlohmann::json{{"suite", "P"}, {"name", "Copy"}}.dump()) +
+           frame('J', nlohmann::json{{"suite", "P"}, {"name", "Copy"}, {"result", "passed"},
+                                     {"failures", nlohmann::json::array()}, {"skip", ""}, {"properties", props}}.dump());
+  };
+  TestResult r = interpret_report(
+      rooflab::report::parse(report({{"rooflab_fraction", "1.0000"}, {"rooflab_measure.copy", measure.dump()}})), 0, t);
+  ASSERT_EQ(r.status, Status::passed) << r.output;
+  ASSERT_EQ(r.measures.size(), 1u);
+  r.lab = "09";
+  r.id = "P.Copy";
+  Lab lab;
+  lab.id = "09";
+  const auto j = nlohmann::json::parse(gradescope_json({LabResults{&lab, "dir", {r}, ""}}, "h"));
+  EXPECT_EQ(j.at("tests")[0].at("rooflab_measures"), nlohmann::json::array({measure}));
+  for (const char* bad : {"{", "{\"quantity\": \"copy\", \"unit\": \"B/s\"}", "{\"quantity\": \"copy\", \"value\": \"fast\", \"unit\": \"B/s\"}"}) {
+    const TestResult b =
+        interpret_report(rooflab::report::parse(report({{"rooflab_fraction", "1.0000"}, {"rooflab_measure.copy", bad}})), 0, t);
+    EXPECT_EQ(b.status, Status::failed) << bad;
+    EXPECT_NE(b.output.find("malformed measure"), std::string::npos) << b.output;
+  }
+}
+
 // ---- the numbers the rubric and the handout state agree with the lab's thresholds.json ----
 //
 // A lab's thresholds are written once, in labs/NN-name/thresholds.json; its rubric's "checks" text and its
