@@ -342,10 +342,10 @@ __global__ void __launch_bounds__((BM / WM) * (BN / WN) * 32, 2)
   // 8 (A) and 4 (B) consecutive ones - conflict-free and mostly broadcasts. Keeping a warp's data together
   // is what the next steps (double buffering, tensor cores) build on.
   // The next step's tiles are loaded into registers before this step's math and stored to shared memory after
-  // it, so their global loads (about 600 ns under load on an H100) land while the FMAs run. Loaded and stored
-  // back to back (rung 5), every block waits for memory at every step, and with two blocks per SM the other one
-  // alone cannot keep the FMA units busy. It costs 16 registers a thread for the pieces in flight; the launch
-  // bounds keep the kernel at 128 for two blocks per SM.
+  // it, so their global loads (450-790 ns under load on the H100 run, data/perf_model.json) land while the FMAs
+  // run. Loaded and stored back to back (rung 5), every block waits for memory at every step, and with two blocks
+  // per SM the other one alone cannot keep the FMA units busy. It costs 16 registers a thread for the pieces in
+  // flight; the launch bounds keep the kernel at 128 for two blocks per SM.
   constexpr int THREADS = (BM / WM) * (BN / WN) * 32, LDA = BM + 4;
   constexpr int SUB_M = WM / WMITER, SUB_N = WN / WNITER;  // 32 x 16: one step of the warp
   constexpr int TM = SUB_M / 8, TN = SUB_N / 4;              // 4 x 4 per lane and step
