@@ -473,25 +473,22 @@ TestResult interpret_report(const report::Report& rep, int exit_code, const Decl
                            t.value("name", "?"), test.id());
     return r;
   }
-  // The ceilings it judged by (rooflab::grading::award): data for results.json, whatever the result.
+  // The ceilings it judged by and what it measured against them (rooflab::grading::award): data for results.json,
+  // whatever the result.
   const nlohmann::json properties = t.value("properties", nlohmann::json::object());
   for (const auto& [key, value] : properties.items()) {
-    if (key.rfind("rooflab_ceiling.", 0) == 0) {
-      try {
-        r.ceilings.push_back(nlohmann::json::parse(value.get<std::string>()).get<CeilingInForce>());
-      } catch (const nlohmann::json::exception&) {
-        r.output = fmt::format("the test reported a malformed ceiling ({}): not trusted", key);
-        return r;
+    const bool ceiling = key.rfind("rooflab_ceiling.", 0) == 0, measure = key.rfind("rooflab_measure.", 0) == 0;
+    if (!ceiling && !measure) continue;
+    try {
+      const nlohmann::json record = nlohmann::json::parse(value.get<std::string>());
+      if (ceiling) {
+        r.ceilings.push_back(record.get<CeilingInForce>());
+      } else {
+        r.measures.push_back(record.get<Measure>());
       }
-    } else if (key.rfind("rooflab_measure.", 0) == 0) {
-      // The measures it judged (award() on a GPU): data for results.json, as the ceilings.
-      nlohmann::json m = nlohmann::json::parse(value.is_string() ? value.get<std::string>() : "", nullptr, false);
-      if (!m.is_object() || !m.contains("quantity") || !m["quantity"].is_string() || !m.contains("value") ||
-          !m["value"].is_number() || !m.contains("unit") || !m["unit"].is_string()) {
-        r.output = fmt::format("the test reported a malformed measure ({}): not trusted", key);
-        return r;
-      }
-      r.measures.push_back(std::move(m));
+    } catch (const nlohmann::json::exception&) {
+      r.output = fmt::format("the test reported a malformed {} ({}): not trusted", ceiling ? "ceiling" : "measure", key);
+      return r;
     }
   }
   const std::string result = t.value("result", "");

@@ -44,9 +44,7 @@ struct TestResult {
   std::string output;   // why it failed, notes, measured figures
   double seconds = 0;
   std::vector<CeilingInForce> ceilings = {};  // perf: the ceilings it was judged against (results.json carries them)
-  // perf on a GPU: each measure award() judged, {"quantity", "value", "unit", "against", "reference", "fraction",
-  // "architecture"} (results.json's "rooflab_measures")
-  std::vector<nlohmann::json> measures = {};
+  std::vector<Measure> measures = {};  // perf on a GPU: what award() judged (results.json's "rooflab_measures")
   // CPU backend: the kernel instances the test binary holds and those its process launched (test_main.cpp).
   std::vector<std::string> kernels_defined = {};
   std::vector<std::string> kernels_launched = {};

@@ -63,4 +63,20 @@ void from_json(const nlohmann::json& j, CeilingInForce& c) {
   j.at("measured").get_to(c.measured);
 }
 
+void to_json(nlohmann::json& j, const Measure& m) {
+  j = nlohmann::json{{"quantity", m.quantity}, {"value", m.value},         {"unit", m.unit},
+                     {"against", m.against},   {"reference", m.reference}, {"fraction", m.fraction},
+                     {"architecture", m.architecture}};
+}
+
+void from_json(const nlohmann::json& j, Measure& m) {
+  j.at("quantity").get_to(m.quantity);
+  j.at("value").get_to(m.value);
+  j.at("unit").get_to(m.unit);
+  j.at("against").get_to(m.against);
+  j.at("reference").get_to(m.reference);
+  j.at("fraction").get_to(m.fraction);
+  j.at("architecture").get_to(m.architecture);
+}
+
 }  // namespace rooflab

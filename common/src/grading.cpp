@@ -251,16 +251,6 @@ void detail::award_resolved(std::string_view lab, std::string_view quantity, dou
   check_declared(quantity);
   const CeilingVerdict v = judge(lab, quantity, measured_si, calibrated, measured_here_si, cc);
   detail::record_ceiling(v.ceiling);
-  if (!dry_run()) {
-    // The measure itself, as data (results.json's "rooflab_measures"): what a GPU run's results are read from to
-    // hold the performance model against them, without parsing notes. A dry run's timings are the CPU's: none.
-    ::testing::Test::RecordProperty(
-        "rooflab_measure." + std::string(quantity),
-        nlohmann::json{{"quantity", quantity}, {"value", measured_si}, {"unit", v.ceiling.unit},
-                       {"against", v.ceiling.name}, {"reference", v.ceiling.value}, {"fraction", v.fraction},
-                       {"architecture", cc}}
-            .dump());
-  }
   if (dry_run()) {
     // The arithmetic a GPU run does, checked instead of believed: a score in [0, 1].
     ASSERT_TRUE(v.score >= 0.0 && v.score <= 1.0) << quantity << ": score " << v.score << " from " << v.figures;
@@ -268,6 +258,14 @@ void detail::award_resolved(std::string_view lab, std::string_view quantity, dou
                                v.implausible ? " (above the ceiling: a GPU run would reject it)" : ""));
     return;
   }
+  // The measure itself, as data (results.json's "rooflab_measures"): what a GPU run's results are read from to hold
+  // the performance model against them, without parsing notes. A dry run (above) records none: its timings are the
+  // CPU's.
+  ::testing::Test::RecordProperty(
+      "rooflab_measure." + std::string(quantity),
+      nlohmann::json(Measure{std::string(quantity), measured_si, v.ceiling.unit, v.ceiling.name, v.ceiling.value,
+                             v.fraction, cc})
+          .dump());
   if (v.implausible) {
     award(0.0, v.figures);
     FAIL() << "rejected: " << v.figures << " is more than "

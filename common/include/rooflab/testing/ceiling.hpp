@@ -46,6 +46,21 @@ struct CeilingInForce {
 void to_json(nlohmann::json& j, const CeilingInForce& c);  // {"name", "value", "unit", "measured"}
 void from_json(const nlohmann::json& j, CeilingInForce& c);
 
+// What a perf test measured and judged against a ceiling or a baseline (award() on a GPU): results.json carries
+// these per test ("rooflab_measures"), as data a GPU run is read from.
+struct Measure {
+  std::string quantity;   // the threshold it was judged by, in the lab's thresholds.json
+  double value = 0;       // in `unit`
+  std::string unit;       // SI: "B/s" or "FLOP/s"
+  std::string against;    // the ceiling's or baseline's name (CeilingInForce::name)
+  double reference = 0;   // its value, in `unit`
+  double fraction = 0;    // value / reference
+  int architecture = 0;   // the GPU's compute capability that picked the rule's numbers (90: sm_90; 0: unknown)
+};
+// {"quantity", "value", "unit", "against", "reference", "fraction", "architecture"}
+void to_json(nlohmann::json& j, const Measure& m);
+void from_json(const nlohmann::json& j, Measure& m);
+
 // Units for people: what the notes and plots print (decimal, as datasheets count).
 namespace units {
 constexpr double kGiga = 1e9;
