@@ -3,6 +3,7 @@
 #include "process.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
 #include <rooflab/perf_model.hpp>
@@ -11,6 +12,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <fstream>
 #include <stdexcept>
 
 namespace rooflab::grader {
@@ -30,7 +32,97 @@ bool annotated(const TestResult& t) {
   return t.kind == "perf" && (t.status == Status::needs_gpu || measured);
 }
 
+// A FLOP rate as the hints print it: "184 TFLOP/s", "915 GFLOP/s".
+std::string flops_text(double per_s) {
+  return per_s >= 1e12 ? fmt::format("{:.0f} TFLOP/s", per_s / 1e12) : fmt::format("{:.0f} GFLOP/s", per_s / 1e9);
+}
+
+// Kernel `k`'s prediction in the terms of rule `t`, where the rule compares with a baseline the test times in the
+// same run (cuBLAS, the naive path): the kernel's FLOP rate where the rule counts FLOPs, and the figure the test
+// computes, against what the course's run on this GPU measured of the baseline (`refs`; the model does not predict
+// cuBLAS). "" for a rule graded against a roof, which the prediction is already stated against.
+std::string in_test_terms(const KernelPrediction& k, const Threshold& t, const std::vector<MeasuredReference>& refs) {
+  if (!t.baseline || !(k.time_s > 0)) return "";
+  const Baseline& b = *t.baseline;
+  std::vector<std::string> parts;
+  if (b.unit == "FLOP/s" && k.flops > 0) parts.push_back(flops_text(k.flops / k.time_s));
+  const auto ref = std::find_if(refs.begin(), refs.end(), [&](const MeasuredReference& r) { return r.baseline == b.name; });
+  if (ref == refs.end()) {
+    parts.push_back("no course run has measured the test's baseline on this GPU: " + b.what);
+    return fmt::format("{}", fmt::join(parts, "; "));
+  }
+  // The baseline's time for the kernel's work: a rate at the same work, a time at the test's shape, or bytes at a
+  // share of the copy ceiling (the kernel's roof, where it is the copy ceiling, is that ceiling on this GPU).
+  double base_s = 0;
+  std::string measured;
+  if (ref->flops > 0 && k.flops > 0) {
+    base_s = k.flops / ref->flops;
+    measured = flops_text(ref->flops);
+  } else if (ref->time_s > 0) {
+    base_s = ref->time_s;
+    measured = perf::time_text(ref->time_s);
+  } else if (ref->bytes > 0 && ref->copy_fraction > 0 && k.roof == "copy ceiling" && k.bytes > 0 && k.roof_time_s > 0) {
+    base_s = ref->bytes / (ref->copy_fraction * k.bytes / k.roof_time_s);
+    measured = fmt::format("{:.0f}% of the copy ceiling", 100 * ref->copy_fraction);
+  }
+  if (!(base_s > 0)) return fmt::format("{}", fmt::join(parts, "; "));
+  const double figure = base_s / k.time_s;
+  // A baseline that caps (cuBLAS: no honest kernel passes it) as a share of it; one to beat as a speedup over it.
+  parts.push_back(b.caps ? fmt::format("{:.0f}% of {} as the course's {} measured it ({})", 100 * figure, ref->name,
+                                       ref->run, measured)
+                         : fmt::format("{:.2f}x the speed of {} as the course's {} timed it ({})", figure, ref->name,
+                                       ref->run, measured));
+  return fmt::format("{}", fmt::join(parts, ", "));
+}
+
+// The rules of `quantities` in lab `lab` (thresholds.json), those that load; a rule that does not is left out of
+// the hint (the grade's own checks name it).
+std::vector<const Threshold*> rules_of(const std::string& lab, const std::vector<std::string>& quantities) {
+  std::vector<const Threshold*> out;
+  for (const auto& q : quantities) {
+    try {
+      out.push_back(&threshold(lab, q));
+    } catch (const std::exception&) {
+    }
+  }
+  return out;
+}
+
 }  // namespace
+
+std::vector<MeasuredReference> load_references(const fs::path& file, const std::string& gpu_id) {
+  std::vector<MeasuredReference> out;
+  try {
+    std::ifstream in(file);
+    if (!in) throw std::runtime_error("cannot be read");
+    const auto j = nlohmann::json::parse(in);
+    const nlohmann::json* newest = nullptr;
+    for (const auto& run : j.at("runs")) {
+      if (run.at("gpu").get<std::string>() != gpu_id) continue;
+      if (newest == nullptr || run.at("date").get<std::string>() > newest->at("date").get<std::string>()) newest = &run;
+    }
+    if (newest == nullptr) return out;
+    const std::string run = fmt::format("{} run of {}", gpu(gpu_id).name, newest->at("date").get<std::string>());
+    for (const auto& [key, r] : newest->at("references").items()) {
+      if (!r.contains("baseline")) continue;  // not a test's baseline (the FMA ceiling, a kernel's own time)
+      MeasuredReference m;
+      m.baseline = r.at("baseline").get<std::string>();
+      m.name = r.at("name").get<std::string>();
+      m.run = run;
+      m.flops = r.value("flops", 0.0);
+      m.time_s = r.value("time_s", 0.0);
+      m.bytes = r.value("bytes", 0.0);
+      m.copy_fraction = r.value("copy_fraction", 0.0);
+      if (!(m.flops > 0) && !(m.time_s > 0) && !(m.bytes > 0 && m.copy_fraction > 0)) {
+        throw std::runtime_error(fmt::format("{}: no flops, time_s, or bytes and copy_fraction", key));
+      }
+      out.push_back(std::move(m));
+    }
+  } catch (const std::exception& e) {
+    throw std::runtime_error(fmt::format("{}: {}", file.string(), e.what()));
+  }
+  return out;
+}
 
 Predictions parse_predictions(const std::string& inspect_output) {
   // The object is the last thing the binary prints; a backend's note may come before it.
@@ -57,6 +149,7 @@ Predictions parse_predictions(const std::string& inspect_output) {
       kp.flops = k.value("flops", 0.0);
       kp.bytes = k.value("bytes", 0.0);
       kp.time_s = p.value("time_s", 0.0);
+      kp.roof_time_s = p.value("roof_time_s", 0.0);
       out.kernels.push_back(std::move(kp));
     }
   } catch (const nlohmann::json::exception& e) {
@@ -72,6 +165,7 @@ void add_predictions(const rubric::Rubric& rubric, const Predictions& prediction
                                     [&](const rubric::Entry& e) { return e.test == t.id; });
     if (entry == rubric.tests.end()) continue;
     std::string predicted;
+    const auto rules = rules_of(rubric.lab, entry->thresholds);
     for (const auto& k : predictions.kernels) {
       const bool grades = std::any_of(k.graded_by.begin(), k.graded_by.end(), [&](const std::string& q) {
         return std::find(entry->thresholds.begin(), entry->thresholds.end(), q) != entry->thresholds.end();
@@ -82,6 +176,13 @@ void add_predictions(const rubric::Rubric& rubric, const Predictions& prediction
       const std::string time = k.time_s > 0 ? " (" + perf::time_text(k.time_s) + ")" : "";
       predicted += fmt::format("{}{} {:.0f}% of the {}{}, limited by {}", predicted.empty() ? "" : "; ", k.kernel,
                                100 * k.fraction, k.roof, time, k.limiter);
+      // In the test's terms where it compares with a baseline of the same run (the rule of the kernel's quantity).
+      for (const Threshold* rule : rules) {
+        if (std::find(k.graded_by.begin(), k.graded_by.end(), rule->quantity) == k.graded_by.end()) continue;
+        if (const std::string terms = in_test_terms(k, *rule, predictions.references); !terms.empty()) {
+          predicted += " (in the test's terms: " + terms + ")";
+        }
+      }
     }
     if (predicted.empty()) continue;
     // Owed: what to expect of a GPU. Measured: the model beside the measurement, to hold one against the other.
@@ -115,6 +216,7 @@ ModelRun run_model(const std::vector<Binary>& binaries, const std::string& gpu_i
   try {
     if (!r.ok()) throw std::runtime_error(fmt::format("{} --rooflab-inspect --json failed", binary->target));
     out.predictions = parse_predictions(r.output);
+    out.predictions->references = load_references(data_dir() / "references.json", gpu_id);
     out.json = r.output.substr(r.output.find("{\n"));
   } catch (const std::exception& e) {
     out.error = e.what();

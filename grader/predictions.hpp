@@ -20,6 +20,7 @@
 #include <rooflab/detail/rubric.hpp>
 #include <rooflab/testing/plot.hpp>
 
+#include <filesystem>
 #include <optional>
 #include <string>
 #include <vector>
@@ -35,13 +36,33 @@ struct KernelPrediction {
   std::string limiter;                 // "loads in flight"
   double flops = 0, bytes = 0;         // its declared work at the timed size
   double time_s = 0;                   // the predicted time of that work
+  double roof_time_s = 0;              // the time of that work at its roof
+};
+
+// What a course GPU run measured of a baseline that perf tests time in the same run (cuBLAS at the rung's shape,
+// the naive attention path, cuBLAS's FP16 GEMV): data/references.json. The model does not predict cuBLAS; with
+// these a prediction is stated in its test's terms ("25% of cuBLAS's FP16 GEMM as the course's H100 run measured
+// it") instead of only against the kernel's roof, which is not what such a test compares with.
+struct MeasuredReference {
+  std::string baseline;      // the thresholds.json baseline it stands for: "cublas_hgemm_same_run"
+  std::string name;          // "cuBLAS's FP16 GEMM"
+  std::string run;           // "NVIDIA H100 SXM5 run of 2026-11-24"
+  double flops = 0;          // a FLOP rate, or
+  double time_s = 0;         // a time at the test's shape, or
+  double bytes = 0;          // bytes moved at
+  double copy_fraction = 0;  // this share of the copy ceiling
 };
 
 struct Predictions {
   std::string gpu;     // the GPU's name, as data/gpus.json has it
   std::string gpu_id;  // its id there: "h100-sxm"
   std::vector<KernelPrediction> kernels;
+  std::vector<MeasuredReference> references;  // of the newest course run on that GPU (none: no run there)
 };
+
+// The references of the newest run on the GPU `gpu_id` in `file` (data/references.json); none where no run was on
+// it. Throws std::runtime_error naming the file and what is wrong when it cannot be read.
+std::vector<MeasuredReference> load_references(const std::filesystem::path& file, const std::string& gpu_id);
 
 // Reads `--rooflab-inspect --json` output (its JSON object, whatever the process printed around it); the
 // kernels without a prediction are left out. Throws std::runtime_error when no JSON object can be read.

@@ -2,8 +2,12 @@
 // tests get a line, what it says, and that nothing else changes.
 #include "predictions.hpp"
 
+#include <rooflab/specs.hpp>
+
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -129,6 +133,108 @@ TEST(Predictions, TheLabsRooflineOfPredictionsHasEachKernelThatDoesMath) {
   Predictions unknown = p;
   unknown.gpu_id = "imaginary-9000";
   EXPECT_FALSE(model_roofline("04", unknown).has_value());
+}
+
+}  // namespace
+
+namespace {
+
+TestResult owed_in(const std::string& lab, const std::string& id) {
+  TestResult t = owed(id);
+  t.lab = lab;
+  return t;
+}
+
+// A perf test that compares with a baseline timed in the same run (cuBLAS, the naive path, cuBLAS's FP16 GEMV) gets
+// the prediction in its own terms, against what the course's run on the GPU measured of that baseline: "100% of the
+// copy ceiling" says nothing about "50% of cuBLAS". The figures are the rules' own (thresholds.json): a baseline that
+// caps as a share of it, one to beat as a speedup, from a FLOP rate, a time, or bytes at a share of the copy ceiling.
+TEST(Predictions, ATestAgainstASameRunBaselineGetsThePredictionInItsTerms) {
+  Predictions p;
+  p.gpu = "NVIDIA H100 SXM5";
+  p.gpu_id = "h100-sxm";
+  const double gemm = 2.0 * 4096 * 4096 * 4096;
+  const double copy = 2978e9, weights_int8 = 8192.0 * 8192;
+  p.kernels = {{"lab04::hgemm_wmma_kernel", "wmma", {"wmma"}, 1.0, "copy ceiling", "loads in flight", gemm, 2.21e9,
+                746.53e-6, 743.61e-6},
+               {"lab05::flash_mma_kernel<64, 64>", "flash", {"flash_vs_naive"}, 0.46, "FP16 tensor peak",
+                "shared memory", 6.872e10, 3.4e7, 150e-6, 69e-6},
+               {"lab08::gemv_int8_kernel", "int8", {"int8_gemv"}, 0.9, "copy ceiling", "loads in flight", 1.3e8,
+                weights_int8, weights_int8 / copy / 0.9, weights_int8 / copy}};
+  p.references = {{"cublas_hgemm_same_run", "cuBLAS's FP16 GEMM", "NVIDIA H100 SXM5 run of 2026-11-24", 729e12},
+                  {"naive_attention_same_run", "the naive attention path", "NVIDIA H100 SXM5 run of 2026-11-24", 0,
+                   740e-6},
+                  {"cublas_fp16_gemv_same_run", "cuBLAS's FP16 GEMV", "NVIDIA H100 SXM5 run of 2026-11-24", 0, 0,
+                   134217728, 0.77}};
+  const auto rubric_of = [](const std::string& lab, const std::string& test, const std::string& quantity) {
+    rooflab::rubric::Rubric r;
+    r.lab = lab;
+    r.tests = {{test, "perf", 10, "the rule", {quantity}}};
+    return r;
+  };
+  std::vector<TestResult> wmma = {owed_in("04", "Lab04Perf.WmmaAgainstCublasHgemm")};
+  add_predictions(rubric_of("04", "Lab04Perf.WmmaAgainstCublasHgemm", "wmma"), p, wmma);
+  // 1.37e11 FLOP in 746.53 us: 184 TFLOP/s; cuBLAS's 729 TFLOP/s does it in 188.5 us: 25%.
+  EXPECT_NE(wmma[0].output.find("lab04::hgemm_wmma_kernel 100% of the copy ceiling (746.53 us), limited by loads in "
+                                "flight (in the test's terms: 184 TFLOP/s, 25% of cuBLAS's FP16 GEMM as the course's "
+                                "NVIDIA H100 SXM5 run of 2026-11-24 measured it (729 TFLOP/s)). The test: the rule."),
+            std::string::npos)
+      << wmma[0].output;
+  std::vector<TestResult> flash = {owed_in("05", "Lab05Perf.FlashAgainstNaiveSameRun")};
+  add_predictions(rubric_of("05", "Lab05Perf.FlashAgainstNaiveSameRun", "flash_vs_naive"), p, flash);
+  EXPECT_NE(flash[0].output.find("(in the test's terms: 458 TFLOP/s, 4.93x the speed of the naive attention path as "
+                                 "the course's NVIDIA H100 SXM5 run of 2026-11-24 timed it (740.00 us))"),
+            std::string::npos)
+      << flash[0].output;
+  // The FP16 GEMV's 134 MB at 77% of the copy ceiling (58.5 us) over the int8 kernel's 67 MB at 90% (25.0 us).
+  std::vector<TestResult> gemv = {owed_in("08", "Lab08Perf.Int8Gemv")};
+  add_predictions(rubric_of("08", "Lab08Perf.Int8Gemv", "int8_gemv"), p, gemv);
+  EXPECT_NE(gemv[0].output.find("(in the test's terms: 2.34x the speed of cuBLAS's FP16 GEMV as the course's NVIDIA "
+                                "H100 SXM5 run of 2026-11-24 timed it (77% of the copy ceiling))"),
+            std::string::npos)
+      << gemv[0].output;
+  // On a GPU no course run has been on: the rate, and what the test will time in the same run.
+  Predictions elsewhere = p;
+  elsewhere.references.clear();
+  std::vector<TestResult> unmeasured = {owed_in("04", "Lab04Perf.WmmaAgainstCublasHgemm")};
+  add_predictions(rubric_of("04", "Lab04Perf.WmmaAgainstCublasHgemm", "wmma"), elsewhere, unmeasured);
+  EXPECT_NE(unmeasured[0].output.find("(in the test's terms: 184 TFLOP/s; no course run has measured the test's "
+                                      "baseline on this GPU: " +
+                                      rooflab::threshold("04", "wmma").baseline->what + ")"),
+            std::string::npos)
+      << unmeasured[0].output;
+}
+
+// data/references.json: the newest run on the GPU asked for, its test baselines only (not the FMA ceiling); none on
+// a GPU no run was on; a file that cannot be read, or a reference without a figure, is an error naming the file.
+TEST(Predictions, TheCourseRunsReferencesAreTheNewestOnTheGpu) {
+  const auto file = rooflab::data_dir() / "references.json";
+  const auto h200 = load_references(file, "h200-sxm");
+  ASSERT_EQ(h200.size(), 4u);
+  for (const auto& r : h200) {
+    EXPECT_EQ(r.run, "NVIDIA H200 SXM run of 2026-12-04");
+    EXPECT_NE(r.baseline.find("_same_run"), std::string::npos) << r.baseline;
+  }
+  EXPECT_TRUE(load_references(file, "a100-80gb-sxm4").empty());
+  const auto dir = std::filesystem::temp_directory_path() / "rooflab-references-test";
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir / "references.json")
+      << R"({"runs": [{"id": "x", "gpu": "h100-sxm", "date": "2026-01-01", "references": {"cublas_sgemm": )"
+      << R"({"baseline": "cublas_sgemm_same_run", "name": "cuBLAS SGEMM"}}}]})";
+  EXPECT_THROW(load_references(dir / "references.json", "h100-sxm"), std::runtime_error);
+  EXPECT_THROW(load_references(dir / "missing.json", "h100-sxm"), std::runtime_error);
+  std::filesystem::remove_all(dir);
+  // Every baseline a rule names is one the H100 and the H200 runs measured (so the hint can state it).
+  for (const auto* gpu : {"h100-sxm", "h200-sxm"}) {
+    const auto refs = load_references(file, gpu);
+    for (const auto& [lab, q] : std::vector<std::pair<std::string, std::string>>{
+             {"04", "blocktile"}, {"04", "wmma"}, {"05", "flash_vs_naive"}, {"08", "int8_gemv"}}) {
+      const auto& b = rooflab::threshold(lab, q).baseline;
+      ASSERT_TRUE(b.has_value()) << lab << " " << q;
+      EXPECT_TRUE(std::any_of(refs.begin(), refs.end(), [&](const MeasuredReference& r) { return r.baseline == b->name; }))
+          << gpu << ": no reference for " << b->name;
+    }
+  }
 }
 
 }  // namespace

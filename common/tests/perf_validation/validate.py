@@ -188,10 +188,19 @@ RULE_MARKERS = ("<!-- rule-figures: begin (common/tests/perf_validation/validate
                 "<!-- rule-figures: end -->")
 
 
+def run_references(source, run_id):
+    """What the run `run_id` (its fixture folder) measured of the references the rules grade against: its entry of
+    data/references.json, which the grader's hints read too (the same figures, shipped with the course)."""
+    runs = {r["id"]: r for r in json.loads((source / "data" / "references.json").read_text())["runs"]}
+    if run_id not in runs:
+        raise SystemExit(f"data/references.json has no run \"{run_id}\" (it has {sorted(runs)})")
+    return runs[run_id]["references"]
+
+
 def rule_figure(args, model, cache, lab, rule=None, run=None, gpu=None):
     """A `predicted` provenance's figure, in its rule's own terms, from what the model predicts for today's reference
     solution of lab `lab` (`model`: the provenance's "model" object, or a goal of goals.json) and what the named run
-    measured of the rule's reference (`run` and `gpu` where the object names none).
+    measured of the rule's reference (`run` and `gpu` where the object names none; run_references).
 
     The kernels: a goal names them; a rule's are those the lab's kernel registry says it grades (lab.hpp's
     graded_by), but `over`, so that the rule, its tests and its figure cannot name different kernels.
@@ -208,10 +217,11 @@ def rule_figure(args, model, cache, lab, rule=None, run=None, gpu=None):
                                  longer of its bytes at the copy ceiling and its FLOPs at that peak).
     A measured time `over_measured` names that the run did not measure is the model's prediction of `over`.
     Returns (figure, {kernel: limiter}): the limiters of the kernels the model predicted."""
-    run = json.loads((args.source / "common" / "tests" / "perf_validation" / model.get("run", run) / "measured.json").read_text())
+    run_id = model.get("run", run)
+    run = json.loads((args.source / "common" / "tests" / "perf_validation" / run_id / "measured.json").read_text())
     gpu = model.get("gpu", gpu)
     copy = run["roofs"]["copy"]["bytes_per_s"]
-    refs = run.get("references", {})
+    refs = run_references(args.source, run_id)
     key = (gpu, model["reading"])
     if (lab, key) not in cache:
         cache[(lab, key)] = run_static(args, lab, gpu, sass=model["reading"] == "SASS")
