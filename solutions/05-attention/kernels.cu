@@ -110,23 +110,32 @@ __global__ void __launch_bounds__(kSoftmaxBlock)
     const float x_top = fmaxf(__low2float(top), __high2float(top));
     const float x_bottom = fminf(__low2float(bottom), __high2float(bottom));
     const float row_max = warp_max(scale >= 0.0f ? scale * x_top : scale * x_bottom);  // finite: key 0 is seen
-    // exp(scale x - max) = 2^(x k - shift): one fused multiply-add and one exp2 per score.
+    // exp(scale x - max) = 2^(x k - shift): one fused multiply-add and one exp2 per score, computed once and
+    // kept in registers (FP32, 8 per piece) until p is written. The exponential is the costliest instruction
+    // here: the special-function unit does 16 per clock per SM, an eighth of the FP32 FMA rate (the CUDA C++
+    // Programming Guide's throughput table); computed twice, for the sum and again for p, it and not DRAM was
+    // the limit the performance model found at an H200's bandwidth. The weights cost registers (128 at 16
+    // pieces): fewer warps per SM, each still with its 256 bytes of loads in flight before the first use.
     constexpr float kLog2e = 1.4426950408889634f;
     const float k = scale * kLog2e, shift = row_max * kLog2e;
     const auto weight = [&](__half2 pair, int t) { return exp2f(fmaf(t == 0 ? __low2float(pair) : __high2float(pair), k, -shift)); };
-    float l = 0.0f;
+    float w[Pieces][8];  // the row's weights exp(scale x - max), 0 for the keys the query does not see
 #pragma unroll
     for (int i = 0; i < Pieces; ++i) {
       const int j = (lane + 32 * i) * 8;
       __half2 h[4];
       halves(i, h);
-      if (whole(j)) {
 #pragma unroll
-        for (int t = 0; t < 8; ++t) l += weight(h[t / 2], t % 2);
-      } else if (straddles(j)) {
-#pragma unroll
-        for (int t = 0; t < 8; ++t) l += j + t < seen ? weight(h[t / 2], t % 2) : 0.0f;
+      for (int t = 0; t < 8; ++t) {
+        const float e = weight(h[t / 2], t % 2);  // straight-line code: selected below, not branched around
+        w[i][t] = whole(j) || (straddles(j) && j + t < seen) ? e : 0.0f;
       }
+    }
+    float l = 0.0f;  // the lane's sum of its weights, in FP32
+#pragma unroll
+    for (int i = 0; i < Pieces; ++i) {
+#pragma unroll
+      for (int t = 0; t < 8; ++t) l += w[i][t];
     }
     const float inv_sum = 1.0f / warp_sum(l);
 #pragma unroll
@@ -134,18 +143,8 @@ __global__ void __launch_bounds__(kSoftmaxBlock)
       const int j = (lane + 32 * i) * 8;
       if (j >= len) continue;
       __half2 h[4];
-      halves(i, h);
-      if (whole(j)) {
 #pragma unroll
-        for (int q = 0; q < 4; ++q) h[q] = __floats2half2_rn(weight(h[q], 0) * inv_sum, weight(h[q], 1) * inv_sum);
-      } else {  // keys past `seen` get 0
-#pragma unroll
-        for (int q = 0; q < 4; ++q) {
-          const float lo = j + 2 * q < seen ? weight(h[q], 0) * inv_sum : 0.0f;
-          const float hi = j + 2 * q + 1 < seen ? weight(h[q], 1) * inv_sum : 0.0f;
-          h[q] = __floats2half2_rn(lo, hi);
-        }
-      }
+      for (int q = 0; q < 4; ++q) h[q] = __floats2half2_rn(w[i][2 * q] * inv_sum, w[i][2 * q + 1] * inv_sum);
       uint4 packed;
       memcpy(&packed, h, sizeof packed);
       *reinterpret_cast<uint4*>(out + j) = packed;
