@@ -80,11 +80,12 @@ __global__ void __launch_bounds__((BM / TM) * (BN / TN), 2)
                            const float* __restrict__ B, float beta, float* __restrict__ C) {
   // STUDENT BEGIN (lab04.v4)
   // TODO(lab04.v4): a BM x BN tile of C per block, a TM x TN patch per thread in a register array. Per step
-  //   of BK: all threads load As[BM][BK] and Bs[BK][BN] cooperatively (zeros outside), barrier, then for each
-  //   p load TM values of A and TN of B into registers and do TM x TN FMAs; barrier. Store with bounds
-  //   checks, a row of the patch at a time (its address computed once: __launch_bounds__ asks for two blocks
-  //   per SM, 128 registers a thread, and 64 accumulators leave little room). About 40 lines. Handout:
-  //   "Register blocking".
+  //   of BK: all threads load As[BM][BK] and Bs[BK][BN] cooperatively (zeros outside; elements tid + v *
+  //   THREADS for v < BM * BK / THREADS, a compile-time count, all loaded into registers before any is
+  //   stored), barrier, then for each p load TM values of A and TN of B into registers and do TM x TN FMAs;
+  //   barrier. Store with bounds checks, a row of the patch at a time (its address computed once:
+  //   __launch_bounds__ asks for two blocks per SM, 128 registers a thread, and 64 accumulators leave little
+  //   room). About 50 lines. Handout: "Register blocking".
   rooflab::unused(M, N, K, alpha, A, B, beta, C);  // delete this line when the kernel is written
   // STUDENT END
 }

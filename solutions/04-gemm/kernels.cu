@@ -115,14 +115,29 @@ __global__ void __launch_bounds__((BM / TM) * (BN / TN), 2)
   float a_frag[TM], b_frag[TN];
   for (int k0 = 0; k0 < K; k0 += BK) {
     // Consecutive threads load consecutive elements of a row: coalesced. Zeros pad every tail.
-    for (int i = tid; i < BM * BK; i += THREADS) {
-      const int r = i / BK, c = i % BK;
-      As[i] = row0 + r < M && k0 + c < K ? A[std::size_t(row0 + r) * K + k0 + c] : 0.0f;
+    // A thread's elements of each tile are tid, tid + THREADS, ...: A_PER of A and B_PER of B (4 and 4), a
+    // count the compiler knows, so the loops unroll into straight code; all eight are loaded into registers
+    // before the first is stored to shared memory, eight loads in flight at once. Written
+    // `for (i = tid; i < BM * BK; i += THREADS) As[i] = A[...]`, the count depends on tid: nvcc compiled a loop
+    // that stored each element before loading the next, one load in flight per thread, so every step waited
+    // out a DRAM latency per element.
+    constexpr int A_PER = BM * BK / THREADS, B_PER = BK * BN / THREADS;
+    static_assert(A_PER * THREADS == BM * BK && B_PER * THREADS == BK * BN, "whole elements per thread");
+    float a_ld[A_PER], b_ld[B_PER];
+#pragma unroll
+    for (int v = 0; v < A_PER; ++v) {
+      const int i = tid + v * THREADS, r = i / BK, c = i % BK;
+      a_ld[v] = row0 + r < M && k0 + c < K ? A[std::size_t(row0 + r) * K + k0 + c] : 0.0f;
     }
-    for (int i = tid; i < BK * BN; i += THREADS) {
-      const int r = i / BN, c = i % BN;
-      Bs[i] = k0 + r < K && col0 + c < N ? B[std::size_t(k0 + r) * N + col0 + c] : 0.0f;
+#pragma unroll
+    for (int v = 0; v < B_PER; ++v) {
+      const int i = tid + v * THREADS, r = i / BN, c = i % BN;
+      b_ld[v] = k0 + r < K && col0 + c < N ? B[std::size_t(k0 + r) * N + col0 + c] : 0.0f;
     }
+#pragma unroll
+    for (int v = 0; v < A_PER; ++v) As[tid + v * THREADS] = a_ld[v];
+#pragma unroll
+    for (int v = 0; v < B_PER; ++v) Bs[tid + v * THREADS] = b_ld[v];
     __syncthreads();
 #pragma unroll
     for (int p = 0; p < BK; ++p) {
