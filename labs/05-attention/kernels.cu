@@ -60,12 +60,12 @@ __global__ void __launch_bounds__(kSoftmaxBlock)
   //   With Pieces > 0 (`if constexpr`) the row stays in registers: lane l loads pieces l, l + 32, ... of 8 halves
   //   (uint4 raw[Pieces], zeros past len), all before using any; then, unrolled, the max of scale x over the
   //   seen keys (warp_max), each weight exp(scale x - max) once, kept in registers (float w[Pieces][8]; 0 for
-  //   unseen keys: compute it, then select, not branch), their sum (warp_sum), and p = w / sum, stored 16 bytes
-  //   at a time; test the mask once per piece, not once per score, where the query sees the whole piece. With
-  //   Pieces == 0, any row, read twice: pass 1 folds each lane's scores (times scale) into a running max m and a
-  //   sum l of exp(x - m), rescaling l whenever m grows; then warp_max gives the row max and warp_sum the lanes'
-  //   sums rescaled to it; pass 2 writes p. Never exp() a score without the max subtracted: scores of 1000
-  //   overflow FP32. About 140 lines. Handout: "A numerically stable softmax".
+  //   unseen keys: compute it, then select, not branch; skip a piece past len), their sum (warp_sum), and
+  //   p = w / sum, stored 16 bytes at a time; test the mask once per piece, not once per score, where the query
+  //   sees the whole piece. With Pieces == 0, any row, read twice: pass 1 folds each lane's scores (times scale)
+  //   into a running max m and a sum l of exp(x - m), rescaling l whenever m grows; then warp_max gives the row max
+  //   and warp_sum the lanes' sums rescaled to it; pass 2 writes p. Never exp() a score without the max subtracted:
+  //   scores of 1000 overflow FP32. About 140 lines. Handout: "A numerically stable softmax".
   rooflab::unused(s, p, rows, len, scale);  // delete this line when the kernel is written
   // STUDENT END
 }

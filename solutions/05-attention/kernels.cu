@@ -115,7 +115,8 @@ __global__ void __launch_bounds__(kSoftmaxBlock)
     // here: the special-function unit does 16 per clock per SM, an eighth of the FP32 FMA rate (the CUDA C++
     // Programming Guide's throughput table); computed twice, for the sum and again for p, it and not DRAM was
     // the limit the performance model found at an H200's bandwidth. The weights cost registers (128 at 16
-    // pieces): fewer warps per SM, each still with its 256 bytes of loads in flight before the first use.
+    // pieces): three blocks of 128 threads per SM instead of five, and each warp still issues its row's loads
+    // together, far more bytes in flight per SM than DRAM needs to stream.
     constexpr float kLog2e = 1.4426950408889634f;
     const float k = scale * kLog2e, shift = row_max * kLog2e;
     const auto weight = [&](__half2 pair, int t) { return exp2f(fmaf(t == 0 ? __low2float(pair) : __high2float(pair), k, -shift)); };
@@ -123,6 +124,11 @@ __global__ void __launch_bounds__(kSoftmaxBlock)
 #pragma unroll
     for (int i = 0; i < Pieces; ++i) {
       const int j = (lane + 32 * i) * 8;
+      if (j >= len) {  // past a row shorter than Pieces x 256 scores: nothing to compute
+#pragma unroll
+        for (int t = 0; t < 8; ++t) w[i][t] = 0.0f;
+        continue;
+      }
       __half2 h[4];
       halves(i, h);
 #pragma unroll
