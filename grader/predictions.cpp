@@ -165,7 +165,8 @@ void add_predictions(const rubric::Rubric& rubric, const Predictions& prediction
                                     [&](const rubric::Entry& e) { return e.test == t.id; });
     if (entry == rubric.tests.end()) continue;
     std::string predicted;
-    const auto rules = rules_of(rubric.lab, entry->thresholds);
+    const auto rules = predictions.references_read ? rules_of(rubric.lab, entry->thresholds)
+                                                   : std::vector<const Threshold*>{};
     for (const auto& k : predictions.kernels) {
       const bool grades = std::any_of(k.graded_by.begin(), k.graded_by.end(), [&](const std::string& q) {
         return std::find(entry->thresholds.begin(), entry->thresholds.end(), q) != entry->thresholds.end();
@@ -216,10 +217,20 @@ ModelRun run_model(const std::vector<Binary>& binaries, const std::string& gpu_i
   try {
     if (!r.ok()) throw std::runtime_error(fmt::format("{} --rooflab-inspect --json failed", binary->target));
     out.predictions = parse_predictions(r.output);
-    out.predictions->references = load_references(data_dir() / "references.json", gpu_id);
     out.json = r.output.substr(r.output.find("{\n"));
   } catch (const std::exception& e) {
+    out.predictions.reset();
     out.error = e.what();
+  }
+  // The course runs' references, for the predictions in the tests' terms: without them the predictions stand
+  // against their roofs alone, and the grade says why.
+  if (out.predictions) {
+    try {
+      out.predictions->references = load_references(data_dir() / "references.json", gpu_id);
+    } catch (const std::exception& e) {
+      out.predictions->references_read = false;
+      out.references_error = e.what();
+    }
   }
   return out;
 }
@@ -233,6 +244,10 @@ void predict_perf_tests(const Lab& lab, const ModelRun& model, std::vector<TestR
       append_line(first->output, fmt::format("plot: {} in the report directory: the model's predictions on the {} "
                                              "roofline, hollow points (no measurement)\n",
                                              model.plot, model.predictions->gpu));
+    }
+    if (!model.references_error.empty()) {
+      append_line(first->output, fmt::format("the course runs' references could not be read, so no prediction is "
+                                             "stated in a test's terms: {}\n", model.references_error));
     }
   } else if (!model.error.empty()) {
     append_line(first->output, fmt::format("no prediction of the performance model: {}\n", model.error));

@@ -58,6 +58,7 @@ struct Predictions {
   std::string gpu_id;  // its id there: "h100-sxm"
   std::vector<KernelPrediction> kernels;
   std::vector<MeasuredReference> references;  // of the newest course run on that GPU (none: no run there)
+  bool references_read = true;  // false: data/references.json could not be read, and no test's terms are stated
 };
 
 // The references of the newest run on the GPU `gpu_id` in `file` (data/references.json); none where no run was on
@@ -79,6 +80,7 @@ struct ModelRun {
   std::optional<Predictions> predictions;
   std::string json;   // the binary's JSON object, as it printed it
   std::string error;  // why there are none ("" where none was asked for: no GPU id, no static binary)
+  std::string references_error;  // why data/references.json could not be read (the predictions stand without it)
   std::string plot;   // the file of the lab's roofline of predictions in the report folder, once drawn
 };
 

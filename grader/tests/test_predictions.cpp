@@ -205,6 +205,34 @@ TEST(Predictions, ATestAgainstASameRunBaselineGetsThePredictionInItsTerms) {
       << unmeasured[0].output;
 }
 
+// A references file that cannot be read leaves the predictions against their roofs, states no test's terms (it
+// would say no run measured the baseline), and says so once, on the first perf test.
+TEST(Predictions, UnreadableReferencesLeaveThePredictionsAndSaySo) {
+  ModelRun model;
+  model.predictions = Predictions{};
+  model.predictions->gpu = "NVIDIA H100 SXM5";
+  model.predictions->kernels = {{"lab04::hgemm_wmma_kernel", "wmma", {"wmma"}, 1.0, "copy ceiling", "loads in flight",
+                                 1.37e11, 2.21e9, 746.53e-6, 743.61e-6}};
+  model.predictions->references_read = false;
+  model.references_error = "data/references.json: cannot be read";
+  Lab lab;
+  lab.id = "04";
+  lab.rubric = std::filesystem::path(ROOFLAB_SOURCE_DIR) / "labs" / "04-gemm" / "rubric.json";
+  std::vector<TestResult> tests = {owed_in("04", "Lab04Perf.SmemTiledAgainstCublas"),
+                                   owed_in("04", "Lab04Perf.WmmaAgainstCublasHgemm")};
+  predict_perf_tests(lab, model, tests);
+  EXPECT_NE(tests[1].output.find("lab04::hgemm_wmma_kernel 100% of the copy ceiling (746.53 us), limited by loads in "
+                                 "flight. The test:"),
+            std::string::npos)
+      << tests[1].output;
+  EXPECT_EQ(tests[1].output.find("in the test's terms"), std::string::npos) << tests[1].output;
+  EXPECT_NE(tests[0].output.find("the course runs' references could not be read, so no prediction is stated in a "
+                                 "test's terms: data/references.json: cannot be read"),
+            std::string::npos)
+      << tests[0].output;
+  EXPECT_EQ(tests[1].output.find("could not be read"), std::string::npos) << "said once, on the first perf test";
+}
+
 // data/references.json: the newest run on the GPU asked for, its test baselines only (not the FMA ceiling); none on
 // a GPU no run was on; a file that cannot be read, or a reference without a figure, is an error naming the file.
 TEST(Predictions, TheCourseRunsReferencesAreTheNewestOnTheGpu) {
