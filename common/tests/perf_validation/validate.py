@@ -13,9 +13,11 @@ document that holds it against the measurements.
 No score depends on this: it is how the model is judged, in the open.
 """
 import argparse
+import hashlib
 import json
 import os
 import pathlib
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -49,6 +51,37 @@ def run_static(args, lab, gpu, arch=None, code_dir=None, sass=False, launches=No
     return {k["kernel"]: k for k in json.loads(out.stdout)["kernels"]}
 
 
+def compile_kernels(args, src, lab_dir, frozen, arch, out):
+    """`src` compiled as the run's build did, into `out`: kernels.<arch>.ptx, .ptxas.txt and .cubin. The three are
+    kept in the build tree under a key of everything they are made from (the source, the headers it can include:
+    common/include, the lab's folder, the run's frozen headers; the tools and their options), so that the runs whose
+    fixtures hold the same code for a lab (Labs 02, 04 and 05 of the H100 and H200 runs) compile it once: a change to
+    any of those files is a new key."""
+    cmd = [args.nvcc, "-std=c++20", f"-arch={arch}", f"-I{args.source / 'common' / 'include'}", *frozen,
+           f"-I{lab_dir}", "-ptx"]
+    digest = hashlib.sha256("\0".join(cmd + [str(args.ptxas)]).encode() + b"\0" + src.read_bytes())
+    for folder in [args.source / "common" / "include", lab_dir] + [pathlib.Path(f[2:]) for f in frozen]:
+        for f in sorted(f for f in folder.rglob("*") if f.is_file()):
+            digest.update(b"\0" + str(f).encode() + b"\0" + f.read_bytes())
+    cmd.append(str(src))
+    cache = args.build / "perf_validation" / "kernels" / digest.hexdigest()[:24]
+    names = [f"kernels.{arch}.{ext}" for ext in ("ptx", "ptxas.txt", "cubin")]
+    if not all((cache / n).is_file() for n in names):
+        work = cache.with_name(cache.name + f".{os.getpid()}")  # written whole, then renamed: no half-written cache
+        work.mkdir(parents=True, exist_ok=True)
+        ptx = work / names[0]
+        subprocess.run(cmd + ["-o", str(ptx)], check=True)
+        report = subprocess.run([args.ptxas, f"-arch={arch}", "-m64", "-v", str(ptx), "-o", str(work / names[2])],
+                                check=True, capture_output=True, text=True)
+        (work / names[1]).write_text(report.stderr)
+        try:
+            work.rename(cache)
+        except OSError:  # another run wrote the same key first: its files are the same
+            shutil.rmtree(work, ignore_errors=True)
+    for n in names:
+        shutil.copyfile(cache / n, out / n)
+
+
 def predict(args, lab, run_dir, arch, gpu):
     src = run_dir / f"lab{lab}" / "kernels.cu"
     lab_dir = next((args.source / "labs").glob(f"{lab}-*"))
@@ -58,13 +91,7 @@ def predict(args, lab, run_dir, arch, gpu):
     # searched before today's lab folder.
     frozen = [f"-I{run_dir.parent / d}" for d in measured.get("lab_headers", {}).get(lab, [])]
     with tempfile.TemporaryDirectory() as tmp:
-        ptx = pathlib.Path(tmp) / f"kernels.{arch}.ptx"
-        subprocess.run([args.nvcc, "-std=c++20", f"-arch={arch}", f"-I{args.source / 'common' / 'include'}", *frozen,
-                        f"-I{lab_dir}", "-ptx", str(src), "-o", str(ptx)], check=True)
-        report = subprocess.run([args.ptxas, f"-arch={arch}", "-m64", "-v", str(ptx), "-o",
-                                 str(pathlib.Path(tmp) / f"kernels.{arch}.cubin")],
-                                check=True, capture_output=True, text=True)
-        (pathlib.Path(tmp) / f"kernels.{arch}.ptxas.txt").write_text(report.stderr)
+        compile_kernels(args, src, lab_dir, frozen, arch, pathlib.Path(tmp))
         # The launches the run recorded (measured.json's "launches"): the grids the prediction counts waves of.
         launches = None
         if "launches" in measured:
