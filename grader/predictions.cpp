@@ -8,6 +8,7 @@
 
 #include <rooflab/perf_model.hpp>
 #include <rooflab/specs.hpp>
+#include <rooflab/testing/ceiling.hpp>
 #include <rooflab/testing/roofline_plot.hpp>
 
 #include <algorithm>
@@ -32,11 +33,6 @@ bool annotated(const TestResult& t) {
   return t.kind == "perf" && (t.status == Status::needs_gpu || measured);
 }
 
-// A FLOP rate as the hints print it: "184 TFLOP/s", "915 GFLOP/s".
-std::string flops_text(double per_s) {
-  return per_s >= 1e12 ? fmt::format("{:.0f} TFLOP/s", per_s / 1e12) : fmt::format("{:.0f} GFLOP/s", per_s / 1e9);
-}
-
 // Kernel `k`'s prediction in the terms of rule `t`, where the rule compares with a baseline the test times in the
 // same run (cuBLAS, the naive path): the kernel's FLOP rate where the rule counts FLOPs, and the figure the test
 // computes, against what the course's run on this GPU measured of the baseline (`refs`; the model does not predict
@@ -45,7 +41,7 @@ std::string in_test_terms(const KernelPrediction& k, const Threshold& t, const s
   if (!t.baseline || !(k.time_s > 0)) return "";
   const Baseline& b = *t.baseline;
   std::vector<std::string> parts;
-  if (b.unit == "FLOP/s" && k.flops > 0) parts.push_back(flops_text(k.flops / k.time_s));
+  if (b.unit == "FLOP/s" && k.flops > 0) parts.push_back(units::readable(k.flops / k.time_s, "FLOP/s"));
   const auto ref = std::find_if(refs.begin(), refs.end(), [&](const MeasuredReference& r) { return r.baseline == b.name; });
   if (ref == refs.end()) {
     parts.push_back("no course run has measured the test's baseline on this GPU: " + b.what);
@@ -57,7 +53,7 @@ std::string in_test_terms(const KernelPrediction& k, const Threshold& t, const s
   std::string measured;
   if (ref->flops > 0 && k.flops > 0) {
     base_s = k.flops / ref->flops;
-    measured = flops_text(ref->flops);
+    measured = units::readable(ref->flops, "FLOP/s");
   } else if (ref->time_s > 0) {
     base_s = ref->time_s;
     measured = perf::time_text(ref->time_s);
