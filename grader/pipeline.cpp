@@ -330,9 +330,41 @@ std::string run_header(const GradePlan& plan, bool no_sandbox, RunOptions& optio
               "or replays work, reads what it should not, or runs outside the timed stream fails there). Their "
               "figures are CPU timings, not GPU measurements, and earn no points (kind \"dryrun\"; --no-dry-run "
               "leaves them out).";
+    if (const std::string why = share_dryrun_ceilings(plan.tree.build_dir, true, options, sandboxed); !why.empty()) {
+      header += "\n" + why;
+    }
   }
   for (const auto& n : plan.notes) header += "\n" + n;
   return header;
+}
+
+// Each dry-run perf test reads the pretend GPU's ceilings (rooflab::ceilings(), as on a GPU), and a sandboxed test
+// process has a scratch HOME of its own: without this, every one of them measured them again on the CPU backend
+// (copy, FMA, three GEMMs: about 0.8 s of CPU a process, a third of a known-bad case's selftest). They are
+// measured here once, by the harness's own tool (common/src/dryrun_calibrate.cpp: no student file is compiled into
+// it, so it runs outside the sandbox), into the calibration cache a GPU grade uses, and the tests read them there
+// and may not write them (the GPU path's rule, run_header). The cache is kept between grades, as a GPU's is.
+std::string share_dryrun_ceilings(const fs::path& build_dir, bool may_build, RunOptions& options,
+                                  GradingTree& sandboxed) {
+  const auto harness = shared_harness();
+  const fs::path tool = (harness ? *harness : build_dir) / "common" / "rooflab-dryrun-calibrate";
+  const std::string fallback = "Each dry-run perf test measured the pretend GPU's ceilings itself (";
+  const SandboxScope unconfined(std::nullopt);
+  if (may_build && !harness) {
+    const ProcessResult built =
+        run_process({"cmake", "--build", build_dir.string(), "--target", "rooflab-dryrun-calibrate"}, {.timeout_s = 1800});
+    if (!built.ok()) return fallback + "the tool that measures them once did not build: " + built.describe() + ").";
+  }
+  if (!fs::exists(tool)) return fallback + tool.string() + " is not built).";
+  const fs::path cache = rooflab::cache_dir();
+  const ProcessResult measured =
+      run_process({tool.string()}, {.timeout_s = 600, .env = {{"ROOFLAB_CACHE_DIR", cache.string()}}});
+  if (!measured.ok()) return fallback + tool.filename().string() + " " + measured.describe() + ").";
+  options.env["ROOFLAB_CACHE_DIR"] = cache.string();
+  if (std::find(sandboxed.readable.begin(), sandboxed.readable.end(), cache) == sandboxed.readable.end()) {
+    sandboxed.readable.push_back(cache);
+  }
+  return "";
 }
 
 std::string race_skip_reason(const std::vector<TestResult>& so_far) {

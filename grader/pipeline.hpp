@@ -100,6 +100,11 @@ struct GradeRun {
 // The report's header for this run; measures the GPU's ceilings when there is one (adding what the tests
 // may read to `options` and `sandboxed`).
 std::string run_header(const GradePlan& plan, bool no_sandbox, RunOptions& options, GradingTree& sandboxed);
+// Measures the CPU backend's pretend-GPU ceilings once for the dry-run tests, with the harness's own tool (built
+// first where `may_build` and the tree compiles the harness itself), and lets the tests read them from the
+// calibration cache (adding to `options` and `sandboxed`); "" or why each test measures them itself.
+std::string share_dryrun_ceilings(const std::filesystem::path& build_dir, bool may_build, RunOptions& options,
+                                  GradingTree& sandboxed);
 // Builds, runs and verifies one lab's binaries of the chosen kinds; prints its terminal table.
 LabResults grade_lab(const GradeRun& run, const Lab& lab);
 // Runs every binary of a built variant (selftest: nothing is built here).

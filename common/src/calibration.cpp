@@ -21,6 +21,8 @@
 #include <mutex>
 #include <sstream>
 
+#include <unistd.h>  // getpid
+
 namespace rooflab {
 namespace {
 
@@ -171,8 +173,19 @@ const Ceilings& ceilings(int device, bool remeasure) {
     if (!malformed.empty()) std::fprintf(stderr, "rooflab: ignoring %s (%s); measuring again\n", path.c_str(), malformed.c_str());
   }
   slot = std::make_unique<Ceilings>(measure_ceilings(device));
-  std::filesystem::create_directories(path.parent_path());
-  std::ofstream(path) << ceilings_to_json(*slot) << "\n";
+  // Written whole, then renamed into place: a process reading the cache beside this one (two grades at once, the
+  // dry runs of a class) finds the old file or the new one, never half of one. Where the cache is read-only (a
+  // sandboxed test) nothing is written, and the figures serve this process only.
+  std::error_code ec;
+  std::filesystem::create_directories(path.parent_path(), ec);
+  const auto partial = path.parent_path() / fmt::format(".{}.{}", path.filename().string(), ::getpid());
+  {
+    std::ofstream out(partial);
+    out << ceilings_to_json(*slot) << "\n";
+    out.close();
+    if (out) std::filesystem::rename(partial, path, ec);
+  }
+  std::filesystem::remove(partial, ec);
   return *slot;
 }
 

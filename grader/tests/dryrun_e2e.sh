@@ -28,7 +28,30 @@ grade() {
     --json "$work/$out.json" --report-dir "$work/$out-report" "$@" > "$work/$out.log" 2>&1 ||
     { cat "$work/$out.log"; fail "grade $who ($out) exited $?"; }
 }
-grade solved solved --kind dryrun
+# The dry run's ceilings are measured once per grade, by the harness's tool outside the sandbox, into the
+# calibration cache the tests then read (pipeline.cpp, share_dryrun_ceilings): a cache planted with a copy ceiling
+# no CPU reaches (4321 GB/s) must be the one every dry-run perf test reports, where a test that measured its own
+# would report the CPU's few GB/s.
+cache="$work/cache"
+ROOFLAB_CACHE_DIR="$cache" ROOFLAB_EMU_QUIET=1 "$build/common/rooflab-dryrun-calibrate" > "$work/calibrate.log" 2>&1 ||
+  { cat "$work/calibrate.log"; fail "the dry-run calibration tool failed"; }
+planted=("$cache"/dryrun-ceilings-*.json)
+[[ -f "${planted[0]}" ]] || { cat "$work/calibrate.log"; fail "the dry-run calibration tool wrote nothing in $cache"; }
+python3 - "${planted[0]}" <<'PY'
+import json, sys
+c = json.load(open(sys.argv[1]))
+c["copy_gbps"] = 4321.0
+json.dump(c, open(sys.argv[1], "w"))
+PY
+ROOFLAB_CACHE_DIR="$cache" grade solved solved --kind dryrun
+python3 - "$work/solved.json" <<'PY' || { cat "$work/solved.log"; fail "the dry-run tests did not read the ceilings the grade measured"; }
+import json, sys
+tests = [t for t in json.load(open(sys.argv[1]))["tests"] if "dryrun" in t.get("tags", []) and ": Lab01Perf." in t["name"]]
+own = [t["name"] for t in tests if "ceiling copy_bandwidth, 4321.0 GB/s" not in t.get("output", "")
+       and "copy_bandwidth" in t.get("output", "")]
+if not tests or own:
+    sys.exit(f"{len(tests)} dry-run perf tests; these report a copy ceiling of their own: {own}")
+PY
 grade empty empty --test Lab01Perf.Copy
 grade empty empty-no-dry-run --test Lab01Perf.Copy --no-dry-run
 grep -q "running dryrun tests" "$work/solved.log" || { cat "$work/solved.log"; fail "no dry-run tests ran"; }
