@@ -291,6 +291,20 @@ std::map<std::string, fs::path> reference_binaries(const Lab& lab, bool verbose,
 
 // ---- run ----
 
+namespace {
+
+// Perf tests read the ceilings just measured (a GPU's, or a dry run's pretend GPU's) from the calibration cache;
+// they may not write them.
+void tests_read_the_calibration_cache(RunOptions& options, GradingTree& sandboxed) {
+  const fs::path cache = rooflab::cache_dir();
+  options.env["ROOFLAB_CACHE_DIR"] = cache.string();
+  if (std::find(sandboxed.readable.begin(), sandboxed.readable.end(), cache) == sandboxed.readable.end()) {
+    sandboxed.readable.push_back(cache);
+  }
+}
+
+}  // namespace
+
 std::string run_header(const GradePlan& plan, bool no_sandbox, RunOptions& options, GradingTree& sandboxed) {
   // The terminal says "no GPU on this machine"; why the CUDA runtime found none goes to the report only (a
   // laptop user should not go off to update drivers).
@@ -307,9 +321,7 @@ std::string run_header(const GradePlan& plan, bool no_sandbox, RunOptions& optio
     const auto& c = rooflab::ceilings();
     header += fmt::format("\nCeilings measured on this GPU ({}): copy {:.0f} GB/s, FP32 FMA {:.1f} TFLOP/s.",
                           c.measured_at, c.copy_gbps, c.fp32_fma_flops / 1e12);
-    // Perf tests read the ceilings just measured; they may not write them.
-    options.env["ROOFLAB_CACHE_DIR"] = rooflab::cache_dir().string();
-    sandboxed.readable.push_back(rooflab::cache_dir());
+    tests_read_the_calibration_cache(options, sandboxed);
   }
 #else
   (void)options;
@@ -351,8 +363,7 @@ std::string share_dryrun_ceilings(const fs::path& build_dir, bool may_build, Run
   const std::string fallback = "Each dry-run perf test measured the pretend GPU's ceilings itself (";
   const SandboxScope unconfined(std::nullopt);
   if (may_build && !harness) {
-    const ProcessResult built =
-        run_process({"cmake", "--build", build_dir.string(), "--target", "rooflab-dryrun-calibrate"}, {.timeout_s = 1800});
+    const ProcessResult built = build_target(build_dir, "rooflab-dryrun-calibrate", false);
     if (!built.ok()) return fallback + "the tool that measures them once did not build: " + built.describe() + ").";
   }
   if (!fs::exists(tool)) return fallback + tool.string() + " is not built).";
@@ -360,10 +371,7 @@ std::string share_dryrun_ceilings(const fs::path& build_dir, bool may_build, Run
   const ProcessResult measured =
       run_process({tool.string()}, {.timeout_s = 600, .env = {{"ROOFLAB_CACHE_DIR", cache.string()}}});
   if (!measured.ok()) return fallback + tool.filename().string() + " " + measured.describe() + ").";
-  options.env["ROOFLAB_CACHE_DIR"] = cache.string();
-  if (std::find(sandboxed.readable.begin(), sandboxed.readable.end(), cache) == sandboxed.readable.end()) {
-    sandboxed.readable.push_back(cache);
-  }
+  tests_read_the_calibration_cache(options, sandboxed);
   return "";
 }
 

@@ -334,44 +334,33 @@ void Recorder::close_block() {
   // was most of a traffic run (57% of Lab 07's, whose blocks loop long). Instead: the records are bucketed by
   // occurrence (a counting sort: one pass), then each bucket, a few requests of each site, is sorted by one word
   // packing (site, warp, shared), the site as its rank among the block's sites (the same order as its pc),
-  // then by address.
+  // then by address. The word always holds its three fields: a rank is below the record count (32 bits), a warp
+  // is a 32-bit thread index over 32 (27 bits) and takes bits 1-31.
   pcs_.clear();
   std::uint32_t last_occurrence = 0;
-  bool packable = true;
   for (std::size_t i = 0; i < records_.size(); ++i) {
     const Record& r = records_[i];
     last_occurrence = std::max(last_occurrence, r.occurrence);
-    packable = packable && r.warp < (1u << 15);
     if (i > 0 && records_[i - 1].pc == r.pc) continue;
     const auto at = std::lower_bound(pcs_.begin(), pcs_.end(), r.pc);
     if (at == pcs_.end() || *at != r.pc) pcs_.insert(at, r.pc);
   }
-  if (packable) {
-    bucket_end_.assign(std::size_t{last_occurrence} + 1, 0);
-    for (const Record& r : records_) ++bucket_end_[r.occurrence];
-    std::partial_sum(bucket_end_.begin(), bucket_end_.end(), bucket_end_.begin());
-    keyed_.resize(records_.size());
-    for (std::size_t i = records_.size(); i-- > 0;) {  // backwards into the buckets' ends: each keeps its order
-      const Record& r = records_[i];
-      const auto rank = static_cast<std::uint64_t>(std::lower_bound(pcs_.begin(), pcs_.end(), r.pc) - pcs_.begin());
-      keyed_[--bucket_end_[r.occurrence]] = {(rank << 16) | (std::uint64_t{r.warp} << 1) | std::uint64_t{r.shared}, r};
-    }
-    // bucket_end_[o] is now where bucket o begins.
-    for (std::size_t o = 0; o < bucket_end_.size(); ++o) {
-      const std::size_t lo = bucket_end_[o], hi = o + 1 < bucket_end_.size() ? bucket_end_[o + 1] : keyed_.size();
-      std::sort(keyed_.begin() + static_cast<std::ptrdiff_t>(lo), keyed_.begin() + static_cast<std::ptrdiff_t>(hi),
-                [](const Keyed& a, const Keyed& b) { return a.key != b.key ? a.key < b.key : a.record.addr < b.record.addr; });
-    }
-    for (std::size_t i = 0; i < keyed_.size(); ++i) records_[i] = keyed_[i].record;
-  } else {
-    std::sort(records_.begin(), records_.end(), [](const Record& a, const Record& b) {
-      if (a.occurrence != b.occurrence) return a.occurrence < b.occurrence;
-      if (a.pc != b.pc) return a.pc < b.pc;
-      if (a.warp != b.warp) return a.warp < b.warp;
-      if (a.shared != b.shared) return a.shared < b.shared;
-      return a.addr < b.addr;
-    });
+  bucket_end_.assign(std::size_t{last_occurrence} + 1, 0);
+  for (const Record& r : records_) ++bucket_end_[r.occurrence];
+  std::partial_sum(bucket_end_.begin(), bucket_end_.end(), bucket_end_.begin());
+  keyed_.resize(records_.size());
+  for (std::size_t i = records_.size(); i-- > 0;) {  // backwards into the buckets' ends: each keeps its order
+    const Record& r = records_[i];
+    const auto rank = static_cast<std::uint64_t>(std::lower_bound(pcs_.begin(), pcs_.end(), r.pc) - pcs_.begin());
+    keyed_[--bucket_end_[r.occurrence]] = {(rank << 32) | (std::uint64_t{r.warp} << 1) | std::uint64_t{r.shared}, r};
   }
+  // bucket_end_[o] is now where bucket o begins.
+  for (std::size_t o = 0; o < bucket_end_.size(); ++o) {
+    const std::size_t lo = bucket_end_[o], hi = o + 1 < bucket_end_.size() ? bucket_end_[o + 1] : keyed_.size();
+    std::sort(keyed_.begin() + static_cast<std::ptrdiff_t>(lo), keyed_.begin() + static_cast<std::ptrdiff_t>(hi),
+              [](const Keyed& a, const Keyed& b) { return a.key != b.key ? a.key < b.key : a.record.addr < b.record.addr; });
+  }
+  for (std::size_t i = 0; i < keyed_.size(); ++i) records_[i] = keyed_[i].record;
   for (std::size_t i = 0; i < records_.size();) {
     std::size_t j = i + 1;
     while (j < records_.size() && records_[j].occurrence == records_[i].occurrence && records_[j].pc == records_[i].pc &&
