@@ -725,6 +725,56 @@ bool closes_a_loop(const std::vector<Instr>& sts, const std::map<std::string, st
   return reached[e - 1 - b];
 }
 
+// Whether the code from `from` reaches `to` (from <= to) along fall-throughs and forward branches.
+bool reaches_forward(const std::vector<Instr>& sts, const std::map<std::string, std::size_t>& labels, std::size_t from,
+                     std::size_t to) {
+  if (from > to || to >= sts.size()) return false;
+  std::vector<bool> reached(to - from + 1, false);
+  reached[0] = true;
+  for (std::size_t i = from; i < to; ++i) {
+    if (!reached[i - from]) continue;
+    if (sts[i].falls_through) reached[i + 1 - from] = true;
+    for (const auto& t : sts[i].targets) {
+      const auto it = labels.find(t);
+      if (it != labels.end() && it->second > i && it->second <= to) reached[it->second - from] = true;
+    }
+  }
+  return reached[to - from];
+}
+
+// The hot loop's passes (Code::passes): of `spans` (each loop's [head, closing branch + 1), in code.loops' order),
+// the loops with the same innermost enclosing loop as the hot one (or none, as it), not a remainder loop, the later
+// of the two reached from the end of the earlier, that load from global memory. Which of them read an array the hot
+// loop reads is for the prediction to tell, which knows the pointers (with_passes).
+std::vector<int> passes_beside(const std::vector<Instr>& sts, const std::map<std::string, std::size_t>& labels,
+                               const std::vector<std::pair<std::size_t, std::size_t>>& spans, const Code& code) {
+  std::vector<int> out;
+  const auto hot = static_cast<std::size_t>(code.hot);
+  if (spans.size() != code.loops.size() || hot >= spans.size()) return out;
+  // The innermost loop around loop i (spans.size(): none).
+  const auto parent = [&](std::size_t i) {
+    std::size_t best = spans.size();
+    for (std::size_t j = 0; j < spans.size(); ++j) {
+      const bool around = j != i && spans[j].first <= spans[i].first && spans[i].second <= spans[j].second &&
+                          spans[j] != spans[i];
+      if (around && (best == spans.size() || spans[j].second - spans[j].first < spans[best].second - spans[best].first)) {
+        best = j;
+      }
+    }
+    return best;
+  };
+  for (std::size_t i = 0; i < spans.size(); ++i) {
+    const Trip& t = code.loops[i];
+    if (i == hot || t.remainder || parent(i) != parent(hot)) continue;
+    const auto [b, e] = spans[i];
+    const auto [hb, he] = spans[hot];
+    if (b < he && hb < e) continue;  // the same range, or overlapping
+    if (!(e <= hb ? reaches_forward(sts, labels, e, hb) : reaches_forward(sts, labels, he, b))) continue;
+    if (t.global_loads > 0) out.push_back(static_cast<int>(i));
+  }
+  return out;
+}
+
 }  // namespace
 
 namespace {
@@ -749,11 +799,13 @@ Code loops_of(const std::vector<Instr>& sts) {
   std::sort(ranges.begin(), ranges.end());
   ranges.erase(std::unique(ranges.begin(), ranges.end()), ranges.end());
   Code code;
+  std::vector<std::pair<std::size_t, std::size_t>> spans;  // each loop's [head, closing branch + 1)
   for (const auto& [b, e] : ranges) {
     if (!closes_a_loop(sts, labels, b, e)) continue;
     Trip t = count(sts, labels, b, e, true);
     t.loop = true;
     code.loops.push_back(t);
+    spans.emplace_back(b, e);
   }
   if (code.loops.empty() && !sts.empty()) {
     code.loops.push_back(count(sts, labels, 0, sts.size(), false));
@@ -817,6 +869,7 @@ Code loops_of(const std::vector<Instr>& sts) {
     if (code.mover < 0 || own[i] > own[static_cast<std::size_t>(code.mover)]) code.mover = static_cast<int>(i);
   }
   const Trip& h = code.loops[static_cast<std::size_t>(code.hot)];
+  code.passes = passes_beside(sts, labels, spans, code);
   if (!h.loop) {
     code.why_hot = "no loop: the whole body, once per thread";
   } else if (h.hmma > 0) {
@@ -992,6 +1045,110 @@ double cached_bytes(const Trip& t, const std::set<int>& reused, const std::vecto
   }
   return out;
 }
+// The hot loop's trip with the work of its passes (Code::passes) added. A pass reads an array the hot loop reads (the
+// same pointer arguments in its address, as far as the launch's reach tells pointers from scalars; without it, the
+// same parameters), as many bytes of it a trip: the two loops walk the array in the same steps, one trip each per
+// piece. A loop that reads fewer bytes of it a trip is a tail (the elements a vectorized loop left, one at a time) or
+// a narrow copy for misaligned data: it covers part of the array, or runs instead of the hot loop, and is not added.
+// A pass's instructions, pipes and stores are added to the trip; its loads of the array are the same bytes again
+// (the declared bytes count them once) and add none, its loads of other arrays do. Loads in flight stay the hot
+// loop's. An array the caches serve (reused data) is no measure of a pass.
+//
+// A pass reads the array again. Between a thread's two reads of an element every resident thread on the GPU reads its
+// own part of the array (its trips times the bytes a trip reads of it; a thread's trips are the declared bytes over
+// the grid's threads and the DRAM bytes a trip moves): past the L2's share (cache_l2_share) the L2 no longer holds
+// the element and DRAM serves it again, `reread` bytes a trip beyond the declared ones. With no grid known the L2 is
+// taken to serve it, and the evidence says so.
+struct Beside {
+  Trip trip;
+  double reread = 0;  // DRAM bytes a thread reads again per trip of the hot loop
+};
+
+Beside with_passes(const Code& code, const Trip& hot, const Work& w, const GpuSpec& gpu, const Constants& c,
+                   std::vector<std::string>& evidence) {
+  Beside out{hot, 0};
+  Trip& t = out.trip;
+  if (code.passes.empty()) return out;
+  const std::set<int> reused = reused_params(w, hot, gpu, c, nullptr);
+  // A load's array: its pointer arguments where the reach tells them, else its parameters.
+  const auto array_of = [&](const Trip::Load& l) { return w.reach.empty() ? l.params : pointers_of(l.params, w.reach); };
+  // The bytes a trip of `trip` reads of array `a` (a load whose address comes from a's pointers, and maybe others).
+  const auto reads_of = [&](const Trip& trip, const std::vector<int>& a) {
+    double bytes = 0;
+    for (const auto& l : trip.loads) {
+      const auto mine = array_of(l);
+      const bool of_a = w.reach.empty() ? mine == a : std::includes(mine.begin(), mine.end(), a.begin(), a.end());
+      if (of_a && !cached(l, reused, w.reach)) bytes += l.bytes;
+    }
+    return bytes;
+  };
+  std::vector<double> again;  // per pass: the bytes a trip reads of the array it reads again
+  for (const int i : code.passes) {
+    const Trip& p = code.loops.at(static_cast<std::size_t>(i));
+    std::vector<int> shared;
+    double bytes = 0;
+    for (const auto& l : p.loads) {
+      const auto a = array_of(l);
+      if (a.empty() || cached(l, reused, w.reach)) continue;
+      double mine = 0;
+      for (const auto& m : p.loads) mine += array_of(m) == a ? m.bytes : 0;
+      if (mine > 0 && reads_of(hot, a) == mine) {
+        shared = a;
+        bytes = mine;
+        break;
+      }
+    }
+    if (shared.empty()) continue;
+    t.instructions += p.instructions;
+    t.ffma += p.ffma;
+    t.hfma2 += p.hfma2;
+    t.mufu += p.mufu;
+    t.conversions += p.conversions;
+    t.shared_wavefronts += p.shared_wavefronts;
+    t.hmma += p.hmma;
+    t.global_stores += p.global_stores;
+    t.store_bytes += p.store_bytes;
+    for (const auto& l : p.loads) {
+      const auto a = array_of(l);
+      if (!a.empty() && reads_of(hot, a) > 0) continue;
+      t.loads.push_back({l.params, l.bytes, false, false});
+      t.load_bytes += l.bytes;
+      ++t.global_loads;
+    }
+    std::string names;
+    for (const int a : shared) names += fmt::format("{}{}", names.empty() ? "" : ", ", a + 1);
+    evidence.push_back(fmt::format(
+        "  a pass beside it: lines {}-{} run before or after it and read the same array (argument{} {}) as many bytes "
+        "a trip ({:g} B): a kernel that reads its input in two passes spends both loops' instructions on each byte, "
+        "so the pass's {} instructions{}{} a trip are added",
+        p.first_line, p.last_line, shared.size() == 1 ? "" : "s", names, bytes, p.instructions,
+        p.mufu + p.conversions > 0 ? fmt::format(", {} MUFU and conversions", p.mufu + p.conversions) : "",
+        p.store_bytes > 0 ? fmt::format(", {:g} B of stores", p.store_bytes) : ""));
+    again.push_back(bytes);
+  }
+  const double dram_trip = moved(t) - cached_bytes(t, reused, w.reach, false);
+  const double l2 = gpu.l2_mb.value_or(0) * 1024 * 1024;
+  for (const double bytes : again) {
+    if (w.grid == 0 || dram_trip <= 0 || l2 <= 0) {
+      evidence.push_back("    its reads come again while the L2 may hold them (no grid is known to tell how much is read "
+                         "in between): the L2 is taken to serve them");
+      continue;
+    }
+    const double trips = w.bytes / (static_cast<double>(w.grid) * w.block * dram_trip);
+    const double resident = gpu.sms.value_or(1) * std::max(w.blocks_per_sm, 1) * static_cast<double>(w.block);
+    const double between = bytes * trips * resident;
+    const bool dram = between > c.cache_l2_share * l2;
+    if (dram) out.reread += bytes;
+    evidence.push_back(fmt::format(
+        "    between a thread's two reads of an element the GPU's {:g} resident threads read {} of the array ({:.1f} "
+        "trips a thread, {:g} B a trip): {} the {:.0f}% of the L2's {} that holds data read again, so {}",
+        resident, bytes_text(between), trips, bytes, dram ? "more than" : "within", 100 * c.cache_l2_share, bytes_text(l2),
+        dram ? fmt::format("DRAM serves the second read: {:g} B a trip beyond the declared bytes", bytes)
+             : std::string("the L2 serves the second read")));
+  }
+  return out;
+}
+
 }  // namespace
 
 double in_flight_fraction(double bytes_per_sm, double copy_bytes_per_s_per_sm, const Constants& c) {
@@ -1002,7 +1159,11 @@ double in_flight_fraction(double bytes_per_sm, double copy_bytes_per_s_per_sm, c
 
 Prediction predict(const Work& w, const Code& code, const GpuSpec& gpu, const Constants& c) {
   Prediction p;
-  const Trip& h = code.loops.at(static_cast<std::size_t>(std::max(code.hot, 0)));
+  const Trip& hot = code.loops.at(static_cast<std::size_t>(std::max(code.hot, 0)));
+  // The hot loop's trip, with the work of the passes beside it (each said in the evidence, after the code line).
+  std::vector<std::string> beside;
+  const Beside with = with_passes(code, hot, w, gpu, c, beside);
+  const Trip& h = with.trip;
   const double sms = gpu.sms.value_or(1);
   const double clock = gpu.boost_clock_mhz.value_or(1000) * 1e6;
   const double copy_bw = w.copy_ceiling_gbps ? *w.copy_ceiling_gbps * 1e9 : gpu.bandwidth_gbps * 1e9 * c.copy_fraction;
@@ -1030,6 +1191,7 @@ Prediction predict(const Work& w, const Code& code, const GpuSpec& gpu, const Co
     p.evidence.push_back(fmt::format("code: {} (PTX lines {}-{}; PTX, not SASS: ptxas may still reorder{})", code.why_hot,
                                      h.first_line, h.last_line, code.from_note.empty() ? "" : "; " + code.from_note));
   }
+  p.evidence.insert(p.evidence.end(), beside.begin(), beside.end());
   if (h.remainder) p.evidence.push_back("  this is the remainder loop of an unrolled loop: one trip's loads at a time");
   for (std::size_t i = 0; i < code.loops.size(); ++i) {
     const Trip& t = code.loops[i];
@@ -1118,7 +1280,7 @@ Prediction predict(const Work& w, const Code& code, const GpuSpec& gpu, const Co
     const double b_sm = copy_bw / sms;
     // The loop that moves the kernel's bytes: the hot loop, unless the bytes move outside it (an FMA kernel's
     // loop touches no memory; its one load and store are the memory side).
-    const Trip& m = code.loops.at(static_cast<std::size_t>(code.mover >= 0 && moved(h) == 0 ? code.mover : code.hot));
+    const Trip& m = code.mover >= 0 && moved(h) == 0 ? code.loops.at(static_cast<std::size_t>(code.mover)) : h;
     // Loads of data the loop rereads (a bias vector, a GEMV's x) come from L1 or L2: no DRAM bytes in flight,
     // and not among the DRAM bytes a trip moves.
     const std::set<int> reused = reused_params(w, m, gpu, c, &p.evidence);
@@ -1152,7 +1314,10 @@ Prediction predict(const Work& w, const Code& code, const GpuSpec& gpu, const Co
       }
     }
     const std::set<int> reused_h = &m == &h ? reused : reused_params(w, h, gpu, c, nullptr);
-    const double warp_bytes = 32 * (moved(h) - cached_bytes(h, reused_h, w.reach, false));
+    const double dram_trip = moved(h) - cached_bytes(h, reused_h, w.reach, false);
+    const double warp_bytes = 32 * (dram_trip + with.reread);
+    // A pass's second read from DRAM (with_passes): DRAM moves that much more than the declared bytes.
+    const double t_moved = dram_trip > 0 ? t_mem * (dram_trip + with.reread) / dram_trip : t_mem;
     // The slowest measure of one wave: a block on `active` of the SMs, `resident` threads on each of those. Each
     // active SM has its own loads in flight (Little's law against its share of the bandwidth); to reach the roof
     // each would move the bytes of 1 / active SMs, so its issue slots and special pipes carry that much more.
@@ -1207,7 +1372,7 @@ Prediction predict(const Work& w, const Code& code, const GpuSpec& gpu, const Co
       return slowest(limits, Limit{"DRAM bandwidth", 1, "at the roof"});
     };
     mem = wave_limit(threads, 1, true);
-    t_mem_steady = t_mem / std::max(mem.fraction, 1e-3);
+    t_mem_steady = t_moved / std::max(mem.fraction, 1e-3);
     for (const Wave& v : waves) {
       const bool partial = v.blocks < w.blocks_per_sm;
       const double per_active = v.blocks / v.active;  // blocks on each SM that has one
@@ -1218,7 +1383,12 @@ Prediction predict(const Work& w, const Code& code, const GpuSpec& gpu, const Co
                                          v.share < 1 ? "the last wave" : "the one wave", 100 * v.share, per_active,
                                          100 * v.active, kb(per_active * w.block * per_thread), 100 * l.fraction, l.name));
       }
-      t_mem_pred += t_mem * v.share / std::max(l.fraction, 1e-3);
+      t_mem_pred += t_moved * v.share / std::max(l.fraction, 1e-3);
+    }
+    if (t_moved > t_mem * 1.02 && t_moved / t_mem > 1 / std::max(mem.fraction, 1e-3)) {
+      mem = {"second read from DRAM", t_mem / t_mem_steady,
+             "read the input once: keep what the second pass needs in registers or shared memory (one pass, the "
+             "online max and sum)"};
     }
     if (t_mem_pred > t_mem_steady * 1.02 && t_mem_pred / t_mem_steady > 1 / std::max(mem.fraction, 1e-3)) {
       mem = {fmt::format("grid ({:.2f} waves)", w.grid / slots), t_mem / t_mem_pred,

@@ -870,3 +870,122 @@ TEST(PerfModel, DeclaredBytesFarPastTheArraysAreSaidToBeRereads) {
   tiled.reach.clear();
   EXPECT_EQ(said(predict(tiled, code, h100(), c)), "");
 }
+
+// A kernel that reads its input in two passes, as the softmax that ran on both GPUs did (its max and sum, then its
+// outputs): loop 1 reads 16 B of x a trip, loop 2 reads the same 16 B and writes 16 B of y. Parameters: x, y, n.
+// `tail`: a third loop after the second reads x 4 B a trip (the elements the vectorized loop left). `copies`: the
+// first loop's exit jumps past the second (two copies of one loop for two cases, as nvcc unswitches one: one runs).
+std::string two_passes(bool tail = false, bool copies = false) {
+  std::string body = R"(
+	ld.param.u64 	%rd1, [k_param_0];
+	ld.param.u64 	%rd2, [k_param_1];
+	cvta.to.global.u64 	%rd4, %rd1;
+	cvta.to.global.u64 	%rd6, %rd2;
+	mov.u32 	%r1, %tid.x;
+$L__BB0_1:
+	mul.wide.u32 	%rd7, %r1, 16;
+	add.s64 	%rd8, %rd4, %rd7;
+	ld.global.nc.v4.f32 	{%f1, %f2, %f3, %f4}, [%rd8];
+	max.f32 	%f10, %f10, %f1;
+	max.f32 	%f10, %f10, %f2;
+	max.f32 	%f10, %f10, %f3;
+	max.f32 	%f10, %f10, %f4;
+	add.s32 	%r1, %r1, 32;
+	setp.lt.u32 	%p1, %r1, %r5;
+	@%p1 bra 	$L__BB0_1;
+)";
+  if (copies) body += "\tbra.uni \t$L__BB0_9;\n";
+  body += R"(	mov.u32 	%r2, %tid.x;
+$L__BB0_2:
+	mul.wide.u32 	%rd9, %r2, 16;
+	add.s64 	%rd10, %rd4, %rd9;
+	ld.global.nc.v4.f32 	{%f5, %f6, %f7, %f8}, [%rd10];
+	sub.f32 	%f11, %f5, %f10;
+	ex2.approx.f32 	%f11, %f11;
+	sub.f32 	%f12, %f6, %f10;
+	ex2.approx.f32 	%f12, %f12;
+	add.s64 	%rd11, %rd6, %rd9;
+	st.global.v4.f32 	[%rd11], {%f11, %f12, %f11, %f12};
+	add.s32 	%r2, %r2, 32;
+	setp.lt.u32 	%p2, %r2, %r5;
+	@%p2 bra 	$L__BB0_2;
+)";
+  if (tail) {
+    body += R"($L__BB0_3:
+	mul.wide.u32 	%rd12, %r3, 4;
+	add.s64 	%rd13, %rd4, %rd12;
+	ld.global.nc.f32 	%f20, [%rd13];
+	add.s64 	%rd14, %rd6, %rd12;
+	st.global.f32 	[%rd14], %f20;
+	add.s32 	%r3, %r3, 1;
+	setp.lt.u32 	%p3, %r3, %r6;
+	@%p3 bra 	$L__BB0_3;
+)";
+  }
+  return body + "$L__BB0_9:\n\tret;\n";
+}
+
+// x and y of 256 MiB each; `grid` blocks of 256 threads, 8 per SM.
+rooflab::perf::Work two_pass_work(unsigned long long grid) {
+  rooflab::perf::Work w = copy_work(8);
+  w.bytes = 2.0 * (1 << 28);
+  w.reach = {1 << 28, 1 << 28, 0};
+  w.grid = grid;
+  return w;
+}
+
+std::string said_of(const rooflab::perf::Prediction& p, const std::string& what) {
+  for (const auto& e : p.evidence) {
+    if (e.find(what) != std::string::npos) return e;
+  }
+  return {};
+}
+
+TEST(PerfModel, ASecondPassOverTheInputAddsItsWorkAndItsDramRead) {
+  const auto code = analyze(two_passes());
+  ASSERT_EQ(code.loops.size(), 2u);
+  ASSERT_EQ(code.hot, 1) << "the pass that reads x and writes y does the most work of its own";
+  ASSERT_EQ(code.passes, std::vector<int>{0});
+  const auto c = rooflab::perf::constants_for(h100());
+  // 16 trips a thread (4096 blocks): between its two reads of an element the GPU's 270336 resident threads read
+  // 69 MB of x, past half the H100's 50 MiB L2: the second read comes from DRAM, 48 B a trip where 32 B are declared.
+  const auto far = predict(two_pass_work(4096), code, h100(), c);
+  EXPECT_EQ(far.limiter, "second read from DRAM");
+  const std::string pass = said_of(far, "a pass beside it");
+  EXPECT_NE(pass.find("the pass's 10 instructions"), std::string::npos) << pass;
+  const std::string dram = said_of(far, "resident threads read");
+  EXPECT_NE(dram.find("270336 resident threads read 69.2 MB of the array (16.0 trips a thread"), std::string::npos) << dram;
+  EXPECT_NE(dram.find("DRAM serves the second read"), std::string::npos) << dram;
+  EXPECT_NE(said_of(far, "per trip and thread: 22 instructions").find("1 stores (16 B)"), std::string::npos)
+      << "the pass's 10 instructions added to the loop's 12, its load of x not added as bytes";
+  // One trip a thread (65536 blocks): 4.3 MB read in between, which the L2 holds: no DRAM bytes beyond the declared.
+  const auto near = predict(two_pass_work(65536), code, h100(), c);
+  EXPECT_NE(said_of(near, "resident threads read").find("the L2 serves the second read"), std::string::npos);
+  EXPECT_NEAR(far.fraction, near.fraction * 32 / 48, 0.02) << "a third more DRAM bytes, at the same rate";
+  // Without a grid, how much is read in between is unknown: the L2 is taken to serve it, and it says so.
+  const auto unknown = predict(two_pass_work(0), code, h100(), c);
+  EXPECT_NE(said_of(unknown, "no grid is known"), "");
+  EXPECT_NEAR(unknown.fraction, near.fraction, 0.01) << "(the grid of 65536 blocks ends in a partial wave)";
+}
+
+TEST(PerfModel, ATailLoopOrAnotherCopyOfTheLoopIsNoPass) {
+  const auto c = rooflab::perf::constants_for(h100());
+  // The tail reads 4 B of x a trip where the hot loop reads 16 B: it covers what the vectorized loop left, not the
+  // whole array again.
+  const auto tail = analyze(two_passes(true));
+  ASSERT_EQ(tail.loops.size(), 3u);
+  const auto with_tail = predict(two_pass_work(4096), tail, h100(), c);
+  std::vector<std::string> passes;
+  for (const auto& e : with_tail.evidence) {
+    if (e.find("a pass beside it") != std::string::npos) passes.push_back(e);
+  }
+  ASSERT_EQ(passes.size(), 1u) << "the first loop is a pass, the tail is not";
+  EXPECT_NE(passes[0].find("lines 7-17"), std::string::npos) << passes[0];
+  // Two copies of one loop, the first jumping past the second: one runs, and neither is the other's pass.
+  const auto copies = analyze(two_passes(false, true));
+  ASSERT_EQ(copies.loops.size(), 2u);
+  EXPECT_TRUE(copies.passes.empty());
+  const auto p = predict(two_pass_work(4096), copies, h100(), c);
+  EXPECT_EQ(said_of(p, "a pass beside it"), "");
+  EXPECT_NE(p.limiter, "second read from DRAM");
+}

@@ -98,6 +98,13 @@ struct Code {
   std::vector<Trip> loops;  // every loop, in program order; the whole body when there is none
   int hot = -1;             // the loop the prediction reads (see analyze)
   int mover = -1;           // the loop that moves the most global bytes of its own (-1: none moves any)
+  // The loops that may be passes beside the hot loop: loops that run one after the other with it (siblings: inside
+  // the same loop or none, neither inside the other, the later reached from the earlier's end) and load from global
+  // memory. Not two copies of one loop for two cases (the first copy's exit jumps past the second): one of those runs.
+  // Those that read an array the hot loop reads, as many bytes a trip, are passes: a kernel that reads its input
+  // twice (a softmax's max and sum, then its outputs) spends both loops' instructions on each byte, and may read it
+  // the second time from DRAM; predict adds them (see with_passes there).
+  std::vector<int> passes;
   std::string why_hot;      // in words
 };
 
