@@ -94,33 +94,37 @@ __global__ void __launch_bounds__(kFlash1Block)
 
 // ---- v2: FP16 Flash attention on the tensor cores ----
 //
-// Block (query tile, head): 8 warps, warp w owns 16 query rows of the block's 128 (the K and V tiles a block
-// stages serve 128 queries: fewer rereads of K and V from L2 than with fewer rows). Per tile of BC keys: S (16 x BC)
-// = Q K^T with mma.sync into FP32 registers, the online softmax on those registers (each lane holds 2 rows, its
-// quad the whole row), P converted in registers into the A fragments of P V, and O (16 x D, FP32) rescaled and
-// += P V with mma.sync. Operands come from shared memory with ldmatrix; the next tile of K and V is on its way
-// (cp.async) while this one is worked on. Shared rows are padded by 8 halves (16 bytes) so that the 8 rows one
-// ldmatrix reads fall in different banks.
+// Block (query tile, head): 4 warps, warp w owns 32 query rows of the block's 128 as two m-tiles of 16 at d = 64 (the
+// K and V tiles a block stages serve 128 queries: fewer rereads of K and V from L2 than with fewer rows; at d = 128,
+// 16 rows a warp, 64 a block). Per tile of BC keys:
+// S (32 x BC) = Q K^T with mma.sync into FP32 registers, the online softmax on those registers (each lane holds 4
+// rows, 2 of each m-tile; its quad the whole row), P converted in registers into the A fragments of P V, and O (32 x
+// D, FP32) rescaled and += P V with mma.sync. Operands come from shared memory with ldmatrix; each K and V fragment a
+// warp loads feeds both of its m-tiles, so a tensor instruction costs one shared-memory wavefront, not two (with 16
+// rows a warp, as 8 warps would have, shared memory would be the limit before the tensor cores). The next tile of K
+// and V is on its way (cp.async) while this one is worked on. Shared rows are padded by 8 halves (16 bytes) so that
+// the 8 rows one ldmatrix reads fall in different banks.
 template <int D, int BC>
 __global__ void __launch_bounds__(kFlash2Block, D == 64 ? 2 : 1)
     flash_mma_kernel(const __half* __restrict__ q, const __half* __restrict__ k, const __half* __restrict__ v,
                      __half* __restrict__ o, float* __restrict__ lse, int len, float scale, bool causal) {
   // STUDENT BEGIN (lab05.flash2)
-  // TODO(lab05.flash2): 8 warps, warp w owns 16 query rows of the block's 128; lane l holds rows g = l / 4 and
-  //   g + 8 of each fragment, columns 2t, 2t + 1 (t = l % 4; rooflab/mma.hpp has the maps). Stage the block's Q
+  // TODO(lab05.flash2): 4 warps; at d = 64 warp w owns 32 query rows of the block's 128 as two m-tiles of 16
+  //   (at d = 128 one m-tile: 16 rows, 64 a block); lane l holds rows g = l / 4 and g + 8 of each m-tile's
+  //   fragments, columns 2t, 2t + 1 (t = l % 4; rooflab/mma.hpp has the maps). Stage the block's Q
   //   tile in shared memory with cp.async (__pipeline_memcpy_async, 16 bytes each, zero-filled past len; rows
   //   padded to D + 8 halves), load the warp's rows as D / 16 A fragments with ldmatrix_x4 and keep them; barrier.
   //   Then two stages of K and V tiles [BC][D + 8]: issue the next tile's copies before working on this one,
-  //   __pipeline_wait_prior(1) and a barrier before reading it. Per tile: S (16 x BC) = Q K^T with
-  //   mma_m16n8k16 into BC / 8 float[4] accumulators (K's rows through ldmatrix_x4: two tiles of 8 keys each);
-  //   the online softmax in registers on x = scale log2(e) s (-inf for keys past len or after the query, tested
+  //   __pipeline_wait_prior(1) and a barrier before reading it. Per tile: S (16 x BC per m-tile) = Q K^T
+  //   with mma_m16n8k16 into BC / 8 float[4] accumulators (K's rows through ldmatrix_x4: two tiles of 8 keys each,
+  //   each fragment used by both m-tiles); the online softmax in registers on x = scale log2(e) s (-inf for keys past len or after the query, tested
   //   only in tiles that have such keys): the row max over the quad (__shfl_xor_sync by 1 and 2), alpha =
   //   fast_exp2(m - m_new), p = fast_exp2(x - m_new), l = alpha l + the lane's p; pack P with pack_half2 into
   //   the A fragments of P V (S tiles 2kk and 2kk + 1 are step kk's fragment); rescale O's accumulators by
   //   alpha; O += P V (V through ldmatrix_x4_trans); barrier. At the end add l over the quad, lse = m ln 2 +
-  //   log(l), and o = acc / l in FP16, through the warp's 16 rows of shared memory so that each lane stores
-  //   16-byte pieces of a row. Skip the compute of tiles no query of the warp sees when causal. About 160
-  //   lines. Handout: "Tensor cores win it back".
+  //   log(l), and o = acc / l in FP16, through the warp's rows of shared memory so that each lane stores
+  //   16-byte pieces of a row. Skip the compute of tiles no query of the warp sees when causal. About 190
+  //   lines. Handout: "Tensor cores win it back" (its "Two m-tiles a warp").
   rooflab::unused(q, k, v, o, lse, len, scale, causal);  // delete this line when the kernel is written
   // STUDENT END
 }
@@ -149,8 +153,9 @@ void flash_attention_fp32(const float* q, const float* k, const float* v, float*
 void flash_attention_fp16(const __half* q, const __half* k, const __half* v, __half* o, float* lse, int batch_heads,
                           int len, int head_dim, float scale, bool causal, cudaStream_t stream) {
   // STUDENT BEGIN (lab05.flash2.launch)
-  // TODO(lab05.flash2.launch): grid (query tiles of 128 rows, batch_heads); flash_mma_kernel<64, 64> or
-  //   <128, 32> by head_dim (both keep shared memory under 48 KB), std::invalid_argument for any other.
+  // TODO(lab05.flash2.launch): grid (query tiles of 128 rows at head_dim 64, 64 at 128; batch_heads);
+  //   flash_mma_kernel<64, 64> or <128, 32> by head_dim (both keep shared memory under 48 KB),
+  //   std::invalid_argument for any other.
   //   About 8 lines, then ROOFLAB_LAUNCH_CHECK().
   ROOFLAB_TODO("lab05.flash2.launch", q, k, v, o, lse, batch_heads, len, head_dim, scale, causal, stream);
   // STUDENT END

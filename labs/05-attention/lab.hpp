@@ -99,7 +99,7 @@ inline constexpr std::size_t kPerfHeadDim = 64;
 
 inline constexpr unsigned kSoftmaxBlock = 128;  // 4 warps, one row each
 inline constexpr unsigned kFlash1Block = 256;   // 8 warps, one query row each
-inline constexpr unsigned kFlash2Block = 256;   // 8 warps, 16 query rows each
+inline constexpr unsigned kFlash2Block = 128;   // 4 warps, 32 query rows each
 
 inline constexpr rooflab::inspect::KernelDecl kKernels[] = {
     // The softmax reads S and writes P, FP16, every row of every head (unmasked rows of 4096, held in registers).
