@@ -3,6 +3,7 @@
 #include "pipeline.hpp"
 #include "watch.hpp"
 
+#include <rooflab/inspect.hpp>
 #include <rooflab/specs.hpp>
 
 #if defined(ROOFLAB_HAVE_CUDA)
@@ -266,9 +267,16 @@ int cmd_inspect(const InspectArgs& a) {
   Sandbox box = test_sandbox(sandboxed);
   if (a.sass) {
     argv.push_back("--sass");
-    // An nvdisasm outside the toolkit (ROOFLAB_NVDISASM: a wheel's, say) runs in the sandbox too.
+    // An nvdisasm outside the toolkit (ROOFLAB_NVDISASM: a wheel's, say) runs in the sandbox too, and so does the
+    // copy `./rooflab test` fetched into a build of this course where the toolkit lacks one (<build>/nvdisasm: the
+    // static binary looks in its own build, then in the builds beside it; rooflab::inspect::fetched_nvdisasm).
     if (const char* tool = std::getenv("ROOFLAB_NVDISASM"); tool != nullptr && *tool == '/') {
       box.read_exec.push_back(std::filesystem::path(tool).parent_path());
+    }
+    for (const char* preset : rooflab::inspect::kPresetBuilds) {
+      const std::filesystem::path fetched = plan.tree.build_dir.parent_path() / preset / "nvdisasm";
+      std::error_code ec;
+      if (std::filesystem::is_regular_file(fetched / "nvdisasm", ec)) box.read_exec.push_back(fetched);
     }
   }
   const ProcessResult p = run_process(argv, {.timeout_s = 120, .sandbox = box});

@@ -111,6 +111,20 @@ std::string find_nvdisasm() {
       if (!d.empty() && runnable(fs::path(d) / "nvdisasm")) return (fs::path(d) / "nvdisasm").string();
     }
   }
+  std::error_code ec;
+  return fetched_nvdisasm(fs::read_symlink("/proc/self/exe", ec));
+}
+
+std::string fetched_nvdisasm(const std::filesystem::path& exe) {
+  namespace fs = std::filesystem;
+  auto runnable = [](const fs::path& p) { return ::access(p.c_str(), X_OK) == 0 && !fs::is_directory(p); };
+  if (exe.empty() || !exe.has_parent_path()) return {};
+  const fs::path build = exe.parent_path().parent_path().parent_path();  // <build>/labs/bin/labNN_static
+  if (const fs::path own = build / "nvdisasm" / "nvdisasm"; runnable(own)) return own.string();
+  // The builds beside it, by the presets' folder names (not a listing: a sandboxed program may not list build/).
+  for (const char* preset : kPresetBuilds) {
+    if (const fs::path p = build.parent_path() / preset / "nvdisasm" / "nvdisasm"; runnable(p)) return p.string();
+  }
   return {};
 }
 
@@ -118,7 +132,8 @@ Sass read_sass(const std::string& cubin) {
   Sass out;
   const std::string tool = find_nvdisasm();
   if (tool.empty()) {
-    out.why_not = "no nvdisasm here (a full CUDA toolkit has it; or set ROOFLAB_NVDISASM)";
+    out.why_not = "no nvdisasm here (a full CUDA toolkit has it; `./rooflab test` fetches one where the toolkit lacks "
+                  "it; or set ROOFLAB_NVDISASM)";
     return out;
   }
   if (!std::filesystem::exists(cubin)) {

@@ -8,6 +8,12 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include <unistd.h>
+
 namespace {
 rooflab::inspect::Limits a100() {
   rooflab::inspect::Limits l;
@@ -180,4 +186,30 @@ ptxas info    : Used 4 registers, used 0 barriers, 376 bytes cmem[0]
   EXPECT_NE(rows[0].prediction_error.find("not written yet: its compiled code reads and writes no global memory"),
             std::string::npos) << rows[0].prediction_error;
   EXPECT_TRUE(rows[1].prediction);
+}
+
+// Where the toolkit lacks nvdisasm, `./rooflab test` fetches one into build/ci/nvdisasm (NVIDIA's wheel): a static
+// binary finds its own build's copy first, else one in a build beside it, and never a file it cannot run.
+TEST(Inspect, ANvdisasmFetchedIntoABuildIsFoundFromItsOwnBuildOrOneBeside) {
+  namespace fs = std::filesystem;
+  const fs::path root = fs::temp_directory_path() / ("rooflab-fetched-nvdisasm-" + std::to_string(::getpid()));
+  fs::remove_all(root);
+  const fs::path exe = root / "build" / "default" / "labs" / "bin" / "lab05_static";
+  const auto tool = [&](const std::string& preset, fs::perms mode) {
+    const fs::path p = root / "build" / preset / "nvdisasm" / "nvdisasm";
+    fs::create_directories(p.parent_path());
+    std::ofstream(p) << "#!/bin/sh\n";
+    fs::permissions(p, mode);
+    return p.string();
+  };
+  using rooflab::inspect::fetched_nvdisasm;
+  EXPECT_EQ(fetched_nvdisasm(exe), "") << "none fetched";
+  tool("solutions", fs::perms::owner_read);  // not runnable
+  EXPECT_EQ(fetched_nvdisasm(exe), "");
+  const std::string ci = tool("ci", fs::perms::owner_all);
+  EXPECT_EQ(fetched_nvdisasm(exe), ci) << "the CI build's, beside this one";
+  const std::string own = tool("default", fs::perms::owner_all);
+  EXPECT_EQ(fetched_nvdisasm(exe), own) << "its own build's first";
+  EXPECT_EQ(fetched_nvdisasm(""), "");
+  fs::remove_all(root);
 }

@@ -17,6 +17,7 @@
 
 #include <array>
 #include <cstddef>
+#include <filesystem>
 #include <map>
 #include <memory>
 #include <optional>
@@ -135,8 +136,15 @@ struct Sass {
   std::map<std::string, std::string> functions;
   std::string why_not;  // empty when read
 };
-// nvdisasm: $ROOFLAB_NVDISASM, else beside the CUDA compiler the build used, else on PATH; empty when none.
+// nvdisasm: $ROOFLAB_NVDISASM, else beside the CUDA compiler the build used, else on PATH, else the copy a build of
+// this course fetched for its own tests where the toolkit lacks one (fetched_nvdisasm); empty when none.
 std::string find_nvdisasm();
+// The copy `./rooflab test` fetches where the toolkit lacks nvdisasm (NVIDIA's wheel: the perf-model CTests' --nvdisasm-
+// dir, <build>/nvdisasm/nvdisasm), for a program at `exe` in <build>/<dir>/<dir>/: its own build's, else one beside it
+// (build/ci's for a program of build/default); empty when none.
+std::string fetched_nvdisasm(const std::filesystem::path& exe);
+// The folders under build/ that CMakePresets.json's presets build into, in the order fetched_nvdisasm tries them.
+inline constexpr const char* kPresetBuilds[] = {"ci", "default", "solutions", "student", "debug", "release"};
 Sass read_sass(const std::string& cubin);
 
 // With `sass`, the prediction reads each kernel's SASS where the listing has it, its PTX otherwise. With
