@@ -273,10 +273,9 @@ int cmd_inspect(const InspectArgs& a) {
     if (const char* tool = std::getenv("ROOFLAB_NVDISASM"); tool != nullptr && *tool == '/') {
       box.read_exec.push_back(std::filesystem::path(tool).parent_path());
     }
-    for (const char* preset : rooflab::inspect::kPresetBuilds) {
-      const std::filesystem::path fetched = plan.tree.build_dir.parent_path() / preset / "nvdisasm";
+    for (const auto& fetched : rooflab::inspect::fetched_nvdisasm_places(plan.tree.build_dir)) {
       std::error_code ec;
-      if (std::filesystem::is_regular_file(fetched / "nvdisasm", ec)) box.read_exec.push_back(fetched);
+      if (std::filesystem::is_regular_file(fetched, ec)) box.read_exec.push_back(fetched.parent_path());
     }
   }
   const ProcessResult p = run_process(argv, {.timeout_s = 120, .sandbox = box});

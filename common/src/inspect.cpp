@@ -96,9 +96,14 @@ Occupancy occupancy(const Limits& l, int registers_per_thread, std::size_t stati
   return o;
 }
 
+namespace {
+bool runnable(const std::filesystem::path& p) {
+  return !p.empty() && ::access(p.c_str(), X_OK) == 0 && !std::filesystem::is_directory(p);
+}
+}  // namespace
+
 std::string find_nvdisasm() {
   namespace fs = std::filesystem;
-  auto runnable = [](const fs::path& p) { return !p.empty() && ::access(p.c_str(), X_OK) == 0 && !fs::is_directory(p); };
   if (const char* env = std::getenv("ROOFLAB_NVDISASM"); env != nullptr && *env != '\0') {
     return runnable(env) ? std::string(env) : std::string();
   }
@@ -116,14 +121,9 @@ std::string find_nvdisasm() {
 }
 
 std::string fetched_nvdisasm(const std::filesystem::path& exe) {
-  namespace fs = std::filesystem;
-  auto runnable = [](const fs::path& p) { return ::access(p.c_str(), X_OK) == 0 && !fs::is_directory(p); };
   if (exe.empty() || !exe.has_parent_path()) return {};
-  const fs::path build = exe.parent_path().parent_path().parent_path();  // <build>/labs/bin/labNN_static
-  if (const fs::path own = build / "nvdisasm" / "nvdisasm"; runnable(own)) return own.string();
-  // The builds beside it, by the presets' folder names (not a listing: a sandboxed program may not list build/).
-  for (const char* preset : kPresetBuilds) {
-    if (const fs::path p = build.parent_path() / preset / "nvdisasm" / "nvdisasm"; runnable(p)) return p.string();
+  for (const auto& p : fetched_nvdisasm_places(exe.parent_path().parent_path().parent_path())) {
+    if (runnable(p)) return p.string();
   }
   return {};
 }

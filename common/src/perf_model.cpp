@@ -705,26 +705,6 @@ Trip count(const std::vector<Instr>& code, const std::map<std::string, std::size
 
 double moved(const Trip& t) { return t.load_bytes + t.store_bytes + t.cp_async_bytes; }
 
-// Whether the backward branch at e - 1 to b closes a loop: whether the code from b reaches it along the forward
-// branches and fall-throughs inside [b, e). nvcc moves a warp shuffle's fallback for a divergent warp out of line,
-// after the kernel's EXIT; BRA.DIV jumps there and the fallback jumps back to the instruction after the BRA.DIV.
-// That jump back is a backward branch, but the code it lands in reaches the fallback only through the BRA.DIV,
-// before it: read as a loop, it would hold the real loop, the code after it and the fallback.
-bool closes_a_loop(const std::vector<Instr>& sts, const std::map<std::string, std::size_t>& labels, std::size_t b,
-                   std::size_t e) {
-  std::vector<bool> reached(e - b, false);
-  reached[0] = true;
-  for (std::size_t i = b; i < e; ++i) {
-    if (!reached[i - b]) continue;
-    if (sts[i].falls_through && i + 1 < e) reached[i + 1 - b] = true;
-    for (const auto& t : sts[i].targets) {
-      const auto it = labels.find(t);
-      if (it != labels.end() && it->second > i && it->second < e) reached[it->second - b] = true;
-    }
-  }
-  return reached[e - 1 - b];
-}
-
 // Whether the code from `from` reaches `to` (from <= to) along fall-throughs and forward branches.
 bool reaches_forward(const std::vector<Instr>& sts, const std::map<std::string, std::size_t>& labels, std::size_t from,
                      std::size_t to) {
@@ -740,6 +720,16 @@ bool reaches_forward(const std::vector<Instr>& sts, const std::map<std::string, 
     }
   }
   return reached[to - from];
+}
+
+// Whether the backward branch at e - 1 to b closes a loop: whether the code from b reaches it along the forward
+// branches and fall-throughs inside [b, e). nvcc moves a warp shuffle's fallback for a divergent warp out of line,
+// after the kernel's EXIT; BRA.DIV jumps there and the fallback jumps back to the instruction after the BRA.DIV.
+// That jump back is a backward branch, but the code it lands in reaches the fallback only through the BRA.DIV,
+// before it: read as a loop, it would hold the real loop, the code after it and the fallback.
+bool closes_a_loop(const std::vector<Instr>& sts, const std::map<std::string, std::size_t>& labels, std::size_t b,
+                   std::size_t e) {
+  return reaches_forward(sts, labels, b, e - 1);
 }
 
 // The hot loop's passes (Code::passes): of `spans` (each loop's [head, closing branch + 1), in code.loops' order),

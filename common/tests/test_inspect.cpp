@@ -10,7 +10,11 @@
 
 #include <filesystem>
 #include <fstream>
+#include <iterator>
+#include <set>
 #include <string>
+
+#include <nlohmann/json.hpp>
 
 #include <unistd.h>
 
@@ -212,4 +216,19 @@ TEST(Inspect, ANvdisasmFetchedIntoABuildIsFoundFromItsOwnBuildOrOneBeside) {
   EXPECT_EQ(fetched_nvdisasm(exe), own) << "its own build's first";
   EXPECT_EQ(fetched_nvdisasm(""), "");
   fs::remove_all(root);
+}
+
+// The presets' build folders that fetched_nvdisasm names are CMakePresets.json's configure presets, every one (a
+// preset added there and not here would leave its fetched copy unseen).
+TEST(Inspect, ThePresetBuildFoldersAreCMakePresetsJsons) {
+  std::ifstream in(std::string(ROOFLAB_SOURCE_DIR) + "/CMakePresets.json");
+  ASSERT_TRUE(in) << "no CMakePresets.json at " << ROOFLAB_SOURCE_DIR;
+  const auto presets = nlohmann::json::parse(in);
+  std::set<std::string> want;
+  for (const auto& p : presets.at("configurePresets")) {
+    if (!p.value("hidden", false)) want.insert(p.at("name").get<std::string>());
+  }
+  const std::set<std::string> named(std::begin(rooflab::inspect::kPresetBuilds), std::end(rooflab::inspect::kPresetBuilds));
+  EXPECT_EQ(named, want);
+  EXPECT_EQ(named.size(), std::size(rooflab::inspect::kPresetBuilds)) << "each once";
 }

@@ -139,12 +139,21 @@ struct Sass {
 // nvdisasm: $ROOFLAB_NVDISASM, else beside the CUDA compiler the build used, else on PATH, else the copy a build of
 // this course fetched for its own tests where the toolkit lacks one (fetched_nvdisasm); empty when none.
 std::string find_nvdisasm();
-// The copy `./rooflab test` fetches where the toolkit lacks nvdisasm (NVIDIA's wheel: the perf-model CTests' --nvdisasm-
-// dir, <build>/nvdisasm/nvdisasm), for a program at `exe` in <build>/<dir>/<dir>/: its own build's, else one beside it
-// (build/ci's for a program of build/default); empty when none.
-std::string fetched_nvdisasm(const std::filesystem::path& exe);
-// The folders under build/ that CMakePresets.json's presets build into, in the order fetched_nvdisasm tries them.
+// The folders under build/ that CMakePresets.json's presets build into (common.inspect checks the two agree).
 inline constexpr const char* kPresetBuilds[] = {"ci", "default", "solutions", "student", "debug", "release"};
+// Where `./rooflab test` leaves the nvdisasm it fetches when the toolkit lacks one (NVIDIA's wheel: the perf-model
+// CTests' --nvdisasm-dir, <build>/nvdisasm/nvdisasm), in the order they are tried for a program of build folder
+// `build`: its own, then each preset's folder beside it (build/ci's for a program of build/default). Named, not
+// listed: a sandboxed program may not list build/, and the grader lets the sandbox run these (inline: the grader
+// does not link the inspect library).
+inline std::vector<std::filesystem::path> fetched_nvdisasm_places(const std::filesystem::path& build) {
+  std::vector<std::filesystem::path> out{build / "nvdisasm" / "nvdisasm"};
+  for (const char* preset : kPresetBuilds) out.push_back(build.parent_path() / preset / "nvdisasm" / "nvdisasm");
+  return out;
+}
+// The first of those places that holds a runnable nvdisasm, for a program at `exe` (<build>/labs/bin/labNN_static);
+// empty when none.
+std::string fetched_nvdisasm(const std::filesystem::path& exe);
 Sass read_sass(const std::string& cubin);
 
 // With `sass`, the prediction reads each kernel's SASS where the listing has it, its PTX otherwise. With
