@@ -204,6 +204,7 @@ std::vector<Row> inspect(std::span<const KernelDecl> kernels, const std::string&
       r.dynamic_smem = launched->dynamic_smem;
       r.grid = launched->blocks;
       r.reach = launched->reach;
+      r.scalars = launched->scalars;
     }
     const auto facts = ptx::facts(entry);
     r.registers = res.registers;
@@ -249,6 +250,7 @@ std::vector<Row> inspect(std::span<const KernelDecl> kernels, const std::string&
       w.blocks_per_sm = r.occ.blocks_per_sm;
       w.grid = r.grid;
       w.reach.assign(r.reach.begin(), r.reach.end());
+      w.scalars = r.scalars;
       if (r.grid > 0) {
         w.grid_from = launches->source.empty() ? "the launcher's grid at the timed size, recorded on the CPU backend"
                                                : launches->source;
@@ -268,8 +270,17 @@ std::vector<Row> inspect(std::span<const KernelDecl> kernels, const std::string&
         params.base = perf::param_bank_base(arch);
         params.layout = ptx::param_layout(entry.params);
         code = perf::analyze_sass(*listed, &params);
+        // The trips of the loops come from running the PTX: the same source loops, whose round trips the SASS keeps
+        // (a loop with a run-time trip count stays a loop).
+        perf::Code from_ptx = perf::analyze(facts.body);
+        perf::count_trips(from_ptx, facts.body, w);
+        code.round_trips = from_ptx.round_trips;
+        code.thread_round_trips = from_ptx.thread_round_trips;
+        code.round_trips_why = from_ptx.round_trips_why.empty() ? "" : from_ptx.round_trips_why + " (read from the PTX)";
+        code.trips_why = from_ptx.trips_why;
       } else {
         code = perf::analyze(facts.body);
+        perf::count_trips(code, facts.body, w);
         code.from_note = sass == nullptr ? "" : (sass->why_not.empty() ? "nvdisasm did not list this kernel" : sass->why_not);
       }
       r.code_from = code.from;
@@ -360,6 +371,8 @@ std::string to_json(const std::vector<Row>& rows, const GpuSpec& gpu, double n) 
                             {"floor_s", r.floor_s},
                             {"bound", r.bound}});
     auto& row = j["kernels"].back();
+    row["args"] = nlohmann::json::array();
+    for (const auto& a : r.scalars) row["args"].push_back(a ? nlohmann::json(*a) : nlohmann::json(nullptr));
     if (r.prediction) {
       const auto& p = *r.prediction;
       row["prediction"] = {{"model", true},          {"time_s", p.time_s},     {"fraction", p.fraction},
@@ -432,7 +445,13 @@ TimedLaunches read_launches(const std::string& file) {
     for (const auto& l : nlohmann::json::parse(in)) {
       out.launches.push_back({l.at("kernel").get<std::string>(), l.at("blocks").get<unsigned long long>(),
                               l.at("block").get<unsigned>(), l.value("dynamic_smem", std::size_t{0}),
-                              l.value("reach", std::vector<std::size_t>{})});
+                              l.value("reach", std::vector<std::size_t>{}), {}});
+      // "args": each argument's integer value, null for the others.
+      if (l.contains("args")) {
+        for (const auto& a : l.at("args")) {
+          out.launches.back().scalars.push_back(a.is_null() ? std::nullopt : std::optional<long long>(a.get<long long>()));
+        }
+      }
     }
   } catch (const nlohmann::json::exception& e) {
     throw std::invalid_argument(file + ": not a list of launches ({\"kernel\", \"blocks\", \"block\"}): " + e.what());
@@ -496,7 +515,7 @@ int main(int argc, char** argv) {
   std::string launches_file;
   app.add_option("--launches", launches_file,
                  "the launches at the timed size from this JSON file ([{\"kernel\", \"blocks\", \"block\", "
-                 "\"dynamic_smem\", \"reach\": the bytes each argument's pointer reaches, 0 for others}, ...], as a GPU run recorded them) instead of the lab's launchers on the CPU backend; "
+                 "\"dynamic_smem\", \"reach\": the bytes each argument's pointer reaches, 0 for others, \"args\": each integer argument's value, null for others}, ...], as a GPU run recorded them) instead of the lab's launchers on the CPU backend; "
                  "with --code-dir and without this, no grid is known (the launchers here may not be that code's)");
   std::string code_names_file;
   app.add_option("--code-names", code_names_file,

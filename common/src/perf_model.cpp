@@ -8,12 +8,14 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <cstdlib>
 #include <fstream>
 #include <map>
 #include <optional>
 #include <regex>
 #include <set>
 #include <sstream>
+#include <unordered_map>
 
 namespace rooflab::perf {
 
@@ -797,6 +799,7 @@ Code loops_of(const std::vector<Instr>& sts) {
     code.loops.push_back(t);
     spans.emplace_back(b, e);
   }
+  code.spans = spans;
   if (code.loops.empty() && !sts.empty()) {
     code.loops.push_back(count(sts, labels, 0, sts.size(), false));
   }
@@ -911,6 +914,323 @@ std::map<std::string, std::string> sass_functions(std::string_view listing) {
     if (body != nullptr) *body += line + "\n";
   }
   return out;
+}
+
+// ---- trip counts: the code's integer part, run for one thread ----
+
+namespace {
+
+// A value the run knows (an integer) or not (loaded from memory, floating point, a shuffle's result).
+using Value = std::optional<long long>;
+
+// The width and signedness a PTX type suffix gives an integer operation (".s32": 32 bits, signed).
+struct IntType {
+  int bits = 64;
+  bool is_signed = true;
+  bool known = false;  // an integer type (.s32, .u64, .b32, ...); floating point is not
+};
+IntType int_type(std::string_view opcode) {
+  IntType t;
+  std::size_t pos = 0;
+  while (pos != std::string_view::npos) {
+    const std::size_t next = opcode.find('.', pos + 1);
+    const std::string_view part = opcode.substr(pos + 1, next == std::string_view::npos ? std::string_view::npos : next - pos - 1);
+    if (part.size() >= 2 && (part[0] == 's' || part[0] == 'u' || part[0] == 'b') &&
+        std::all_of(part.begin() + 1, part.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)) != 0; })) {
+      t.bits = std::stoi(std::string(part.substr(1)));
+      t.is_signed = part[0] == 's';
+      t.known = true;
+    }
+    pos = next;
+  }
+  return t;
+}
+
+// A value cut to the type's width, sign- or zero-extended back to 64 bits.
+long long fit(long long v, const IntType& t) {
+  if (t.bits >= 64) return v;
+  const unsigned long long mask = (1ULL << t.bits) - 1;
+  unsigned long long u = static_cast<unsigned long long>(v) & mask;
+  if (t.is_signed && ((u >> (t.bits - 1)) & 1ULL) != 0) u |= ~mask;
+  return static_cast<long long>(u);
+}
+
+bool compare(std::string_view how, long long a, long long b, const IntType& t) {
+  const auto ua = static_cast<unsigned long long>(fit(a, {t.bits, false, true}));
+  const auto ub = static_cast<unsigned long long>(fit(b, {t.bits, false, true}));
+  const long long sa = fit(a, {t.bits, true, true}), sb = fit(b, {t.bits, true, true});
+  const bool u = !t.is_signed;
+  if (how == "eq") return ua == ub;
+  if (how == "ne") return ua != ub;
+  if (how == "lt" || how == "lo") return u || how == "lo" ? ua < ub : sa < sb;
+  if (how == "le" || how == "ls") return u || how == "ls" ? ua <= ub : sa <= sb;
+  if (how == "gt" || how == "hi") return u || how == "hi" ? ua > ub : sa > sb;
+  if (how == "ge" || how == "hs") return u || how == "hs" ? ua >= ub : sa >= sb;
+  throw std::invalid_argument("comparison");
+}
+
+// An integer immediate ("42", "-3", "0x1F"); floating-point immediates ("0f3F800000") are not.
+Value immediate(std::string_view s) {
+  if (s.empty() || !(std::isdigit(static_cast<unsigned char>(s[0])) != 0 || s[0] == '-')) return std::nullopt;
+  if (s.size() > 1 && s[0] == '0' && (s[1] == 'f' || s[1] == 'd' || s[1] == 'F' || s[1] == 'D')) return std::nullopt;
+  try {
+    std::size_t used = 0;
+    const long long v = std::stoll(std::string(s), &used, 0);
+    if (used == s.size() || (used + 1 == s.size() && (s.back() == 'U' || s.back() == 'u'))) return v;
+  } catch (const std::exception&) {
+  }
+  return std::nullopt;
+}
+
+class Run {
+ public:
+  Run(const std::vector<Statement>& sts, const Work& w) : sts_(sts), w_(w) {
+    bool y_block = false, y_grid = false;
+    for (const auto& s : sts) {
+      for (const auto& o : s.operands) {
+        if (o.find("%tid.y") != std::string::npos || o.find("%tid.z") != std::string::npos ||
+            o.find("%ntid.y") != std::string::npos || o.find("%ntid.z") != std::string::npos) {
+          y_block = true;
+        }
+        if (o.find("%ctaid.y") != std::string::npos || o.find("%ctaid.z") != std::string::npos ||
+            o.find("%nctaid.y") != std::string::npos || o.find("%nctaid.z") != std::string::npos) {
+          y_grid = true;
+        }
+      }
+    }
+    if (!y_block && w.block > 0) ntid_ = w.block;
+    if (!y_grid && w.grid > 0) nctaid_ = static_cast<long long>(w.grid);
+  }
+
+  Value get(const std::string& operand) const {
+    if (operand.empty()) return std::nullopt;
+    if (operand[0] != '%') return immediate(operand);
+    if (operand == "%tid.x" || operand == "%ctaid.x" || operand == "%laneid" || operand == "%warpid" ||
+        operand == "%tid.y" || operand == "%tid.z" || operand == "%ctaid.y" || operand == "%ctaid.z") {
+      return 0;
+    }
+    if (operand == "%ntid.x") return ntid_;
+    if (operand == "%nctaid.x") return nctaid_;
+    const auto it = regs_.find(operand);
+    return it == regs_.end() ? std::nullopt : it->second;
+  }
+  void set(const std::string& reg, Value v) { regs_[reg] = v; }
+  void unknown(const Statement& s) {
+    if (s.operands.empty() || !writes_first_operand(s.opcode)) return;
+    for (const auto& r : registers_in(s.operands[0])) regs_[r] = std::nullopt;
+  }
+
+  // A kernel parameter's value: an integer argument's, or for a pointer a place of its own (parameter i at
+  // (i + 1) << 40), so that addresses compare and differ as on the GPU.
+  Value param(const std::string& operand) const {
+    static const std::regex index(R"(_param_([0-9]+)(\+([0-9]+))?)");
+    std::smatch m;
+    if (!std::regex_search(operand, m, index)) return std::nullopt;
+    const auto i = static_cast<std::size_t>(std::stoul(m[1].str()));
+    if (m[3].matched && std::stoul(m[3].str()) != 0) return std::nullopt;  // a field of a struct argument
+    if (i < w_.reach.size() && w_.reach[i] > 0) return static_cast<long long>(i + 1) << 40;
+    if (i < w_.scalars.size() && w_.scalars[i]) return *w_.scalars[i];
+    return std::nullopt;
+  }
+
+  // Executes one instruction; returns the next statement's index (sts_.size(): the thread ended; nullopt: a
+  // branch on an unknown value).
+  std::optional<std::size_t> step(std::size_t pc, const std::map<std::string, std::size_t>& labels) {
+    const Statement& s = sts_[pc];
+    if (!s.label.empty() || s.opcode.empty()) return pc + 1;
+    const std::string& op = s.opcode;
+    std::vector<std::string> ops = s.operands;
+    if (s.guarded) {
+      std::string g = ops.back();
+      ops.pop_back();
+      const bool negate = !g.empty() && g[0] == '!';
+      if (negate) g = g.substr(1);
+      const Value p = get(g);
+      if (!p) {
+        if (starts_with(op, "bra")) return std::nullopt;
+        unknown(s);
+        return pc + 1;
+      }
+      if ((*p != 0) == negate) return pc + 1;  // the guard fails: the instruction does nothing
+    }
+    if (starts_with(op, "bra")) {
+      const auto it = ops.empty() ? labels.end() : labels.find(ops[0]);
+      if (it == labels.end()) return std::nullopt;
+      return it->second;
+    }
+    if (starts_with(op, "ret") || starts_with(op, "exit") || starts_with(op, "trap")) return sts_.size();
+    if (ops.empty() || !writes_first_operand(op)) return pc + 1;
+    const std::string& d = ops[0];
+    if (d.find_first_of("{|") != std::string::npos) {  // several destinations: a vector load, a predicate pair
+      unknown(s);
+      return pc + 1;
+    }
+    const IntType t = int_type(op);
+    auto src = [&](std::size_t k) { return k < ops.size() ? get(ops[k]) : std::nullopt; };
+    Value v;
+    const auto base = op.substr(0, op.find('.'));
+    if (starts_with(op, "ld.param")) {
+      v = ops.size() > 1 ? param(ops[1]) : std::nullopt;
+    } else if (starts_with(op, "mov") || starts_with(op, "cvta")) {
+      v = src(1);
+      if (v && t.known) v = fit(*v, t);
+    } else if (starts_with(op, "cvt")) {
+      // cvt.<to>.<from>: integer to integer only, cut to the destination type after the source's.
+      const auto first = op.find('.'), second = op.find('.', first + 1);
+      const IntType to = int_type(op.substr(first, second - first));
+      const IntType from = int_type(op.substr(second));
+      if (to.known && from.known && op.find(".f") == std::string::npos) {
+        v = src(1);
+        if (v) v = fit(fit(*v, from), to);
+      }
+    } else if (base == "setp" && ops.size() == 3) {
+      const auto first = op.find('.'), second = op.find('.', first + 1);
+      const std::string how = op.substr(first + 1, second - first - 1);
+      const Value a = src(1), b = src(2);
+      if (a && b && t.known) {
+        try {
+          v = compare(how, *a, *b, t) ? 1 : 0;
+        } catch (const std::exception&) {
+        }
+      }
+    } else if (base == "selp" && ops.size() == 4) {
+      const Value p = src(3);
+      if (p) v = *p != 0 ? src(1) : src(2);
+    } else if (op == "and.pred" || op == "or.pred" || op == "xor.pred") {
+      const Value a = src(1), b = src(2);
+      if (a && b) v = op[0] == 'a' ? (*a && *b) : op[0] == 'o' ? (*a || *b) : ((*a != 0) != (*b != 0));
+      else if (op[0] == 'a' && ((a && !*a) || (b && !*b))) v = 0;
+      else if (op[0] == 'o' && ((a && *a) || (b && *b))) v = 1;
+    } else if (op == "not.pred") {
+      const Value a = src(1);
+      if (a) v = *a == 0 ? 1 : 0;
+    } else if (t.known) {
+      const Value a = src(1), b = src(2), c = src(3);
+      const bool wide = op.find(".wide") != std::string::npos;
+      const IntType in = t;                                         // the operands' type
+      const IntType out = wide ? IntType{t.bits * 2, t.is_signed, true} : t;  // the result's
+      auto as = [&](const Value& x) { return fit(*x, in); };
+      if (base == "add" && a && b) v = as(a) + as(b);
+      else if (base == "sub" && a && b) v = as(a) - as(b);
+      else if (base == "mul" && a && b && op.find(".hi") == std::string::npos) v = as(a) * as(b);
+      else if (base == "mul" && a && b && t.bits <= 32) v = (as(a) * as(b)) >> t.bits;  // .hi of 32-bit operands
+      else if (base == "mad" && a && b && c && op.find(".hi") == std::string::npos) {
+        v = as(a) * as(b) + fit(*c, out);
+      } else if (base == "div" && a && b && as(b) != 0) {
+        v = t.is_signed ? as(a) / as(b)
+                        : static_cast<long long>(static_cast<unsigned long long>(as(a)) / static_cast<unsigned long long>(as(b)));
+      } else if (base == "rem" && a && b && as(b) != 0) {
+        v = t.is_signed ? as(a) % as(b)
+                        : static_cast<long long>(static_cast<unsigned long long>(as(a)) % static_cast<unsigned long long>(as(b)));
+      } else if (base == "shl" && a && b && *b >= 0 && *b < 64) {
+        v = static_cast<long long>(static_cast<unsigned long long>(as(a)) << *b);
+      } else if (base == "shr" && a && b && *b >= 0 && *b < 64) {
+        v = t.is_signed ? as(a) >> *b : static_cast<long long>(static_cast<unsigned long long>(fit(*a, {t.bits, false, true})) >> *b);
+      } else if (base == "and" && a && b) v = as(a) & as(b);
+      else if (base == "or" && a && b) v = as(a) | as(b);
+      else if (base == "xor" && a && b) v = as(a) ^ as(b);
+      else if (base == "not" && a) v = ~as(a);
+      else if (base == "neg" && a) v = -as(a);
+      else if (base == "min" && a && b) v = t.is_signed ? std::min(as(a), as(b)) : static_cast<long long>(std::min(
+                                                                  static_cast<unsigned long long>(fit(*a, {t.bits, false, true})),
+                                                                  static_cast<unsigned long long>(fit(*b, {t.bits, false, true}))));
+      else if (base == "max" && a && b) v = t.is_signed ? std::max(as(a), as(b)) : static_cast<long long>(std::max(
+                                                                  static_cast<unsigned long long>(fit(*a, {t.bits, false, true})),
+                                                                  static_cast<unsigned long long>(fit(*b, {t.bits, false, true}))));
+      else if (base == "abs" && a) v = std::llabs(as(a));
+      if (v) v = fit(*v, out);
+      // Loads, shuffles, atomics and the rest: their values are data, unknown here.
+      if (starts_with(op, "ld.") || starts_with(op, "shfl") || starts_with(op, "atom") || starts_with(op, "vote") ||
+          starts_with(op, "redux") || starts_with(op, "activemask")) {
+        v = std::nullopt;
+      }
+    }
+    set(d, v);
+    return pc + 1;
+  }
+
+ private:
+  const std::vector<Statement>& sts_;
+  const Work& w_;
+  Value ntid_, nctaid_;
+  std::unordered_map<std::string, Value> regs_;
+};
+
+}  // namespace
+
+void count_trips(Code& code, std::string_view ptx_body, const Work& w) {
+  code.head_runs.assign(code.loops.size(), 0);
+  code.round_trips = 0;
+  code.thread_round_trips = 0;
+  code.round_trips_why.clear();
+  code.trips_why.clear();
+  if (code.spans.size() != code.loops.size() || code.spans.empty()) return;
+  const std::vector<Statement> sts = statements(ptx_body);
+  std::map<std::string, std::size_t> labels;
+  for (std::size_t i = 0; i < sts.size(); ++i) {
+    if (!sts[i].label.empty()) labels[sts[i].label] = i;
+  }
+  const std::size_t loops = code.spans.size();
+  // Per loop: head runs in the entries completed so far, and in the entry under way.
+  std::vector<double> done(loops, 0), current(loops, 0);
+  Run run(sts, w);
+  constexpr long long kBudget = 20'000'000;  // instructions: a timed kernel's thread runs far fewer
+  std::size_t pc = 0;
+  for (long long n = 0; n < kBudget && pc < sts.size(); ++n) {
+    const std::optional<std::size_t> next = run.step(pc, labels);
+    if (!next) break;
+    for (std::size_t i = 0; i < loops; ++i) {
+      const auto [b, e] = code.spans[i];
+      const bool inside = *next >= b && *next < e;
+      if (*next == b) current[i] += 1;
+      if (!inside && pc >= b && pc < e) {  // left the loop: its entry is complete
+        done[i] += current[i];
+        current[i] = 0;
+      }
+    }
+    pc = *next;
+  }
+  if (pc >= sts.size()) {  // the thread ended: every entry is complete
+    for (std::size_t i = 0; i < loops; ++i) done[i] += current[i];
+  }
+  code.head_runs = done;
+  // The hot loop's serial round trips: the loops nested directly in it that load and use what they load in the
+  // same trip, each run as often as it runs per trip of the hot loop, and the hot loop's own loads once.
+  const auto hot = static_cast<std::size_t>(std::max(code.hot, 0));
+  if (hot >= loops || done[hot] <= 0) return;
+  code.trips_why = fmt::format("the hot loop runs {:g} trip{} for thread 0 of block 0 at the timed launch (its PTX's "
+                               "integer part run with the launch's sizes and integer arguments)",
+                               done[hot], done[hot] == 1 ? "" : "s");
+  const auto [hb, he] = code.spans[hot];
+  double nested = 0;
+  int nested_loads = 0;
+  std::vector<std::string> parts;
+  for (std::size_t i = 0; i < loops; ++i) {
+    const auto [b, e] = code.spans[i];
+    if (i == hot || b < hb || e > he) continue;
+    bool direct = true;
+    for (std::size_t j = 0; j < loops && direct; ++j) {
+      const auto [jb, je] = code.spans[j];
+      if (j != hot && j != i && jb >= hb && je <= he && jb <= b && e <= je && code.spans[j] != code.spans[i]) direct = false;
+    }
+    const Trip& t = code.loops[i];
+    if (!direct || t.global_loads == 0) continue;
+    nested_loads += t.global_loads;
+    const bool serial = std::any_of(t.loads.begin(), t.loads.end(), [](const Trip::Load& l) { return !l.for_next_trip; });
+    if (!serial || done[i] <= 0) continue;
+    const double per_trip = done[i] / done[hot];
+    nested += per_trip;
+    parts.push_back(fmt::format("{:g} of lines {}-{}", per_trip, t.first_line, t.last_line));
+  }
+  if (nested <= 0) return;
+  const bool own = code.loops[hot].global_loads > nested_loads;
+  code.round_trips = nested + (own ? 1 : 0);
+  code.thread_round_trips = code.round_trips * done[hot];
+  std::string list;
+  for (std::size_t k = 0; k < parts.size(); ++k) list += (k == 0 ? "" : k + 1 == parts.size() ? " and " : ", ") + parts[k];
+  code.round_trips_why = fmt::format("{:g} a trip ({}{}), each loading a piece and using it before the next; the hot loop "
+                                     "ran {:g} trips for thread 0 of block 0",
+                                     code.round_trips, list, own ? ", and the hot loop's own loads" : "", done[hot]);
 }
 
 // ---- constants ----
@@ -1199,6 +1519,7 @@ Prediction predict(const Work& w, const Code& code, const GpuSpec& gpu, const Co
       h.ffma > 0 ? fmt::format(", {} FFMA", h.ffma) : "", h.mufu > 0 ? fmt::format(", {} MUFU", h.mufu) : "",
       h.shared_wavefronts > 0 ? fmt::format(", {:g} shared wavefronts", h.shared_wavefronts) : "",
       h.hmma > 0 ? fmt::format(", {:g} HMMA.16816", h.hmma) : ""));
+  if (!code.trips_why.empty()) p.evidence.push_back("trips: " + code.trips_why);
   // The waves of the grid: each is predicted at its own fill. `share` of the grid's blocks run in waves of
   // `blocks` blocks per SM on average over all SMs, with a block on `active` of the SMs.
   struct Wave {
@@ -1522,9 +1843,27 @@ Prediction predict(const Work& w, const Code& code, const GpuSpec& gpu, const Co
                   : (tensor ? fmt::format("dense tensor peak ({:.0f} TFLOP/s)", peak / 1e12)
                             : fmt::format("{} peak ({:.1f} TFLOP/s)", w.dtype == DType::fp16_nontensor ? "FP16x2" : "FP32",
                                           peak / 1e12));
+  // Round trips one after another (count_trips, from the PTX run at the timed launch): a staging loop nested in the
+  // hot loop that loads a piece and stores it before loading the next waits a loaded latency for each of its trips,
+  // however many warps share the SM; so does each of the hot loop's trips for its own loads. A thread's run is at
+  // least its round trips times that latency, and a slot of an SM runs the grid's waves of blocks one after another.
+  double t_chain = 0;
+  if (code.thread_round_trips > 0) {
+    const bool grid_known = w.grid > 0 && slots > 0;
+    const double sequential = grid_known ? std::ceil(static_cast<double>(w.grid) / slots - 1e-9) : 1;
+    t_chain = sequential * code.thread_round_trips * c.barrier_latency_ns * 1e-9;
+    p.evidence.push_back(fmt::format(
+        "round trips: {}: {:g} for a thread's run x {:g} ns (the loaded latency) x {:g} block{} one after another on "
+        "each slot{} = {}",
+        code.round_trips_why, code.thread_round_trips, c.barrier_latency_ns, sequential, sequential == 1 ? "" : "s",
+        grid_known ? "" : " (the grid is not known: one)", time_text(t_chain)));
+  }
   p.roof_time_s = std::max(t_mem, t_math);
-  p.time_s = std::max({t_mem_pred, t_math_pred, p.roof_time_s});
-  const Limit& why = t_mem_pred >= t_math_pred ? mem : math;
+  p.time_s = std::max({t_mem_pred, t_math_pred, p.roof_time_s, t_chain});
+  Limit chain{"round trips one after another", 0,
+              "load every piece a thread stages before storing any (a compile-time trip count the compiler unrolls, "
+              "cp.async copies), so that its loads wait together"};
+  const Limit& why = t_chain > std::max(t_mem_pred, t_math_pred) ? chain : t_mem_pred >= t_math_pred ? mem : math;
   p.limiter = why.name;
   p.advice = why.advice;
   p.fraction = p.time_s > 0 ? p.roof_time_s / p.time_s : 1;

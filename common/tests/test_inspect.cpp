@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <optional>
 #include <set>
 #include <string>
 
@@ -130,12 +131,16 @@ TEST(Inspect, ARecordedLaunchsReachIsInTheRowAndTheJson) {
   const Sample sample;
   const auto& [ptx, ptxas, a100, decl] = sample;
   rooflab::inspect::TimedLaunches launches;
-  launches.launches.push_back({"vec_kernel", 432, 256, 0, {4096, 0, 1 << 20}});
+  launches.launches.push_back({"vec_kernel", 432, 256, 0, {4096, 0, 1 << 20}, {std::nullopt, 4096, std::nullopt}});
   const auto rows = rooflab::inspect::inspect(decl, ptx, ptxas, a100, "sm_80", 1e8, nullptr, std::nullopt, &launches);
   ASSERT_EQ(rows.size(), 1u);
   EXPECT_EQ(rows[0].grid, 432u);
   EXPECT_EQ(rows[0].reach, (std::vector<std::size_t>{4096, 0, 1 << 20}));
-  EXPECT_NE(rooflab::inspect::to_json(rows, a100, 1e8).find("\"reach\": [\n"), std::string::npos);
+  // Its integer arguments too (the model's trip counts), null in the JSON where an argument is none.
+  EXPECT_EQ(rows[0].scalars, (std::vector<std::optional<long long>>{std::nullopt, 4096, std::nullopt}));
+  const std::string json = rooflab::inspect::to_json(rows, a100, 1e8);
+  EXPECT_NE(json.find("\"reach\": [\n"), std::string::npos);
+  EXPECT_NE(json.find("\"args\": [\n        null,\n        4096,\n        null\n      ]"), std::string::npos) << json;
 }
 
 // A kernel the compiled code lacks (a template kernel whose stub launcher never instantiates it) is a row that says

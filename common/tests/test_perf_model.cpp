@@ -9,6 +9,7 @@
 
 #include <cstdio>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -988,4 +989,139 @@ TEST(PerfModel, ATailLoopOrAnotherCopyOfTheLoopIsNoPass) {
   const auto p = predict(two_pass_work(4096), copies, h100(), c);
   EXPECT_EQ(said_of(p, "a pass beside it"), "");
   EXPECT_NE(p.limiter, "second read from DRAM");
+}
+
+// A tensor k-loop (64 columns a trip up to the parameter k) that stages a batch's rows first, in a loop of its own
+// whose trip count comes from the parameter `batch`: each lane loads a 16-byte piece and stores it to shared memory
+// before it loads the next, pieces lane, lane + 32, ... below batch x 8.
+std::string staged_tensor_loop() {
+  std::string body =
+      "\tld.param.u64 \t%rd1, [_Z1kPKvS0_Pviii_param_0];\n"
+      "\tld.param.u32 \t%r1, [_Z1kPKvS0_Pviii_param_4];\n"
+      "\tld.param.u32 \t%r2, [_Z1kPKvS0_Pviii_param_5];\n"
+      "\tcvta.to.global.u64 \t%rd4, %rd1;\n"
+      "\tmov.u32 \t%r3, %tid.x;\n"
+      "\tand.b32 \t%r4, %r3, 31;\n"
+      "\tshl.b32 \t%r5, %r2, 3;\n"
+      "\tmov.u32 \t%r6, 0;\n"
+      "$L__BB0_1:\n"
+      "\tmov.u32 \t%r7, %r4;\n"
+      "\tsetp.ge.s32 \t%p1, %r7, %r5;\n"
+      "\t@%p1 bra \t$L__BB0_3;\n"
+      "$L__BB0_2:\n"
+      "\tmul.wide.s32 \t%rd2, %r7, 16;\n"
+      "\tadd.s64 \t%rd3, %rd4, %rd2;\n"
+      "\tld.global.nc.v4.u32 \t{%r10, %r11, %r12, %r13}, [%rd3];\n"
+      "\tst.shared.v4.u32 \t[%r8], {%r10, %r11, %r12, %r13};\n"
+      "\tadd.s32 \t%r7, %r7, 32;\n"
+      "\tsetp.lt.s32 \t%p2, %r7, %r5;\n"
+      "\t@%p2 bra \t$L__BB0_2;\n"
+      "$L__BB0_3:\n"
+      "\tbar.sync \t0;\n"
+      "\tldmatrix.sync.aligned.m8n8.x4.shared.b16 \t{%r30, %r31, %r32, %r33}, [%r40];\n";
+  for (int i = 0; i < 8; ++i) {
+    body += "\tmma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 \t{%f1, %f2, %f3, %f4}, {%r30, %r31, %r32, %r33}, "
+            "{%r34, %r35}, {%f1, %f2, %f3, %f4};\n";
+  }
+  body +=
+      "\tbar.sync \t0;\n"
+      "\tadd.s32 \t%r6, %r6, 64;\n"
+      "\tsetp.lt.s32 \t%p3, %r6, %r1;\n"
+      "\t@%p3 bra \t$L__BB0_1;\n"
+      "\tret;\n";
+  return body;
+}
+
+rooflab::perf::Work staged_work(std::optional<long long> batch) {
+  rooflab::perf::Work w;
+  w.dtype = rooflab::DType::fp16;
+  w.block = 128;
+  w.blocks_per_sm = 2;
+  w.grid = 264;  // one wave on the H100's 132 SMs
+  w.reach = {1 << 20, 0, 0, 0, 0, 0};
+  w.scalars = {std::nullopt, std::nullopt, std::nullopt, std::nullopt, 16384, batch};
+  // 8 HMMA.16816 (4096 FLOPs each) a warp and trip; 256 trips (k = 16384) for each of the grid's 1056 warps.
+  w.flops = 4096.0 * 8 * 256 * 264 * 4;
+  w.bytes = 1e6;
+  return w;
+}
+
+TEST(PerfModel, AStagingLoopsTripsComeFromTheLaunchsArguments) {
+  auto code = analyze(staged_tensor_loop());
+  ASSERT_EQ(code.loops.size(), 2u);
+  ASSERT_EQ(code.spans.size(), 2u);
+  const int staging = code.hot == 0 ? 1 : 0;
+  ASSERT_GT(code.loops[static_cast<std::size_t>(code.hot)].hmma, 0) << "the k-loop is the hot loop";
+  // Batch 64: 512 pieces, 16 for lane 0 of each k-step; 256 k-steps.
+  rooflab::perf::count_trips(code, staged_tensor_loop(), staged_work(64));
+  EXPECT_EQ(code.head_runs[static_cast<std::size_t>(code.hot)], 256);
+  EXPECT_EQ(code.head_runs[static_cast<std::size_t>(staging)], 256 * 16);
+  EXPECT_EQ(code.round_trips, 16) << "the staging loop's 16 trips, each a load used by the next instruction";
+  EXPECT_EQ(code.thread_round_trips, 256 * 16);
+  EXPECT_NE(code.round_trips_why.find("16 of lines"), std::string::npos) << code.round_trips_why;
+  // Batch 9: 72 pieces, 3 for lane 0 (0, 32, 64).
+  rooflab::perf::count_trips(code, staged_tensor_loop(), staged_work(9));
+  EXPECT_EQ(code.round_trips, 3);
+  // Batch unknown: the first branch on it ends the run, and nothing is counted.
+  rooflab::perf::count_trips(code, staged_tensor_loop(), staged_work(std::nullopt));
+  EXPECT_EQ(code.round_trips, 0);
+  EXPECT_EQ(code.head_runs[static_cast<std::size_t>(code.hot)], 0);
+}
+
+TEST(PerfModel, StagingLoadsUsedOneAfterAnotherAreAChainOfRoundTrips) {
+  const auto c = rooflab::perf::constants_for(h100());
+  auto code = analyze(staged_tensor_loop());
+  rooflab::perf::count_trips(code, staged_tensor_loop(), staged_work(64));
+  const auto p = predict(staged_work(64), code, h100(), c);
+  EXPECT_EQ(p.limiter, "round trips one after another");
+  // 4096 round trips of the loaded latency (600 ns on sm_90) in one wave: 2.46 ms, far past the math.
+  EXPECT_NEAR(p.time_s, 4096 * c.barrier_latency_ns * 1e-9, 1e-9);
+  EXPECT_NE(said_of(p, "round trips: 16 a trip").find("4096 for a thread's run"), std::string::npos);
+  // Two waves of blocks: a slot runs two blocks one after another.
+  auto two = staged_work(64);
+  two.grid = 528;
+  two.flops *= 2;
+  EXPECT_NEAR(predict(two, code, h100(), c).time_s, 2 * p.time_s, 1e-9);
+  // Without the trips (the batch not recorded) there is no chain to see.
+  auto unknown = analyze(staged_tensor_loop());
+  rooflab::perf::count_trips(unknown, staged_tensor_loop(), staged_work(std::nullopt));
+  const auto q = predict(staged_work(std::nullopt), unknown, h100(), c);
+  EXPECT_NE(q.limiter, "round trips one after another");
+  EXPECT_EQ(said_of(q, "round trips:"), "");
+  EXPECT_LT(q.time_s, p.time_s / 10);
+}
+
+// The run's integer arithmetic follows PTX's types: a 32-bit unsigned comparison sees -1 as 4294967295, a shift right
+// of an unsigned value brings in zeros, and mul.wide keeps the high half a 32-bit product would lose.
+TEST(PerfModel, TheTripCountRunComputesAsPtxsTypesSay) {
+  const std::string body =
+      "\tld.param.u32 \t%r1, [_Z1kPfi_param_1];\n"
+      "\tmov.u32 \t%r2, -1;\n"
+      "\tsetp.gt.u32 \t%p1, %r2, 5;\n"    // unsigned: 4294967295 > 5
+      "\t@!%p1 bra \t$L__BB0_9;\n"
+      "\tadd.s32 \t%r3, %r1, 7;\n"
+      "\tshr.u32 \t%r4, %r3, 3;\n"       // (1000 + 7) / 8 = 125
+      "\tmul.wide.u32 \t%rd1, %r1, 8388608;\n"  // 1000 x 2^23: past 32 bits
+      "\tsetp.ne.s64 \t%p2, %rd1, 8388608000;\n"
+      "\t@%p2 bra \t$L__BB0_9;\n"
+      "\tmov.u32 \t%r5, 0;\n"
+      "$L__BB0_1:\n"
+      "\tld.global.f32 \t%f1, [%rd2];\n"
+      "\tst.global.f32 \t[%rd3], %f1;\n"
+      "\tadd.s32 \t%r5, %r5, 1;\n"
+      "\tsetp.lt.u32 \t%p3, %r5, %r4;\n"
+      "\t@%p3 bra \t$L__BB0_1;\n"
+      "$L__BB0_9:\n"
+      "\tret;\n";
+  auto code = analyze(body);
+  ASSERT_EQ(code.loops.size(), 1u);
+  rooflab::perf::Work w;
+  w.block = 256;
+  w.grid = 1;
+  w.reach = {4096, 0};
+  w.scalars = {std::nullopt, 1000};
+  rooflab::perf::count_trips(code, body, w);
+  EXPECT_EQ(code.head_runs[0], 125) << "a wrong comparison or shift skips the loop or runs it otherwise";
+  EXPECT_EQ(code.round_trips, 0) << "no loop nested in the hot one: no chain";
+  EXPECT_NE(code.trips_why.find("runs 125 trips for thread 0 of block 0"), std::string::npos) << code.trips_why;
 }

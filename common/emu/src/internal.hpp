@@ -117,6 +117,7 @@ bool recording_launch_shapes();
 // src/runtime_api.cpp: the reach of each argument of the launch prepare_launch last saw on this thread
 // (LaunchShape::reach), handed over once: a launch that prepared none gets an empty list.
 std::vector<std::size_t> take_argument_reach();
+std::vector<std::optional<long long>> take_argument_scalars();  // LaunchShape::scalars of the launch being prepared
 
 }  // namespace detail
 

@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -79,6 +80,9 @@ TEST(EmuCoverage, LaunchShapesAreRecordedAndNotRun) {
   // allocation, 0 for the length.
   EXPECT_EQ(shapes[0].reach, (std::vector<std::size_t>{n * sizeof(float), 0}));
   EXPECT_EQ(shapes[1].reach, (std::vector<std::size_t>{(n - 50) * sizeof(float), 0}));
+  // Each integer argument's value, for the model's trip counts (a loop bounded by the length): nothing for a pointer.
+  EXPECT_EQ(shapes[0].scalars, (std::vector<std::optional<long long>>{std::nullopt, n}));
+  EXPECT_EQ(shapes[1].scalars, (std::vector<std::optional<long long>>{std::nullopt, n - 50}));
   EXPECT_NE(shapes[0].kernel.find("emutest::scale_by_kernel<2>"), std::string::npos) << shapes[0].kernel;
   EXPECT_NE(shapes[1].kernel.find("emutest::scale_by_kernel<3>"), std::string::npos) << shapes[1].kernel;
   EXPECT_EQ(shapes[0].grid.x, 4u);  // 200 elements in blocks of 64

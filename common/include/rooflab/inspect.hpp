@@ -65,6 +65,9 @@ struct TimedLaunch {
   // Per argument: the bytes a pointer argument reaches (to the end of its allocation), 0 for other arguments
   // (rooflab::emu::LaunchShape::reach); empty when not recorded.
   std::vector<std::size_t> reach;
+  // Per argument: an integer argument's value, nothing for others (rooflab::emu::LaunchShape::scalars); empty when
+  // not recorded. The model counts the trips of loops bounded by them.
+  std::vector<std::optional<long long>> scalars;
 };
 struct TimedLaunches {
   std::vector<TimedLaunch> launches;
@@ -114,6 +117,7 @@ struct Row {
   unsigned long long grid = 0;  // blocks the launcher starts at the timed size (0: not recorded)
   double waves = 0;             // grid / (SMs x blocks per SM), where the grid is known
   std::vector<std::size_t> reach;  // the launch's reach per argument, where recorded (TimedLaunch::reach)
+  std::vector<std::optional<long long>> scalars;  // its integer arguments, where recorded (TimedLaunch::scalars)
   int stack = 0;
   int spill_bytes = 0;
   int widest_load_bits = 0;

@@ -106,6 +106,18 @@ struct Code {
   // the second time from DRAM; predict adds them (see with_passes there).
   std::vector<int> passes;
   std::string why_hot;      // in words
+  // Each loop's place in the listing: [its head, its closing branch + 1), in `loops`' order (empty for a body without
+  // a loop).
+  std::vector<std::pair<std::size_t, std::size_t>> spans;
+  // From running the code's integer part at the timed launch (count_trips; PTX only): how many times each loop's
+  // head ran, for thread 0 of block 0 (0: not known), and what follows for the hot loop: the global-load round
+  // trips one of its trips waits for one after another (a staging loop nested in it that loads a piece and stores it
+  // before loading the next waits for each of its trips' loads in turn; 0: none counted), with the why in words.
+  std::vector<double> head_runs;
+  double round_trips = 0;
+  double thread_round_trips = 0;  // the same over thread 0's whole run: round_trips x the hot loop's trips
+  std::string round_trips_why;
+  std::string trips_why;  // the hot loop's trips as the run counted them, in words (empty: not counted)
 };
 
 // The loops of a kernel's PTX body (one per backward branch), each with its per-trip counts; a loop's counts
@@ -172,6 +184,10 @@ struct Work {
   // allocation), 0 for other arguments; empty when the launch was not recorded. An array the loop rereads many
   // times over and the L2 holds (a bias vector, a GEMV's x) is served by the caches: its loads are no DRAM bytes.
   std::vector<double> reach;
+  // Per kernel parameter, in order: an integer argument's value at the timed launch (a length, a batch), nothing for
+  // the others; empty when not recorded. With the block and the grid they give the trips of loops bounded by them
+  // (loop_trips).
+  std::vector<std::optional<long long>> scalars;
 };
 
 struct Prediction {
@@ -190,6 +206,14 @@ double in_flight_fraction(double bytes_per_sm, double copy_bytes_per_s_per_sm, c
 // A predicted or floor time in words, "182.18 us", "4.21 ms", "1.40 s": the one form inspect's table, the prediction's
 // evidence and a grade's hints print times in.
 std::string time_text(double seconds);
+
+// Runs the integer part of a kernel's PTX (`code` is analyze's reading of the same body) for thread 0 of block 0 at
+// the launch `w` describes (its block, grid and integer arguments; pointers stand for distinct places), counting how
+// many times each loop's head runs, and from that the hot loop's serial round trips (Code::head_runs, round_trips).
+// Values loaded from memory and floating-point values are unknown; a branch on one ends the run, and what was
+// counted until then stands (each loop's runs up to its last completed entry). A block or grid of more than one
+// dimension leaves the sizes unknown.
+void count_trips(Code& code, std::string_view ptx_body, const Work& w);
 
 Prediction predict(const Work& work, const Code& code, const GpuSpec& gpu, const Constants& c);
 

@@ -115,7 +115,7 @@ inspect::TimedLaunches timed_launches(const GpuSpec& gpu, Call&& call) {
     call();
     for (const auto& s : shapes.taken()) {
       out.launches.push_back({s.kernel, static_cast<unsigned long long>(s.grid.x) * s.grid.y * s.grid.z,
-                              s.block.x * s.block.y * s.block.z, s.dynamic_smem, s.reach});
+                              s.block.x * s.block.y * s.block.z, s.dynamic_smem, s.reach, s.scalars});
     }
     if (!detail::skipped_stubs().empty()) {
       out.note = "its launcher is not written yet (";

@@ -12,6 +12,7 @@
 #include <cstring>
 #include <functional>
 #include <initializer_list>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <tuple>
@@ -89,6 +90,9 @@ struct LaunchShape {
   // allocation it points into (what the kernel can reach through it), 0 for any other argument. The
   // performance model tells a small array every thread rereads (a bias vector, the x of a GEMV) from a stream.
   std::vector<std::size_t> reach;
+  // Per argument: an integer argument's value (a length, a batch), nothing for any other. The performance model
+  // counts the trips of loops whose bounds come from them (a staging loop's pieces for a batch of 64).
+  std::vector<std::optional<long long>> scalars;
 };
 class LaunchShapes {
  public:
@@ -203,6 +207,7 @@ struct LaunchArgument {
   bool writable = false;                      // a pointer to non-const: memory the launch may write
   std::size_t element_size = 0;               // 0 for a pointer to an incomplete type
   const std::type_info* element_type = nullptr;
+  std::optional<long long> integer;           // an integer (or enum) argument's value
 };
 
 // Whether T is a complete type (its size is known), in C++17.
@@ -223,6 +228,8 @@ LaunchArgument describe_argument(const T& value) {
       argument.element_size = sizeof(Element);
       argument.element_type = &typeid(Element);
     }
+  } else if constexpr (std::is_integral_v<T> || std::is_enum_v<T>) {
+    argument.integer = static_cast<long long>(value);
   }
   return argument;
 }
