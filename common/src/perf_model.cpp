@@ -734,6 +734,24 @@ bool closes_a_loop(const std::vector<Instr>& sts, const std::map<std::string, st
   return reaches_forward(sts, labels, b, e - 1);
 }
 
+// For each loop of `spans` (each loop's [head, closing branch + 1)), the innermost other loop around it: its index,
+// or spans.size() for none. One nesting for every rule that asks which loop holds which (the hot loop's own work,
+// its passes, the loops nested in it that count_trips runs).
+std::vector<std::size_t> parents_of(const std::vector<std::pair<std::size_t, std::size_t>>& spans) {
+  std::vector<std::size_t> out(spans.size(), spans.size());
+  for (std::size_t i = 0; i < spans.size(); ++i) {
+    for (std::size_t j = 0; j < spans.size(); ++j) {
+      const bool around = j != i && spans[j] != spans[i] && spans[j].first <= spans[i].first &&
+                          spans[i].second <= spans[j].second;
+      const std::size_t best = out[i];
+      if (around && (best == spans.size() || spans[j].second - spans[j].first < spans[best].second - spans[best].first)) {
+        out[i] = j;
+      }
+    }
+  }
+  return out;
+}
+
 // The hot loop's passes (Code::passes): of `spans` (each loop's [head, closing branch + 1), in code.loops' order),
 // the loops with the same innermost enclosing loop as the hot one (or none, as it), not a remainder loop, the later
 // of the two reached from the end of the earlier, that load from global memory. Which of them read an array the hot
@@ -743,21 +761,10 @@ std::vector<int> passes_beside(const std::vector<Instr>& sts, const std::map<std
   std::vector<int> out;
   const auto hot = static_cast<std::size_t>(code.hot);
   if (spans.size() != code.loops.size() || hot >= spans.size()) return out;
-  // The innermost loop around loop i (spans.size(): none).
-  const auto parent = [&](std::size_t i) {
-    std::size_t best = spans.size();
-    for (std::size_t j = 0; j < spans.size(); ++j) {
-      const bool around = j != i && spans[j].first <= spans[i].first && spans[i].second <= spans[j].second &&
-                          spans[j] != spans[i];
-      if (around && (best == spans.size() || spans[j].second - spans[j].first < spans[best].second - spans[best].first)) {
-        best = j;
-      }
-    }
-    return best;
-  };
+  const std::vector<std::size_t> parent = parents_of(spans);
   for (std::size_t i = 0; i < spans.size(); ++i) {
     const Trip& t = code.loops[i];
-    if (i == hot || t.remainder || parent(i) != parent(hot)) continue;
+    if (i == hot || t.remainder || parent[i] != parent[hot]) continue;
     const auto [b, e] = spans[i];
     const auto [hb, he] = spans[hot];
     if (b < he && hb < e) continue;  // the same range, or overlapping
@@ -823,23 +830,11 @@ Code loops_of(const std::vector<Instr>& sts) {
   // here): a GEMM's k-loop with its tile loads, say.
   const std::size_t count_loops = code.loops.size();
   std::vector<double> own(count_loops);
-  for (std::size_t i = 0; i < count_loops; ++i) {
-    const Trip& t = code.loops[i];
-    own[i] = moved(t) + 4.0 * (t.ffma + t.hfma2);
-    for (std::size_t j = 0; j < count_loops; ++j) {
-      const Trip& u = code.loops[j];
-      const bool inside = j != i && u.first_line >= t.first_line && u.last_line <= t.last_line &&
-                          (u.first_line != t.first_line || u.last_line != t.last_line);
-      bool directly = inside;  // count only loops nested one level down (deeper ones are in those)
-      for (std::size_t k = 0; k < count_loops && directly; ++k) {
-        const Trip& v = code.loops[k];
-        if (k != i && k != j && v.first_line >= t.first_line && v.last_line <= t.last_line && u.first_line >= v.first_line &&
-            u.last_line <= v.last_line && (v.first_line != u.first_line || v.last_line != u.last_line)) {
-          directly = false;
-        }
-      }
-      if (directly) own[i] -= moved(u) + 4.0 * (u.ffma + u.hfma2);
-    }
+  for (std::size_t i = 0; i < count_loops; ++i) own[i] = moved(code.loops[i]) + 4.0 * (code.loops[i].ffma + code.loops[i].hfma2);
+  // Less the loops nested one level down (deeper ones are in those).
+  const std::vector<std::size_t> parent = parents_of(spans);
+  for (std::size_t j = 0; j < spans.size(); ++j) {
+    if (parent[j] < count_loops) own[parent[j]] -= moved(code.loops[j]) + 4.0 * (code.loops[j].ffma + code.loops[j].hfma2);
   }
   auto better = [&](std::size_t i, std::size_t j) {  // is loop i a better pick than loop j
     const Trip& a = code.loops[i];
@@ -982,6 +977,8 @@ Value immediate(std::string_view s) {
   return std::nullopt;
 }
 
+// One thread's run through a kernel's PTX (thread 0 of block 0): the registers whose values it knows, from the
+// launch's sizes and integer arguments through the integer instructions, and the next statement of each step.
 class Run {
  public:
   Run(const std::vector<Statement>& sts, const Work& w) : sts_(sts), w_(w) {
@@ -1139,12 +1136,8 @@ class Run {
                                                                   static_cast<unsigned long long>(fit(*b, {t.bits, false, true}))));
       else if (base == "abs" && a) v = std::llabs(as(a));
       if (v) v = fit(*v, out);
-      // Loads, shuffles, atomics and the rest: their values are data, unknown here.
-      if (starts_with(op, "ld.") || starts_with(op, "shfl") || starts_with(op, "atom") || starts_with(op, "vote") ||
-          starts_with(op, "redux") || starts_with(op, "activemask")) {
-        v = std::nullopt;
-      }
     }
+    // Anything else (a load, a shuffle, an atomic, floating point) writes a value the run does not know.
     set(d, v);
     return pc + 1;
   }
@@ -1201,20 +1194,13 @@ void count_trips(Code& code, std::string_view ptx_body, const Work& w) {
   code.trips_why = fmt::format("the hot loop runs {:g} trip{} for thread 0 of block 0 at the timed launch (its PTX's "
                                "integer part run with the launch's sizes and integer arguments)",
                                done[hot], done[hot] == 1 ? "" : "s");
-  const auto [hb, he] = code.spans[hot];
   double nested = 0;
   int nested_loads = 0;
   std::vector<std::string> parts;
+  const std::vector<std::size_t> parent = parents_of(code.spans);
   for (std::size_t i = 0; i < loops; ++i) {
-    const auto [b, e] = code.spans[i];
-    if (i == hot || b < hb || e > he) continue;
-    bool direct = true;
-    for (std::size_t j = 0; j < loops && direct; ++j) {
-      const auto [jb, je] = code.spans[j];
-      if (j != hot && j != i && jb >= hb && je <= he && jb <= b && e <= je && code.spans[j] != code.spans[i]) direct = false;
-    }
     const Trip& t = code.loops[i];
-    if (!direct || t.global_loads == 0) continue;
+    if (parent[i] != hot || t.global_loads == 0) continue;
     nested_loads += t.global_loads;
     const bool serial = std::any_of(t.loads.begin(), t.loads.end(), [](const Trip::Load& l) { return !l.for_next_trip; });
     if (!serial || done[i] <= 0) continue;
@@ -1355,6 +1341,12 @@ double cached_bytes(const Trip& t, const std::set<int>& reused, const std::vecto
   }
   return out;
 }
+// The DRAM bytes a trip moves: its loads, stores and copies, less the loads of data the caches serve (reused_params
+// of the same trip).
+double dram_bytes_of(const Trip& t, const Work& w, const GpuSpec& gpu, const Constants& c) {
+  return moved(t) - cached_bytes(t, reused_params(w, t, gpu, c, nullptr), w.reach, false);
+}
+
 // The hot loop's trip with the work of its passes (Code::passes) added. A pass reads an array the hot loop reads (the
 // same pointer arguments in its address, as far as the launch's reach tells pointers from scalars; without it, the
 // same parameters), as many bytes of it a trip: the two loops walk the array in the same steps, one trip each per
@@ -1436,7 +1428,7 @@ Beside with_passes(const Code& code, const Trip& hot, const Work& w, const GpuSp
         p.store_bytes > 0 ? fmt::format(", {:g} B of stores", p.store_bytes) : ""));
     again.push_back(bytes);
   }
-  const double dram_trip = moved(t) - cached_bytes(t, reused, w.reach, false);
+  const double dram_trip = dram_bytes_of(t, w, gpu, c);
   const double l2 = gpu.l2_mb.value_or(0) * 1024 * 1024;
   for (const double bytes : again) {
     if (w.grid == 0 || dram_trip <= 0 || l2 <= 0) {
@@ -1624,8 +1616,7 @@ Prediction predict(const Work& w, const Code& code, const GpuSpec& gpu, const Co
         }
       }
     }
-    const std::set<int> reused_h = &m == &h ? reused : reused_params(w, h, gpu, c, nullptr);
-    const double dram_trip = moved(h) - cached_bytes(h, reused_h, w.reach, false);
+    const double dram_trip = dram_bytes_of(h, w, gpu, c);
     const double warp_bytes = 32 * (dram_trip + with.reread);
     // A pass's second read from DRAM (with_passes): DRAM moves that much more than the declared bytes.
     const double t_moved = dram_trip > 0 ? t_mem * (dram_trip + with.reread) / dram_trip : t_mem;
