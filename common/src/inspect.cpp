@@ -259,7 +259,10 @@ std::vector<Row> inspect(std::span<const KernelDecl> kernels, const std::string&
       }
       w.copy_ceiling_gbps = copy_ceiling_gbps;
       // The code that runs (SASS) where nvdisasm listed this kernel; its PTX otherwise, saying why.
-      perf::Code code;
+      // The PTX, read once: the prediction's code where nvdisasm did not list the kernel, and always the loops whose
+      // trips count_trips runs (the SASS has the same source loops; a loop with a run-time trip count stays a loop).
+      perf::Code code = perf::analyze(facts.body);
+      perf::count_trips(code, facts.body, w);
       const std::string* listed = nullptr;
       if (sass != nullptr) {
         if (const auto it = sass->functions.find(entry.mangled); it != sass->functions.end()) listed = &it->second;
@@ -269,18 +272,13 @@ std::vector<Row> inspect(std::span<const KernelDecl> kernels, const std::string&
         perf::SassParams params;
         params.base = perf::param_bank_base(arch);
         params.layout = ptx::param_layout(entry.params);
-        code = perf::analyze_sass(*listed, &params);
-        // The trips of the loops come from running the PTX: the same source loops, whose round trips the SASS keeps
-        // (a loop with a run-time trip count stays a loop).
-        perf::Code from_ptx = perf::analyze(facts.body);
-        perf::count_trips(from_ptx, facts.body, w);
-        code.round_trips = from_ptx.round_trips;
-        code.thread_round_trips = from_ptx.thread_round_trips;
-        code.round_trips_why = from_ptx.round_trips_why.empty() ? "" : from_ptx.round_trips_why + " (read from the PTX)";
-        code.trips_why = from_ptx.trips_why;
+        perf::Code from_sass = perf::analyze_sass(*listed, &params);
+        from_sass.round_trips = code.round_trips;
+        from_sass.thread_round_trips = code.thread_round_trips;
+        from_sass.round_trips_why = code.round_trips_why.empty() ? "" : code.round_trips_why + " (read from the PTX)";
+        from_sass.trips_why = code.trips_why;
+        code = std::move(from_sass);
       } else {
-        code = perf::analyze(facts.body);
-        perf::count_trips(code, facts.body, w);
         code.from_note = sass == nullptr ? "" : (sass->why_not.empty() ? "nvdisasm did not list this kernel" : sass->why_not);
       }
       r.code_from = code.from;

@@ -100,6 +100,18 @@ std::vector<Statement> statements(std::string_view body) {
 
 bool starts_with(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
 
+// The kernel parameter an ld.param operand names ("[_Z1kPfi_param_2+8]": parameter 2, byte 8 of it), if any.
+struct ParamRef {
+  int index = 0;
+  long offset = 0;
+};
+std::optional<ParamRef> param_ref(const std::string& operand) {
+  static const std::regex param(R"(_param_([0-9]+)(\+([0-9]+))?)");
+  std::smatch m;
+  if (!std::regex_search(operand, m, param)) return std::nullopt;
+  return ParamRef{std::stoi(m[1].str()), m[3].matched ? std::stol(m[3].str()) : 0};
+}
+
 std::vector<std::string> registers_in(std::string_view operand) {
   static const std::regex reg(R"(%[a-z]+[0-9]+)");
   std::vector<std::string> out;
@@ -370,10 +382,9 @@ std::vector<Instr> from_ptx(const std::vector<Statement>& sts) {
         in.async_wait = 0;
       }
     }
-    static const std::regex param(R"(_param_([0-9]+))");
-    std::smatch m;
-    if (starts_with(op, "ld.param") && s.operands.size() > 1 && std::regex_search(s.operands[1], m, param)) {
-      in.param_reads.push_back(std::stoi(m[1].str()));
+    const auto ref = starts_with(op, "ld.param") && s.operands.size() > 1 ? param_ref(s.operands[1]) : std::nullopt;
+    if (ref) {
+      in.param_reads.push_back(ref->index);
     } else {
       in.data_load = starts_with(op, "ld.") || starts_with(op, "atom") || starts_with(op, "wmma.load") ||
                      starts_with(op, "ldmatrix");
@@ -1021,11 +1032,9 @@ class Run {
   // A kernel parameter's value: an integer argument's, or for a pointer a place of its own (parameter i at
   // (i + 1) << 40), so that addresses compare and differ as on the GPU.
   Value param(const std::string& operand) const {
-    static const std::regex index(R"(_param_([0-9]+)(\+([0-9]+))?)");
-    std::smatch m;
-    if (!std::regex_search(operand, m, index)) return std::nullopt;
-    const auto i = static_cast<std::size_t>(std::stoul(m[1].str()));
-    if (m[3].matched && std::stoul(m[3].str()) != 0) return std::nullopt;  // a field of a struct argument
+    const auto ref = param_ref(operand);
+    if (!ref || ref->offset != 0) return std::nullopt;  // none, or a field of a struct argument past its first
+    const auto i = static_cast<std::size_t>(ref->index);
     if (i < w_.reach.size() && w_.reach[i] > 0) return static_cast<long long>(i + 1) << 40;
     if (i < w_.scalars.size() && w_.scalars[i]) return *w_.scalars[i];
     return std::nullopt;
@@ -1107,6 +1116,7 @@ class Run {
       const IntType in = t;                                         // the operands' type
       const IntType out = wide ? IntType{t.bits * 2, t.is_signed, true} : t;  // the result's
       auto as = [&](const Value& x) { return fit(*x, in); };
+      auto as_unsigned = [&](const Value& x) { return static_cast<unsigned long long>(fit(*x, {t.bits, false, true})); };
       if (base == "add" && a && b) v = as(a) + as(b);
       else if (base == "sub" && a && b) v = as(a) - as(b);
       else if (base == "mul" && a && b && op.find(".hi") == std::string::npos) v = as(a) * as(b);
@@ -1114,26 +1124,20 @@ class Run {
       else if (base == "mad" && a && b && c && op.find(".hi") == std::string::npos) {
         v = as(a) * as(b) + fit(*c, out);
       } else if (base == "div" && a && b && as(b) != 0) {
-        v = t.is_signed ? as(a) / as(b)
-                        : static_cast<long long>(static_cast<unsigned long long>(as(a)) / static_cast<unsigned long long>(as(b)));
+        v = t.is_signed ? as(a) / as(b) : static_cast<long long>(as_unsigned(a) / as_unsigned(b));
       } else if (base == "rem" && a && b && as(b) != 0) {
-        v = t.is_signed ? as(a) % as(b)
-                        : static_cast<long long>(static_cast<unsigned long long>(as(a)) % static_cast<unsigned long long>(as(b)));
+        v = t.is_signed ? as(a) % as(b) : static_cast<long long>(as_unsigned(a) % as_unsigned(b));
       } else if (base == "shl" && a && b && *b >= 0 && *b < 64) {
         v = static_cast<long long>(static_cast<unsigned long long>(as(a)) << *b);
       } else if (base == "shr" && a && b && *b >= 0 && *b < 64) {
-        v = t.is_signed ? as(a) >> *b : static_cast<long long>(static_cast<unsigned long long>(fit(*a, {t.bits, false, true})) >> *b);
+        v = t.is_signed ? as(a) >> *b : static_cast<long long>(as_unsigned(a) >> *b);
       } else if (base == "and" && a && b) v = as(a) & as(b);
       else if (base == "or" && a && b) v = as(a) | as(b);
       else if (base == "xor" && a && b) v = as(a) ^ as(b);
       else if (base == "not" && a) v = ~as(a);
       else if (base == "neg" && a) v = -as(a);
-      else if (base == "min" && a && b) v = t.is_signed ? std::min(as(a), as(b)) : static_cast<long long>(std::min(
-                                                                  static_cast<unsigned long long>(fit(*a, {t.bits, false, true})),
-                                                                  static_cast<unsigned long long>(fit(*b, {t.bits, false, true}))));
-      else if (base == "max" && a && b) v = t.is_signed ? std::max(as(a), as(b)) : static_cast<long long>(std::max(
-                                                                  static_cast<unsigned long long>(fit(*a, {t.bits, false, true})),
-                                                                  static_cast<unsigned long long>(fit(*b, {t.bits, false, true}))));
+      else if (base == "min" && a && b) v = t.is_signed ? std::min(as(a), as(b)) : static_cast<long long>(std::min(as_unsigned(a), as_unsigned(b)));
+      else if (base == "max" && a && b) v = t.is_signed ? std::max(as(a), as(b)) : static_cast<long long>(std::max(as_unsigned(a), as_unsigned(b)));
       else if (base == "abs" && a) v = std::llabs(as(a));
       if (v) v = fit(*v, out);
     }
@@ -1522,6 +1526,7 @@ Prediction predict(const Work& w, const Code& code, const GpuSpec& gpu, const Co
     double active;
   };
   const double slots = sms * w.blocks_per_sm;
+  const bool grid_known = w.grid > 0 && slots > 0;
   std::vector<Wave> waves;
   double full_waves = 1, tail_blocks = 0;
   if (w.grid > 0 && slots > 0) {
@@ -1769,7 +1774,6 @@ Prediction predict(const Work& w, const Code& code, const GpuSpec& gpu, const Co
                         clock / std::max(w.blocks_per_sm, 1);
     const double latency = waits ? c.barrier_latency_ns * 1e-9 : 0;
     const double bps = std::max(w.blocks_per_sm, 1);
-    const bool grid_known = w.grid > 0 && slots > 0;
     const double waves_of_work = grid_known ? static_cast<double>(w.grid) / slots : 1;
     const double tail_per_sm = grid_known && tail_blocks > 0 ? std::ceil(tail_blocks / sms) : 0;
     // Copies a trip issues with cp.async for a later trip (a ring of stages) land while the trips between run: a
@@ -1842,7 +1846,6 @@ Prediction predict(const Work& w, const Code& code, const GpuSpec& gpu, const Co
   // least its round trips times that latency, and a slot of an SM runs the grid's waves of blocks one after another.
   double t_chain = 0;
   if (code.thread_round_trips > 0) {
-    const bool grid_known = w.grid > 0 && slots > 0;
     const double sequential = grid_known ? std::ceil(static_cast<double>(w.grid) / slots - 1e-9) : 1;
     t_chain = sequential * code.thread_round_trips * c.barrier_latency_ns * 1e-9;
     p.evidence.push_back(fmt::format(
