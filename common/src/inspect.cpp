@@ -273,10 +273,9 @@ std::vector<Row> inspect(std::span<const KernelDecl> kernels, const std::string&
         params.base = perf::param_bank_base(arch);
         params.layout = ptx::param_layout(entry.params);
         perf::Code from_sass = perf::analyze_sass(*listed, &params);
-        from_sass.round_trips = code.round_trips;
-        from_sass.thread_round_trips = code.thread_round_trips;
-        from_sass.round_trips_why = code.round_trips_why.empty() ? "" : code.round_trips_why + " (read from the PTX)";
-        from_sass.trips_why = code.trips_why;
+        from_sass.trips = std::move(code.trips);
+        from_sass.trips.head_runs.clear();  // counted per loop of the PTX reading
+        if (!from_sass.trips.round_trips_why.empty()) from_sass.trips.round_trips_why += " (read from the PTX)";
         code = std::move(from_sass);
       } else {
         code.from_note = sass == nullptr ? "" : (sass->why_not.empty() ? "nvdisasm did not list this kernel" : sass->why_not);

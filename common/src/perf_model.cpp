@@ -326,71 +326,71 @@ void trace_parameters(std::vector<Instr>& code) {
   }
 }
 
+// One PTX statement read as an instruction: what it reads, writes and does (the parameter trace aside).
+Instr instr_of(const Statement& s) {
+  Instr in;
+  in.line = s.line;
+  in.label = s.label;
+  in.guarded = s.guarded;
+  if (!s.label.empty() || s.opcode.empty()) return in;
+  const std::string& op = s.opcode;
+  if (starts_with(op, "bra")) in.targets = s.operands;
+  in.falls_through = s.guarded || !(starts_with(op, "bra") || starts_with(op, "ret") || starts_with(op, "exit"));
+  if (s.guarded && !s.operands.empty()) in.guard = s.operands.back();  // kept last
+  for (std::size_t k = 0; k + (s.guarded ? 1 : 0) < s.operands.size(); ++k) {
+    for (auto& r : registers_in(s.operands[k])) {
+      if (starts_with(r, "%p")) in.predicates.push_back(std::move(r));
+    }
+  }
+  const std::size_t first_source = writes_first_operand(op) ? 1 : 0;
+  if (first_source == 1 && !s.operands.empty()) in.writes = registers_in(s.operands[0]);
+  for (std::size_t k = first_source; k < s.operands.size(); ++k) {
+    for (auto& r : registers_in(s.operands[k])) in.reads.push_back(std::move(r));
+  }
+  if (is_global_load(op)) {
+    in.global_load = true;
+    in.load_bytes = ptx::access_bits(op) / 8.0;
+  } else if (is_global_store(op)) {
+    in.global_store = true;
+    in.store_bytes = ptx::access_bits(op) / 8.0;
+  } else if (starts_with(op, "cp.async") && op.find(".global") != std::string::npos && s.operands.size() >= 3) {
+    try {
+      in.cp_async_bytes = std::stod(s.operands[2]);
+    } catch (const std::exception&) {
+      in.cp_async_bytes = 16;
+    }
+  }
+  in.ffma = starts_with(op, "fma.rn.f32") || starts_with(op, "fma.rz.f32") || starts_with(op, "fma.rn.ftz.f32");
+  in.hfma2 = starts_with(op, "fma.rn.f16x2") || starts_with(op, "fma.rn.bf16x2");
+  in.mufu = is_mufu(op);
+  // Integer widening (cvt.u64.u32) is an ordinary ALU op; conversions to or from floating point are not.
+  in.conversion = starts_with(op, "cvt.") && (op.find(".f") != std::string::npos || op.find(".bf") != std::string::npos);
+  in.wavefronts = wavefronts_of(op);
+  in.hmma = hmma_of(op);
+  in.barrier = starts_with(op, "bar.sync") || starts_with(op, "barrier.sync") || starts_with(op, "bar.cta");
+  if (starts_with(op, "cp.async.wait_all")) {
+    in.async_wait = 0;
+  } else if (starts_with(op, "cp.async.wait_group") && !s.operands.empty()) {
+    try {
+      in.async_wait = std::stoi(s.operands[0]);
+    } catch (const std::exception&) {
+      in.async_wait = 0;
+    }
+  }
+  const auto ref = starts_with(op, "ld.param") && s.operands.size() > 1 ? param_ref(s.operands[1]) : std::nullopt;
+  if (ref) {
+    in.param_reads.push_back(ref->index);
+  } else {
+    in.data_load = starts_with(op, "ld.") || starts_with(op, "atom") || starts_with(op, "wmma.load") ||
+                   starts_with(op, "ldmatrix");
+  }
+  return in;
+}
+
 std::vector<Instr> from_ptx(const std::vector<Statement>& sts) {
   std::vector<Instr> out;
   out.reserve(sts.size());
-  for (const auto& s : sts) {
-    Instr in;
-    in.line = s.line;
-    in.label = s.label;
-    in.guarded = s.guarded;
-    if (!s.label.empty() || s.opcode.empty()) {
-      out.push_back(std::move(in));
-      continue;
-    }
-    const std::string& op = s.opcode;
-    if (starts_with(op, "bra")) in.targets = s.operands;
-    in.falls_through = s.guarded || !(starts_with(op, "bra") || starts_with(op, "ret") || starts_with(op, "exit"));
-    if (s.guarded && !s.operands.empty()) in.guard = s.operands.back();  // kept last
-    for (std::size_t k = 0; k + (s.guarded ? 1 : 0) < s.operands.size(); ++k) {
-      for (auto& r : registers_in(s.operands[k])) {
-        if (starts_with(r, "%p")) in.predicates.push_back(std::move(r));
-      }
-    }
-    const std::size_t first_source = writes_first_operand(op) ? 1 : 0;
-    if (first_source == 1 && !s.operands.empty()) in.writes = registers_in(s.operands[0]);
-    for (std::size_t k = first_source; k < s.operands.size(); ++k) {
-      for (auto& r : registers_in(s.operands[k])) in.reads.push_back(std::move(r));
-    }
-    if (is_global_load(op)) {
-      in.global_load = true;
-      in.load_bytes = ptx::access_bits(op) / 8.0;
-    } else if (is_global_store(op)) {
-      in.global_store = true;
-      in.store_bytes = ptx::access_bits(op) / 8.0;
-    } else if (starts_with(op, "cp.async") && op.find(".global") != std::string::npos && s.operands.size() >= 3) {
-      try {
-        in.cp_async_bytes = std::stod(s.operands[2]);
-      } catch (const std::exception&) {
-        in.cp_async_bytes = 16;
-      }
-    }
-    in.ffma = starts_with(op, "fma.rn.f32") || starts_with(op, "fma.rz.f32") || starts_with(op, "fma.rn.ftz.f32");
-    in.hfma2 = starts_with(op, "fma.rn.f16x2") || starts_with(op, "fma.rn.bf16x2");
-    in.mufu = is_mufu(op);
-    // Integer widening (cvt.u64.u32) is an ordinary ALU op; conversions to or from floating point are not.
-    in.conversion = starts_with(op, "cvt.") && (op.find(".f") != std::string::npos || op.find(".bf") != std::string::npos);
-    in.wavefronts = wavefronts_of(op);
-    in.hmma = hmma_of(op);
-    in.barrier = starts_with(op, "bar.sync") || starts_with(op, "barrier.sync") || starts_with(op, "bar.cta");
-    if (starts_with(op, "cp.async.wait_all")) {
-      in.async_wait = 0;
-    } else if (starts_with(op, "cp.async.wait_group") && !s.operands.empty()) {
-      try {
-        in.async_wait = std::stoi(s.operands[0]);
-      } catch (const std::exception&) {
-        in.async_wait = 0;
-      }
-    }
-    const auto ref = starts_with(op, "ld.param") && s.operands.size() > 1 ? param_ref(s.operands[1]) : std::nullopt;
-    if (ref) {
-      in.param_reads.push_back(ref->index);
-    } else {
-      in.data_load = starts_with(op, "ld.") || starts_with(op, "atom") || starts_with(op, "wmma.load") ||
-                     starts_with(op, "ldmatrix");
-    }
-    out.push_back(std::move(in));
-  }
+  for (const auto& s : sts) out.push_back(instr_of(s));
   trace_parameters(out);
   return out;
 }
@@ -1024,6 +1024,8 @@ class Run {
     return it == regs_.end() ? std::nullopt : it->second;
   }
   void set(const std::string& reg, Value v) { regs_[reg] = v; }
+  // Whether the last step ran an instruction (not a label, nor one whose guard failed).
+  bool ran() const { return ran_; }
   void unknown(const Statement& s) {
     if (s.operands.empty() || !writes_first_operand(s.opcode)) return;
     for (const auto& r : registers_in(s.operands[0])) regs_[r] = std::nullopt;
@@ -1044,6 +1046,7 @@ class Run {
   // branch on an unknown value).
   std::optional<std::size_t> step(std::size_t pc, const std::map<std::string, std::size_t>& labels) {
     const Statement& s = sts_[pc];
+    ran_ = false;
     if (!s.label.empty() || s.opcode.empty()) return pc + 1;
     const std::string& op = s.opcode;
     // The operands without the guard, which statements() keeps last.
@@ -1054,11 +1057,13 @@ class Run {
       const Value p = get(negate ? guard.substr(1) : guard);
       if (!p) {
         if (starts_with(op, "bra")) return std::nullopt;
+        ran_ = true;  // it may run: read as run
         unknown(s);
         return pc + 1;
       }
       if ((*p != 0) == negate) return pc + 1;  // the guard fails: the instruction does nothing
     }
+    ran_ = true;
     if (starts_with(op, "bra")) {
       const auto it = ops.empty() ? labels.end() : labels.find(ops[0]);
       if (it == labels.end()) return std::nullopt;
@@ -1151,16 +1156,74 @@ class Run {
   const Work& w_;
   Value ntid_, nctaid_;
   std::unordered_map<std::string, Value> regs_;
+  bool ran_ = false;
 };
+
+// The global-load round trips one trip waits for one after another along `path` (the statements that ran, in order),
+// as ptxas will issue them. A thread waits for its loads at the first instruction that reads what one of them loaded;
+// ptxas issues the loads it can before that instruction, so a later load joins the loads in flight unless something
+// between keeps it after the wait: a loop's branch (each trip of a staging loop loads after the last one's store), a
+// branch that skips stores (the exit of an unrolled loop's remainder: its next trip's load and store run only if
+// that trip does), a barrier, or an address computed from a loaded value (a page table's entry, then the page). A
+// branch over a load alone (a bounds guard) is no such fence: ptxas predicates the load and issues it early. Loads
+// that nothing on the path reads (for the next trip) wait for none. `starts`: the first load's line of each round.
+double round_trips_along(const std::vector<Statement>& sts, const std::map<std::string, std::size_t>& labels,
+                         const std::vector<std::size_t>& path, std::vector<int>& starts) {
+  const auto fence = [&](std::size_t i) {
+    const std::string& op = sts[i].opcode;
+    if (starts_with(op, "bar.") || starts_with(op, "barrier")) return true;
+    if (!starts_with(op, "bra")) return false;
+    const auto it = sts[i].operands.empty() ? labels.end() : labels.find(sts[i].operands[0]);
+    if (it == labels.end() || it->second <= i) return true;  // a loop's branch
+    for (std::size_t j = i + 1; j < it->second; ++j) {
+      const std::string& skipped = sts[j].opcode;
+      if (starts_with(skipped, "st.") || starts_with(skipped, "red.") || starts_with(skipped, "atom") ||
+          starts_with(skipped, "bar.") || starts_with(skipped, "barrier")) {
+        return true;
+      }
+    }
+    return false;
+  };
+  std::set<std::string> pending, derived;  // what loads in flight write, and what was computed from loaded values
+  bool used = false, fenced = false;
+  int first = 0;
+  double rounds = 0;
+  for (const std::size_t i : path) {
+    const Instr in = instr_of(sts[i]);
+    bool reads_loaded = std::any_of(in.reads.begin(), in.reads.end(), [&](const std::string& r) {
+      return pending.count(r) != 0 || derived.count(r) != 0;
+    });
+    if (in.global_load && used && (fenced || reads_loaded)) {  // the loads in flight were waited for: a round trip
+      ++rounds;
+      starts.push_back(first);
+      pending.clear();
+      derived.clear();
+      used = fenced = reads_loaded = false;
+    }
+    for (const auto& r : in.writes) {
+      pending.erase(r);
+      if (reads_loaded) derived.insert(r);
+      else derived.erase(r);
+    }
+    used = used || reads_loaded;
+    if (in.global_load) {
+      if (pending.empty()) first = in.line;
+      pending.insert(in.writes.begin(), in.writes.end());
+    }
+    if (used && fence(i)) fenced = true;
+  }
+  if (used) {
+    ++rounds;
+    starts.push_back(first);
+  }
+  return rounds;
+}
 
 }  // namespace
 
 void count_trips(Code& code, std::string_view ptx_body, const Work& w) {
-  code.head_runs.assign(code.loops.size(), 0);
-  code.round_trips = 0;
-  code.thread_round_trips = 0;
-  code.round_trips_why.clear();
-  code.trips_why.clear();
+  code.trips = Trips{};
+  code.trips.head_runs.assign(code.loops.size(), 0);
   if (code.spans.size() != code.loops.size() || code.spans.empty()) return;
   const std::vector<Statement> sts = statements(ptx_body);
   std::map<std::string, std::size_t> labels;
@@ -1168,8 +1231,12 @@ void count_trips(Code& code, std::string_view ptx_body, const Work& w) {
     if (!sts[i].label.empty()) labels[sts[i].label] = i;
   }
   const std::size_t loops = code.spans.size();
+  const auto hot = static_cast<std::size_t>(std::max(code.hot, 0));
   // Per loop: head runs in the entries completed so far, and in the entry under way.
   std::vector<double> done(loops, 0), current(loops, 0);
+  // The statements the hot loop's first trip ran, from its head's first run to its second (or to leaving the loop).
+  std::vector<std::size_t> path;
+  enum { before, during, after } trip = before;
   Run run(sts, w);
   // Instructions: the course's kernels run at most about 500,000 for thread 0 (Lab 04's blocktile rung); the budget
   // keeps a kernel that would run far longer (a huge grid-stride loop on a small grid) to a few seconds.
@@ -1178,6 +1245,9 @@ void count_trips(Code& code, std::string_view ptx_body, const Work& w) {
   for (long long n = 0; n < kBudget && pc < sts.size(); ++n) {
     const std::optional<std::size_t> next = run.step(pc, labels);
     if (!next) break;
+    // On the path: what ran, and each branch the thread came to, taken or not (a branch that skips stores keeps a
+    // later load after them either way).
+    if (trip == during && (run.ran() || starts_with(sts[pc].opcode, "bra"))) path.push_back(pc);
     for (std::size_t i = 0; i < loops; ++i) {
       const auto [b, e] = code.spans[i];
       const bool inside = *next >= b && *next < e;
@@ -1186,43 +1256,41 @@ void count_trips(Code& code, std::string_view ptx_body, const Work& w) {
         done[i] += current[i];
         current[i] = 0;
       }
+      if (i == hot && trip != after && (*next == b || (trip == during && !inside))) trip = trip == before ? during : after;
     }
     pc = *next;
   }
   if (pc >= sts.size()) {  // the thread ended: every entry is complete
     for (std::size_t i = 0; i < loops; ++i) done[i] += current[i];
   }
-  code.head_runs = done;
-  // The hot loop's serial round trips: the loops nested directly in it that load and use what they load in the
-  // same trip, each run as often as it runs per trip of the hot loop, and the hot loop's own loads once.
-  const auto hot = static_cast<std::size_t>(std::max(code.hot, 0));
+  code.trips.head_runs = done;
   if (hot >= loops || done[hot] <= 0) return;
-  code.trips_why = fmt::format("the hot loop runs {:g} trip{} for thread 0 of block 0 at the timed launch (its PTX's "
-                               "integer part run with the launch's sizes and integer arguments)",
-                               done[hot], done[hot] == 1 ? "" : "s");
-  double nested = 0;
-  int nested_loads = 0;
-  std::vector<std::string> parts;
-  const std::vector<std::size_t> parent = parents_of(code.spans);
-  for (std::size_t i = 0; i < loops; ++i) {
-    const Trip& t = code.loops[i];
-    if (parent[i] != hot || t.global_loads == 0) continue;
-    nested_loads += t.global_loads;
-    const bool serial = std::any_of(t.loads.begin(), t.loads.end(), [](const Trip::Load& l) { return !l.for_next_trip; });
-    if (!serial || done[i] <= 0) continue;
-    const double per_trip = done[i] / done[hot];
-    nested += per_trip;
-    parts.push_back(fmt::format("{:g} of lines {}-{}", per_trip, t.first_line, t.last_line));
+  code.trips.trips_why = fmt::format("the hot loop runs {:g} trip{} for thread 0 of block 0 at the timed launch (its PTX's "
+                                     "integer part run with the launch's sizes and integer arguments)",
+                                     done[hot], done[hot] == 1 ? "" : "s");
+  if (trip != after) return;  // the run ended inside the first trip: its path is not known
+  std::vector<int> starts;
+  const double rounds = round_trips_along(sts, labels, path, starts);
+  if (rounds <= 0) return;
+  code.trips.round_trips = rounds;
+  code.trips.thread_round_trips = rounds * done[hot];
+  // The lines the round trips start at, each once, in order, with how often (a staging loop's load: once a trip of it).
+  std::vector<std::pair<int, int>> at;
+  for (const int line : starts) {
+    const auto it = std::find_if(at.begin(), at.end(), [&](const auto& a) { return a.first == line; });
+    if (it == at.end()) at.emplace_back(line, 1);
+    else ++it->second;
   }
-  if (nested <= 0) return;
-  const bool own = code.loops[hot].global_loads > nested_loads;
-  code.round_trips = nested + (own ? 1 : 0);
-  code.thread_round_trips = code.round_trips * done[hot];
-  std::string list;
-  for (std::size_t k = 0; k < parts.size(); ++k) list += (k == 0 ? "" : k + 1 == parts.size() ? " and " : ", ") + parts[k];
-  code.round_trips_why = fmt::format("{:g} a trip ({}{}), each loading a piece and using it before the next; the hot loop "
-                                     "ran {:g} trips for thread 0 of block 0",
-                                     code.round_trips, list, own ? ", and the hot loop's own loads" : "", done[hot]);
+  std::string lines;
+  for (std::size_t k = 0; k < at.size() && k < 6; ++k) {
+    lines += fmt::format("{}{}{}", k == 0 ? "" : ", ", at[k].first,
+                         at[k].second > 1 ? fmt::format(" ({} times)", at[k].second) : "");
+  }
+  if (at.size() > 6) lines += ", ...";
+  code.trips.round_trips_why =
+      fmt::format("{:g} a trip (the loads of PTX line{} {}, each used before the next is issued, along the path thread "
+                  "0 of block 0 ran); the hot loop ran {:g} trips",
+                  rounds, at.size() == 1 ? "" : "s", lines, done[hot]);
 }
 
 // ---- constants ----
@@ -1517,7 +1585,7 @@ Prediction predict(const Work& w, const Code& code, const GpuSpec& gpu, const Co
       h.ffma > 0 ? fmt::format(", {} FFMA", h.ffma) : "", h.mufu > 0 ? fmt::format(", {} MUFU", h.mufu) : "",
       h.shared_wavefronts > 0 ? fmt::format(", {:g} shared wavefronts", h.shared_wavefronts) : "",
       h.hmma > 0 ? fmt::format(", {:g} HMMA.16816", h.hmma) : ""));
-  if (!code.trips_why.empty()) p.evidence.push_back("trips: " + code.trips_why);
+  if (!code.trips.trips_why.empty()) p.evidence.push_back("trips: " + code.trips.trips_why);
   // The waves of the grid: each is predicted at its own fill. `share` of the grid's blocks run in waves of
   // `blocks` blocks per SM on average over all SMs, with a block on `active` of the SMs.
   struct Wave {
@@ -1705,6 +1773,9 @@ Prediction predict(const Work& w, const Code& code, const GpuSpec& gpu, const Co
              "split the reduction)"};
     }
   }
+  const Limit chain{"round trips one after another", 0,
+                    "load every piece a thread stages before storing any (a compile-time trip count the compiler "
+                    "unrolls, cp.async copies), so that its loads wait together"};
   Limit math{"math pipe", 1, "at the roof"};
   double t_math_pred = 0;
   const double fma = w.dtype == DType::fp16_nontensor ? h.hfma2 : h.ffma;
@@ -1772,7 +1843,10 @@ Prediction predict(const Work& w, const Code& code, const GpuSpec& gpu, const Co
     const bool waits = h.barriers > 0 && (h.global_loads > 0 || h.cp_async_bytes > 0);
     const double busy = std::max({math_cycles / (tensor ? c.mma_sync_ceiling : 1.0), issue_cycles, smem_cycles}) /
                         clock / std::max(w.blocks_per_sm, 1);
-    const double latency = waits ? c.barrier_latency_ns * 1e-9 : 0;
+    // Loads the trip waits for one after another before its barrier (count_trips) each cost a loaded latency.
+    const int ahead = h.copies_ahead();
+    const double serial = ahead == 0 ? std::max(1.0, code.trips.round_trips) : 1;
+    const double latency = waits ? serial * c.barrier_latency_ns * 1e-9 : 0;
     const double bps = std::max(w.blocks_per_sm, 1);
     const double waves_of_work = grid_known ? static_cast<double>(w.grid) / slots : 1;
     const double tail_per_sm = grid_known && tail_blocks > 0 ? std::ceil(tail_blocks / sms) : 0;
@@ -1780,7 +1854,6 @@ Prediction predict(const Work& w, const Code& code, const GpuSpec& gpu, const Co
     // block whose copies go out `ahead` trips before they are waited for needs a trip to last lat / ahead at least,
     // whatever else runs, and its b x busy with b blocks sharing the SM (with none ahead, a trip is its work and
     // then the wait).
-    const int ahead = h.copies_ahead();
     auto rounds = [&](double lat) {  // the run's time in units of busy
       const auto round = [&](double b) {
         return ahead > 0 ? std::max(b * busy, lat / ahead) : std::max(b * busy, busy + lat);
@@ -1808,17 +1881,21 @@ Prediction predict(const Work& w, const Code& code, const GpuSpec& gpu, const Co
     if (wait_factor > 1.0001) {
       p.evidence.push_back(fmt::format(
           "barriers: {:.0f} ns of work per block and trip, {:g} block{} per SM{}, about {:.0f} ns of load latency per "
-          "trip behind a barrier that the other blocks do not cover{}: x{:.2f}",
+          "trip{} behind a barrier that the other blocks do not cover{}: x{:.2f}",
           busy * 1e9, bps, bps == 1 ? "" : "s",
           tail_per_sm > 0 && tail_per_sm < bps ? fmt::format(" ({:g} in the last wave)", tail_per_sm) : "",
-          c.barrier_latency_ns, ahead > 0 ? fmt::format(", less the {} trip{} of work its copies overlap", ahead,
+          latency * 1e9,
+          serial > 1 ? fmt::format(" ({:g} round trips one after another, {:g} ns each)", serial, c.barrier_latency_ns)
+                     : "",
+          ahead > 0 ? fmt::format(", less the {} trip{} of work its copies overlap", ahead,
                                                         ahead == 1 ? "" : "s")
                                           : "",
           wait_factor));
     }
     const double loss = 1 / std::max(math.fraction, 1e-3);
     if (wait_factor > 1.02 && wait_factor >= wave_factor && wait_factor > loss) {
-      math = bps == 1 && (tail_per_sm == 0 || tail_per_sm == 1)
+      math = serial > 1 ? chain
+             : bps == 1 && (tail_per_sm == 0 || tail_per_sm == 1)
                  ? Limit{"one block per SM", 0,
                          "fit two blocks per SM (__launch_bounds__, fewer registers or less shared memory) or prefetch "
                          "the next tile (cp.async stages)"}
@@ -1840,25 +1917,23 @@ Prediction predict(const Work& w, const Code& code, const GpuSpec& gpu, const Co
                   : (tensor ? fmt::format("dense tensor peak ({:.0f} TFLOP/s)", peak / 1e12)
                             : fmt::format("{} peak ({:.1f} TFLOP/s)", w.dtype == DType::fp16_nontensor ? "FP16x2" : "FP32",
                                           peak / 1e12));
-  // Round trips one after another (count_trips, from the PTX run at the timed launch): a staging loop nested in the
-  // hot loop that loads a piece and stores it before loading the next waits a loaded latency for each of its trips,
-  // however many warps share the SM; so does each of the hot loop's trips for its own loads. A thread's run is at
-  // least its round trips times that latency, and a slot of an SM runs the grid's waves of blocks one after another.
+  // Round trips one after another (count_trips, from the PTX run at the timed launch): a trip that loads a piece and
+  // uses it before loading the next (a staging loop, an unrolled loop's remainder) waits a loaded latency for each,
+  // however many warps share the SM. A thread's run is at least its round trips times that latency, and a slot of an
+  // SM runs the grid's waves of blocks one after another. One round trip a trip is what the bytes-in-flight curve
+  // already holds (Little's law with the loaded latency); from two on, the waits add up where the curve sees one.
   double t_chain = 0;
-  if (code.thread_round_trips > 0) {
+  if (code.trips.round_trips >= 2) {
     const double sequential = grid_known ? std::ceil(static_cast<double>(w.grid) / slots - 1e-9) : 1;
-    t_chain = sequential * code.thread_round_trips * c.barrier_latency_ns * 1e-9;
+    t_chain = sequential * code.trips.thread_round_trips * c.barrier_latency_ns * 1e-9;
     p.evidence.push_back(fmt::format(
         "round trips: {}: {:g} for a thread's run x {:g} ns (the loaded latency) x {:g} block{} one after another on "
         "each slot{} = {}",
-        code.round_trips_why, code.thread_round_trips, c.barrier_latency_ns, sequential, sequential == 1 ? "" : "s",
-        grid_known ? "" : " (the grid is not known: one)", time_text(t_chain)));
+        code.trips.round_trips_why, code.trips.thread_round_trips, c.barrier_latency_ns, sequential,
+        sequential == 1 ? "" : "s", grid_known ? "" : " (the grid is not known: one)", time_text(t_chain)));
   }
   p.roof_time_s = std::max(t_mem, t_math);
   p.time_s = std::max({t_mem_pred, t_math_pred, p.roof_time_s, t_chain});
-  Limit chain{"round trips one after another", 0,
-              "load every piece a thread stages before storing any (a compile-time trip count the compiler unrolls, "
-              "cp.async copies), so that its loads wait together"};
   const Limit& why = t_chain > std::max(t_mem_pred, t_math_pred) ? chain : t_mem_pred >= t_math_pred ? mem : math;
   p.limiter = why.name;
   p.advice = why.advice;

@@ -1054,18 +1054,19 @@ TEST(PerfModel, AStagingLoopsTripsComeFromTheLaunchsArguments) {
   ASSERT_GT(code.loops[static_cast<std::size_t>(code.hot)].hmma, 0) << "the k-loop is the hot loop";
   // Batch 64: 512 pieces, 16 for lane 0 of each k-step; 256 k-steps.
   rooflab::perf::count_trips(code, staged_tensor_loop(), staged_work(64));
-  EXPECT_EQ(code.head_runs[static_cast<std::size_t>(code.hot)], 256);
-  EXPECT_EQ(code.head_runs[static_cast<std::size_t>(staging)], 256 * 16);
-  EXPECT_EQ(code.round_trips, 16) << "the staging loop's 16 trips, each a load used by the next instruction";
-  EXPECT_EQ(code.thread_round_trips, 256 * 16);
-  EXPECT_NE(code.round_trips_why.find("16 of lines"), std::string::npos) << code.round_trips_why;
+  EXPECT_EQ(code.trips.head_runs[static_cast<std::size_t>(code.hot)], 256);
+  EXPECT_EQ(code.trips.head_runs[static_cast<std::size_t>(staging)], 256 * 16);
+  EXPECT_EQ(code.trips.round_trips, 16) << "the staging loop's 16 trips, each a load used by the next instruction";
+  EXPECT_EQ(code.trips.thread_round_trips, 256 * 16);
+  EXPECT_NE(code.trips.round_trips_why.find("16 a trip (the loads of PTX line 16 (16 times)"), std::string::npos)
+      << code.trips.round_trips_why;
   // Batch 9: 72 pieces, 3 for lane 0 (0, 32, 64).
   rooflab::perf::count_trips(code, staged_tensor_loop(), staged_work(9));
-  EXPECT_EQ(code.round_trips, 3);
+  EXPECT_EQ(code.trips.round_trips, 3);
   // Batch unknown: the first branch on it ends the run, and nothing is counted.
   rooflab::perf::count_trips(code, staged_tensor_loop(), staged_work(std::nullopt));
-  EXPECT_EQ(code.round_trips, 0);
-  EXPECT_EQ(code.head_runs[static_cast<std::size_t>(code.hot)], 0);
+  EXPECT_EQ(code.trips.round_trips, 0);
+  EXPECT_EQ(code.trips.head_runs[static_cast<std::size_t>(code.hot)], 0);
 }
 
 TEST(PerfModel, StagingLoadsUsedOneAfterAnotherAreAChainOfRoundTrips) {
@@ -1074,9 +1075,22 @@ TEST(PerfModel, StagingLoadsUsedOneAfterAnotherAreAChainOfRoundTrips) {
   rooflab::perf::count_trips(code, staged_tensor_loop(), staged_work(64));
   const auto p = predict(staged_work(64), code, h100(), c);
   EXPECT_EQ(p.limiter, "round trips one after another");
-  // 4096 round trips of the loaded latency (600 ns on sm_90) in one wave: 2.46 ms, far past the math.
-  EXPECT_NEAR(p.time_s, 4096 * c.barrier_latency_ns * 1e-9, 1e-9);
+  // 4096 round trips of the loaded latency (600 ns on sm_90) in one wave: 2.46 ms, far past the math; behind the
+  // barrier each of the 256 trips is its work and then its 16 round trips.
+  EXPECT_GT(p.time_s, 4096 * c.barrier_latency_ns * 1e-9);
   EXPECT_NE(said_of(p, "round trips: 16 a trip").find("4096 for a thread's run"), std::string::npos);
+  EXPECT_NE(said_of(p, "barriers:").find("(16 round trips one after another, 600 ns each)"), std::string::npos)
+      << said_of(p, "barriers:");
+  // Each round trip a trip waits for costs the latency once a trip (the same amount each): 8 fewer save at least
+  // 256 x 8 x 600 ns, and twice what 4 fewer save.
+  const auto with_rounds = [&](double rounds) {
+    auto fewer = code;
+    fewer.trips.round_trips = rounds;
+    fewer.trips.thread_round_trips = 256 * rounds;
+    return predict(staged_work(64), fewer, h100(), c).time_s;
+  };
+  EXPECT_GE(p.time_s - with_rounds(8), 256 * 8 * c.barrier_latency_ns * 1e-9);
+  EXPECT_NEAR(p.time_s - with_rounds(8), 2 * (p.time_s - with_rounds(12)), 1e-9);
   // Two waves of blocks: a slot runs two blocks one after another.
   auto two = staged_work(64);
   two.grid = 528;
@@ -1121,7 +1135,116 @@ TEST(PerfModel, TheTripCountRunComputesAsPtxsTypesSay) {
   w.reach = {4096, 0};
   w.scalars = {std::nullopt, 1000};
   rooflab::perf::count_trips(code, body, w);
-  EXPECT_EQ(code.head_runs[0], 125) << "a wrong comparison or shift skips the loop or runs it otherwise";
-  EXPECT_EQ(code.round_trips, 0) << "no loop nested in the hot one: no chain";
-  EXPECT_NE(code.trips_why.find("runs 125 trips for thread 0 of block 0"), std::string::npos) << code.trips_why;
+  EXPECT_EQ(code.trips.head_runs[0], 125) << "a wrong comparison or shift skips the loop or runs it otherwise";
+  EXPECT_EQ(code.trips.round_trips, 1) << "a load, then the store that uses it: one round trip a trip";
+  EXPECT_NE(code.trips.trips_why.find("runs 125 trips for thread 0 of block 0"), std::string::npos) << code.trips.trips_why;
+}
+
+// A k-loop that stages one or two 16-byte pieces per thread before its barrier, the second behind a branch on the
+// piece count (an unrolled loop's remainder: `skip_stores`, the branch skips the second piece's load and its store)
+// or behind a bounds guard around its load alone (the store runs either way), then FMAs on shared memory.
+std::string staged_pieces(bool skip_stores) {
+  std::string body =
+      "\tld.param.u64 \t%rd1, [_Z1kPKfPfii_param_0];\n"
+      "\tld.param.u32 \t%r1, [_Z1kPKfPfii_param_2];\n"
+      "\tld.param.u32 \t%r2, [_Z1kPKfPfii_param_3];\n"
+      "\tcvta.to.global.u64 \t%rd2, %rd1;\n"
+      "\tmov.u32 \t%r3, %tid.x;\n"
+      "\tmov.u32 \t%r4, 0;\n"
+      "$L__BB0_1:\n"
+      "\tmul.wide.u32 \t%rd3, %r3, 16;\n"
+      "\tadd.s64 \t%rd4, %rd2, %rd3;\n"
+      "\tld.global.nc.v4.f32 \t{%f1, %f2, %f3, %f4}, [%rd4];\n"
+      "\tst.shared.v4.f32 \t[%r5], {%f1, %f2, %f3, %f4};\n"
+      "\tsetp.lt.s32 \t%p1, %r2, 2;\n"
+      "\t@%p1 bra \t$L__BB0_3;\n"
+      "\tld.global.nc.v4.f32 \t{%f5, %f6, %f7, %f8}, [%rd4+4096];\n";
+  const std::string second_store = "\tst.shared.v4.f32 \t[%r5+4096], {%f5, %f6, %f7, %f8};\n";
+  body += skip_stores ? second_store + "$L__BB0_3:\n" : "$L__BB0_3:\n" + second_store;
+  body += "\tbar.sync \t0;\n\tld.shared.f32 \t%f9, [%r6];\n";
+  for (int i = 0; i < 64; ++i) body += "\tfma.rn.f32 \t%f10, %f9, %f9, %f10;\n";
+  body +=
+      "\tbar.sync \t0;\n"
+      "\tadd.s32 \t%r4, %r4, 1;\n"
+      "\tsetp.lt.s32 \t%p2, %r4, %r1;\n"
+      "\t@%p2 bra \t$L__BB0_1;\n"
+      "\tret;\n";
+  return body;
+}
+
+rooflab::perf::Work pieces_work(long long pieces) {
+  rooflab::perf::Work w;
+  w.block = 256;
+  w.blocks_per_sm = 2;
+  w.grid = 264;
+  w.reach = {1 << 24, 1 << 20, 0, 0};
+  w.scalars = {std::nullopt, std::nullopt, 512, pieces};
+  w.flops = 2.0 * 64 * 512 * 264 * 256;
+  w.bytes = 1e6;
+  return w;
+}
+
+// Round trips along the path that runs, as ptxas will issue the loads: a second piece behind a branch that skips its
+// store waits for the first (two round trips a trip), one behind a guard around its load alone does not (ptxas
+// predicates the load and issues it with the first), and a piece the run does not take costs nothing. Behind the
+// barrier each round trip is a loaded latency per trip.
+TEST(PerfModel, APieceLoadedAfterAStoreBehindABranchIsASecondRoundTrip) {
+  const auto c = rooflab::perf::constants_for(h100());
+  const auto rounds = [&](bool skip_stores, long long pieces) {
+    auto code = analyze(staged_pieces(skip_stores));
+    rooflab::perf::count_trips(code, staged_pieces(skip_stores), pieces_work(pieces));
+    return code;
+  };
+  const auto two = rounds(true, 2);
+  EXPECT_EQ(two.trips.head_runs[0], 512);
+  EXPECT_EQ(two.trips.round_trips, 2) << two.trips.round_trips_why;
+  EXPECT_EQ(two.trips.thread_round_trips, 1024);
+  EXPECT_NE(two.trips.round_trips_why.find("the loads of PTX lines 10, 14,"), std::string::npos) << two.trips.round_trips_why;
+  EXPECT_EQ(rounds(true, 1).trips.round_trips, 1) << "the branch is taken: the second piece is not loaded";
+  EXPECT_EQ(rounds(false, 2).trips.round_trips, 1) << "a guard around a load alone: issued with the first";
+  // Behind the barrier: the trip's work, then 2 x 600 ns, where one piece waits 600 ns.
+  const auto p = predict(pieces_work(2), two, h100(), c);
+  EXPECT_NE(said_of(p, "barriers:").find("about 1200 ns of load latency per trip (2 round trips one after another"),
+            std::string::npos)
+      << said_of(p, "barriers:");
+  EXPECT_EQ(p.limiter, "round trips one after another");
+  const auto q = predict(pieces_work(2), rounds(false, 2), h100(), c);
+  EXPECT_NE(q.limiter, "round trips one after another");
+  EXPECT_GT(p.time_s, q.time_s * 1.2);
+}
+
+// A load whose address comes from a loaded value (a page table's entry, then the page) waits for it, whatever lies
+// between; a load that nothing in the trip reads (the next trip's, in a software-pipelined loop) waits for none.
+TEST(PerfModel, ADependentLoadIsARoundTripAndALoadForTheNextTripIsNone) {
+  const std::string body =
+      "\tld.param.u64 \t%rd1, [_Z1kPKjPKfPfi_param_0];\n"
+      "\tld.param.u64 \t%rd2, [_Z1kPKjPKfPfi_param_1];\n"
+      "\tld.param.u32 \t%r1, [_Z1kPKjPKfPfi_param_3];\n"
+      "\tmov.u32 \t%r2, 0;\n"
+      "$L__BB0_1:\n"
+      "\tmul.wide.u32 \t%rd3, %r2, 4;\n"
+      "\tadd.s64 \t%rd4, %rd1, %rd3;\n"
+      "\tld.global.nc.u32 \t%r3, [%rd4];\n"
+      "\tmul.wide.u32 \t%rd5, %r3, 4;\n"
+      "\tadd.s64 \t%rd6, %rd2, %rd5;\n"
+      "\tld.global.nc.f32 \t%f1, [%rd6];\n"
+      "\tadd.f32 \t%f2, %f2, %f1;\n"
+      "\tadd.f32 \t%f3, %f3, %f4;\n"
+      "\tbar.sync \t0;\n"
+      "\tld.global.nc.f32 \t%f4, [%rd4+4];\n"
+      "\tadd.s32 \t%r2, %r2, 1;\n"
+      "\tsetp.lt.s32 \t%p1, %r2, %r1;\n"
+      "\t@%p1 bra \t$L__BB0_1;\n"
+      "\tret;\n";
+  auto code = analyze(body);
+  rooflab::perf::Work w;
+  w.block = 128;
+  w.grid = 1;
+  w.reach = {4096, 4096, 4096, 0};
+  w.scalars = {std::nullopt, std::nullopt, std::nullopt, 10};
+  rooflab::perf::count_trips(code, body, w);
+  EXPECT_EQ(code.trips.head_runs[0], 10);
+  EXPECT_EQ(code.trips.round_trips, 2) << code.trips.round_trips_why;
+  EXPECT_NE(code.trips.round_trips_why.find("the loads of PTX lines 8, 11,"), std::string::npos)
+      << code.trips.round_trips_why;
 }

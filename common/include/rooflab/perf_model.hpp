@@ -12,7 +12,9 @@
 //   3. the instruction class's ceiling (mma.sync and WMMA on sm_90 reach about two thirds of the dense tensor
 //      peak, which needs wgmma);
 //   4. occupancy: with a barrier after the loads, a round of trips takes the longer of the resident blocks' work
-//      and one block's work plus the load latency (one block per SM leaves the SM idle while it waits);
+//      and one block's work plus the load latency of each round trip it waits for one after another (one block per
+//      SM leaves the SM idle while it waits); the round trips come from running the PTX's integer part at the
+//      timed launch (count_trips): a piece loaded and stored before the next is loaded is one each;
 //   5. waves: where the launch's grid is known, each wave of blocks is predicted at its own fill (a grid that
 //      does not fill the GPU has fewer loads in flight; a last partial wave leaves SMs idle).
 //
@@ -92,6 +94,20 @@ struct Trip {
   int remainder_of = -1;  // index of the unrolled loop it finishes
 };
 
+// What running a kernel's integer part at the timed launch shows (count_trips; PTX only), for thread 0 of block 0.
+struct Trips {
+  // How many times each loop's head ran, in the order of the PTX reading's loops (0: not known).
+  std::vector<double> head_runs;
+  // The global-load round trips one trip of the hot loop waits for one after another, along the path that ran: a
+  // load, then an instruction that reads what it loaded, then the next load, is two (a staging loop or unrolled
+  // remainder that loads a piece and stores it before loading the next waits for each piece in turn). Loads that
+  // nothing in the trip reads (for the next trip) wait for none. 0: no trip of the hot loop completed in the run.
+  double round_trips = 0;
+  double thread_round_trips = 0;  // the same over thread 0's whole run: round_trips x the hot loop's trips
+  std::string round_trips_why;    // in words, for the evidence
+  std::string trips_why;          // the hot loop's trips as the run counted them, in words (empty: not counted)
+};
+
 struct Code {
   std::string from = "PTX";  // "SASS" when read from nvdisasm's listing of the cubin
   std::string from_note;     // why the PTX (no nvdisasm here, say)
@@ -109,15 +125,7 @@ struct Code {
   // Each loop's place in the listing: [its head, its closing branch + 1), in `loops`' order (empty for a body without
   // a loop).
   std::vector<std::pair<std::size_t, std::size_t>> spans;
-  // From running the code's integer part at the timed launch (count_trips; PTX only): how many times each loop's
-  // head ran, for thread 0 of block 0 (0: not known), and what follows for the hot loop: the global-load round
-  // trips one of its trips waits for one after another (a staging loop nested in it that loads a piece and stores it
-  // before loading the next waits for each of its trips' loads in turn; 0: none counted), with the why in words.
-  std::vector<double> head_runs;
-  double round_trips = 0;
-  double thread_round_trips = 0;  // the same over thread 0's whole run: round_trips x the hot loop's trips
-  std::string round_trips_why;
-  std::string trips_why;  // the hot loop's trips as the run counted them, in words (empty: not counted)
+  Trips trips;  // from running the PTX's integer part at the timed launch (count_trips); empty without it
 };
 
 // The loops of a kernel's PTX body (one per backward branch), each with its per-trip counts; a loop's counts
@@ -209,7 +217,8 @@ std::string time_text(double seconds);
 
 // Runs the integer part of a kernel's PTX (`code` is analyze's reading of the same body) for thread 0 of block 0 at
 // the launch `w` describes (its block, grid and integer arguments; pointers stand for distinct places), counting how
-// many times each loop's head runs, and from that the hot loop's serial round trips (Code::head_runs, round_trips).
+// many times each loop's head runs, and along the path one trip of the hot loop takes, its round trips one after
+// another (Code::trips).
 // Values loaded from memory and floating-point values are unknown; a branch on one ends the run, and what was
 // counted until then stands (each loop's runs up to its last completed entry). A block or grid of more than one
 // dimension leaves the sizes unknown.
