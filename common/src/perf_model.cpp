@@ -1265,6 +1265,7 @@ void count_trips(Code& code, std::string_view ptx_body, const Work& w) {
   }
   code.trips.head_runs = done;
   if (hot >= loops || done[hot] <= 0) return;
+  code.trips.hot_trips = done[hot];
   code.trips.trips_why = fmt::format("the hot loop runs {:g} trip{} for thread 0 of block 0 at the timed launch (its PTX's "
                                      "integer part run with the launch's sizes and integer arguments)",
                                      done[hot], done[hot] == 1 ? "" : "s");
@@ -1862,8 +1863,18 @@ Prediction predict(const Work& w, const Code& code, const GpuSpec& gpu, const Co
     };
     const double ideal = waves_of_work * bps;  // rounds x blocks if every SM were full for the whole run
     // (No resident warp, so no work per trip: a caller's occupancy of zero. Neither factor then applies.)
-    const double wave_factor = busy > 0 ? rounds(0) / ideal : 1;                  // the last wave's idle SMs
-    const double wait_factor = busy > 0 ? rounds(latency) / rounds(0) : 1;  // the load latency no block covers
+    const double loss = 1 / std::max(math.fraction, 1e-3);
+    const double wave_factor = busy > 0 ? rounds(0) / ideal : 1;  // the last wave's idle SMs
+    // The load latency no block covers. With the grid and the hot loop's trips known (count_trips), each of a block's
+    // trips waits it in every round of the run: a time of its own beside the work, whatever the work is; without
+    // them, in proportion to the work.
+    const double trips = code.trips.hot_trips;
+    double wait_factor = 1;
+    if (busy > 0 && grid_known && trips > 0) {
+      wait_factor = 1 + (rounds(latency) - rounds(0)) * busy * trips / (t_math_code * loss * wave_factor);
+    } else if (busy > 0) {
+      wait_factor = rounds(latency) / rounds(0);
+    }
     if (wave_factor > 1.0001) {
       p.evidence.push_back(fmt::format("waves: the math of {:.2f} waves takes the time of {:.2f} full ones (the "
                                        "last wave's busiest SM sets its time): x{:.2f}",
@@ -1892,7 +1903,6 @@ Prediction predict(const Work& w, const Code& code, const GpuSpec& gpu, const Co
                                           : "",
           wait_factor));
     }
-    const double loss = 1 / std::max(math.fraction, 1e-3);
     if (wait_factor > 1.02 && wait_factor >= wave_factor && wait_factor > loss) {
       math = serial > 1 ? chain
              : bps == 1 && (tail_per_sm == 0 || tail_per_sm == 1)

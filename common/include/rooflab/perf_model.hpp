@@ -98,6 +98,7 @@ struct Trip {
 struct Trips {
   // How many times each loop's head ran, in the order of the PTX reading's loops (0: not known).
   std::vector<double> head_runs;
+  double hot_trips = 0;  // the hot loop's trips over thread 0's whole run (0: not counted)
   // The global-load round trips one trip of the hot loop waits for one after another, along the path that ran: a
   // load, then an instruction that reads what it loaded, then the next load, is two (a staging loop or unrolled
   // remainder that loads a piece and stores it before loading the next waits for each piece in turn). Loads that
