@@ -1169,7 +1169,10 @@ class Run {
 // that nothing on the path reads (for the next trip) wait for none. `starts`: the first load's line of each round.
 double round_trips_along(const std::vector<Statement>& sts, const std::map<std::string, std::size_t>& labels,
                          const std::vector<std::size_t>& path, std::vector<int>& starts) {
-  const auto fence = [&](std::size_t i) {
+  // Each statement read once, however often the path runs it (a nested staging loop: once a trip of it).
+  std::vector<std::optional<Instr>> read(sts.size());
+  std::vector<std::optional<bool>> fences(sts.size());
+  const auto fence_at = [&](std::size_t i) {
     const std::string& op = sts[i].opcode;
     if (starts_with(op, "bar.") || starts_with(op, "barrier")) return true;
     if (!starts_with(op, "bra")) return false;
@@ -1184,12 +1187,17 @@ double round_trips_along(const std::vector<Statement>& sts, const std::map<std::
     }
     return false;
   };
+  const auto fence = [&](std::size_t i) {
+    if (!fences[i]) fences[i] = fence_at(i);
+    return *fences[i];
+  };
   std::set<std::string> pending, derived;  // what loads in flight write, and what was computed from loaded values
   bool used = false, fenced = false;
   int first = 0;
   double rounds = 0;
   for (const std::size_t i : path) {
-    const Instr in = instr_of(sts[i]);
+    if (!read[i]) read[i] = instr_of(sts[i]);
+    const Instr& in = *read[i];
     bool reads_loaded = std::any_of(in.reads.begin(), in.reads.end(), [&](const std::string& r) {
       return pending.count(r) != 0 || derived.count(r) != 0;
     });
