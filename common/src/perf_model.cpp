@@ -1172,18 +1172,18 @@ double round_trips_along(const std::vector<Statement>& sts, const std::map<std::
   // Each statement read once, however often the path runs it (a nested staging loop: once a trip of it).
   std::vector<std::optional<Instr>> read(sts.size());
   std::vector<std::optional<bool>> fences(sts.size());
+  const auto barrier = [](std::string_view op) { return starts_with(op, "bar.") || starts_with(op, "barrier"); };
+  // What a branch that skips it keeps a later load behind: a barrier, a store, a reduction or an atomic.
+  const auto orders = [&](std::string_view op) {
+    return barrier(op) || starts_with(op, "st.") || starts_with(op, "red.") || starts_with(op, "atom");
+  };
   const auto fence_at = [&](std::size_t i) {
     const std::string& op = sts[i].opcode;
-    if (starts_with(op, "bar.") || starts_with(op, "barrier")) return true;
-    if (!starts_with(op, "bra")) return false;
+    if (!starts_with(op, "bra")) return barrier(op);
     const auto it = sts[i].operands.empty() ? labels.end() : labels.find(sts[i].operands[0]);
     if (it == labels.end() || it->second <= i) return true;  // a loop's branch
     for (std::size_t j = i + 1; j < it->second; ++j) {
-      const std::string& skipped = sts[j].opcode;
-      if (starts_with(skipped, "st.") || starts_with(skipped, "red.") || starts_with(skipped, "atom") ||
-          starts_with(skipped, "bar.") || starts_with(skipped, "barrier")) {
-        return true;
-      }
+      if (orders(sts[j].opcode)) return true;  // the branch skips a store: a later load stays after it
     }
     return false;
   };
@@ -1264,7 +1264,11 @@ void count_trips(Code& code, std::string_view ptx_body, const Work& w) {
         done[i] += current[i];
         current[i] = 0;
       }
-      if (i == hot && trip != after && (*next == b || (trip == during && !inside))) trip = trip == before ? during : after;
+    }
+    if (hot < loops) {  // the first trip starts at the hot loop's head and ends at it again, or where it leaves
+      const auto [b, e] = code.spans[hot];
+      if (trip == before && *next == b) trip = during;
+      else if (trip == during && (*next == b || *next < b || *next >= e)) trip = after;
     }
     pc = *next;
   }
@@ -1282,7 +1286,6 @@ void count_trips(Code& code, std::string_view ptx_body, const Work& w) {
   const double rounds = round_trips_along(sts, labels, path, starts);
   if (rounds <= 0) return;
   code.trips.round_trips = rounds;
-  code.trips.thread_round_trips = rounds * done[hot];
   // The lines the round trips start at, each once, in order, with how often (a staging loop's load: once a trip of it).
   std::vector<std::pair<int, int>> at;
   for (const int line : starts) {
@@ -1942,12 +1945,13 @@ Prediction predict(const Work& w, const Code& code, const GpuSpec& gpu, const Co
   // already holds (Little's law with the loaded latency); from two on, the waits add up where the curve sees one.
   double t_chain = 0;
   if (code.trips.round_trips >= 2) {
-    const double sequential = grid_known ? std::ceil(static_cast<double>(w.grid) / slots - 1e-9) : 1;
-    t_chain = sequential * code.trips.thread_round_trips * c.barrier_latency_ns * 1e-9;
+    const double sequential = grid_known ? full_waves + (tail_blocks > 0 ? 1 : 0) : 1;
+    const double thread_round_trips = code.trips.round_trips * code.trips.hot_trips;  // over thread 0's run
+    t_chain = sequential * thread_round_trips * c.barrier_latency_ns * 1e-9;
     p.evidence.push_back(fmt::format(
         "round trips: {}: {:g} for a thread's run x {:g} ns (the loaded latency) x {:g} block{} one after another on "
         "each slot{} = {}",
-        code.trips.round_trips_why, code.trips.thread_round_trips, c.barrier_latency_ns, sequential,
+        code.trips.round_trips_why, thread_round_trips, c.barrier_latency_ns, sequential,
         sequential == 1 ? "" : "s", grid_known ? "" : " (the grid is not known: one)", time_text(t_chain)));
   }
   p.roof_time_s = std::max(t_mem, t_math);

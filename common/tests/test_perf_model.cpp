@@ -1057,7 +1057,7 @@ TEST(PerfModel, AStagingLoopsTripsComeFromTheLaunchsArguments) {
   EXPECT_EQ(code.trips.head_runs[static_cast<std::size_t>(code.hot)], 256);
   EXPECT_EQ(code.trips.head_runs[static_cast<std::size_t>(staging)], 256 * 16);
   EXPECT_EQ(code.trips.round_trips, 16) << "the staging loop's 16 trips, each a load used by the next instruction";
-  EXPECT_EQ(code.trips.thread_round_trips, 256 * 16);
+  EXPECT_EQ(code.trips.hot_trips, 256);
   EXPECT_NE(code.trips.round_trips_why.find("16 a trip (the loads of PTX line 16 (16 times)"), std::string::npos)
       << code.trips.round_trips_why;
   // Batch 9: 72 pieces, 3 for lane 0 (0, 32, 64).
@@ -1086,7 +1086,6 @@ TEST(PerfModel, StagingLoadsUsedOneAfterAnotherAreAChainOfRoundTrips) {
   const auto with_rounds = [&](double rounds) {
     auto fewer = code;
     fewer.trips.round_trips = rounds;
-    fewer.trips.thread_round_trips = 256 * rounds;
     return predict(staged_work(64), fewer, h100(), c).time_s;
   };
   EXPECT_NEAR(p.time_s - with_rounds(8), 256 * 8 * c.barrier_latency_ns * 1e-9, 1e-9);
@@ -1198,7 +1197,7 @@ TEST(PerfModel, APieceLoadedAfterAStoreBehindABranchIsASecondRoundTrip) {
   const auto two = rounds(true, 2);
   EXPECT_EQ(two.trips.head_runs[0], 512);
   EXPECT_EQ(two.trips.round_trips, 2) << two.trips.round_trips_why;
-  EXPECT_EQ(two.trips.thread_round_trips, 1024);
+  EXPECT_EQ(two.trips.hot_trips, 512);
   EXPECT_NE(two.trips.round_trips_why.find("the loads of PTX lines 10, 14,"), std::string::npos) << two.trips.round_trips_why;
   EXPECT_EQ(rounds(true, 1).trips.round_trips, 1) << "the branch is taken: the second piece is not loaded";
   EXPECT_EQ(rounds(false, 2).trips.round_trips, 1) << "a guard around a load alone: issued with the first";

@@ -114,10 +114,13 @@ inline std::pair<const char*, std::size_t> parameter_name(const char* parameters
 }
 // src/kernels.cpp: whether a LaunchShapes is alive (launches are recorded, not run).
 bool recording_launch_shapes();
-// src/runtime_api.cpp: the reach of each argument of the launch prepare_launch last saw on this thread
-// (LaunchShape::reach), handed over once: a launch that prepared none gets an empty list.
-std::vector<std::size_t> take_argument_reach();
-std::vector<std::optional<long long>> take_argument_scalars();  // LaunchShape::scalars of the launch being prepared
+// src/runtime_api.cpp: what the launch prepare_launch last saw on this thread passed in each argument
+// (LaunchShape::reach and ::scalars), handed over once: a launch that prepared none gets empty lists.
+struct ArgumentFacts {
+  std::vector<std::size_t> reach;
+  std::vector<std::optional<long long>> scalars;
+};
+ArgumentFacts take_argument_facts();
 
 }  // namespace detail
 

@@ -116,7 +116,8 @@ bool note_launch_shape(const std::string& name, dim3 grid, dim3 block, std::size
   Registry& r = registry();
   std::lock_guard lock(r.mutex);
   if (r.shape_scopes == 0) return false;
-  r.shapes.push_back({name, grid, block, dynamic_smem, take_argument_reach(), take_argument_scalars()});
+  ArgumentFacts arguments = take_argument_facts();
+  r.shapes.push_back({name, grid, block, dynamic_smem, std::move(arguments.reach), std::move(arguments.scalars)});
   return true;
 }
 

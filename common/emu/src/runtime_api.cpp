@@ -770,24 +770,20 @@ struct WatchedLaunch {
   std::vector<ordering::Access> memory;
 };
 thread_local WatchedLaunch tl_watched_launch;
-thread_local std::vector<std::size_t> tl_argument_reach;  // LaunchShape::reach of the launch being prepared
-thread_local std::vector<std::optional<long long>> tl_argument_scalars;  // LaunchShape::scalars of it
+thread_local rooflab::emu::detail::ArgumentFacts tl_arguments;  // of the launch being prepared
 }  // namespace
 
-std::vector<std::size_t> rooflab::emu::detail::take_argument_reach() { return std::exchange(tl_argument_reach, {}); }
-std::vector<std::optional<long long>> rooflab::emu::detail::take_argument_scalars() {
-  return std::exchange(tl_argument_scalars, {});
-}
+rooflab::emu::detail::ArgumentFacts rooflab::emu::detail::take_argument_facts() { return std::exchange(tl_arguments, {}); }
 
 void rooflab::emu::detail::prepare_launch(cudaStream_t stream, const std::string& name, const char* parameters,
                                           const LaunchArgument* arguments, std::size_t count) {
   begin_launch_arguments();  // element sizes of this launch's pointers, for out-of-bounds reports
   std::vector<ordering::Access> memory;  // the allocations the launch may read (false) or write (true)
-  tl_argument_reach.assign(count, 0);
-  tl_argument_scalars.assign(count, std::nullopt);
+  tl_arguments.reach.assign(count, 0);
+  tl_arguments.scalars.assign(count, std::nullopt);
   for (std::size_t index = 0; index < count; ++index) {
     const LaunchArgument& argument = arguments[index];
-    tl_argument_scalars[index] = argument.integer;
+    tl_arguments.scalars[index] = argument.integer;
     if (!argument.is_pointer) continue;
     PointerParameter parameter;
     parameter.element_size = argument.element_size;
@@ -804,7 +800,7 @@ void rooflab::emu::detail::prepare_launch(cudaStream_t stream, const std::string
                         "fault or read garbage (copy the data to device memory and pass that pointer)");
     }
     memory.push_back({argument.pointer, argument.writable});
-    tl_argument_reach[index] = *reach;
+    tl_arguments.reach[index] = *reach;
   }
   // Where work on another stream could overlap with it on a GPU, the launch runs watched, and is ordered once it
   // has run with the pages it touched (finish_launch_ordering); else now, with the whole allocations.

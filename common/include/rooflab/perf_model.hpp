@@ -104,7 +104,6 @@ struct Trips {
   // remainder that loads a piece and stores it before loading the next waits for each piece in turn). Loads that
   // nothing in the trip reads (for the next trip) wait for none. 0: no trip of the hot loop completed in the run.
   double round_trips = 0;
-  double thread_round_trips = 0;  // the same over thread 0's whole run: round_trips x the hot loop's trips
   std::string round_trips_why;    // in words, for the evidence
   std::string trips_why;          // the hot loop's trips as the run counted them, in words (empty: not counted)
 };
