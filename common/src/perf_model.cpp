@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <array>
 #include <cctype>
 #include <cmath>
 #include <cstdlib>
@@ -930,6 +931,17 @@ namespace {
 // A value the run knows (an integer) or not (loaded from memory, floating point, a shuffle's result).
 using Value = std::optional<long long>;
 
+// What shared_conflicts finds along one trip: per trip, the wavefronts its shared accesses take and those their
+// widths alone give, the difference, and the lines of the most conflicted accesses in words.
+struct Conflicts {
+  double measured = 0;
+  double width_only = 0;
+  double extra = 0;
+  std::size_t conflicted = 0;
+  std::string lines;
+  std::string guessed;  // the branches read as not taken, in words
+};
+
 // The width and signedness a PTX type suffix gives an integer operation (".s32": 32 bits, signed).
 struct IntType {
   int bits = 64;
@@ -989,11 +1001,12 @@ Value immediate(std::string_view s) {
   return std::nullopt;
 }
 
-// One thread's run through a kernel's PTX (thread 0 of block 0): the registers whose values it knows, from the
-// launch's sizes and integer arguments through the integer instructions, and the next statement of each step.
+// One thread's run through a kernel's PTX (thread `lane` of block 0: thread 0 unless asked): the registers whose
+// values it knows, from the launch's sizes and integer arguments through the integer instructions, and the next
+// statement of each step.
 class Run {
  public:
-  Run(const std::vector<Statement>& sts, const Work& w) : sts_(sts), w_(w) {
+  Run(const std::vector<Statement>& sts, const Work& w, long long lane = 0) : sts_(sts), w_(w), lane_(lane) {
     bool y_block = false, y_grid = false;
     for (const auto& s : sts) {
       for (const auto& o : s.operands) {
@@ -1009,13 +1022,18 @@ class Run {
     }
     if (!y_block && w.block > 0) ntid_ = w.block;
     if (!y_grid && w.grid > 0) nctaid_ = static_cast<long long>(w.grid);
+    one_dimensional_ = !y_block;
   }
+  // Whether the code reads only the block's x dimension: thread `lane` is then lane `lane` of warp 0.
+  bool one_dimensional() const { return one_dimensional_; }
 
   Value get(const std::string& operand) const {
     if (operand.empty()) return std::nullopt;
-    if (operand[0] != '%') return immediate(operand);
-    if (operand == "%tid.x" || operand == "%ctaid.x" || operand == "%laneid" || operand == "%warpid" ||
-        operand == "%tid.y" || operand == "%tid.z" || operand == "%ctaid.y" || operand == "%ctaid.z") {
+    if (operand[0] != '%') return immediate(operand) ? immediate(operand) : symbol(operand);
+    if (operand == "%tid.x") return lane_;
+    if (operand == "%laneid") return lane_ % 32;
+    if (operand == "%ctaid.x" || operand == "%warpid" || operand == "%tid.y" || operand == "%tid.z" ||
+        operand == "%ctaid.y" || operand == "%ctaid.z") {
       return 0;
     }
     if (operand == "%ntid.x") return ntid_;
@@ -1024,6 +1042,8 @@ class Run {
     return it == regs_.end() ? std::nullopt : it->second;
   }
   void set(const std::string& reg, Value v) { regs_[reg] = v; }
+  // The address a memory operand names ("[%r5+16]", "[%rd2+-8]", "[smem]"), where the run knows it.
+  Value address(const std::string& operand) const;
   // Whether the last step ran an instruction (not a label, nor one whose guard failed).
   bool ran() const { return ran_; }
   void unknown(const Statement& s) {
@@ -1152,8 +1172,22 @@ class Run {
   }
 
  private:
+  // A named variable's address (a __shared__ array, the dynamic shared buffer): each a place of its own, 1 MiB from
+  // the next and at bank 0 of shared memory, as the CPU backend's traffic model places them (a request within one
+  // variable conflicts the same way wherever the variable starts, by 4-byte steps).
+  Value symbol(const std::string& name) const {
+    if (name.empty() || !(std::isalpha(static_cast<unsigned char>(name[0])) != 0 || name[0] == '_' || name[0] == '$')) {
+      return std::nullopt;
+    }
+    const auto [it, added] = symbols_.emplace(name, static_cast<long long>(symbols_.size() + 1) << 20);
+    return it->second;
+  }
+
   const std::vector<Statement>& sts_;
   const Work& w_;
+  long long lane_ = 0;
+  bool one_dimensional_ = true;
+  mutable std::map<std::string, long long> symbols_;
   Value ntid_, nctaid_;
   std::unordered_map<std::string, Value> regs_;
   bool ran_ = false;
@@ -1227,6 +1261,221 @@ double round_trips_along(const std::vector<Statement>& sts, const std::map<std::
   return rounds;
 }
 
+// A memory operand's base and offset ("[%r5+16]": %r5 and 16; "[%rd2+-8]"; "[smem]": smem and 0).
+std::optional<std::pair<std::string, long long>> memory_operand(const std::string& operand) {
+  if (operand.size() < 3 || operand.front() != '[' || operand.back() != ']') return std::nullopt;
+  std::string base = operand.substr(1, operand.size() - 2);
+  long long offset = 0;
+  if (const auto plus = base.find('+', 1); plus != std::string::npos) {
+    const Value off = immediate(base.substr(plus + 1));
+    if (!off) return std::nullopt;
+    offset = *off;
+    base.resize(plus);
+  }
+  return std::pair(base, offset);
+}
+
+Value Run::address(const std::string& operand) const {
+  const auto at = memory_operand(operand);
+  if (!at) return std::nullopt;
+  const Value base = get(at->first);
+  return base ? Value(*base + at->second) : std::nullopt;
+}
+
+// An ld or st of the shared state space (the block's own: not another block's of the cluster).
+bool shared_access(std::string_view op) {
+  return (starts_with(op, "ld.") || starts_with(op, "st.")) && op.find(".shared") != std::string_view::npos &&
+         op.find("::cluster") == std::string_view::npos;
+}
+
+// The shared accesses of [b, e) that ptxas issues as one: in a straight run of code (no label, branch or barrier
+// between), accesses of one kind and width from one base register (not written between) at offsets one after
+// another become one access of up to 16 bytes (four ld.shared.f32 at +0, +4, +8, +12 are one LDS.128) where each
+// lane's address is aligned to the wider width (`aligned`, from the lanes' addresses). Each group in order of its
+// first statement; an access alone is a group of one.
+template <typename Aligned>
+std::vector<std::vector<std::size_t>> vector_groups(const std::vector<Statement>& sts, std::size_t b, std::size_t e,
+                                                    Aligned aligned) {
+  std::vector<std::vector<std::size_t>> groups;
+  // Accesses under way per (kind and width, base): their offsets and statements.
+  std::map<std::pair<std::string, std::string>, std::vector<std::pair<long long, std::size_t>>> open;
+  const auto close = [&](const auto& it) {
+    auto chain = it->second;
+    std::stable_sort(chain.begin(), chain.end());
+    const long long width = std::max(1, ptx::access_bits(sts[chain.front().second].opcode) / 8);
+    for (std::size_t k = 0; k < chain.size();) {
+      // The most statements (a power of two, 16 bytes at most) from k at offsets one after another, aligned.
+      std::size_t n = 1;
+      for (std::size_t m = 16 / static_cast<std::size_t>(width); m > 1; m /= 2) {
+        bool contiguous = k + m <= chain.size();
+        for (std::size_t j = 1; contiguous && j < m; ++j) {
+          contiguous = chain[k + j].first == chain[k].first + static_cast<long long>(j) * width;
+        }
+        if (contiguous && aligned(chain[k].second, static_cast<long long>(m) * width)) {
+          n = m;
+          break;
+        }
+      }
+      std::vector<std::size_t> group;
+      for (std::size_t j = 0; j < n; ++j) group.push_back(chain[k + j].second);
+      std::sort(group.begin(), group.end());
+      groups.push_back(std::move(group));
+      k += n;
+    }
+  };
+  const auto close_all = [&] {
+    for (auto it = open.begin(); it != open.end(); ++it) close(it);
+    open.clear();
+  };
+  for (std::size_t i = b; i < e && i < sts.size(); ++i) {
+    const Statement& s = sts[i];
+    if (!s.label.empty() || starts_with(s.opcode, "bra") || starts_with(s.opcode, "bar")) {
+      close_all();
+      continue;
+    }
+    if (shared_access(s.opcode) && s.operands.size() >= 2) {
+      const bool store = starts_with(s.opcode, "st.");
+      const auto at = memory_operand(s.operands[store ? 0 : 1]);
+      const std::string kind = fmt::format("{}{}", store ? "st" : "ld", ptx::access_bits(s.opcode));
+      if (at && !s.guarded && ptx::access_bits(s.opcode) < 128) open[{kind, at->first}].emplace_back(at->second, i);
+      else groups.push_back({i});
+    }
+    // What it writes ends the runs based on it.
+    if (!s.operands.empty() && writes_first_operand(s.opcode)) {
+      for (const auto& r : registers_in(s.operands[0])) {
+        for (auto it = open.begin(); it != open.end();) {
+          if (it->first.second == r) {
+            close(it);
+            it = open.erase(it);
+          } else {
+            ++it;
+          }
+        }
+      }
+    }
+  }
+  close_all();
+  std::sort(groups.begin(), groups.end());
+  return groups;
+}
+
+// The bank conflicts of one trip of the hot loop (`span`), the first: warp 0's 32 lanes each run the PTX's integer
+// part until that trip ends (`budget` steps each), and the n-th run of an access in each lane is one request of the
+// warp (accesses that ptxas issues as one, vector_groups, one request). A request takes what the GPU's shared memory
+// takes to serve it: 32 banks of 4-byte words, each bank one distinct word per wavefront (lanes that read one word
+// share it), at least one wavefront per 128 bytes the lanes use; the CPU backend's traffic model counts the same way
+// (docs/cpu-mode.md, "Shared memory: bank conflicts"). The static count (wavefronts_of) gives each access the
+// wavefronts of its width alone; what a request takes beyond its width's count, per run, is the trip's extra (0 where
+// no lane's trip is known). A request that takes fewer (a broadcast) is counted at its width: the static count stands.
+Conflicts shared_conflicts(const std::vector<Statement>& sts, const std::map<std::string, std::size_t>& labels,
+                           const Work& w, std::pair<std::size_t, std::size_t> span, long long budget) {
+  Conflicts out;
+  const auto [b, e] = span;
+  bool any = false;
+  for (std::size_t i = b; i < e && i < sts.size(); ++i) any = any || shared_access(sts[i].opcode);
+  if (!any || w.block < 32) return out;
+  // Per statement, per run of it in the trip, per lane: whether the lane ran it, and its address (unknown: nullopt).
+  struct Slot {
+    bool ran = false;
+    Value at;
+  };
+  using Lanes = std::array<Slot, 32>;
+  std::map<std::size_t, std::vector<Lanes>> requests;
+  std::set<int> guessed;  // lines of branches on unknown values, read as not taken
+  for (long long lane = 0; lane < 32; ++lane) {
+    Run run(sts, w, lane);
+    if (!run.one_dimensional()) return out;  // lanes 0-31 are not warp 0 when the block has a y dimension
+    std::map<std::size_t, std::size_t> runs;
+    enum { before, during, after } trip = before;
+    std::size_t pc = 0;
+    for (long long n = 0; n < budget && pc < sts.size() && trip != after; ++n) {
+      const Statement& s = sts[pc];
+      const bool shared = trip == during && shared_access(s.opcode) && s.operands.size() >= 2;
+      // ld: destination, then the address; st: the address, then the value.
+      const Value at = shared ? run.address(s.operands[starts_with(s.opcode, "st.") ? 0 : 1]) : std::nullopt;
+      const std::optional<std::size_t> next = run.step(pc, labels);
+      if (shared && run.ran()) {
+        auto& per_run = requests[pc];
+        const std::size_t k = runs[pc]++;
+        if (per_run.size() <= k) per_run.resize(k + 1);
+        per_run[k][static_cast<std::size_t>(lane)] = {true, at};
+      }
+      // A branch on a value the run does not know (a floating-point test: a row's running maximum) is read as not
+      // taken, in every lane alike: the accesses either way are what the trip's requests are made of.
+      if (!next) guessed.insert(s.line);
+      const std::size_t to = next ? *next : pc + 1;
+      if (trip == before && to == b) trip = during;
+      else if (trip == during && (to == b || to < b || to >= e)) trip = after;
+      pc = to;
+    }
+    if (trip != after) return out;
+  }
+  if (!guessed.empty()) {
+    std::string lines;
+    std::size_t k = 0;
+    for (const int line : guessed) {
+      if (k++ < 4) lines += fmt::format("{}{}", lines.empty() ? "" : ", ", line);
+    }
+    if (guessed.size() > 4) lines += fmt::format(" and {} more", guessed.size() - 4);
+    out.guessed = fmt::format("; the branch{} at PTX line{} {}, on values it does not know, read as not taken",
+                              guessed.size() == 1 ? "" : "es", guessed.size() == 1 ? "" : "s", lines);
+  }
+  // Whether every lane that ran statement i's first run has its address aligned to `bytes`.
+  const auto aligned = [&](std::size_t i, long long bytes) {
+    const auto it = requests.find(i);
+    if (it == requests.end() || it->second.empty()) return false;
+    for (const Slot& slot : it->second.front()) {
+      if (slot.ran && (!slot.at || *slot.at % bytes != 0)) return false;
+    }
+    return true;
+  };
+  struct Worst {
+    int line;
+    double ways;
+  };
+  std::vector<Worst> worst;
+  for (const auto& group : vector_groups(sts, b, e, aligned)) {
+    const auto first = requests.find(group.front());
+    if (first == requests.end()) continue;  // not run on the path
+    const long long bytes = std::max(1, ptx::access_bits(sts[group.front()].opcode) / 8) *
+                            static_cast<long long>(group.size());
+    const double width = std::max(1.0, static_cast<double>(bytes) / 4);  // wavefronts_of for the group's width
+    double taken = 0, ideal_sum = 0;
+    int known = 0;
+    for (std::size_t k = 0; k < first->second.size(); ++k) {
+      // The request: each lane that ran the group's first statement, over the group's bytes.
+      std::set<long long> words;
+      bool unknown = false;
+      for (const Slot& slot : first->second[k]) {
+        if (!slot.ran) continue;
+        if (!slot.at) unknown = true;
+        else for (long long word = *slot.at / 4; word <= (*slot.at + bytes - 1) / 4; ++word) words.insert(word);
+      }
+      if (unknown || words.empty()) continue;
+      std::array<int, 32> per_bank{};
+      for (const long long word : words) ++per_bank[static_cast<std::size_t>(((word % 32) + 32) % 32)];
+      const double ideal = std::max<double>(1, std::ceil(4.0 * static_cast<double>(words.size()) / 128));
+      taken += std::max<double>({width, ideal, static_cast<double>(*std::max_element(per_bank.begin(), per_bank.end()))});
+      ideal_sum += ideal;
+      ++known;
+    }
+    if (known == 0) continue;
+    out.measured += taken / known;
+    out.width_only += width;
+    out.extra += taken / known - width;
+    if (taken / ideal_sum >= 1.5 && taken > width * known) worst.push_back({sts[group.front()].line, taken / ideal_sum});
+  }
+  std::stable_sort(worst.begin(), worst.end(), [](const Worst& x, const Worst& y) { return x.ways > y.ways; });
+  std::string lines;
+  for (std::size_t k = 0; k < worst.size() && k < 4; ++k) {
+    lines += fmt::format("{}{} ({:.1f}-way)", k == 0 ? "" : ", ", worst[k].line, worst[k].ways);
+  }
+  if (worst.size() > 4) lines += fmt::format(" and {} more", worst.size() - 4);
+  out.conflicted = worst.size();
+  out.lines = lines;
+  return out;
+}
+
 }  // namespace
 
 void count_trips(Code& code, std::string_view ptx_body, const Work& w) {
@@ -1250,6 +1499,7 @@ void count_trips(Code& code, std::string_view ptx_body, const Work& w) {
   // keeps a kernel that would run far longer (a huge grid-stride loop on a small grid) to a few seconds.
   constexpr long long kBudget = 4'000'000;
   std::size_t pc = 0;
+  long long trip_ended = 0;  // the steps thread 0 took to the end of the hot loop's first trip
   for (long long n = 0; n < kBudget && pc < sts.size(); ++n) {
     const std::optional<std::size_t> next = run.step(pc, labels);
     if (!next) break;
@@ -1268,7 +1518,10 @@ void count_trips(Code& code, std::string_view ptx_body, const Work& w) {
     if (hot < loops) {  // the first trip starts at the hot loop's head and ends at it again, or where it leaves
       const auto [b, e] = code.spans[hot];
       if (trip == before && *next == b) trip = during;
-      else if (trip == during && (*next == b || *next < b || *next >= e)) trip = after;
+      else if (trip == during && (*next == b || *next < b || *next >= e)) {
+        trip = after;
+        trip_ended = n + 1;
+      }
     }
     pc = *next;
   }
@@ -1276,6 +1529,22 @@ void count_trips(Code& code, std::string_view ptx_body, const Work& w) {
     for (std::size_t i = 0; i < loops; ++i) done[i] += current[i];
   }
   code.trips.head_runs = done;
+  // Warp 0's lanes through the same trip (with room for lanes whose path is longer than thread 0's; a bounded run
+  // where thread 0's stopped at a branch on a value it does not know).
+  if (hot < loops) {
+    const Conflicts conflicts =
+        shared_conflicts(sts, labels, w, code.spans[hot], trip == after ? 2 * trip_ended + 10'000 : 100'000);
+    if (conflicts.measured > 0) {
+      code.trips.conflict_wavefronts = conflicts.extra;
+      code.trips.conflict_why = fmt::format(
+          "{:g} wavefronts a trip where the accesses' widths alone take {:g}, from the addresses warp 0's 32 lanes "
+          "compute on the hot loop's first trip (its PTX's integer part run for each lane{}){}",
+          conflicts.measured, conflicts.width_only, conflicts.guessed,
+          conflicts.lines.empty() ? ": no bank conflicts"
+                                  : fmt::format(": bank conflicts at PTX line{} {}",
+                                                conflicts.conflicted == 1 ? "" : "s", conflicts.lines));
+    }
+  }
   if (hot >= loops || done[hot] <= 0) return;
   code.trips.hot_trips = done[hot];
   code.trips.trips_why = fmt::format("the hot loop runs {:g} trip{} for thread 0 of block 0 at the timed launch (its PTX's "
@@ -1456,6 +1725,12 @@ Beside with_passes(const Code& code, const Trip& hot, const Work& w, const GpuSp
                    std::vector<std::string>& evidence) {
   Beside out{hot, 0};
   Trip& t = out.trip;
+  // Bank conflicts (count_trips): the wavefronts the first trip's shared accesses take beyond their widths' count.
+  if (!code.trips.conflict_why.empty()) {
+    t.shared_wavefronts = std::max(0.0, t.shared_wavefronts + code.trips.conflict_wavefronts);
+    evidence.push_back(fmt::format("  shared memory: {}{}", code.trips.conflict_why,
+                                   code.from == "SASS" ? " (read from the PTX; the SASS's count moves by the same)" : ""));
+  }
   if (code.passes.empty()) return out;
   const std::set<int> reused = reused_params(w, hot, gpu, c, nullptr);
   // A load's array: its pointer arguments where the reach tells them, else its parameters.

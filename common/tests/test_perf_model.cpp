@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <map>
 #include <optional>
@@ -1246,4 +1247,105 @@ TEST(PerfModel, ADependentLoadIsARoundTripAndALoadForTheNextTripIsNone) {
   EXPECT_EQ(code.trips.round_trips, 2) << code.trips.round_trips_why;
   EXPECT_NE(code.trips.round_trips_why.find("the loads of PTX lines 8, 11,"), std::string::npos)
       << code.trips.round_trips_why;
+}
+
+namespace {
+
+// A loop that reads one float a trip from a row of a shared tile per lane (tile[lane][k]): a column of the tile, the
+// lanes `pitch` bytes apart. At a pitch of 32 floats every lane's word is in one bank (a 32-way conflict: 32
+// wavefronts where the width gives 1); padded to 33 floats each lane has a bank of its own.
+std::string column_read(int pitch) {
+  return "\tld.param.u32 \t%r1, [_Z1kPfi_param_1];\n"
+         "\tmov.u32 \t%r2, %tid.x;\n"
+         "\tmov.u32 \t%r3, _ZZ1kPfiE4tile;\n"
+         "\tmad.lo.s32 \t%r4, %r2, " + std::to_string(pitch) + ", %r3;\n"
+         "\tmov.u32 \t%r5, 0;\n"
+         "$L__BB0_1:\n"
+         "\tshl.b32 \t%r6, %r5, 2;\n"
+         "\tadd.s32 \t%r7, %r4, %r6;\n"
+         "\tld.shared.f32 \t%f1, [%r7];\n"
+         "\tfma.rn.f32 \t%f2, %f1, %f1, %f2;\n"
+         "\tadd.s32 \t%r5, %r5, 1;\n"
+         "\tsetp.lt.s32 \t%p1, %r5, %r1;\n"
+         "\t@%p1 bra \t$L__BB0_1;\n"
+         "\tret;\n";
+}
+
+rooflab::perf::Work tile_work() {
+  rooflab::perf::Work w;
+  w.block = 128;
+  w.blocks_per_sm = 8;
+  w.flops = 1e12;
+  w.bytes = 1e6;
+  w.reach = {4096, 0};
+  w.scalars = {std::nullopt, 4};
+  return w;
+}
+
+}  // namespace
+
+TEST(PerfModel, AColumnOfASharedTileIsABankConflictAndPaddingRemovesIt) {
+  const auto w = tile_work();
+  auto unpadded = analyze(column_read(128));
+  rooflab::perf::count_trips(unpadded, column_read(128), w);
+  EXPECT_EQ(unpadded.trips.conflict_wavefronts, 31) << unpadded.trips.conflict_why;
+  EXPECT_NE(unpadded.trips.conflict_why.find("32.0-way"), std::string::npos) << unpadded.trips.conflict_why;
+  auto padded = analyze(column_read(132));
+  rooflab::perf::count_trips(padded, column_read(132), w);
+  EXPECT_EQ(padded.trips.conflict_wavefronts, 0) << padded.trips.conflict_why;
+  EXPECT_NE(padded.trips.conflict_why.find("no bank conflicts"), std::string::npos) << padded.trips.conflict_why;
+  // The prediction reads the conflicted trip's 32 wavefronts: shared memory limits it, where the padded loop's one
+  // wavefront leaves it to the issue slots (7 instructions a trip).
+  const auto c = rooflab::perf::constants_for(h100());
+  const auto slow = predict(w, unpadded, h100(), c);
+  const auto fast = predict(w, padded, h100(), c);
+  EXPECT_EQ(slow.limiter, "shared memory");
+  EXPECT_NE(fast.limiter, "shared memory");
+  const auto said = [](const rooflab::perf::Prediction& p, const std::string& what) {
+    return std::any_of(p.evidence.begin(), p.evidence.end(),
+                       [&](const std::string& e) { return e.find(what) != std::string::npos; });
+  };
+  EXPECT_TRUE(said(slow, "shared memory: 32 wavefronts per trip"));
+  EXPECT_TRUE(said(fast, "shared memory: 1 wavefronts per trip"));
+  EXPECT_GT(slow.time_s, 10 * fast.time_s);
+}
+
+namespace {
+
+// Four float loads a lane at +0, +4, +8 and +12 from a base 16 bytes apart per lane: ptxas issues them as one
+// 128-bit load (a float4 a lane: 4 wavefronts, no conflict), which the count reads as one request. Read as four
+// 32-bit requests, each would be 4-way (lanes 8 apart share a bank: 12 wavefronts more). With the base 4 bytes past
+// 16, only the middle two are aligned for one (64-bit) load: 4 wavefronts where its width gives 2, and the outer two
+// 4-way, 8 more in all.
+std::string four_loads(int base) {
+  return "\tld.param.u32 \t%r1, [_Z1kPfi_param_1];\n"
+         "\tmov.u32 \t%r2, %tid.x;\n"
+         "\tmov.u32 \t%r3, _ZZ1kPfiE4tile;\n"
+         "\tmad.lo.s32 \t%r4, %r2, 16, %r3;\n"
+         "\tadd.s32 \t%r4, %r4, " + std::to_string(base) + ";\n"
+         "\tmov.u32 \t%r5, 0;\n"
+         "$L__BB0_1:\n"
+         "\tld.shared.f32 \t%f1, [%r4];\n"
+         "\tld.shared.f32 \t%f2, [%r4+4];\n"
+         "\tld.shared.f32 \t%f3, [%r4+8];\n"
+         "\tld.shared.f32 \t%f4, [%r4+12];\n"
+         "\tadd.f32 \t%f5, %f1, %f2;\n"
+         "\tadd.f32 \t%f6, %f3, %f4;\n"
+         "\tadd.s32 \t%r5, %r5, 1;\n"
+         "\tsetp.lt.s32 \t%p1, %r5, %r1;\n"
+         "\t@%p1 bra \t$L__BB0_1;\n"
+         "\tret;\n";
+}
+
+}  // namespace
+
+TEST(PerfModel, AdjacentSharedLoadsPtxasMergesAreOneRequest) {
+  const auto w = tile_work();
+  auto merged = analyze(four_loads(0));
+  rooflab::perf::count_trips(merged, four_loads(0), w);
+  EXPECT_EQ(merged.trips.conflict_wavefronts, 0) << merged.trips.conflict_why;
+  auto apart = analyze(four_loads(4));
+  rooflab::perf::count_trips(apart, four_loads(4), w);
+  EXPECT_EQ(apart.trips.conflict_wavefronts, 8) << apart.trips.conflict_why;
+  EXPECT_NE(apart.trips.conflict_why.find("4.0-way"), std::string::npos) << apart.trips.conflict_why;
 }

@@ -8,7 +8,9 @@
 //      the loop issues before the first instruction that uses one of them, times the threads resident per SM;
 //      loads of reused data (an array the loop reads many times over that the L2 holds: a bias vector, a GEMV's
 //      x), traced from PTX to the kernel parameter they come from, are served by the caches and do not count;
-//   2. issue slots, MUFU and shared-memory wavefronts per trip, against the architecture's rates;
+//   2. issue slots, MUFU and shared-memory wavefronts per trip, against the architecture's rates; the wavefronts
+//      with the bank conflicts of the requests warp 0 makes on the first trip (each lane's addresses from running the
+//      PTX's integer part for it, accesses ptxas issues as one counted as one);
 //   3. the instruction class's ceiling (mma.sync and WMMA on sm_90 reach about two thirds of the dense tensor
 //      peak, which needs wgmma);
 //   4. occupancy: with a barrier after the loads, a round of trips takes the longer of the resident blocks' work
@@ -105,6 +107,11 @@ struct Trips {
   // nothing in the trip reads (for the next trip) wait for none. 0: no trip of the hot loop completed in the run.
   double round_trips = 0;
   std::string round_trips_why;    // in words, for the evidence
+  // Bank conflicts: the shared-memory wavefronts one trip of the hot loop takes beyond those its accesses' widths
+  // give (the static count's, which assumes none), from the addresses warp 0's 32 lanes compute on the first trip.
+  // Negative where lanes share words (a broadcast takes one wavefront whatever its width). 0: none, or not known.
+  double conflict_wavefronts = 0;
+  std::string conflict_why;       // in words (empty: not measured)
   std::string trips_why;          // the hot loop's trips as the run counted them, in words (empty: not counted)
 };
 
