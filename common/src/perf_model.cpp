@@ -1288,6 +1288,26 @@ bool shared_access(std::string_view op) {
          op.find("::cluster") == std::string_view::npos;
 }
 
+// How a statement asks shared memory for data as one request of the warp: the bytes each lane names, the lanes that
+// name them (ldmatrix .x1 reads the 8 rows lanes 0-7 name, .x2 16, .x4 32: 16 bytes each), and which operand is the
+// address. No lanes: no request the count measures (WMMA's fragments: their lanes' addresses are the hardware's).
+struct SharedShape {
+  int bytes = 0;
+  int lanes = 0;
+  std::size_t address = 0;
+};
+SharedShape shared_shape(const Statement& s) {
+  const std::string& op = s.opcode;
+  if (s.operands.size() < 2) return {};
+  const bool store = starts_with(op, "st");
+  if (starts_with(op, "ldmatrix") || starts_with(op, "stmatrix")) {
+    const int n = op.find(".x4") != std::string::npos ? 4 : op.find(".x2") != std::string::npos ? 2 : 1;
+    return {16, 8 * n, store ? 0U : 1U};
+  }
+  if (shared_access(op)) return {std::max(1, ptx::access_bits(op) / 8), 32, store ? 0U : 1U};
+  return {};
+}
+
 // The shared accesses of [b, e) that ptxas issues as one: in a straight run of code (no label, branch or barrier
 // between), accesses of one kind and width from one base register (not written between) at offsets one after
 // another become one access of up to 16 bytes (four ld.shared.f32 at +0, +4, +8, +12 are one LDS.128) where each
@@ -1333,7 +1353,9 @@ std::vector<std::vector<std::size_t>> vector_groups(const std::vector<Statement>
       close_all();
       continue;
     }
-    if (shared_access(s.opcode) && s.operands.size() >= 2) {
+    if (shared_shape(s).lanes > 0 && !shared_access(s.opcode)) {
+      groups.push_back({i});  // ldmatrix, stmatrix: one request of their own
+    } else if (shared_access(s.opcode) && s.operands.size() >= 2) {
       const bool store = starts_with(s.opcode, "st.");
       const auto at = memory_operand(s.operands[store ? 0 : 1]);
       const std::string kind = fmt::format("{}{}", store ? "st" : "ld", ptx::access_bits(s.opcode));
@@ -1372,7 +1394,7 @@ Conflicts shared_conflicts(const std::vector<Statement>& sts, const std::map<std
   Conflicts out;
   const auto [b, e] = span;
   bool any = false;
-  for (std::size_t i = b; i < e && i < sts.size(); ++i) any = any || shared_access(sts[i].opcode);
+  for (std::size_t i = b; i < e && i < sts.size(); ++i) any = any || shared_shape(sts[i]).lanes > 0;
   if (!any || w.block < 32) return out;
   // Per statement, per run of it in the trip, per lane: whether the lane ran it, and its address (unknown: nullopt).
   struct Slot {
@@ -1390,9 +1412,9 @@ Conflicts shared_conflicts(const std::vector<Statement>& sts, const std::map<std
     std::size_t pc = 0;
     for (long long n = 0; n < budget && pc < sts.size() && trip != after; ++n) {
       const Statement& s = sts[pc];
-      const bool shared = trip == during && shared_access(s.opcode) && s.operands.size() >= 2;
-      // ld: destination, then the address; st: the address, then the value.
-      const Value at = shared ? run.address(s.operands[starts_with(s.opcode, "st.") ? 0 : 1]) : std::nullopt;
+      const SharedShape shape = trip == during ? shared_shape(s) : SharedShape{};
+      const bool shared = lane < shape.lanes;  // the lanes whose addresses the request reads
+      const Value at = shared ? run.address(s.operands[shape.address]) : std::nullopt;
       const std::optional<std::size_t> next = run.step(pc, labels);
       if (shared && run.ran()) {
         auto& per_run = requests[pc];
@@ -1437,9 +1459,11 @@ Conflicts shared_conflicts(const std::vector<Statement>& sts, const std::map<std
   for (const auto& group : vector_groups(sts, b, e, aligned)) {
     const auto first = requests.find(group.front());
     if (first == requests.end()) continue;  // not run on the path
-    const long long bytes = std::max(1, ptx::access_bits(sts[group.front()].opcode) / 8) *
-                            static_cast<long long>(group.size());
-    const double width = std::max(1.0, static_cast<double>(bytes) / 4);  // wavefronts_of for the group's width
+    const SharedShape shape = shared_shape(sts[group.front()]);
+    const long long bytes = static_cast<long long>(shape.bytes) * static_cast<long long>(group.size());
+    // What the static count gives the group's statements (wavefronts_of: their widths; ldmatrix one per matrix).
+    double width = 0;
+    for (const std::size_t m : group) width += wavefronts_of(sts[m].opcode);
     double taken = 0, ideal_sum = 0;
     int known = 0;
     for (std::size_t k = 0; k < first->second.size(); ++k) {

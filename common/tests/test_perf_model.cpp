@@ -1349,3 +1349,38 @@ TEST(PerfModel, AdjacentSharedLoadsPtxasMergesAreOneRequest) {
   EXPECT_EQ(apart.trips.conflict_wavefronts, 8) << apart.trips.conflict_why;
   EXPECT_NE(apart.trips.conflict_why.find("4.0-way"), std::string::npos) << apart.trips.conflict_why;
 }
+
+namespace {
+
+// ldmatrix .x4: lane l names a 16-byte row, lanes 8i .. 8i + 7 the 8 rows of matrix i. Rows 64 bytes apart (a tile
+// of 32 halves a row) put two of every 8 rows' words in one set of four banks: 16 wavefronts for 512 bytes where the
+// width gives 4 (4-way). Padded by 16 bytes (80 apart) the 8 rows of a matrix cover the 32 banks once: 4.
+std::string ldmatrix_read(int pitch) {
+  return "\tld.param.u32 \t%r1, [_Z1kPfi_param_1];\n"
+         "\tmov.u32 \t%r2, %tid.x;\n"
+         "\tmov.u32 \t%r3, _ZZ1kPfiE4tile;\n"
+         "\tmad.lo.s32 \t%r4, %r2, " + std::to_string(pitch) + ", %r3;\n"
+         "\tmov.u32 \t%r5, 0;\n"
+         "$L__BB0_1:\n"
+         "\tldmatrix.sync.aligned.m8n8.x4.shared.b16 \t{%r10, %r11, %r12, %r13}, [%r4];\n"
+         "\tadd.s32 \t%r5, %r5, 1;\n"
+         "\tsetp.lt.s32 \t%p1, %r5, %r1;\n"
+         "\t@%p1 bra \t$L__BB0_1;\n"
+         "\tret;\n";
+}
+
+}  // namespace
+
+TEST(PerfModel, LdmatrixRowsThatShareBanksAreABankConflict) {
+  const auto w = tile_work();
+  auto unpadded = analyze(ldmatrix_read(64));
+  rooflab::perf::count_trips(unpadded, ldmatrix_read(64), w);
+  EXPECT_EQ(unpadded.trips.conflict_wavefronts, 12) << unpadded.trips.conflict_why;
+  EXPECT_NE(unpadded.trips.conflict_why.find("4.0-way"), std::string::npos) << unpadded.trips.conflict_why;
+  auto padded = analyze(ldmatrix_read(80));
+  rooflab::perf::count_trips(padded, ldmatrix_read(80), w);
+  EXPECT_EQ(padded.trips.conflict_wavefronts, 0) << padded.trips.conflict_why;
+  EXPECT_NE(padded.trips.conflict_why.find("4 wavefronts a trip where the accesses' widths alone take 4"),
+            std::string::npos)
+      << padded.trips.conflict_why;
+}

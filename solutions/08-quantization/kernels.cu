@@ -170,7 +170,11 @@ __global__ void __launch_bounds__(kBlock, 4)
     memcpy(&hi, &h[1], sizeof hi);
   };
   constexpr int kSegmentGroups = 256;  // 8 KB: groups 0-255 of 16 rows (k = 8192: one segment)
-  __shared__ __half scale_rows[kRows][kSegmentGroups];
+  // Each row padded by 4 halves: a warp's step reads two neighbouring scales (t = 0-1, 2-3) from each of 8 rows at
+  // once (g = lane / 4); rows 512 bytes apart would put all 8 in the same banks (an 8-way bank conflict: 8 passes of
+  // shared memory for one load), 520 bytes apart puts each row's two words in banks of their own, and each load is
+  // one pass.
+  __shared__ __half scale_rows[kRows][kSegmentGroups + 4];
   __shared__ float partial[kWarpsPerBlock][kRows];
   // A step's x (4 chunks of 32 bytes: 4 from each lane), then 32 bytes of zeros for the lanes g != t.
   constexpr int kZeroSlot = kChunksPerStep * 2, kSlots = kZeroSlot + 2;  // in 16-byte pieces
@@ -327,7 +331,7 @@ __global__ void __launch_bounds__(kBlock, 4)
   // The block's 16 rows' scales for a segment of k, staged in shared memory with coalesced loads: read in
   // place, a lane's scales would be 16 rows apart, a sector a row for every request.
   constexpr int kSegmentGroups = 256;  // 8 KB: groups 0-255 of 16 rows (k = 8192 in groups of 32: one segment)
-  __shared__ __half scale_rows[kRows][kSegmentGroups];
+  __shared__ __half scale_rows[kRows][kSegmentGroups + 4];  // padded as in the int8 GEMV: no bank conflicts
   __shared__ float partial[kWarpsPerBlock][kRows];
   // A step's x (4 chunks of 64 bytes: 8 bytes from each lane), then 64 bytes of zeros. Lanes g == t read their
   // chunk's x in 16-byte pieces, the others the zeros: an address chosen once, instead of a zeroed register and a
