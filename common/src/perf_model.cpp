@@ -1288,24 +1288,53 @@ bool shared_access(std::string_view op) {
          op.find("::cluster") == std::string_view::npos;
 }
 
-// How a statement asks shared memory for data as one request of the warp: the bytes each lane names, the lanes that
-// name them (ldmatrix .x1 reads the 8 rows lanes 0-7 name, .x2 16, .x4 32: 16 bytes each), and which operand is the
-// address. No lanes: no request the count measures (WMMA's fragments: their lanes' addresses are the hardware's).
+// How a statement asks shared memory for data, as requests of the warp: the bytes each lane names in each, the lanes
+// that name them (ldmatrix .x1 reads the 8 rows lanes 0-7 name, .x2 16, .x4 32: 16 bytes each), which operand is the
+// address, and for a WMMA fragment (m16n16k16, FP16 inputs) the operand of its leading dimension and the requests the
+// lanes' pieces make (fragment_pieces). No lanes: no request the count measures.
 struct SharedShape {
   int bytes = 0;
   int lanes = 0;
   std::size_t address = 0;
+  int requests = 1;
+  int element = 0;      // a WMMA fragment's element bytes (0: not a fragment)
+  bool accumulator = false;  // a WMMA accumulator (load.c, store.d): row-major only
+  std::size_t ldm = 0;  // a WMMA fragment's leading-dimension operand
 };
 SharedShape shared_shape(const Statement& s) {
   const std::string& op = s.opcode;
   if (s.operands.size() < 2) return {};
-  const bool store = starts_with(op, "st");
+  const bool store = starts_with(op, "st") || op.find(".store") != std::string::npos;  // the address first
   if (starts_with(op, "ldmatrix") || starts_with(op, "stmatrix")) {
     const int n = op.find(".x4") != std::string::npos ? 4 : op.find(".x2") != std::string::npos ? 2 : 1;
     return {16, 8 * n, store ? 0U : 1U};
   }
   if (shared_access(op)) return {std::max(1, ptx::access_bits(op) / 8), 32, store ? 0U : 1U};
+  // WMMA on shared memory, as the SASS of sm_80 and later makes it: an A or B fragment (16 x 16 halves) is one
+  // ldmatrix .x4, lanes naming its 16 rows' two 16-byte halves; a row-major accumulator is four requests (rows g and
+  // g + 8 of columns 2t, 2t + 1 and those 8 columns on, g = lane / 4, t = lane % 4), 8 bytes a lane in FP32 (LDS.64,
+  // STS.64), 4 in FP16. Which addresses make up each request follows mma.sync's fragment layout, an assumption: CUDA
+  // leaves WMMA's fragments opaque. Other shapes and types are not measured.
+  if (starts_with(op, "wmma.") && op.find(".shared") != std::string::npos && op.find(".m16n16k16") != std::string::npos &&
+      s.operands.size() >= 3) {
+    const bool ab = op.find(".load.a") != std::string::npos || op.find(".load.b") != std::string::npos;
+    if (ab && op.find(".f16") != std::string::npos) return {16, 32, 1U, 1, 2, false, 2U};
+    const bool c = op.find(".load.c") != std::string::npos || op.find(".store.d") != std::string::npos;
+    if (c && op.find(".row") != std::string::npos) {
+      const int element = op.find(".f32") != std::string::npos ? 4 : op.find(".f16") != std::string::npos ? 2 : 0;
+      if (element > 0) return {2 * element, 32, store ? 0U : 1U, 4, element, true, 2U};
+    }
+  }
   return {};
+}
+
+// Lane `lane`'s address in request `j` of a statement of shape `shape` whose address operand is `base` and leading
+// dimension `ldm` (WMMA's, in elements).
+long long piece_at(const SharedShape& shape, long long lane, int j, long long base, long long ldm) {
+  if (shape.element == 0) return base;
+  if (!shape.accumulator) return base + ((lane % 16) * ldm + 8 * (lane / 16)) * shape.element;
+  const long long row = lane / 4 + 8 * (j % 2), col = 2 * (lane % 4) + 8 * (j / 2);
+  return base + (row * ldm + col) * shape.element;
 }
 
 // The shared accesses of [b, e) that ptxas issues as one: in a straight run of code (no label, branch or barrier
@@ -1396,13 +1425,14 @@ Conflicts shared_conflicts(const std::vector<Statement>& sts, const std::map<std
   bool any = false;
   for (std::size_t i = b; i < e && i < sts.size(); ++i) any = any || shared_shape(sts[i]).lanes > 0;
   if (!any || w.block < 32) return out;
-  // Per statement, per run of it in the trip, per lane: whether the lane ran it, and its address (unknown: nullopt).
+  // Per statement, per run of it in the trip, per request of the run, per lane: whether the lane ran it, and its
+  // address (unknown: nullopt).
   struct Slot {
     bool ran = false;
     Value at;
   };
   using Lanes = std::array<Slot, 32>;
-  std::map<std::size_t, std::vector<Lanes>> requests;
+  std::map<std::size_t, std::vector<std::vector<Lanes>>> requests;
   std::set<int> guessed;  // lines of branches on unknown values, read as not taken
   for (long long lane = 0; lane < 32; ++lane) {
     Run run(sts, w, lane);
@@ -1415,12 +1445,16 @@ Conflicts shared_conflicts(const std::vector<Statement>& sts, const std::map<std
       const SharedShape shape = trip == during ? shared_shape(s) : SharedShape{};
       const bool shared = lane < shape.lanes;  // the lanes whose addresses the request reads
       const Value at = shared ? run.address(s.operands[shape.address]) : std::nullopt;
+      const Value ldm = shared && shape.element > 0 ? run.get(s.operands[shape.ldm]) : Value(0);
       const std::optional<std::size_t> next = run.step(pc, labels);
       if (shared && run.ran()) {
         auto& per_run = requests[pc];
         const std::size_t k = runs[pc]++;
-        if (per_run.size() <= k) per_run.resize(k + 1);
-        per_run[k][static_cast<std::size_t>(lane)] = {true, at};
+        if (per_run.size() <= k) per_run.resize(k + 1, std::vector<Lanes>(static_cast<std::size_t>(shape.requests)));
+        for (int j = 0; j < shape.requests; ++j) {
+          per_run[k][static_cast<std::size_t>(j)][static_cast<std::size_t>(lane)] = {
+              true, at && ldm ? Value(piece_at(shape, lane, j, *at, *ldm)) : std::nullopt};
+        }
       }
       // A branch on a value the run does not know (a floating-point test: a row's running maximum) is read as not
       // taken, in every lane alike: the accesses either way are what the trip's requests are made of.
@@ -1446,7 +1480,7 @@ Conflicts shared_conflicts(const std::vector<Statement>& sts, const std::map<std
   const auto aligned = [&](std::size_t i, long long bytes) {
     const auto it = requests.find(i);
     if (it == requests.end() || it->second.empty()) return false;
-    for (const Slot& slot : it->second.front()) {
+    for (const Slot& slot : it->second.front().front()) {
       if (slot.ran && (!slot.at || *slot.at % bytes != 0)) return false;
     }
     return true;
@@ -1464,23 +1498,31 @@ Conflicts shared_conflicts(const std::vector<Statement>& sts, const std::map<std
     // What the static count gives the group's statements (wavefronts_of: their widths; ldmatrix one per matrix).
     double width = 0;
     for (const std::size_t m : group) width += wavefronts_of(sts[m].opcode);
+    const double width_each = width / shape.requests;  // a WMMA accumulator's four requests share it
     double taken = 0, ideal_sum = 0;
     int known = 0;
-    for (std::size_t k = 0; k < first->second.size(); ++k) {
-      // The request: each lane that ran the group's first statement, over the group's bytes.
-      std::set<long long> words;
+    for (const auto& run_k : first->second) {
+      // Each request: the lanes that ran the group's first statement, over the group's bytes.
+      double run_taken = 0, run_ideal = 0;
       bool unknown = false;
-      for (const Slot& slot : first->second[k]) {
-        if (!slot.ran) continue;
-        if (!slot.at) unknown = true;
-        else for (long long word = *slot.at / 4; word <= (*slot.at + bytes - 1) / 4; ++word) words.insert(word);
+      for (const Lanes& lanes : run_k) {
+        std::set<long long> words;
+        for (const Slot& slot : lanes) {
+          if (!slot.ran) continue;
+          if (!slot.at) unknown = true;
+          else for (long long word = *slot.at / 4; word <= (*slot.at + bytes - 1) / 4; ++word) words.insert(word);
+        }
+        if (unknown || words.empty()) break;
+        std::array<int, 32> per_bank{};
+        for (const long long word : words) ++per_bank[static_cast<std::size_t>(((word % 32) + 32) % 32)];
+        const double ideal = std::max<double>(1, std::ceil(4.0 * static_cast<double>(words.size()) / 128));
+        run_taken += std::max<double>(
+            {width_each, ideal, static_cast<double>(*std::max_element(per_bank.begin(), per_bank.end()))});
+        run_ideal += ideal;
       }
-      if (unknown || words.empty()) continue;
-      std::array<int, 32> per_bank{};
-      for (const long long word : words) ++per_bank[static_cast<std::size_t>(((word % 32) + 32) % 32)];
-      const double ideal = std::max<double>(1, std::ceil(4.0 * static_cast<double>(words.size()) / 128));
-      taken += std::max<double>({width, ideal, static_cast<double>(*std::max_element(per_bank.begin(), per_bank.end()))});
-      ideal_sum += ideal;
+      if (unknown || run_ideal == 0) continue;
+      taken += run_taken;
+      ideal_sum += run_ideal;
       ++known;
     }
     if (known == 0) continue;

@@ -1384,3 +1384,45 @@ TEST(PerfModel, LdmatrixRowsThatShareBanksAreABankConflict) {
             std::string::npos)
       << padded.trips.conflict_why;
 }
+
+namespace {
+
+// A WMMA A fragment (16 x 16 halves) loaded from a shared tile of `ldm_a` halves a row, and an FP32 accumulator
+// stored to one of `ldm_d` floats a row, as ptxas makes them: one ldmatrix .x4 (16 rows of 32 bytes) and four
+// requests of 8 bytes a lane (rows lane / 4 and 8 on, columns 2 (lane % 4) and 8 on).
+std::string wmma_tiles(int ldm_a, int ldm_d) {
+  return "\tld.param.u32 \t%r1, [_Z1kPfi_param_1];\n"
+         "\tmov.u32 \t%r3, _ZZ1kPfiE1a;\n"
+         "\tmov.u32 \t%r4, _ZZ1kPfiE1d;\n"
+         "\tmov.u32 \t%r6, " + std::to_string(ldm_a) + ";\n"
+         "\tmov.u32 \t%r7, " + std::to_string(ldm_d) + ";\n"
+         "\tmov.u32 \t%r5, 0;\n"
+         "$L__BB0_1:\n"
+         "\twmma.load.a.sync.aligned.row.m16n16k16.shared.f16 \t{%r10, %r11, %r12, %r13, %r14, %r15, %r16, %r17}, "
+         "[%r3], %r6;\n"
+         "\twmma.store.d.sync.aligned.row.m16n16k16.shared.f32 \t[%r4], {%f1, %f2, %f3, %f4, %f5, %f6, %f7, %f8}, %r7;\n"
+         "\tadd.s32 \t%r5, %r5, 1;\n"
+         "\tsetp.lt.s32 \t%p1, %r5, %r1;\n"
+         "\t@%p1 bra \t$L__BB0_1;\n"
+         "\tret;\n";
+}
+
+double wmma_conflicts(int ldm_a, int ldm_d) {
+  auto code = analyze(wmma_tiles(ldm_a, ldm_d));
+  rooflab::perf::count_trips(code, wmma_tiles(ldm_a, ldm_d), tile_work());
+  EXPECT_FALSE(code.trips.conflict_why.empty());
+  return code.trips.conflict_wavefronts;
+}
+
+}  // namespace
+
+TEST(PerfModel, WmmaFragmentsAreTheRequestsTheirSassMakes) {
+  // A: rows of 32 halves (64 bytes): rows r and r + 1 fall 16 banks apart, every other row in the same 8 banks: 8
+  // wavefronts where the width gives 4. Rows of 40 halves (80 bytes): 4, as rows of 16 (the tile contiguous).
+  EXPECT_EQ(wmma_conflicts(32, 20), 4);
+  EXPECT_EQ(wmma_conflicts(40, 20), 0);
+  EXPECT_EQ(wmma_conflicts(16, 20), 0);
+  // D: rows of 16 floats (64 bytes): the 8 rows of a request share 8 banks by twos, 4 wavefronts for 256 bytes where
+  // the width gives 2, in each of the four requests; rows of 20 floats: 2 each.
+  EXPECT_EQ(wmma_conflicts(40, 16), 8);
+}
