@@ -1291,7 +1291,7 @@ bool shared_access(std::string_view op) {
 // How a statement asks shared memory for data, as requests of the warp: the bytes each lane names in each, the lanes
 // that name them (ldmatrix .x1 reads the 8 rows lanes 0-7 name, .x2 16, .x4 32: 16 bytes each), which operand is the
 // address, and for a WMMA fragment (m16n16k16, FP16 inputs) the operand of its leading dimension and the requests the
-// lanes' pieces make (fragment_pieces). No lanes: no request the count measures.
+// lanes' pieces make (piece_at). No lanes: no request the count measures.
 struct SharedShape {
   int bytes = 0;
   int lanes = 0;
@@ -1383,7 +1383,7 @@ std::vector<std::vector<std::size_t>> vector_groups(const std::vector<Statement>
       continue;
     }
     if (shared_shape(s).lanes > 0 && !shared_access(s.opcode)) {
-      groups.push_back({i});  // ldmatrix, stmatrix: one request of their own
+      groups.push_back({i});  // ldmatrix, stmatrix, WMMA: requests of their own
     } else if (shared_access(s.opcode) && s.operands.size() >= 2) {
       const bool store = starts_with(s.opcode, "st.");
       const auto at = memory_operand(s.operands[store ? 0 : 1]);

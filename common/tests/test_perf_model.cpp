@@ -1251,24 +1251,24 @@ TEST(PerfModel, ADependentLoadIsARoundTripAndALoadForTheNextTripIsNone) {
 
 namespace {
 
+// A kernel that sets up with `setup`, then runs a loop of `body` as many trips as its second argument says (%r1;
+// %r5 counts them).
+std::string tile_loop(const std::string& setup, const std::string& body) {
+  return "\tld.param.u32 \t%r1, [_Z1kPfi_param_1];\n" + setup + "\tmov.u32 \t%r5, 0;\n$L__BB0_1:\n" + body +
+         "\tadd.s32 \t%r5, %r5, 1;\n\tsetp.lt.s32 \t%p1, %r5, %r1;\n\t@%p1 bra \t$L__BB0_1;\n\tret;\n";
+}
+
 // A loop that reads one float a trip from a row of a shared tile per lane (tile[lane][k]): a column of the tile, the
 // lanes `pitch` bytes apart. At a pitch of 32 floats every lane's word is in one bank (a 32-way conflict: 32
 // wavefronts where the width gives 1); padded to 33 floats each lane has a bank of its own.
 std::string column_read(int pitch) {
-  return "\tld.param.u32 \t%r1, [_Z1kPfi_param_1];\n"
-         "\tmov.u32 \t%r2, %tid.x;\n"
-         "\tmov.u32 \t%r3, _ZZ1kPfiE4tile;\n"
-         "\tmad.lo.s32 \t%r4, %r2, " + std::to_string(pitch) + ", %r3;\n"
-         "\tmov.u32 \t%r5, 0;\n"
-         "$L__BB0_1:\n"
-         "\tshl.b32 \t%r6, %r5, 2;\n"
-         "\tadd.s32 \t%r7, %r4, %r6;\n"
-         "\tld.shared.f32 \t%f1, [%r7];\n"
-         "\tfma.rn.f32 \t%f2, %f1, %f1, %f2;\n"
-         "\tadd.s32 \t%r5, %r5, 1;\n"
-         "\tsetp.lt.s32 \t%p1, %r5, %r1;\n"
-         "\t@%p1 bra \t$L__BB0_1;\n"
-         "\tret;\n";
+  return tile_loop("\tmov.u32 \t%r2, %tid.x;\n"
+                   "\tmov.u32 \t%r3, _ZZ1kPfiE4tile;\n"
+                   "\tmad.lo.s32 \t%r4, %r2, " + std::to_string(pitch) + ", %r3;\n",
+                   "\tshl.b32 \t%r6, %r5, 2;\n"
+                   "\tadd.s32 \t%r7, %r4, %r6;\n"
+                   "\tld.shared.f32 \t%f1, [%r7];\n"
+                   "\tfma.rn.f32 \t%f2, %f1, %f1, %f2;\n");
 }
 
 rooflab::perf::Work tile_work() {
@@ -1282,16 +1282,21 @@ rooflab::perf::Work tile_work() {
   return w;
 }
 
+// A kernel's code with the trips and bank conflicts of its run at tile_work's launch.
+rooflab::perf::Code counted(const std::string& body) {
+  auto code = analyze(body);
+  rooflab::perf::count_trips(code, body, tile_work());
+  return code;
+}
+
 }  // namespace
 
 TEST(PerfModel, AColumnOfASharedTileIsABankConflictAndPaddingRemovesIt) {
   const auto w = tile_work();
-  auto unpadded = analyze(column_read(128));
-  rooflab::perf::count_trips(unpadded, column_read(128), w);
+  const auto unpadded = counted(column_read(128));
   EXPECT_EQ(unpadded.trips.conflict_wavefronts, 31) << unpadded.trips.conflict_why;
   EXPECT_NE(unpadded.trips.conflict_why.find("32.0-way"), std::string::npos) << unpadded.trips.conflict_why;
-  auto padded = analyze(column_read(132));
-  rooflab::perf::count_trips(padded, column_read(132), w);
+  const auto padded = counted(column_read(132));
   EXPECT_EQ(padded.trips.conflict_wavefronts, 0) << padded.trips.conflict_why;
   EXPECT_NE(padded.trips.conflict_why.find("no bank conflicts"), std::string::npos) << padded.trips.conflict_why;
   // The prediction reads the conflicted trip's 32 wavefronts: shared memory limits it, where the padded loop's one
@@ -1318,34 +1323,24 @@ namespace {
 // 16, only the middle two are aligned for one (64-bit) load: 4 wavefronts where its width gives 2, and the outer two
 // 4-way, 8 more in all.
 std::string four_loads(int base) {
-  return "\tld.param.u32 \t%r1, [_Z1kPfi_param_1];\n"
-         "\tmov.u32 \t%r2, %tid.x;\n"
-         "\tmov.u32 \t%r3, _ZZ1kPfiE4tile;\n"
-         "\tmad.lo.s32 \t%r4, %r2, 16, %r3;\n"
-         "\tadd.s32 \t%r4, %r4, " + std::to_string(base) + ";\n"
-         "\tmov.u32 \t%r5, 0;\n"
-         "$L__BB0_1:\n"
-         "\tld.shared.f32 \t%f1, [%r4];\n"
-         "\tld.shared.f32 \t%f2, [%r4+4];\n"
-         "\tld.shared.f32 \t%f3, [%r4+8];\n"
-         "\tld.shared.f32 \t%f4, [%r4+12];\n"
-         "\tadd.f32 \t%f5, %f1, %f2;\n"
-         "\tadd.f32 \t%f6, %f3, %f4;\n"
-         "\tadd.s32 \t%r5, %r5, 1;\n"
-         "\tsetp.lt.s32 \t%p1, %r5, %r1;\n"
-         "\t@%p1 bra \t$L__BB0_1;\n"
-         "\tret;\n";
+  return tile_loop("\tmov.u32 \t%r2, %tid.x;\n"
+                   "\tmov.u32 \t%r3, _ZZ1kPfiE4tile;\n"
+                   "\tmad.lo.s32 \t%r4, %r2, 16, %r3;\n"
+                   "\tadd.s32 \t%r4, %r4, " + std::to_string(base) + ";\n",
+                   "\tld.shared.f32 \t%f1, [%r4];\n"
+                   "\tld.shared.f32 \t%f2, [%r4+4];\n"
+                   "\tld.shared.f32 \t%f3, [%r4+8];\n"
+                   "\tld.shared.f32 \t%f4, [%r4+12];\n"
+                   "\tadd.f32 \t%f5, %f1, %f2;\n"
+                   "\tadd.f32 \t%f6, %f3, %f4;\n");
 }
 
 }  // namespace
 
 TEST(PerfModel, AdjacentSharedLoadsPtxasMergesAreOneRequest) {
-  const auto w = tile_work();
-  auto merged = analyze(four_loads(0));
-  rooflab::perf::count_trips(merged, four_loads(0), w);
+  const auto merged = counted(four_loads(0));
   EXPECT_EQ(merged.trips.conflict_wavefronts, 0) << merged.trips.conflict_why;
-  auto apart = analyze(four_loads(4));
-  rooflab::perf::count_trips(apart, four_loads(4), w);
+  const auto apart = counted(four_loads(4));
   EXPECT_EQ(apart.trips.conflict_wavefronts, 8) << apart.trips.conflict_why;
   EXPECT_NE(apart.trips.conflict_why.find("4.0-way"), std::string::npos) << apart.trips.conflict_why;
 }
@@ -1356,29 +1351,19 @@ namespace {
 // of 32 halves a row) put two of every 8 rows' words in one set of four banks: 16 wavefronts for 512 bytes where the
 // width gives 4 (4-way). Padded by 16 bytes (80 apart) the 8 rows of a matrix cover the 32 banks once: 4.
 std::string ldmatrix_read(int pitch) {
-  return "\tld.param.u32 \t%r1, [_Z1kPfi_param_1];\n"
-         "\tmov.u32 \t%r2, %tid.x;\n"
-         "\tmov.u32 \t%r3, _ZZ1kPfiE4tile;\n"
-         "\tmad.lo.s32 \t%r4, %r2, " + std::to_string(pitch) + ", %r3;\n"
-         "\tmov.u32 \t%r5, 0;\n"
-         "$L__BB0_1:\n"
-         "\tldmatrix.sync.aligned.m8n8.x4.shared.b16 \t{%r10, %r11, %r12, %r13}, [%r4];\n"
-         "\tadd.s32 \t%r5, %r5, 1;\n"
-         "\tsetp.lt.s32 \t%p1, %r5, %r1;\n"
-         "\t@%p1 bra \t$L__BB0_1;\n"
-         "\tret;\n";
+  return tile_loop("\tmov.u32 \t%r2, %tid.x;\n"
+                   "\tmov.u32 \t%r3, _ZZ1kPfiE4tile;\n"
+                   "\tmad.lo.s32 \t%r4, %r2, " + std::to_string(pitch) + ", %r3;\n",
+                   "\tldmatrix.sync.aligned.m8n8.x4.shared.b16 \t{%r10, %r11, %r12, %r13}, [%r4];\n");
 }
 
 }  // namespace
 
 TEST(PerfModel, LdmatrixRowsThatShareBanksAreABankConflict) {
-  const auto w = tile_work();
-  auto unpadded = analyze(ldmatrix_read(64));
-  rooflab::perf::count_trips(unpadded, ldmatrix_read(64), w);
+  const auto unpadded = counted(ldmatrix_read(64));
   EXPECT_EQ(unpadded.trips.conflict_wavefronts, 12) << unpadded.trips.conflict_why;
   EXPECT_NE(unpadded.trips.conflict_why.find("4.0-way"), std::string::npos) << unpadded.trips.conflict_why;
-  auto padded = analyze(ldmatrix_read(80));
-  rooflab::perf::count_trips(padded, ldmatrix_read(80), w);
+  const auto padded = counted(ldmatrix_read(80));
   EXPECT_EQ(padded.trips.conflict_wavefronts, 0) << padded.trips.conflict_why;
   EXPECT_NE(padded.trips.conflict_why.find("4 wavefronts a trip where the accesses' widths alone take 4"),
             std::string::npos)
@@ -1391,25 +1376,18 @@ namespace {
 // stored to one of `ldm_d` floats a row, as ptxas makes them: one ldmatrix .x4 (16 rows of 32 bytes) and four
 // requests of 8 bytes a lane (rows lane / 4 and 8 on, columns 2 (lane % 4) and 8 on).
 std::string wmma_tiles(int ldm_a, int ldm_d) {
-  return "\tld.param.u32 \t%r1, [_Z1kPfi_param_1];\n"
-         "\tmov.u32 \t%r3, _ZZ1kPfiE1a;\n"
-         "\tmov.u32 \t%r4, _ZZ1kPfiE1d;\n"
-         "\tmov.u32 \t%r6, " + std::to_string(ldm_a) + ";\n"
-         "\tmov.u32 \t%r7, " + std::to_string(ldm_d) + ";\n"
-         "\tmov.u32 \t%r5, 0;\n"
-         "$L__BB0_1:\n"
-         "\twmma.load.a.sync.aligned.row.m16n16k16.shared.f16 \t{%r10, %r11, %r12, %r13, %r14, %r15, %r16, %r17}, "
-         "[%r3], %r6;\n"
-         "\twmma.store.d.sync.aligned.row.m16n16k16.shared.f32 \t[%r4], {%f1, %f2, %f3, %f4, %f5, %f6, %f7, %f8}, %r7;\n"
-         "\tadd.s32 \t%r5, %r5, 1;\n"
-         "\tsetp.lt.s32 \t%p1, %r5, %r1;\n"
-         "\t@%p1 bra \t$L__BB0_1;\n"
-         "\tret;\n";
+  return tile_loop("\tmov.u32 \t%r3, _ZZ1kPfiE1a;\n"
+                   "\tmov.u32 \t%r4, _ZZ1kPfiE1d;\n"
+                   "\tmov.u32 \t%r6, " + std::to_string(ldm_a) + ";\n"
+                   "\tmov.u32 \t%r7, " + std::to_string(ldm_d) + ";\n",
+                   "\twmma.load.a.sync.aligned.row.m16n16k16.shared.f16 \t{%r10, %r11, %r12, %r13, %r14, %r15, %r16, "
+                   "%r17}, [%r3], %r6;\n"
+                   "\twmma.store.d.sync.aligned.row.m16n16k16.shared.f32 \t[%r4], {%f1, %f2, %f3, %f4, %f5, %f6, %f7, "
+                   "%f8}, %r7;\n");
 }
 
 double wmma_conflicts(int ldm_a, int ldm_d) {
-  auto code = analyze(wmma_tiles(ldm_a, ldm_d));
-  rooflab::perf::count_trips(code, wmma_tiles(ldm_a, ldm_d), tile_work());
+  const auto code = counted(wmma_tiles(ldm_a, ldm_d));
   EXPECT_FALSE(code.trips.conflict_why.empty());
   return code.trips.conflict_wavefronts;
 }
