@@ -367,6 +367,8 @@ Instr instr_of(const Statement& s) {
   // Integer widening (cvt.u64.u32) is an ordinary ALU op; conversions to or from floating point are not.
   in.conversion = starts_with(op, "cvt.") && (op.find(".f") != std::string::npos || op.find(".bf") != std::string::npos);
   in.wavefronts = wavefronts_of(op);
+  // A cp.async writes what it copies into shared memory: its 32 lanes' bytes in 128-byte wavefronts, as a store would.
+  if (in.cp_async_bytes > 0) in.wavefronts = std::max(1.0, in.cp_async_bytes / 4);
   in.hmma = hmma_of(op);
   in.barrier = starts_with(op, "bar.sync") || starts_with(op, "barrier.sync") || starts_with(op, "bar.cta");
   if (starts_with(op, "cp.async.wait_all")) {
@@ -584,6 +586,7 @@ std::vector<Instr> from_sass(std::string_view body, const SassParams* params) {
                      (is("HADD2") && op.find(".F32") != std::string::npos && operands.size() >= 2 && operands[1] == "-RZ");
     if (is("LDS") || is("STS")) ins.wavefronts = std::max(1.0, bytes / 4);
     if (is("LDSM") || is("STSM")) ins.wavefronts = dst_width;
+    if (is("LDGSTS")) ins.wavefronts = std::max(1.0, bytes / 4);  // its write into shared memory, as the PTX's cp.async
     if (mma) ins.hmma = k8 ? 0.5 : 1;
     ins.barrier = is("BAR") && (op.find(".SYNC") != std::string::npos || op.find(".RED") != std::string::npos);
     // DEPBAR.LE SB0, N: wait until at most N of the cp.async batches (LDGDEPBAR) on scoreboard 0 are pending.
@@ -1310,6 +1313,11 @@ SharedShape shared_shape(const Statement& s) {
     return {16, 8 * n, store ? 0U : 1U};
   }
   if (shared_access(op)) return {std::max(1, ptx::access_bits(op) / 8), 32, store ? 0U : 1U};
+  // cp.async [shared], [global], bytes: each lane's copy lands at its shared address.
+  if (starts_with(op, "cp.async") && op.find(".shared") != std::string::npos && s.operands.size() >= 3) {
+    const Value bytes = immediate(s.operands[2]);
+    return {bytes ? static_cast<int>(*bytes) : 16, 32, 0U};
+  }
   // WMMA on shared memory, as the SASS of sm_80 and later makes it: an A or B fragment (16 x 16 halves) is one
   // ldmatrix .x4, lanes naming its 16 rows' two 16-byte halves; a row-major accumulator is four requests (rows g and
   // g + 8 of columns 2t, 2t + 1 and those 8 columns on, g = lane / 4, t = lane % 4), 8 bytes a lane in FP32 (LDS.64,
@@ -1495,9 +1503,9 @@ Conflicts shared_conflicts(const std::vector<Statement>& sts, const std::map<std
     if (first == requests.end()) continue;  // not run on the path
     const SharedShape shape = shared_shape(sts[group.front()]);
     const long long bytes = static_cast<long long>(shape.bytes) * static_cast<long long>(group.size());
-    // What the static count gives the group's statements (wavefronts_of: their widths; ldmatrix one per matrix).
+    // What the static count gives the group's statements (their widths; ldmatrix one per matrix).
     double width = 0;
-    for (const std::size_t m : group) width += wavefronts_of(sts[m].opcode);
+    for (const std::size_t m : group) width += instr_of(sts[m]).wavefronts;
     const double width_each = width / shape.requests;  // a WMMA accumulator's four requests share it
     double taken = 0, ideal_sum = 0;
     int known = 0;

@@ -370,10 +370,13 @@ TEST(PerfModel, OtherBlocksCoverABarriersLoadLatency) {
 // copies (cp.async.wait_group N lets the N newest stay in flight): N trips after their issue when the trip issues
 // its copies before the wait, N + 1 when after it. Two blocks do about 64 ns of work per round of trips against
 // the 600 ns latency: a batch waited for the trip after its issue leaves each round 600 ns long, one waited for two
-// trips later 300 ns, and a ring that keeps sixteen trips of copies in flight hides the latency behind the work.
+// trips later 300 ns, and a ring that keeps sixteen trips of copies in flight hides the latency behind the work. The
+// copies are of 8 bytes a lane, so that shared memory (their writes and the ldmatrix reads, 24 wavefronts a trip)
+// takes less than the latency.
 TEST(PerfModel, CpAsyncStagesSpreadABarriersLoadLatency) {
   auto ring = [](int wait, bool wait_first) {
     std::string body = tensor_loop(true);
+    for (auto at = body.find("], 16;"); at != std::string::npos; at = body.find("], 16;")) body.replace(at, 6, "], 8;");
     body.erase(body.find("\tcp.async.wait_group 1;\n"), std::string("\tcp.async.wait_group 1;\n").size());
     const std::string w = "\tcp.async.wait_group " + std::to_string(wait) + ";\n";
     body.insert(wait_first ? body.find("\tcp.async.cg") : body.find("\tbar.sync"), w);
@@ -679,7 +682,7 @@ TEST(PerfModelSass, PipesAsPtxasChoseThem) {
   EXPECT_EQ(t.ffma, 1);
   EXPECT_EQ(t.hfma2, 0);
   EXPECT_EQ(t.hmma, 1);
-  EXPECT_EQ(t.shared_wavefronts, 4 + 4);  // LDSM .4 and a 128-bit LDS: four wavefronts each
+  EXPECT_EQ(t.shared_wavefronts, 4 + 4 + 4);  // LDSM .4, a 128-bit LDS and LDGSTS.128's write: four wavefronts each
   EXPECT_EQ(t.barriers, 1);
   EXPECT_EQ(t.cp_async_bytes, 16);
   EXPECT_EQ(t.load_bytes, 2);
@@ -1403,4 +1406,19 @@ TEST(PerfModel, WmmaFragmentsAreTheRequestsTheirSassMakes) {
   // D: rows of 16 floats (64 bytes): the 8 rows of a request share 8 banks by twos, 4 wavefronts for 256 bytes where
   // the width gives 2, in each of the four requests; rows of 20 floats: 2 each.
   EXPECT_EQ(wmma_conflicts(40, 16), 8);
+}
+
+TEST(PerfModel, ACpAsyncCopyWritesSharedMemoryAndItsRowsMayConflict) {
+  // 16 bytes a lane into shared memory: a cp.async's write takes the 4 wavefronts of 512 bytes (the static count has
+  // them), lanes 16 bytes apart no more; lanes 64 bytes apart put 16 lanes' words in the same 4 banks: 16 (4-way).
+  const auto copy = [](int pitch) {
+    return counted(tile_loop("\tmov.u32 \t%r2, %tid.x;\n"
+                             "\tmov.u32 \t%r3, _ZZ1kPfiE4tile;\n"
+                             "\tmad.lo.s32 \t%r4, %r2, " + std::to_string(pitch) + ", %r3;\n",
+                             "\tcp.async.cg.shared.global \t[%r4], [%rd1], 16;\n"));
+  };
+  const auto packed = copy(16), apart = copy(64);
+  EXPECT_EQ(packed.loops.at(0).shared_wavefronts, 4);
+  EXPECT_EQ(packed.trips.conflict_wavefronts, 0) << packed.trips.conflict_why;
+  EXPECT_EQ(apart.trips.conflict_wavefronts, 12) << apart.trips.conflict_why;
 }
