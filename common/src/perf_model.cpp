@@ -11,6 +11,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
+#include <iterator>
 #include <limits>
 #include <map>
 #include <optional>
@@ -185,6 +186,8 @@ struct Instr {
   int line = 0;
   std::string label;                 // a label: no instruction
   std::vector<std::string> targets;  // a branch's targets
+  std::string callee;                // a call's (SASS CALL.REL to a subroutine ptxas placed after the kernel)
+  bool returns = false;              // a subroutine's return (SASS RET)
   std::vector<std::string> writes;   // registers it writes
   std::vector<std::string> reads;    // registers it reads
   double load_bytes = 0;             // a global load's bytes (per thread)
@@ -216,6 +219,80 @@ struct Instr {
   std::vector<std::string> uniform_reads;
 };
 
+// What a subroutine ptxas placed after the kernel's code (a 64-bit division's, a slow path's) does to the registers,
+// as the parameter trace needs it: the registers it writes, those it reads before writing them on some path (its
+// arguments), and the kernel parameters it reads itself.
+struct Subroutine {
+  std::set<std::string> writes;
+  std::set<std::string> reads;
+  std::set<int> param_reads;
+};
+
+// Each subroutine of `code` by its entry label: its blocks run from its entry to the next subroutine's (or the end).
+// A read is an argument unless every path from the entry writes the register first (unguarded); the paths are the
+// blocks' fall-throughs and branch targets inside the subroutine.
+std::map<std::string, Subroutine> subroutines_of(const std::vector<Instr>& code, const std::vector<std::size_t>& starts,
+                                                 const std::map<std::string, std::size_t>& block_of_label) {
+  std::vector<std::pair<std::string, std::size_t>> entries;
+  for (const auto& in : code) {
+    if (in.label.rfind("$__internal", 0) != 0) continue;
+    if (const auto it = block_of_label.find(in.label); it != block_of_label.end()) entries.emplace_back(in.label, it->second);
+  }
+  std::sort(entries.begin(), entries.end(), [](const auto& a, const auto& b) { return a.second < b.second; });
+  std::map<std::string, Subroutine> out;
+  const std::size_t blocks = starts.size() - 1;
+  for (std::size_t e = 0; e < entries.size(); ++e) {
+    const std::size_t first = entries[e].second, end = e + 1 < entries.size() ? entries[e + 1].second : blocks;
+    Subroutine& sub = out[entries[e].first];
+    // Registers every path writes before entering each block (nullopt: not reached yet).
+    std::vector<std::optional<std::set<std::string>>> written(end - first);
+    written[0] = std::set<std::string>{};
+    for (bool again = true; again;) {
+      again = false;
+      for (std::size_t b = first; b < end; ++b) {
+        if (!written[b - first]) continue;
+        std::set<std::string> have = *written[b - first];
+        for (std::size_t i = starts[b]; i < starts[b + 1]; ++i) {
+          const Instr& in = code[i];
+          for (const auto* regs : {&in.reads, &in.uniform_reads}) {
+            for (const auto& r : *regs) {
+              if (have.count(r) == 0) sub.reads.insert(r);
+            }
+          }
+          sub.param_reads.insert(in.param_reads.begin(), in.param_reads.end());
+          for (const auto* regs : {&in.writes, &in.uniform_writes}) {
+            for (const auto& w : *regs) {
+              sub.writes.insert(w);
+              if (!in.guarded) have.insert(w);
+            }
+          }
+        }
+        std::vector<std::size_t> next;
+        if (b + 1 < end) next.push_back(b + 1);
+        for (const auto& t : code[starts[b + 1] - 1].targets) {
+          const auto it = block_of_label.find(t);
+          if (it != block_of_label.end() && it->second >= first && it->second < end) next.push_back(it->second);
+        }
+        for (const std::size_t n : next) {
+          auto& into = written[n - first];
+          if (!into) {
+            into = have;
+            again = true;
+            continue;
+          }
+          std::set<std::string> both;
+          std::set_intersection(into->begin(), into->end(), have.begin(), have.end(), std::inserter(both, both.end()));
+          if (both != *into) {
+            into = std::move(both);
+            again = true;
+          }
+        }
+      }
+    }
+  }
+  return out;
+}
+
 // Which kernel parameters each global load's address is computed from: a register holds the parameters its value
 // was computed from, starting where a parameter is read (PTX's ld.param, SASS's constant bank 0) and carried
 // through every instruction but a load (a value loaded from memory is data, so x[idx[i]] comes from x, not idx).
@@ -235,16 +312,17 @@ void trace_parameters(std::vector<Instr>& code) {
   const auto predicate_of = [](const std::string& guard) {
     return guard.empty() || guard[0] != '!' ? guard : guard.substr(1);  // "!P0" -> "P0"
   };
-  // Basic blocks: [starts[b], starts[b + 1]); a block starts at a label and after a branch.
+  // Basic blocks: [starts[b], starts[b + 1]); a block starts at a label and after a branch or a call.
   std::vector<std::size_t> starts{0};
   std::map<std::string, std::size_t> block_of_label;
   for (std::size_t i = 0; i < code.size(); ++i) {
     if (!code[i].label.empty() && i != starts.back()) starts.push_back(i);
     if (!code[i].label.empty()) block_of_label[code[i].label] = starts.size() - 1;
-    if (!code[i].targets.empty() && i + 1 < code.size()) starts.push_back(i + 1);
+    if ((!code[i].targets.empty() || !code[i].callee.empty()) && i + 1 < code.size()) starts.push_back(i + 1);
   }
   const std::size_t blocks = starts.size();
   starts.push_back(code.size());
+  const std::map<std::string, Subroutine> subroutines = subroutines_of(code, starts, block_of_label);
   const auto origin_of = [](const State& state, const Instr& in) {
     std::set<int> origin(in.param_reads.begin(), in.param_reads.end());
     for (const auto* regs : {&in.reads, &in.uniform_reads}) {
@@ -319,10 +397,20 @@ void trace_parameters(std::vector<Instr>& code) {
           }
         }
       }
+      // A call returns with what its subroutine writes computed from what it reads (a call whose subroutine is not
+      // in the listing leaves every register as it was).
+      const Instr& last = code[starts[b + 1] - 1];
+      if (const auto sub = subroutines.find(last.callee); sub != subroutines.end()) {
+        std::set<int> origin(sub->second.param_reads.begin(), sub->second.param_reads.end());
+        for (const auto& r : sub->second.reads) {
+          if (const auto it = state.find(r); it != state.end()) origin.insert(it->second.any.begin(), it->second.any.end());
+        }
+        for (const auto& w : sub->second.writes) state[w] = Origin{origin, "", {}};
+      }
       // Successors: the next block, and the blocks of the last instruction's branch targets.
       std::vector<std::size_t> next;
       if (b + 1 < blocks) next.push_back(b + 1);
-      for (const auto& t : code[starts[b + 1] - 1].targets) {
+      for (const auto& t : last.targets) {
         if (const auto it = block_of_label.find(t); it != block_of_label.end()) next.push_back(it->second);
       }
       for (const std::size_t n : next) {
@@ -492,6 +580,7 @@ std::vector<int> sass_param_reads(std::string_view operand, const SassParams& pa
 
 std::vector<Instr> from_sass(std::string_view body, const SassParams* params) {
   std::vector<Instr> out;
+  std::size_t kernel_end = std::string::npos;  // where the subroutines after the kernel's code begin
   std::istringstream in{std::string(body)};
   int line_no = 0;
   for (std::string line; std::getline(in, line);) {
@@ -505,16 +594,23 @@ std::vector<Instr> from_sass(std::string_view body, const SassParams* params) {
     Instr ins;
     ins.line = line_no;
     if (s.back() == ':') {
-      // A loop label (".L_x_231"); not the function's own name or its section's (".text.<name>").
-      if (s[0] != '.' || s.rfind(".text.", 0) == 0 || s.find('_') == std::string::npos) continue;
+      // A loop label (".L_x_231"); not the function's own name or its section's (".text.<name>"). Past the kernel's
+      // code, a subroutine's entry ("$__internal_3_$__cuda_sm20_rem_u64"), which its calls name.
+      const bool entry = kernel_end != std::string::npos && s.rfind("$__internal", 0) == 0;
+      if (!entry && (s[0] != '.' || s.rfind(".text.", 0) == 0 || s.find('_') == std::string::npos)) continue;
       ins.label = s.substr(0, s.size() - 1);
       out.push_back(std::move(ins));
       continue;
     }
     // The kernel's code ends where a subroutine ptxas placed after it begins (".weak $__internal_0_$__cuda_sm3x_div_rn_
     // noftz_f32_slowpath": a division's or reciprocal's slow path, called for rare operands): its instructions are
-    // not the kernel's per-thread work.
-    if ((s.rfind(".weak", 0) == 0 || s.rfind(".type", 0) == 0) && s.find("$__internal") != std::string::npos) break;
+    // not the kernel's per-thread work. They are read all the same, for the parameter trace alone (a call's result
+    // is computed from what the subroutine reads, not what its registers held before), and dropped after it.
+    if ((s.rfind(".weak", 0) == 0 || s.rfind(".type", 0) == 0) && s.find("$__internal") != std::string::npos) {
+      kernel_end = std::min(kernel_end, out.size());
+      continue;
+    }
+    if (kernel_end != std::string::npos && s[0] == '.') continue;  // a subroutine's directives (".size")
     if (s[0] == '.') continue;  // directives
     std::size_t pos = 0;
     if (s[0] == '@') {
@@ -538,6 +634,14 @@ std::vector<Instr> from_sass(std::string_view body, const SassParams* params) {
         if (b != std::string::npos && e != std::string::npos && e > b) ins.targets.push_back(o.substr(b + 1, e - b - 1));
       }
     }
+    if (is("CALL")) {
+      for (const auto& o : operands) {
+        const auto b = o.find("(");
+        const auto e = o.find(")");
+        if (b != std::string::npos && e != std::string::npos && e > b) ins.callee = o.substr(b + 1, e - b - 1);
+      }
+    }
+    ins.returns = is("RET");
     // BRA.DIV goes to nvcc's out-of-line code for a divergent warp, and falls through where the warp converged.
     ins.falls_through = ins.guarded || !((is("BRA") && op.find(".DIV") == std::string::npos) || is("EXIT") ||
                                          is("RET") || is("KILL"));
@@ -557,9 +661,19 @@ std::vector<Instr> from_sass(std::string_view body, const SassParams* params) {
       const std::string_view name = !o.empty() && o[0] == '!' ? std::string_view(o).substr(1) : std::string_view(o);
       if (name.size() == 2 && name[0] == 'P' && name[1] >= '0' && name[1] <= '6') ins.predicates.emplace_back(name);
     }
+    // 64-bit values in register pairs: IMAD.WIDE's result; F2I's to a 64-bit integer, I2F's from one (the type an
+    // F2I names is its result's, an I2F's its source's, unless F64); double precision's operands.
+    const auto has = [&](const char* type) { return op.find(type) != std::string::npos; };
+    const bool int64 = has(".U64") || has(".S64");
+    const bool pair_dst = (is("IMAD") && has(".WIDE")) || (is("F2I") && int64) || (is("I2F") && has(".F64")) ||
+                          is("DADD") || is("DMUL") || is("DFMA");
+    const bool pair_src = (is("I2F") && int64) || (is("F2I") && has(".F64")) || is("DADD") || is("DMUL") ||
+                          is("DFMA") || is("DSETP");
+    if (pair_dst) dst_width = 2;
     for (std::size_t k = 0; k < operands.size(); ++k) {
       int width = 1;
       if (k == 0 && writes) width = dst_width;
+      if (pair_src && !(k == 0 && writes)) width = 2;
       if (mma) width = k == 0 ? dst_width : (k == 1 ? (k8 ? 2 : 4) : (k == 2 ? (k8 ? 1 : 2) : dst_width));
       // A store's data: its width (STG.E.128 [R2.64], R4 reads R4..R7).
       if (!writes && k + 1 == operands.size() && (store || is("STS") || is("STL"))) width = regs;
@@ -611,6 +725,7 @@ std::vector<Instr> from_sass(std::string_view body, const SassParams* params) {
     out.push_back(std::move(ins));
   }
   if (params != nullptr) trace_parameters(out);
+  if (kernel_end != std::string::npos) out.resize(kernel_end);
   return out;
 }
 

@@ -657,6 +657,54 @@ TEST(PerfModelSass, ASubroutineAfterTheKernelIsNotItsWork) {
   EXPECT_EQ(t.mufu, 1);
 }
 
+// A call to a subroutine ptxas placed after the kernel (a 64-bit remainder's, Lab 03's bias index i % cols) returns
+// with what the subroutine writes computed from what it reads first: here the remainder in R16:R17, from i (R9:R10)
+// and cols (UR8:UR9, parameter 2). What R16:R17 held before the call (the output's address, parameter 0, from the
+// previous trip's store) is gone, so the bias load's address comes from the bias (1) and cols (2) alone, and the bias
+// can be told for reused data. The subroutine reads R17 and R21 after writing them as the high halves of 64-bit
+// results (F2I.U64, IMAD.WIDE): they are not its arguments.
+TEST(PerfModelSass, ACallReturnsWhatItsSubroutineComputesFromWhatItReads) {
+  rooflab::perf::SassParams params;
+  params.base = 0x210;
+  params.layout = {{0, 8}, {8, 8}, {16, 8}};
+  const std::string body =
+      "        /*0000*/                   ULDC.64 UR4, c[0x0][0x208] ;\n"
+      "        /*0010*/                   ULDC.64 UR6, c[0x0][0x210] ;\n"
+      "        /*0020*/                   ULDC.64 UR18, c[0x0][0x218] ;\n"
+      "        /*0030*/                   ULDC.64 UR8, c[0x0][0x220] ;\n"
+      "        /*0040*/                   S2R R9, SR_TID.X ;\n"
+      "        /*0050*/                   MOV R10, RZ ;\n"
+      ".L_x_1:\n"
+      "        /*0060*/                   MOV R6, 0x80 ;\n"
+      "        /*0070*/                   CALL.REL.NOINC `($__internal_0_$__cuda_sm20_rem_u64) ;\n"
+      "        /*0080*/                   LEA R12, P0, R16, UR18, 0x2 ;\n"
+      "        /*0090*/                   LEA.HI.X R13, R16, UR19, R17, 0x2, P0 ;\n"
+      "        /*00a0*/                   LDG.E.CONSTANT R14, desc[UR4][R12.64] ;\n"
+      "        /*00b0*/                   IADD3 R16, P0, R9, UR6, RZ ;\n"
+      "        /*00c0*/                   IADD3.X R17, R10, UR7, RZ, P0, !PT ;\n"
+      "        /*00d0*/                   STG.E desc[UR4][R16.64], R14 ;\n"
+      "        /*00e0*/                   IADD3 R9, R9, 0x100, RZ ;\n"
+      "        /*00f0*/                   ISETP.GE.U32.AND P1, PT, R9, 0x1000, PT ;\n"
+      "        /*0100*/              @!P1 BRA `(.L_x_1) ;\n"
+      "        /*0110*/                   EXIT ;\n"
+      "        .weak           $__internal_0_$__cuda_sm20_rem_u64\n"
+      "        .type           $__internal_0_$__cuda_sm20_rem_u64,@function\n"
+      "$__internal_0_$__cuda_sm20_rem_u64:\n"
+      "        /*0120*/                   I2F.U64.RP R18, UR8 ;\n"
+      "        /*0130*/                   MUFU.RCP R16, R18 ;\n"
+      "        /*0140*/                   F2I.U64.TRUNC R16, R16 ;\n"
+      "        /*0150*/                   IMAD.WIDE.U32 R20, R16, UR8, RZ ;\n"
+      "        /*0160*/                   IMAD R11, R17, UR8, R21 ;\n"
+      "        /*0170*/                   IMAD.HI.U32 R16, R11, R9, RZ ;\n"
+      "        /*0180*/                   IMAD R16, R16, UR8, R9 ;\n"
+      "        /*0190*/                   MOV R17, RZ ;\n"
+      "        /*01a0*/                   RET.REL.NODEC R6 `(_Z6kernelPfPKfm) ;\n";
+  const auto code = analyze_sass(body, &params);
+  ASSERT_EQ(code.loops.size(), 1u);
+  EXPECT_EQ(code.loops[0].bytes_by_params(), (std::map<std::vector<int>, double>{{{1, 2}, 4}}));
+  EXPECT_EQ(code.loops[0].instructions, 11);  // the subroutine's instructions are not the loop's
+}
+
 TEST(PerfModelSass, PipesAsPtxasChoseThem) {
   // Half to float (HADD2.F32 from -RZ), I2F and F2FP are type conversions, at the conversion rate; a constant made
   // by HFMA2.MMA from RZ is a move, not math; MUFU.EX2 is a special function.
