@@ -1659,19 +1659,29 @@ Conflicts shared_conflicts(const std::vector<Statement>& sts, const std::map<std
       // Each request: the lanes that ran the group's first statement, over the group's bytes.
       double run_taken = 0, run_ideal = 0;
       bool unknown = false;
+      // Lanes of 16 bytes are served 8 at a time, 128 bytes (an ldmatrix's matrices: each group of 8 lanes is one
+      // transaction), and only lanes of one group conflict, as the traffic model counts them.
+      const std::size_t phase_lanes = bytes >= 16 ? 8 : 32;
       for (const Lanes& lanes : run_k) {
-        std::set<long long> words;
-        for (const Slot& slot : lanes) {
-          if (!slot.ran) continue;
-          if (!slot.at) unknown = true;
-          else for (long long word = *slot.at / 4; word <= (*slot.at + bytes - 1) / 4; ++word) words.insert(word);
+        std::size_t words = 0;
+        double served = 0;
+        for (std::size_t phase = 0; phase < 32 && !unknown; phase += phase_lanes) {
+          std::set<long long> phase_words;
+          for (std::size_t l = phase; l < phase + phase_lanes; ++l) {
+            const Slot& slot = lanes[l];
+            if (!slot.ran) continue;
+            if (!slot.at) unknown = true;
+            else for (long long word = *slot.at / 4; word <= (*slot.at + bytes - 1) / 4; ++word) phase_words.insert(word);
+          }
+          if (phase_words.empty()) continue;
+          std::array<int, 32> per_bank{};
+          for (const long long word : phase_words) ++per_bank[static_cast<std::size_t>(((word % 32) + 32) % 32)];
+          served += *std::max_element(per_bank.begin(), per_bank.end());
+          words += phase_words.size();
         }
-        if (unknown || words.empty()) break;
-        std::array<int, 32> per_bank{};
-        for (const long long word : words) ++per_bank[static_cast<std::size_t>(((word % 32) + 32) % 32)];
-        const double ideal = std::max<double>(1, std::ceil(4.0 * static_cast<double>(words.size()) / 128));
-        run_taken += std::max<double>(
-            {width_each, ideal, static_cast<double>(*std::max_element(per_bank.begin(), per_bank.end()))});
+        if (unknown || words == 0) break;
+        const double ideal = std::max<double>(1, std::ceil(4.0 * static_cast<double>(words) / 128));
+        run_taken += std::max<double>({width_each, ideal, served});
         run_ideal += ideal;
       }
       if (unknown || run_ideal == 0) continue;

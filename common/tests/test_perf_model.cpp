@@ -1446,11 +1446,13 @@ double wmma_conflicts(int ldm_a, int ldm_d) {
 }  // namespace
 
 TEST(PerfModel, WmmaFragmentsAreTheRequestsTheirSassMakes) {
-  // A: rows of 32 halves (64 bytes): rows r and r + 1 fall 16 banks apart, every other row in the same 8 banks: 8
-  // wavefronts where the width gives 4. Rows of 40 halves (80 bytes): 4, as rows of 16 (the tile contiguous).
-  EXPECT_EQ(wmma_conflicts(32, 20), 4);
+  // A: each of the ldmatrix's four matrices is 8 rows of 16 bytes, served together. Rows of 32 halves (64 bytes): rows
+  // r and r + 2 of a matrix fall in the same 4 banks, 4-way, 16 wavefronts where the width gives 4. Rows of 16 halves
+  // (the tile contiguous, 32 bytes a row): rows r and r + 4 share banks, 2-way, 8 wavefronts, though over the warp's
+  // 512 bytes each bank holds only 4 words. Rows of 40 halves (80 bytes): 4.
+  EXPECT_EQ(wmma_conflicts(32, 20), 12);
+  EXPECT_EQ(wmma_conflicts(16, 20), 4);
   EXPECT_EQ(wmma_conflicts(40, 20), 0);
-  EXPECT_EQ(wmma_conflicts(16, 20), 0);
   // D: rows of 16 floats (64 bytes): the 8 rows of a request share 8 banks by twos, 4 wavefronts for 256 bytes where
   // the width gives 2, in each of the four requests; rows of 20 floats: 2 each.
   EXPECT_EQ(wmma_conflicts(40, 16), 8);

@@ -130,6 +130,7 @@ struct Record {
   std::uint32_t size;
   bool store;
   bool shared;  // addr is a place in the block's shared window (shared_memory_place), not a device address
+  std::uint8_t lane;  // the thread's lane in its warp
 };
 
 // A vector access (float4, half2 ...) reaches the hooks as one access of its full width: TRAFFIC builds
@@ -179,6 +180,7 @@ class Recorder {
   KernelTraffic current_;
   std::vector<KernelTraffic> done_;
   std::vector<std::uint64_t> scratch_;
+  std::vector<std::uint64_t> phase_words_;  // one phase's words of a shared request (add_shared_request)
   struct Keyed {
     std::uint64_t key;
     Record record;
@@ -239,7 +241,7 @@ void Recorder::access(std::uintptr_t addr, unsigned size, bool store, std::uintp
   } else {
     occurrence = ++it->second;
   }
-  records_.push_back(Record{pc, addr, occurrence, linear / 32, size, store, shared});
+  records_.push_back(Record{pc, addr, occurrence, linear / 32, size, store, shared, static_cast<std::uint8_t>(linear % 32)});
 }
 
 void Recorder::enter_block(unsigned long long block) {
@@ -308,13 +310,29 @@ void Recorder::add_request(const Record* first, const Record* last) {
 }
 
 // One warp's request to shared memory: 32 banks of 4-byte words; each bank delivers one distinct word per
-// wavefront (lanes asking for the same word share it), and a wavefront carries at most 128 bytes.
+// wavefront (lanes asking for the same word share it), and a wavefront carries at most 128 bytes. Lanes of 16 bytes
+// are served 8 at a time, 128 bytes (lanes 0-7, 8-15, ...: an ldmatrix's matrices, each group one transaction), and
+// only lanes of one group conflict. (Lanes of 8 bytes may be served by halves of the warp likewise; not measured,
+// so they are counted over the warp.)
 void Recorder::add_shared_request(const Record* first, const Record* last) {
   const auto [used, requested, widest] = touched(first, last, 2);
-  std::array<unsigned, 32> per_bank{};
-  for (const std::uint64_t w : scratch_) ++per_bank[w & 31];
   const unsigned long long ideal = std::max<std::uint64_t>(1, (used + 127) / 128);
-  const unsigned long long wavefronts = std::max<unsigned long long>(ideal, *std::max_element(per_bank.begin(), per_bank.end()));
+  const unsigned phase_lanes = widest >= 16 ? 8 : 32;
+  unsigned long long served = 0;
+  for (unsigned phase = 0; phase < 32 / phase_lanes; ++phase) {
+    phase_words_.clear();
+    for (const Record* r = first; r != last; ++r) {
+      if (r->lane / phase_lanes != phase) continue;
+      for (std::uint64_t w = r->addr >> 2; w <= (r->addr + r->size - 1) >> 2; ++w) phase_words_.push_back(w);
+    }
+    if (phase_words_.empty()) continue;
+    std::sort(phase_words_.begin(), phase_words_.end());
+    phase_words_.erase(std::unique(phase_words_.begin(), phase_words_.end()), phase_words_.end());
+    std::array<unsigned, 32> per_bank{};
+    for (const std::uint64_t w : phase_words_) ++per_bank[w & 31];
+    served += *std::max_element(per_bank.begin(), per_bank.end());
+  }
+  const unsigned long long wavefronts = std::max<unsigned long long>(ideal, served);
   Site& site = shared_sites_[first->pc];
   site.pc = first->pc;
   site.store = first->store;

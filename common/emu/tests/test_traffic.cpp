@@ -220,6 +220,16 @@ TEST(Traffic, SharedMemoryBankConflicts) {
     EXPECT_EQ(k.shared_store_wavefronts, 4u * stride) << "float4 stride " << stride;
     EXPECT_EQ(k.shared_sites.front().widest, 16u);
   }
+  // 16 bytes a lane are served 8 lanes at a time (128 bytes): a conflict is between lanes of one group. An ldmatrix's
+  // rows 32 bytes apart conflict 2-way inside each matrix (8 wavefronts), where over the warp no bank holds more than
+  // 4 words; rows 48 bytes apart do not (4).
+  for (const auto& [row_floats, want] : {std::pair{8, 8u}, std::pair{12, 4u}}) {
+    DeviceBuffer<float4> out(32);
+    const auto k = record_one([&] { traffictest::shared_rows16(out.data(), row_floats); });
+    EXPECT_EQ(k.shared_load_ideal, 4u) << "rows " << row_floats << " floats apart";
+    EXPECT_EQ(k.shared_load_wavefronts, want) << "rows " << row_floats << " floats apart";
+    EXPECT_EQ(k.shared_store_wavefronts, want) << "rows " << row_floats << " floats apart";
+  }
   // Every lane reading one word: a broadcast, one wavefront; the one lane that stores it, one.
   DeviceBuffer<float> out(32);
   const auto k = record_one([&] { traffictest::shared_broadcast(out.data()); });

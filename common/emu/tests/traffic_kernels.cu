@@ -78,6 +78,21 @@ __global__ void shared_vec4_kernel(float4* out, int stride) {
   out[l] = quads[l * stride];
 }
 
+// One warp, 16 bytes per lane, as an ldmatrix .x4 reads a 16 x 16 tile of halves whose rows are `row_floats`
+// floats apart: lanes 8m .. 8m + 7 name the 8 rows of matrix m (rows 0-7 or 8-15, the left or right 16 bytes). Rows 8
+// floats (32 bytes) apart put rows r and r + 4 of each matrix in the same banks: 2-way within each group of 8 lanes,
+// 8 wavefronts, though over all 32 lanes no bank holds more than 4 of the words. Rows 12 floats apart (padded by 16
+// bytes): 4.
+__global__ void shared_rows16_kernel(float4* out, int row_floats) {
+  __shared__ float tile[16 * 12];
+  const int l = static_cast<int>(threadIdx.x), m = l / 8;
+  const int at = (l % 8 + (m % 2) * 8) * row_floats + (m / 2) * 4;
+  const float f = static_cast<float>(l);
+  *reinterpret_cast<float4*>(&tile[at]) = make_float4(f, f + 0.25f, f + 0.5f, f + 0.75f);
+  __syncwarp();
+  out[l] = *reinterpret_cast<const float4*>(&tile[at]);
+}
+
 // One warp: lane 0 stores a word, every lane loads it (one word for all: a broadcast, 1 wavefront).
 __global__ void shared_broadcast_kernel(float* out) {
   __shared__ float word;
@@ -89,6 +104,11 @@ __global__ void shared_broadcast_kernel(float* out) {
 
 void shared_strided(float* out, int stride) {
   shared_strided_kernel<<<1, 32>>>(out, stride);
+  ROOFLAB_LAUNCH_CHECK();
+}
+
+void shared_rows16(float4* out, int row_floats) {
+  shared_rows16_kernel<<<1, 32>>>(out, row_floats);
   ROOFLAB_LAUNCH_CHECK();
 }
 

@@ -22,6 +22,7 @@ void copy_via_shared(const float* in, float* out, int n);
 void shared_strided(float* out, int stride);
 // lane l stores and loads float4 l * stride (stride 1 or 2);
 void shared_vec4(float4* out, int stride);
+void shared_rows16(float4* out, int row_floats);
 // lane 0 stores a word and every lane loads it: out[l] = 42 + l.
 void shared_broadcast(float* out);
 }  // namespace traffictest
