@@ -521,6 +521,13 @@ TestResult interpret_report(const report::Report& rep, int exit_code, const Decl
                            "failed, or something tampered with the result)", exit_code);
     return r;
   }
+  // A perf test's score is the fraction it awards (rooflab::grading::award): a perf test that passed without one
+  // stopped before it measured, or something hid its failures. Other kinds pass or fail whole.
+  if (test.kind == "perf" && !properties.contains("rooflab_fraction")) {
+    r.output = "the perf test passed without awarding a score (its figure never reached award(): the test stopped "
+               "before it measured, or something in the process hid its failures): not trusted";
+    return r;
+  }
   double fraction = 1.0;
   if (properties.contains("rooflab_fraction")) {
     try {

@@ -167,6 +167,19 @@ std::vector<std::string> tampering_findings(const std::string& file, const std::
   // The operating system's entropy, from which the harness draws the elements it checks after timing.
   static const std::set<std::string, std::less<>> entropy = {"getrandom", "__getrandom", "getentropy", "arc4random",
                                                               "arc4random_buf", "arc4random_uniform"};
+  // The environment: the harness and the CPU backend read their settings from it (the report channel, the record
+  // mode, the thread order, the open device memory, the seed), some of them after the student's global initializers
+  // have run. A student file has no use for it: reading it finds those settings, writing it changes them (a
+  // getenv's string written in place as well), and defining one of these replaces the harness's own.
+  static const std::set<std::string, std::less<>> environment = {
+      "getenv", "secure_getenv", "__secure_getenv", "setenv", "putenv", "unsetenv", "clearenv",
+      "environ", "__environ", "_environ"};
+  // GoogleTest and the harness's own machinery (its verdicts, the values it records, the report it writes): a student
+  // file that names any of it, defined (a template specialization of its own, weak) or used (a fake result reporter
+  // that swallows failures), replaces or bypasses a verdict. The solutions' objects name none of it; the helpers they
+  // include live elsewhere in rooflab (rooflab::warp_sum, rooflab::grid_for, the CPU backend's rooflab::emu).
+  static const std::regex harness_names(
+      R"((^|[^A-Za-z0-9_:])(testing|rooflab::(grading|report|testing|calib|rubric|coverage|loaded_libraries))::)");
   static const std::regex cuda_api(fmt::format("^({})[A-Za-z0-9_]*$", kCudaApiPrefixes));
   const bool kernels = fs::path(file).extension() == ".cu";
   std::vector<std::string> out;
@@ -187,6 +200,15 @@ std::vector<std::string> tampering_findings(const std::string& file, const std::
                                           name.starts_with("_ZN7testing") || name.starts_with("_ZNK7testing"))) {
       out.push_back(fmt::format("{} defines {} (a part of rooflab's harness or of GoogleTest: the linker would take "
                                 "it instead of the harness's own)", file, shortened(s.demangled)));
+    } else if ((defines_global(s.type) || references(s.type)) && mangled &&
+               std::regex_search(s.demangled, harness_names)) {
+      out.push_back(fmt::format("{} {} {} (GoogleTest's or the harness's own machinery, which decides and records "
+                                "each test's verdict: a submission that names it can change a verdict)",
+                                file, references(s.type) ? "uses" : "defines", shortened(s.demangled)));
+    } else if (!mangled && (defines_global(s.type) || references(s.type)) && environment.contains(name)) {
+      out.push_back(fmt::format("{} {} {} (the environment, where the grader's settings for the harness and the CPU "
+                                "backend are: the report channel, the record mode, the thread order)",
+                                file, references(s.type) ? "uses" : "defines", name));
     } else if (kernels && references(s.type) &&
                (starts.contains(name) || name.starts_with("_ZNSt6thread15_M_start_thread"))) {
       out.push_back(fmt::format("{} uses {} (starts a thread or a process: work beside the timed launch, which no "
@@ -434,7 +456,8 @@ std::string forbidden_symbols_in(const fs::path& build_dir, const Lab& lab, cons
                        "works beside the timed launch (refused in every lab):\n") +
            listed(tampering) +
            "The harness times your kernels as they run on its stream: define none of the CUDA runtime's, the "
-           "harness's or the C library's clocks, and start no thread or process and read no clock in the kernels' file.";
+           "harness's or the C library's clocks, name none of GoogleTest's or the harness's machinery, leave the "
+           "environment alone, and start no thread or process and read no clock in the kernels' file.";
   }
   if (!branches.empty()) {
     out += (out.empty() ? "" : "\n") +

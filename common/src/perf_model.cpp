@@ -187,7 +187,6 @@ struct Instr {
   std::string label;                 // a label: no instruction
   std::vector<std::string> targets;  // a branch's targets
   std::string callee;                // a call's (SASS CALL.REL to a subroutine ptxas placed after the kernel)
-  bool returns = false;              // a subroutine's return (SASS RET)
   std::vector<std::string> writes;   // registers it writes
   std::vector<std::string> reads;    // registers it reads
   double load_bytes = 0;             // a global load's bytes (per thread)
@@ -627,21 +626,14 @@ std::vector<Instr> from_sass(std::string_view body, const SassParams* params) {
     std::vector<std::string> operands;
     if (sp != std::string::npos) operands = split_operands(s.substr(sp));
     auto is = [&](const char* name) { return sass_is(op, name); };
-    if (is("BRA")) {
-      for (const auto& o : operands) {
-        const auto b = o.find("(");
-        const auto e = o.find(")");
-        if (b != std::string::npos && e != std::string::npos && e > b) ins.targets.push_back(o.substr(b + 1, e - b - 1));
-      }
+    // A branch's or a call's target, as nvdisasm writes it: "`(.L_x_87)".
+    for (const auto& o : operands) {
+      const auto b = o.find("(");
+      const auto e = o.find(")");
+      if (b == std::string::npos || e == std::string::npos || e <= b) continue;
+      if (is("BRA")) ins.targets.push_back(o.substr(b + 1, e - b - 1));
+      if (is("CALL")) ins.callee = o.substr(b + 1, e - b - 1);
     }
-    if (is("CALL")) {
-      for (const auto& o : operands) {
-        const auto b = o.find("(");
-        const auto e = o.find(")");
-        if (b != std::string::npos && e != std::string::npos && e > b) ins.callee = o.substr(b + 1, e - b - 1);
-      }
-    }
-    ins.returns = is("RET");
     // BRA.DIV goes to nvcc's out-of-line code for a divergent warp, and falls through where the warp converged.
     ins.falls_through = ins.guarded || !((is("BRA") && op.find(".DIV") == std::string::npos) || is("EXIT") ||
                                          is("RET") || is("KILL"));

@@ -63,7 +63,15 @@ TEST(Runner, BelievesAReportOnlyWhenItAndTheExitCodeAgree) {
   auto r = interpret(started("S", "T") + result("S", "T", "passed", {{"rooflab_fraction", "0.2500"}}), 0);
   EXPECT_EQ(r.status, Status::passed);
   EXPECT_DOUBLE_EQ(r.score, 2.0);
+  // A perf test's score is the fraction it awards: a pass without one is not believed (a fake result reporter in
+  // the process swallowed the failure that ended the test before award()); another kind's pass is whole.
   r = interpret(started("S", "T") + result("S", "T", "passed"), 0);
+  EXPECT_EQ(r.status, Status::failed);
+  EXPECT_DOUBLE_EQ(r.score, 0.0);
+  EXPECT_NE(r.output.find("without awarding a score"), std::string::npos) << r.output;
+  r = interpret_report(rooflab::report::parse(started("S", "T") + result("S", "T", "passed")), 0,
+                       DeclaredTest{"S", "T", "emu", 8});
+  EXPECT_EQ(r.status, Status::passed);
   EXPECT_DOUBLE_EQ(r.score, 8.0);
   r = interpret(started("S", "T") + result("S", "T", "skipped"), 77);
   EXPECT_EQ(r.status, Status::needs_gpu);

@@ -81,6 +81,31 @@ TEST(Tampering, EachFamilyFiresOnItsSymbols) {
   EXPECT_TRUE(fires("kernels.cu", "_ZNSt6chrono3_V212steady_clock3nowEv", 'U', "reads a clock or sleeps"));
   EXPECT_TRUE(fires("kernels.cu", "_ZNSt11this_thread11__sleep_forENSt6chrono8durationIlSt5ratioILl1ELl1EEEENS1_IlS2_ILl1ELl1000000000EEEE",
                     'U', "reads a clock or sleeps"));
+  // GoogleTest's and the harness's machinery, named in any way (a cheat's fake result reporter that swallows every
+  // failure, its explicit specialization of the function that records a compared value, weak), and the environment.
+  const auto fires_as = [&](const std::string& file, const std::string& mangled, const std::string& demangled, char type,
+                            const std::string& text) {
+    const auto f = one(file, {mangled, demangled, type});
+    return f.size() == 1 && f[0].find(text) != std::string::npos;
+  };
+  EXPECT_TRUE(fires_as("answers.cpp", "_ZN7testing32ScopedFakeTestPartResultReporterC1ENS0_13InterceptModeEPNS_19TestPartResultArrayE",
+                       "testing::ScopedFakeTestPartResultReporter::ScopedFakeTestPartResultReporter(testing::"
+                       "ScopedFakeTestPartResultReporter::InterceptMode, testing::TestPartResultArray*)",
+                       'U', "answers.cpp uses testing::ScopedFakeTestPartResultReporter"));
+  EXPECT_TRUE(fires_as("kernels.cu", "_ZTIN7testing31TestPartResultReporterInterfaceE",
+                       "typeinfo for testing::TestPartResultReporterInterface", 'U',
+                       "(GoogleTest's or the harness's own machinery"));
+  EXPECT_TRUE(fires_as("answers.cpp", "_ZN7rooflab7grading6detail17record_comparisonIddEEvSt17basic_string_viewIcSt11char_traitsIcEESt4spanIKT_Lm18446744073709551615EES8_IKT0_Lm18446744073709551615EENS0_9ToleranceE",
+                       "void rooflab::grading::detail::record_comparison<double, double>(std::basic_string_view<char, "
+                       "std::char_traits<char> >, std::span<double const, 18446744073709551615ul>, std::span<double "
+                       "const, 18446744073709551615ul>, rooflab::grading::Tolerance)",
+                       'W', "answers.cpp defines void rooflab::grading::detail::record_comparison"));
+  EXPECT_TRUE(fires_as("kernels.cu", "_ZN7rooflab6report5frameEc", "rooflab::report::frame(char)", 'U',
+                       "uses rooflab::report::frame"));
+  EXPECT_TRUE(fires("kernels.cu", "setenv@GLIBC_2.2.5", 'U', "kernels.cu uses setenv (the environment"));
+  EXPECT_TRUE(fires("answers.cpp", "getenv", 'U', "answers.cpp uses getenv"));
+  EXPECT_TRUE(fires("answers.cpp", "environ", 'U', "uses environ"));
+  EXPECT_TRUE(fires("answers.cpp", "getenv", 'T', "answers.cpp defines getenv"));
   // What the reference objects hold, and what is not this rule's.
   EXPECT_TRUE(one("answers.cpp", {"clock", "clock", 'U'}).empty()) << "answers.cpp times nothing";
   EXPECT_TRUE(one("kernels.cu", {"cudaEventElapsedTime", "cudaEventElapsedTime", 'U'}).empty()) << "a call";
@@ -100,6 +125,11 @@ TEST(Tampering, EachFamilyFiresOnItsSymbols) {
   EXPECT_TRUE(one("answers.cpp", {"fork", "fork", 'U'}).empty()) << "answers.cpp: the subreaper's to report";
   EXPECT_TRUE(one("kernels.cu", {"getrandom", "getrandom", 'U'}).empty()) << "drawing randomness is no replacement";
   EXPECT_TRUE(one("answers.cpp", {"cudaStreamSetAttribute", "cudaStreamSetAttribute", 'U'}).empty());
+  EXPECT_TRUE(one("kernels.cu", {"_ZN5lab017testing4stepEv", "lab01::testing::step()", 'T'}).empty())
+      << "a namespace of the student's own called testing";
+  EXPECT_TRUE(one("kernels.cu", {"_ZN10my_testing1fEv", "my_testing::f()", 'T'}).empty());
+  EXPECT_TRUE(one("kernels.cu", {"_ZN7rooflab3emu6detail6launchEv", "rooflab::emu::detail::launch()", 'U'}).empty())
+      << "the CPU backend's runtime";
 }
 
 // Every lab forbids some library, so every lab gets the rule; and none lists a loader symbol by hand (the
