@@ -183,6 +183,7 @@ std::vector<std::string> tampering_findings(const std::string& file, const std::
   static const std::regex cuda_api(fmt::format("^({})[A-Za-z0-9_]*$", kCudaApiPrefixes));
   const bool kernels = fs::path(file).extension() == ".cu";
   std::vector<std::string> out;
+  std::vector<std::string> machinery, environ_names;  // one finding each, however many names (a cheat names dozens)
   for (const auto& s : symbols) {
     const std::string_view name = unversioned(s.name);
     const bool mangled = name.starts_with("_Z");
@@ -202,13 +203,9 @@ std::vector<std::string> tampering_findings(const std::string& file, const std::
                                 "it instead of the harness's own)", file, shortened(s.demangled)));
     } else if ((defines_global(s.type) || references(s.type)) && mangled &&
                std::regex_search(s.demangled, harness_names)) {
-      out.push_back(fmt::format("{} {} {} (GoogleTest's or the harness's own machinery, which decides and records "
-                                "each test's verdict: a submission that names it can change a verdict)",
-                                file, references(s.type) ? "uses" : "defines", shortened(s.demangled)));
+      machinery.push_back(shortened(s.demangled));
     } else if (!mangled && (defines_global(s.type) || references(s.type)) && environment.contains(name)) {
-      out.push_back(fmt::format("{} {} {} (the environment, where the grader's settings for the harness and the CPU "
-                                "backend are: the report channel, the record mode, the thread order)",
-                                file, references(s.type) ? "uses" : "defines", name));
+      environ_names.push_back(std::string(name));
     } else if (kernels && references(s.type) &&
                (starts.contains(name) || name.starts_with("_ZNSt6thread15_M_start_thread"))) {
       out.push_back(fmt::format("{} uses {} (starts a thread or a process: work beside the timed launch, which no "
@@ -222,6 +219,22 @@ std::vector<std::string> tampering_findings(const std::string& file, const std::
       out.push_back(fmt::format("{} uses {} (the persisting-L2 controls: data kept in L2 between timed samples, which "
                                 "no lab asks for)", file, name));
     }
+  }
+  // The first three names, then how many more.
+  const auto some = [](const std::vector<std::string>& names) {
+    std::string text;
+    for (std::size_t k = 0; k < names.size() && k < 3; ++k) text += (k == 0 ? "" : ", ") + names[k];
+    return names.size() > 3 ? fmt::format("{} and {} more", text, names.size() - 3) : text;
+  };
+  if (!machinery.empty()) {
+    out.push_back(fmt::format("{} names GoogleTest's or the harness's own machinery, which decides and records each "
+                              "test's verdict (a submission that names it can change a verdict): {}",
+                              file, some(machinery)));
+  }
+  if (!environ_names.empty()) {
+    out.push_back(fmt::format("{} uses the environment, where the grader's settings for the harness and the CPU "
+                              "backend are (the report channel, the record mode, the thread order): {}",
+                              file, some(environ_names)));
   }
   return out;
 }

@@ -91,21 +91,27 @@ TEST(Tampering, EachFamilyFiresOnItsSymbols) {
   EXPECT_TRUE(fires_as("answers.cpp", "_ZN7testing32ScopedFakeTestPartResultReporterC1ENS0_13InterceptModeEPNS_19TestPartResultArrayE",
                        "testing::ScopedFakeTestPartResultReporter::ScopedFakeTestPartResultReporter(testing::"
                        "ScopedFakeTestPartResultReporter::InterceptMode, testing::TestPartResultArray*)",
-                       'U', "answers.cpp uses testing::ScopedFakeTestPartResultReporter"));
+                       'U', "answers.cpp names GoogleTest's or the harness's own machinery, which decides and records each test's verdict (a submission that names it can change a verdict): testing::ScopedFakeTestPartResultReporter::"));
   EXPECT_TRUE(fires_as("kernels.cu", "_ZTIN7testing31TestPartResultReporterInterfaceE",
                        "typeinfo for testing::TestPartResultReporterInterface", 'U',
-                       "(GoogleTest's or the harness's own machinery"));
+                       ": typeinfo for testing::TestPartResultReporterInterface"));
   EXPECT_TRUE(fires_as("answers.cpp", "_ZN7rooflab7grading6detail17record_comparisonIddEEvSt17basic_string_viewIcSt11char_traitsIcEESt4spanIKT_Lm18446744073709551615EES8_IKT0_Lm18446744073709551615EENS0_9ToleranceE",
                        "void rooflab::grading::detail::record_comparison<double, double>(std::basic_string_view<char, "
                        "std::char_traits<char> >, std::span<double const, 18446744073709551615ul>, std::span<double "
                        "const, 18446744073709551615ul>, rooflab::grading::Tolerance)",
-                       'W', "answers.cpp defines void rooflab::grading::detail::record_comparison"));
+                       'W', "machinery, which decides and records each test's verdict (a submission that names it can change a verdict): void rooflab::grading::detail::record_comparison"));
   EXPECT_TRUE(fires_as("kernels.cu", "_ZN7rooflab6report5frameEc", "rooflab::report::frame(char)", 'U',
-                       "uses rooflab::report::frame"));
-  EXPECT_TRUE(fires("kernels.cu", "setenv@GLIBC_2.2.5", 'U', "kernels.cu uses setenv (the environment"));
-  EXPECT_TRUE(fires("answers.cpp", "getenv", 'U', "answers.cpp uses getenv"));
-  EXPECT_TRUE(fires("answers.cpp", "environ", 'U', "uses environ"));
-  EXPECT_TRUE(fires("answers.cpp", "getenv", 'T', "answers.cpp defines getenv"));
+                       "machinery, which decides and records each test's verdict (a submission that names it can change a verdict): rooflab::report::frame(char)"));
+  EXPECT_TRUE(fires("kernels.cu", "setenv@GLIBC_2.2.5", 'U', "kernels.cu uses the environment, where the grader's settings for the harness and the CPU backend are (the report channel, the record mode, the thread order): setenv"));
+  EXPECT_TRUE(fires("answers.cpp", "getenv", 'U', "answers.cpp uses the environment, where"));
+  EXPECT_TRUE(fires("answers.cpp", "environ", 'U', "thread order): environ"));
+  EXPECT_TRUE(fires("answers.cpp", "getenv", 'T', "thread order): getenv"));
+  // Many names of one family are one finding: its first three, then how many more.
+  std::vector<Symbol> many;
+  for (const char* n : {"getenv", "setenv", "putenv", "unsetenv", "environ"}) many.push_back({n, n, 'U'});
+  const auto grouped = tampering_findings("answers.cpp", many);
+  ASSERT_EQ(grouped.size(), 1u);
+  EXPECT_NE(grouped[0].find(": getenv, setenv, putenv and 2 more"), std::string::npos) << grouped[0];
   // What the reference objects hold, and what is not this rule's.
   EXPECT_TRUE(one("answers.cpp", {"clock", "clock", 'U'}).empty()) << "answers.cpp times nothing";
   EXPECT_TRUE(one("kernels.cu", {"cudaEventElapsedTime", "cudaEventElapsedTime", 'U'}).empty()) << "a call";
