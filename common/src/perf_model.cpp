@@ -218,6 +218,9 @@ struct Instr {
   std::vector<std::string> uniform_reads;
 };
 
+// The names ptxas gives the subroutines it places after a kernel's code ("$__internal_3_$__cuda_sm20_rem_u64").
+constexpr std::string_view kSubroutinePrefix = "$__internal";
+
 // What a subroutine ptxas placed after the kernel's code (a 64-bit division's, a slow path's) does to the registers,
 // as the parameter trace needs it: the registers it writes, those it reads before writing them on some path (its
 // arguments), and the kernel parameters it reads itself.
@@ -234,7 +237,7 @@ std::map<std::string, Subroutine> subroutines_of(const std::vector<Instr>& code,
                                                  const std::map<std::string, std::size_t>& block_of_label) {
   std::vector<std::pair<std::string, std::size_t>> entries;
   for (const auto& in : code) {
-    if (in.label.rfind("$__internal", 0) != 0) continue;
+    if (!starts_with(in.label, kSubroutinePrefix)) continue;
     if (const auto it = block_of_label.find(in.label); it != block_of_label.end()) entries.emplace_back(in.label, it->second);
   }
   std::sort(entries.begin(), entries.end(), [](const auto& a, const auto& b) { return a.second < b.second; });
@@ -595,7 +598,7 @@ std::vector<Instr> from_sass(std::string_view body, const SassParams* params) {
     if (s.back() == ':') {
       // A loop label (".L_x_231"); not the function's own name or its section's (".text.<name>"). Past the kernel's
       // code, a subroutine's entry ("$__internal_3_$__cuda_sm20_rem_u64"), which its calls name.
-      const bool entry = kernel_end != std::string::npos && s.rfind("$__internal", 0) == 0;
+      const bool entry = kernel_end != std::string::npos && starts_with(s, kSubroutinePrefix);
       if (!entry && (s[0] != '.' || s.rfind(".text.", 0) == 0 || s.find('_') == std::string::npos)) continue;
       ins.label = s.substr(0, s.size() - 1);
       out.push_back(std::move(ins));
@@ -605,7 +608,7 @@ std::vector<Instr> from_sass(std::string_view body, const SassParams* params) {
     // noftz_f32_slowpath": a division's or reciprocal's slow path, called for rare operands): its instructions are
     // not the kernel's per-thread work. They are read all the same, for the parameter trace alone (a call's result
     // is computed from what the subroutine reads, not what its registers held before), and dropped after it.
-    if ((s.rfind(".weak", 0) == 0 || s.rfind(".type", 0) == 0) && s.find("$__internal") != std::string::npos) {
+    if ((s.rfind(".weak", 0) == 0 || s.rfind(".type", 0) == 0) && s.find(kSubroutinePrefix) != std::string::npos) {
       kernel_end = std::min(kernel_end, out.size());
       continue;
     }

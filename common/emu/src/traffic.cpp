@@ -317,20 +317,28 @@ void Recorder::add_request(const Record* first, const Record* last) {
 void Recorder::add_shared_request(const Record* first, const Record* last) {
   const auto [used, requested, widest] = touched(first, last, 2);
   const unsigned long long ideal = std::max<std::uint64_t>(1, (used + 127) / 128);
+  // The busiest bank's distinct words among `words` (each once).
+  const auto busiest = [](const std::vector<std::uint64_t>& words) {
+    std::array<unsigned, 32> per_bank{};
+    for (const std::uint64_t w : words) ++per_bank[w & 31];
+    return *std::max_element(per_bank.begin(), per_bank.end());
+  };
   const unsigned phase_lanes = widest >= 16 ? 8 : 32;
   unsigned long long served = 0;
-  for (unsigned phase = 0; phase < 32 / phase_lanes; ++phase) {
-    phase_words_.clear();
-    for (const Record* r = first; r != last; ++r) {
-      if (r->lane / phase_lanes != phase) continue;
-      for (std::uint64_t w = r->addr >> 2; w <= (r->addr + r->size - 1) >> 2; ++w) phase_words_.push_back(w);
+  if (phase_lanes == 32) {
+    served = busiest(scratch_);  // one phase: the request's words, as touched() listed them
+  } else {
+    for (unsigned phase = 0; phase < 32 / phase_lanes; ++phase) {
+      phase_words_.clear();
+      for (const Record* r = first; r != last; ++r) {
+        if (r->lane / phase_lanes != phase) continue;
+        for (std::uint64_t w = r->addr >> 2; w <= (r->addr + r->size - 1) >> 2; ++w) phase_words_.push_back(w);
+      }
+      if (phase_words_.empty()) continue;
+      std::sort(phase_words_.begin(), phase_words_.end());
+      phase_words_.erase(std::unique(phase_words_.begin(), phase_words_.end()), phase_words_.end());
+      served += busiest(phase_words_);
     }
-    if (phase_words_.empty()) continue;
-    std::sort(phase_words_.begin(), phase_words_.end());
-    phase_words_.erase(std::unique(phase_words_.begin(), phase_words_.end()), phase_words_.end());
-    std::array<unsigned, 32> per_bank{};
-    for (const std::uint64_t w : phase_words_) ++per_bank[w & 31];
-    served += *std::max_element(per_bank.begin(), per_bank.end());
   }
   const unsigned long long wavefronts = std::max<unsigned long long>(ideal, served);
   Site& site = shared_sites_[first->pc];
