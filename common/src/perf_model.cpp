@@ -1825,6 +1825,12 @@ Constants load_constants(const std::filesystem::path& file, const GpuSpec& gpu) 
   num("barrier_latency_ns", c.barrier_latency_ns);
   num("cache_reuse", c.cache_reuse);
   num("cache_l2_share", c.cache_l2_share);
+  // Optional: null where no figure is published or argued for the architecture.
+  if (a.contains("l2_bytes_per_clock")) {
+    const auto& v = a["l2_bytes_per_clock"];
+    const auto& value = v.is_object() ? v.at("value") : v;
+    if (!value.is_null()) num("l2_bytes_per_clock", c.l2_bytes_per_clock);
+  }
   c.provenance = a.value("provenance", std::string{});
   // HMMA.16816 per SM per clock at the dense FP16 peak, from the GPU's own figures.
   const auto fp16 = peak_flops(gpu, DType::fp16);
@@ -2051,7 +2057,19 @@ Prediction predict(const Work& w, const Code& code, const GpuSpec& gpu, const Co
   const double copy_bw = w.copy_ceiling_gbps ? *w.copy_ceiling_gbps * 1e9 : gpu.bandwidth_gbps * 1e9 * c.copy_fraction;
   const auto peak_opt = peak_flops(gpu, w.dtype);
   const double peak = peak_opt.value_or(gpu.fp32_tflops * 1e12);
-  const double t_mem = w.bytes / copy_bw;
+  // Rereads (issue 37's "L2 rereads next to DRAM bytes"): declared bytes far past what the launch's arrays hold
+  // are the same data read again, a tiled GEMM's strips of A and B by every block of a row or column. On a GPU the
+  // L2 serves most of them (the blocks that run at once share their strips): DRAM moves the arrays at least once,
+  // the L2 every declared byte. Where the architecture's L2 rate is known (data/perf_model.json), the memory side
+  // is the slower of the two; where not, every declared byte at DRAM's rate, the slow end.
+  double footprint = 0;
+  for (const double r : w.reach) footprint += r;
+  const bool rereads = footprint > 0 && w.bytes > 2 * footprint;
+  // The L2's share of its rate that a kernel sustains is taken to be the copy ceiling's share of DRAM's (argued).
+  const double copy_share = gpu.bandwidth_gbps > 0 ? copy_bw / (gpu.bandwidth_gbps * 1e9) : c.copy_fraction;
+  const double l2_bw = c.l2_bytes_per_clock * clock * copy_share;
+  const bool l2_level = rereads && l2_bw > 0;
+  const double t_mem = l2_level ? std::max(footprint / copy_bw, w.bytes / l2_bw) : w.bytes / copy_bw;
   const double t_math = w.flops / peak;
   // The math side runs on the pipe the hot loop uses, whatever the declared type's roof: tensor cores when it
   // holds tensor instructions (a memory-bound kernel declared FP32 may do its few FLOPs there: Lab 06's decode),
@@ -2131,20 +2149,22 @@ Prediction predict(const Work& w, const Code& code, const GpuSpec& gpu, const Co
             : fmt::format("memory roof: {:.0f} GB/s, the datasheet's {:g} GB/s x {:.2f} (the copy ceiling's share of it "
                           "on the H100 run; `rooflab calibrate` measures this GPU's)",
                           copy_bw / 1e9, gpu.bandwidth_gbps, c.copy_fraction));
-    // Rereads (issue 37's "L2 rereads next to DRAM bytes"): declared bytes far past what the launch's arrays hold
-    // are the same data read again, a tiled GEMM's strips of A and B by every block of a row or column. On a GPU
-    // the L2 serves most of them (the blocks that run at once share their tiles), and DRAM moves between the
-    // arrays once and all of it. The model counts them all at DRAM's rate and has no L2 bandwidth: said here, so
-    // that a memory-side limit on such a kernel is read as the slow end of a range.
-    double footprint = 0;
-    for (const double r : w.reach) footprint += r;
-    if (footprint > 0 && w.bytes > 2 * footprint) {
+    if (l2_level) {
+      p.evidence.push_back(fmt::format(
+          "rereads: the declared {} are {:.1f}x the {} the launch's arrays hold: the L2 serves the rereads; DRAM moves "
+          "the arrays at least once ({} at the copy ceiling) and the L2 every declared byte ({} at {:.0f} GB/s, its "
+          "{:g} B per clock x {:.0f} MHz x {:.2f}, the copy ceiling's share of DRAM's rate; data/perf_model.json): the "
+          "slower, {}, is the memory roof",
+          bytes_text(w.bytes), w.bytes / footprint, bytes_text(footprint), time_text(footprint / copy_bw),
+          time_text(w.bytes / l2_bw), l2_bw / 1e9, c.l2_bytes_per_clock, clock / 1e6, copy_share,
+          w.bytes / l2_bw >= footprint / copy_bw ? "the L2's" : "DRAM's"));
+    } else if (rereads) {
       p.evidence.push_back(fmt::format(
           "rereads: the declared {} are {:.1f}x the {} the launch's arrays hold: on a GPU the L2 serves most "
-          "rereads, so DRAM moves between {} ({} at the roof) and all of it ({}); the model reads every declared "
-          "byte at DRAM's rate and has no L2 bandwidth, so a limit on the memory side is the slow end",
+          "rereads, so DRAM moves between {} ({} at the roof) and all of it ({}); the model has no L2 rate for {} "
+          "and reads every declared byte at DRAM's rate, so a limit on the memory side is the slow end",
           bytes_text(w.bytes), w.bytes / footprint, bytes_text(footprint), bytes_text(footprint),
-          time_text(footprint / copy_bw), time_text(w.bytes / copy_bw)));
+          time_text(footprint / copy_bw), time_text(w.bytes / copy_bw), c.arch));
     }
   }
 
@@ -2157,11 +2177,20 @@ Prediction predict(const Work& w, const Code& code, const GpuSpec& gpu, const Co
     }
     return fallback;
   };
-  Limit mem{"DRAM bandwidth", 1, "at the roof"};
+  // The memory roof: the copy ceiling, or for rereads served by the L2, the L2's rate (roof_rate: the declared
+  // bytes per second at the roof).
+  const bool l2_roof = l2_level && w.bytes / l2_bw >= footprint / copy_bw;
+  const std::string roof_name = l2_roof ? "L2 roof" : "copy ceiling";
+  const Limit at_roof{l2_roof ? "L2 bandwidth" : "DRAM bandwidth", 1, "at the roof"};
+  Limit mem = at_roof;
   double t_mem_pred = 0;
   double t_mem_steady = 0;  // were every SM full for the whole run (the limiter's share of the time)
   if (w.bytes > 0) {
+    // Bytes in flight are held against DRAM's curve (b_sm, the copy ceiling per SM): the L2 answers in a fraction
+    // of DRAM's loaded latency, so at its higher rate it needs about the bytes in flight DRAM does (argued, not
+    // measured). Issue slots and pipes per byte are held against the rate the roof moves bytes at (b_roof).
     const double b_sm = copy_bw / sms;
+    const double b_roof = (t_mem > 0 ? w.bytes / t_mem : copy_bw) / sms;
     // The loop that moves the kernel's bytes: the hot loop, unless the bytes move outside it (an FMA kernel's
     // loop touches no memory; its one load and store are the memory side).
     const Trip& m = code.mover >= 0 && moved(h) == 0 ? code.loops.at(static_cast<std::size_t>(code.mover)) : h;
@@ -2221,13 +2250,13 @@ Prediction predict(const Work& w, const Code& code, const GpuSpec& gpu, const Co
                           "issue more independent loads per thread before the first use (unroll the loop, wider loads)"});
       }
       if (memory && warp_bytes > 0) {
-        const double trips_per_s = b_sm / active / warp_bytes;  // warp trips per active SM per second at the ceiling
+        const double trips_per_s = b_roof / active / warp_bytes;  // warp trips per active SM per second at the roof
         const double issue = trips_per_s * h.instructions / (c.issue_per_clock * clock);
         if (say) {
           p.evidence.push_back(fmt::format(
-              "issue: {} instructions per {:g} B a warp moves: {:.0f}% of the issue slots at the copy ceiling (a "
+              "issue: {} instructions per {:g} B a warp moves: {:.0f}% of the issue slots at the {} (a "
               "memory-bound loop sustains about {:.0f}%)",
-              h.instructions, warp_bytes, 100 * issue, 100 * c.issue_efficiency));
+              h.instructions, warp_bytes, 100 * issue, roof_name, 100 * c.issue_efficiency));
         }
         limits.push_back({"issue slots", issue > c.issue_efficiency ? c.issue_efficiency / issue : 1,
                           "fewer instructions per byte: wider loads, less index and branch code"});
@@ -2236,8 +2265,8 @@ Prediction predict(const Work& w, const Code& code, const GpuSpec& gpu, const Co
           const double mufu = trips_per_s * special / (c.mufu_per_clock * clock);
           if (say) {
             p.evidence.push_back(fmt::format("special functions and conversions: {} per trip: {:.0f}% of the MUFU pipe "
-                                             "at the copy ceiling",
-                                             special, 100 * mufu));
+                                             "at the {}",
+                                             special, 100 * mufu, roof_name));
           }
           limits.push_back({"MUFU and conversions", mufu > 1 ? 1 / mufu : 1,
                             "fewer exponentials and conversions per element (packed half2 math, one exp per element)"});
@@ -2246,13 +2275,13 @@ Prediction predict(const Work& w, const Code& code, const GpuSpec& gpu, const Co
           const double smem = trips_per_s * h.shared_wavefronts / (c.shared_wavefronts_per_clock * clock);
           if (say) {
             p.evidence.push_back(fmt::format("shared memory: {:g} wavefronts per trip: {:.0f}% of its bandwidth at the "
-                                             "copy ceiling",
-                                             h.shared_wavefronts, 100 * smem));
+                                             "{}",
+                                             h.shared_wavefronts, 100 * smem, roof_name));
           }
           limits.push_back({"shared memory", smem > 1 ? 1 / smem : 1, "fewer shared-memory round trips per byte"});
         }
       }
-      return slowest(limits, Limit{"DRAM bandwidth", 1, "at the roof"});
+      return slowest(limits, at_roof);
     };
     mem = wave_limit(threads, 1, true);
     t_mem_steady = t_moved / std::max(mem.fraction, 1e-3);
@@ -2262,9 +2291,10 @@ Prediction predict(const Work& w, const Code& code, const GpuSpec& gpu, const Co
       const Limit l = partial ? wave_limit(per_active * w.block, v.active, false) : mem;
       if (partial) {
         p.evidence.push_back(fmt::format("{}: {:.0f}% of the blocks, {:.2f} per SM on {:.0f}% of the SMs ({} of loads "
-                                         "in flight on each): {:.0f}% of the copy ceiling, limited by {}",
+                                         "in flight on each): {:.0f}% of the {}, limited by {}",
                                          v.share < 1 ? "the last wave" : "the one wave", 100 * v.share, per_active,
-                                         100 * v.active, kb(per_active * w.block * per_thread), 100 * l.fraction, l.name));
+                                         100 * v.active, kb(per_active * w.block * per_thread), 100 * l.fraction,
+                                         roof_name, l.name));
       }
       t_mem_pred += t_moved * v.share / std::max(l.fraction, 1e-3);
     }
@@ -2428,7 +2458,7 @@ Prediction predict(const Work& w, const Code& code, const GpuSpec& gpu, const Co
   } else if (w.flops > 0 && !memory) {
     p.evidence.push_back("math: the hot loop has none of the kernel's math instructions (is it written yet?)");
   }
-  p.roof = memory ? "copy ceiling"
+  p.roof = memory ? roof_name
                   : (tensor ? fmt::format("dense tensor peak ({:.0f} TFLOP/s)", peak / 1e12)
                             : fmt::format("{} peak ({:.1f} TFLOP/s)", w.dtype == DType::fp16_nontensor ? "FP16x2" : "FP32",
                                           peak / 1e12));

@@ -903,11 +903,14 @@ TEST(PerfModelSass, AGuardedWriteKeepsTheRegistersOldParameters) {
 }
 
 // Declared bytes far past what the launch's arrays hold (a tiled GEMM's strips read again by every block) are
-// rereads the L2 serves on a GPU: the evidence says so, with the range DRAM moves, and that the model reads them all
-// at DRAM's rate. Bytes near the arrays' size (a stream read once) say nothing of it, nor does a launch without reach.
-TEST(PerfModel, DeclaredBytesFarPastTheArraysAreSaidToBeRereads) {
+// rereads the L2 serves on a GPU: DRAM moves the arrays at least once, the L2 every declared byte, and the memory
+// roof is the slower of the two at the architecture's L2 rate (data/perf_model.json). Where the architecture has no
+// L2 rate, every declared byte is read at DRAM's rate, and the evidence says so. Bytes near the arrays' size (a
+// stream read once) say nothing of it, nor does a launch without reach.
+TEST(PerfModel, DeclaredBytesFarPastTheArraysAreRereadsTheL2Serves) {
   const auto code = analyze(kBiasAdd);
   const auto c = rooflab::perf::constants_for(h100());
+  ASSERT_GT(c.l2_bytes_per_clock, 0);
   auto said = [](const rooflab::perf::Prediction& p) {
     for (const auto& e : p.evidence) {
       if (e.rfind("rereads: ", 0) == 0) return e;
@@ -915,10 +918,34 @@ TEST(PerfModel, DeclaredBytesFarPastTheArraysAreSaidToBeRereads) {
     return std::string();
   };
   auto tiled = bias_add_work(1 << 28);  // three arrays of 256 MiB, 256 MiB each: 805 MB
-  tiled.bytes = 16 * 3.0 * (1 << 28);
-  const std::string line = said(predict(tiled, code, h100(), c));
+  const double footprint = 3.0 * (1 << 28);
+  tiled.bytes = 16 * footprint;
+  const auto at_l2 = predict(tiled, code, h100(), c);
+  const std::string line = said(at_l2);
   EXPECT_NE(line.find("are 16.0x the 805 MB the launch's arrays hold"), std::string::npos) << line;
-  EXPECT_NE(line.find("no L2 bandwidth"), std::string::npos) << line;
+  EXPECT_NE(line.find("the slower, the L2's, is the memory roof"), std::string::npos) << line;
+  EXPECT_EQ(at_l2.roof, "L2 roof");
+  // The L2's rate: its bytes per clock at the boost clock, at the copy ceiling's share of DRAM's.
+  const double l2_bw = c.l2_bytes_per_clock * *h100().boost_clock_mhz * 1e6 * c.copy_fraction;
+  EXPECT_NEAR(at_l2.roof_time_s, tiled.bytes / l2_bw, 1e-9);
+
+  // The same kernel with no L2 rate: every declared byte at DRAM's rate, the slow end.
+  auto no_l2 = c;
+  no_l2.l2_bytes_per_clock = 0;
+  const auto at_dram = predict(tiled, code, h100(), no_l2);
+  EXPECT_NE(said(at_dram).find("the model has no L2 rate for sm_90"), std::string::npos) << said(at_dram);
+  EXPECT_EQ(at_dram.roof, "copy ceiling");
+  const double copy_bw = h100().bandwidth_gbps * 1e9 * c.copy_fraction;
+  EXPECT_NEAR(at_dram.roof_time_s, tiled.bytes / copy_bw, 1e-9);
+  EXPECT_GT(at_dram.time_s, 2 * at_l2.time_s);
+
+  // Rereads of 2.5x: the L2 moves them faster than DRAM moves the arrays once, and DRAM's once is the roof.
+  tiled.bytes = 2.5 * footprint;
+  const auto once = predict(tiled, code, h100(), c);
+  EXPECT_NE(said(once).find("the slower, DRAM's, is the memory roof"), std::string::npos) << said(once);
+  EXPECT_EQ(once.roof, "copy ceiling");
+  EXPECT_NEAR(once.roof_time_s, footprint / copy_bw, 1e-9);
+
   EXPECT_EQ(said(predict(bias_add_work(1 << 28), code, h100(), c)), "");
   tiled.reach.clear();
   EXPECT_EQ(said(predict(tiled, code, h100(), c)), "");

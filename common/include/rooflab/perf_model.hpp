@@ -178,6 +178,11 @@ struct Constants {
   // L2, is served by the caches, not DRAM (its loads are not DRAM bytes in flight).
   double cache_reuse = 8;
   double cache_l2_share = 0.5;
+  // The L2's read bandwidth in bytes per clock (0: not known). A kernel whose declared bytes are rereads (a tiled
+  // GEMM's strips of A and B, read again by every block of a row or column) moves them between L2 and the SMs at
+  // this rate, and only the arrays themselves between DRAM and L2; where it is not known, every declared byte is
+  // read at DRAM's rate.
+  double l2_bytes_per_clock = 0;
   std::string provenance;           // the file's words for this architecture
 };
 Constants constants_for(const GpuSpec& gpu);  // throws DataError when the file lacks the architecture
