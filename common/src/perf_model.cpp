@@ -583,6 +583,14 @@ std::vector<int> sass_param_reads(std::string_view operand, const SassParams& pa
 std::vector<Instr> from_sass(std::string_view body, const SassParams* params) {
   std::vector<Instr> out;
   std::size_t kernel_end = std::string::npos;  // where the subroutines after the kernel's code begin
+  // Complementary pairs: "@!P0 LDGSTS ..." then "@P0 LDGSTS ...", P0 unchanged between them, is how ptxas writes a
+  // cp.async whose source size is chosen at run time (zeros outside the matrix, or a copy), and a load or store
+  // from one of two places likewise. Each lane runs one of the two: the pair moves one access's bytes and
+  // shared-memory wavefronts, and the second counts none. Per opcode, the guard of the last guarded memory
+  // instruction of the block; a label, a branch or an instruction that names the predicate ends the pairing.
+  std::map<std::string, std::string> paired;
+  const auto predicate_of = [](const std::string& guard) { return guard.substr(guard[0] == '!' ? 1 : 0); };
+  const auto complement = [](const std::string& guard) { return guard[0] == '!' ? guard.substr(1) : "!" + guard; };
   std::istringstream in{std::string(body)};
   int line_no = 0;
   for (std::string line; std::getline(in, line);) {
@@ -596,6 +604,7 @@ std::vector<Instr> from_sass(std::string_view body, const SassParams* params) {
     Instr ins;
     ins.line = line_no;
     if (s.back() == ':') {
+      paired.clear();
       // A loop label (".L_x_231"); not the function's own name or its section's (".text.<name>"). Past the kernel's
       // code, a subroutine's entry ("$__internal_3_$__cuda_sm20_rem_u64"), which its calls name.
       const bool entry = kernel_end != std::string::npos && starts_with(s, kSubroutinePrefix);
@@ -622,6 +631,14 @@ std::vector<Instr> from_sass(std::string_view body, const SassParams* params) {
       if (ins.guarded) ins.guard = s.substr(1, sp - 1);
       pos = s.find_first_not_of(" \t", sp);
       if (pos == std::string::npos) continue;
+      // "@!PT LDS RZ, [RZ]": never runs (PT is the constant true). ptxas places such instructions as padding; they
+      // take an issue slot and nothing else.
+      if (ins.guard == "!PT") {
+        ins.guarded = false;
+        ins.guard.clear();
+        out.push_back(std::move(ins));
+        continue;
+      }
     }
     const auto sp = s.find_first_of(" \t", pos);
     const std::string op = s.substr(pos, sp == std::string::npos ? std::string::npos : sp - pos);
@@ -715,6 +732,22 @@ std::vector<Instr> from_sass(std::string_view body, const SassParams* params) {
         ins.async_wait = std::stoi(operands[1], nullptr, 0);
       } catch (const std::exception&) {
         ins.async_wait = 0;
+      }
+    }
+    // The complementary pairs (above): an instruction that names a predicate ends the pairs it guards.
+    if (is("BRA") || is("CALL") || is("EXIT") || is("RET")) paired.clear();
+    for (const auto& p : ins.predicates) {
+      std::erase_if(paired, [&](const auto& kv) { return predicate_of(kv.second) == p; });
+    }
+    const bool memory = ins.global_load || ins.global_store || ins.cp_async_bytes > 0 || ins.wavefronts > 0;
+    const std::string guarded_by = ins.guarded ? predicate_of(ins.guard) : "";
+    if (memory && guarded_by.size() == 2 && guarded_by[0] == 'P' && guarded_by[1] >= '0' && guarded_by[1] <= '6') {
+      const auto open = paired.find(op);
+      if (open != paired.end() && open->second == complement(ins.guard)) {
+        ins.load_bytes = ins.store_bytes = ins.cp_async_bytes = ins.wavefronts = 0;
+        paired.erase(open);
+      } else {
+        paired[op] = ins.guard;
       }
     }
     out.push_back(std::move(ins));

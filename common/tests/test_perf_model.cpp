@@ -737,6 +737,33 @@ TEST(PerfModelSass, PipesAsPtxasChoseThem) {
   EXPECT_EQ(t.load_bytes_before_use, 2);  // HADD2.F32 reads R2
 }
 
+// ptxas writes a cp.async whose source size is chosen at run time (a copy, or zeros outside the matrix) as two
+// LDGSTS under complementary guards: each lane runs one, so the pair is one copy's bytes and wavefronts. With the
+// predicate rewritten between them, or the same guard twice, both count. "@!PT" never runs: an issue slot, no access.
+TEST(PerfModelSass, AComplementaryPairIsOneAccessAndANeverGuardNone) {
+  const auto trip = [](const std::string& between, const std::string& second_guard) {
+    const std::string body =
+        ".L_x_3:\n"
+        "        /*0100*/                   DEPBAR.LE SB0, 0x1 ;\n"
+        "        /*0110*/                   BAR.SYNC.DEFER_BLOCKING 0x0 ;\n"
+        "        /*0118*/              @!PT LDS RZ, [RZ] ;\n"
+        "        /*0120*/              @!P0 LDGSTS.E.BYPASS.128 [R32], desc[UR4][R34.64], !PT ;\n" +
+        between + "        /*0130*/               " + second_guard + " LDGSTS.E.BYPASS.128 [R32], desc[UR4][R34.64] ;\n" +
+        "        /*0140*/                   LDGDEPBAR ;\n"
+        "        /*0150*/                   LDSM.16.M88.4 R16, [R30] ;\n"
+        "        /*0160*/                   HMMA.16816.F32 R12, R16, R20, R12 ;\n"
+        "        /*0170*/              @!P1 BRA `(.L_x_3) ;\n";
+    return analyze_sass(body).loops.at(0);
+  };
+  const auto pair = trip("", "@P0");
+  EXPECT_EQ(pair.cp_async_bytes, 16);
+  EXPECT_EQ(pair.shared_wavefronts, 4 + 4);  // one copy's write, the LDSM's four matrices; not the @!PT LDS
+  EXPECT_EQ(pair.instructions, 9);           // every instruction issues, the @!PT one too
+  const auto rewritten = trip("        /*0128*/                   ISETP.GE.AND P0, PT, R2, 0x10, PT ;\n", "@P0");
+  EXPECT_EQ(rewritten.cp_async_bytes, 32);
+  EXPECT_EQ(trip("", "@!P0").cp_async_bytes, 32);
+}
+
 TEST(PerfModelSass, ADepbarIsTheWaitForCpAsyncBatches) {
   // nvcc's ring: the wait (DEPBAR.LE SB0, N) and barrier at the top of the trip, the next stage's copies after.
   const std::string body =

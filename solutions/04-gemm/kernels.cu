@@ -458,15 +458,23 @@ __global__ void __launch_bounds__((BM / WM) * (BN / WN) * 32, 2)
 #pragma unroll
     for (int j = 0; j < FN; ++j) wmma::fill_fragment(acc[i][j], 0.0f);
   }
-  // stage_next(buf) stages the next step's tiles into buffer `buf`. Piece p (of 8 halves) of A is row p / (BK / 8),
-  // halves (p % (BK / 8)) * 8 onward; piece p of B is row p / (BN / 8), the same in its row. Thread x copies
-  // pieces x, x + THREADS, ...: the same column at every step and rows THREADS / (BK / 8) apart in A (64),
-  // THREADS / (BN / 8) apart in B (16). With VEC (K, N multiples of 8, 16-byte aligned A and B; a kernel of its
-  // own, so the other path costs it neither registers nor branches) a piece is inside the matrix or wholly
-  // outside it: one cp.async, with zeros (a source size of 0, the address kept inside the matrix) outside.
-  // Without, element by element.
+  // stage_next(buf) stages the next step's tiles into buffer `buf`, in pieces of 8 halves (16 bytes). A row of A's
+  // tile is BK / 8 = 4 pieces, a row of B's BN / 8 = 16. Thread x copies the same column at every step, rows
+  // THREADS / (BK / 8) apart in A (64), THREADS / (BN / 8) apart in B (16). Shared memory serves a warp's 16-byte
+  // copies 8 lanes at a time, one 128-byte wavefront when the 8 pieces land in the 8 different 16-byte bank
+  // groups. B's 8 lanes write 8 neighbouring pieces of one row: they do. A's cover two rows, 4 pieces each: rows
+  // r and r + 1 would start 5 groups apart (LDA = 40 halves = 5 groups), and r's piece 0 and r + 1's piece 3
+  // would share a group (two wavefronts); rows r and r + 4 start 20 groups apart, 4 modulo 8, and fill all 8.
+  // So thread x's row of A takes the bits of q = x / 4 in the order that puts lanes 0-3 on row r and lanes 4-7
+  // on row r + 4 (q = 0, 1, 2, 3, ... -> rows 0, 4, 1, 5, ...; the 8 rows of each group of 8 stay in the group).
+  // With VEC (K, N multiples of 8, 16-byte aligned A and B; a kernel of its own, so the other path costs it
+  // neither registers nor branches) a piece is inside the matrix or wholly outside it: one cp.async, with zeros
+  // (a source size of 0, the address kept inside the matrix) outside. Without, element by element.
   constexpr int A_ROWS_APART = THREADS / (BK / 8), B_ROWS_APART = THREADS / (BN / 8);
-  const int a_row = threadIdx.x / (BK / 8), a_col = threadIdx.x % (BK / 8) * 8;
+  static_assert(BK / 8 == 4 && LDA / 8 % 2 == 1, "A's row order below assumes rows of 4 pieces, an odd number of "
+                                                   "16-byte groups apart");
+  const int a_q = threadIdx.x / (BK / 8), a_col = threadIdx.x % (BK / 8) * 8;
+  const int a_row = (a_q & ~7) | ((a_q & 1) << 2) | ((a_q >> 1) & 3);
   const int b_row = threadIdx.x / (BN / 8), b_col = threadIdx.x % (BN / 8) * 8;
   // The steps are staged in order, so the sources move on by BK halves of A and BK rows of B each time.
   int k0 = 0;                                                         // the next step to stage starts here
