@@ -2102,7 +2102,8 @@ Prediction predict(const Work& w, const Code& code, const GpuSpec& gpu, const Co
   const double copy_share = gpu.bandwidth_gbps > 0 ? copy_bw / (gpu.bandwidth_gbps * 1e9) : c.copy_fraction;
   const double l2_bw = c.l2_bytes_per_clock * clock * copy_share;
   const bool l2_level = rereads && l2_bw > 0;
-  const double t_mem = l2_level ? std::max(footprint / copy_bw, w.bytes / l2_bw) : w.bytes / copy_bw;
+  const bool l2_roof = l2_level && w.bytes / l2_bw >= footprint / copy_bw;  // the L2's time is the slower
+  const double t_mem = l2_roof ? w.bytes / l2_bw : l2_level ? footprint / copy_bw : w.bytes / copy_bw;
   const double t_math = w.flops / peak;
   // The math side runs on the pipe the hot loop uses, whatever the declared type's roof: tensor cores when it
   // holds tensor instructions (a memory-bound kernel declared FP32 may do its few FLOPs there: Lab 06's decode),
@@ -2190,7 +2191,7 @@ Prediction predict(const Work& w, const Code& code, const GpuSpec& gpu, const Co
           "slower, {}, is the memory roof",
           bytes_text(w.bytes), w.bytes / footprint, bytes_text(footprint), time_text(footprint / copy_bw),
           time_text(w.bytes / l2_bw), l2_bw / 1e9, c.l2_bytes_per_clock, clock / 1e6, copy_share,
-          w.bytes / l2_bw >= footprint / copy_bw ? "the L2's" : "DRAM's"));
+          l2_roof ? "the L2's" : "DRAM's"));
     } else if (rereads) {
       p.evidence.push_back(fmt::format(
           "rereads: the declared {} are {:.1f}x the {} the launch's arrays hold: on a GPU the L2 serves most "
@@ -2210,9 +2211,7 @@ Prediction predict(const Work& w, const Code& code, const GpuSpec& gpu, const Co
     }
     return fallback;
   };
-  // The memory roof: the copy ceiling, or for rereads served by the L2, the L2's rate (roof_rate: the declared
-  // bytes per second at the roof).
-  const bool l2_roof = l2_level && w.bytes / l2_bw >= footprint / copy_bw;
+  // The memory roof: the copy ceiling, or the L2's rate where rereads the L2 serves take longer than DRAM's once.
   const std::string roof_name = l2_roof ? "L2 roof" : "copy ceiling";
   const Limit at_roof{l2_roof ? "L2 bandwidth" : "DRAM bandwidth", 1, "at the roof"};
   Limit mem = at_roof;
