@@ -93,7 +93,7 @@ copy = tests.get("Lab01Perf.Copy")
 if copy is None:
     sys.exit("Lab01Perf.Copy is not in the results")
 want = (r"prediction on NVIDIA H100 SXM5 \(the performance model, not a measurement; no points\): "
-        r"lab01::copy_kernel \d+% of the copy ceiling \([\d.]+ [mu]s\), limited by [a-z ]+\. The test: copy GB/s.*"
+        r"lab01::copy_kernel \d+% of the copy ceiling \([\d.]+ [mu]s\), limited by [A-Za-z][A-Za-z0-9 ]*\. The test: copy GB/s.*"
         r"full points at 90%")
 problems = []
 if not re.search(want, copy["output"]):
