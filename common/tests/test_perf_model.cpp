@@ -60,6 +60,19 @@ TEST(PerfModel, OneLoadPerTripVersusFour) {
   EXPECT_LT(on_h200.fraction, p1.fraction - 0.05);
 }
 
+// Within 2% of its roof a kernel is limited by the roof, not by the measure that costs it the last percent: eight
+// loads a trip (64 KB in flight per SM) is DRAM bandwidth, where four (32 KB, about 97%) and one are loads in flight.
+TEST(PerfModel, AKernelWithinTwoPercentOfItsRoofIsLimitedByTheRoof) {
+  const auto c = rooflab::perf::constants_for(h100());
+  const auto eight = predict(copy_work(8), analyze(copy_loop(8)), h100(), c);
+  EXPECT_GE(eight.fraction, 0.98);
+  EXPECT_EQ(eight.limiter, "DRAM bandwidth");
+  EXPECT_EQ(eight.advice, "at the roof");
+  const auto four = predict(copy_work(8), analyze(copy_loop(4)), h100(), c);
+  EXPECT_LT(four.fraction, 0.98);
+  EXPECT_EQ(four.limiter, "loads in flight");
+}
+
 // A trip that may go two ways, as fetch_piece in Lab 07 and the tile loads of Lab 04's vectorized rung: a row's
 // piece as one 128-bit load where it lies inside the row, else as eight guarded 2-byte loads that the next
 // instruction packs. At the timed sizes the wide way runs. Counted as one trip with both ways, the slow way's
