@@ -295,6 +295,15 @@ std::map<std::string, Subroutine> subroutines_of(const std::vector<Instr>& code,
   return out;
 }
 
+// The predicate register a guard tests ("!P0" -> "P0").
+std::string predicate_of(const std::string& guard) {
+  return guard.empty() || guard[0] != '!' ? guard : guard.substr(1);
+}
+// Whether an operand names one of SASS's predicate registers P0 .. P6 (PT, the constant true, is none).
+bool is_predicate_register(std::string_view name) {
+  return name.size() == 2 && name[0] == 'P' && name[1] >= '0' && name[1] <= '6';
+}
+
 // Which kernel parameters each global load's address is computed from: a register holds the parameters its value
 // was computed from, starting where a parameter is read (PTX's ld.param, SASS's constant bank 0) and carried
 // through every instruction but a load (a value loaded from memory is data, so x[idx[i]] comes from x, not idx).
@@ -311,9 +320,6 @@ void trace_parameters(std::vector<Instr>& code) {
     bool operator==(const Origin&) const = default;
   };
   using State = std::map<std::string, Origin>;
-  const auto predicate_of = [](const std::string& guard) {
-    return guard.empty() || guard[0] != '!' ? guard : guard.substr(1);  // "!P0" -> "P0"
-  };
   // Basic blocks: [starts[b], starts[b + 1]); a block starts at a label and after a branch or a call.
   std::vector<std::size_t> starts{0};
   std::map<std::string, std::size_t> block_of_label;
@@ -589,7 +595,6 @@ std::vector<Instr> from_sass(std::string_view body, const SassParams* params) {
   // shared-memory wavefronts, and the second counts none. Per opcode, the guard of the last guarded memory
   // instruction of the block; a label, a branch or an instruction that names the predicate ends the pairing.
   std::map<std::string, std::string> paired;
-  const auto predicate_of = [](const std::string& guard) { return guard.substr(guard[0] == '!' ? 1 : 0); };
   const auto complement = [](const std::string& guard) { return guard[0] == '!' ? guard.substr(1) : "!" + guard; };
   std::istringstream in{std::string(body)};
   int line_no = 0;
@@ -671,7 +676,7 @@ std::vector<Instr> from_sass(std::string_view body, const SassParams* params) {
     if (mma) dst_width = op.find(".F16") != std::string::npos && op.find(".F32") == std::string::npos ? 2 : 4;
     for (const auto& o : operands) {  // P0 .. P6, or negated (PT is the constant true)
       const std::string_view name = !o.empty() && o[0] == '!' ? std::string_view(o).substr(1) : std::string_view(o);
-      if (name.size() == 2 && name[0] == 'P' && name[1] >= '0' && name[1] <= '6') ins.predicates.emplace_back(name);
+      if (is_predicate_register(name)) ins.predicates.emplace_back(name);
     }
     // 64-bit values in register pairs: IMAD.WIDE's result; F2I's to a 64-bit integer, I2F's from one (the type an
     // F2I names is its result's, an I2F's its source's, unless F64); double precision's operands.
@@ -741,7 +746,7 @@ std::vector<Instr> from_sass(std::string_view body, const SassParams* params) {
     }
     const bool memory = ins.global_load || ins.global_store || ins.cp_async_bytes > 0 || ins.wavefronts > 0;
     const std::string guarded_by = ins.guarded ? predicate_of(ins.guard) : "";
-    if (memory && guarded_by.size() == 2 && guarded_by[0] == 'P' && guarded_by[1] >= '0' && guarded_by[1] <= '6') {
+    if (memory && is_predicate_register(guarded_by)) {
       const auto open = paired.find(op);
       if (open != paired.end() && open->second == complement(ins.guard)) {
         ins.load_bytes = ins.store_bytes = ins.cp_async_bytes = ins.wavefronts = 0;
@@ -2344,7 +2349,8 @@ Prediction predict(const Work& w, const Code& code, const GpuSpec& gpu, const Co
   const Limit chain{"round trips one after another", 0,
                     "load every piece a thread stages before storing any (a compile-time trip count the compiler "
                     "unrolls, cp.async copies), so that its loads wait together"};
-  Limit math{"math pipe", 1, "at the roof"};
+  const Limit at_math_roof{"math pipe", 1, "at the roof"};
+  Limit math = at_math_roof;
   double t_math_pred = 0;
   const double fma = w.dtype == DType::fp16_nontensor ? h.hfma2 : h.ffma;
   if (w.flops > 0 && (tensor || fma > 0)) {
@@ -2523,8 +2529,9 @@ Prediction predict(const Work& w, const Code& code, const GpuSpec& gpu, const Co
   // kernels on the H100 agreed within 1%, so 2% is below what a measurement tells apart). The bytes-in-flight curve
   // never reaches 1, and a stream at 99% of the copy ceiling was named "limited by loads in flight".
   if (p.fraction >= 0.98 && &why != &chain) {
-    p.limiter = memory ? at_roof.name : "math pipe";
-    p.advice = "at the roof";
+    const Limit& roof = memory ? at_roof : at_math_roof;
+    p.limiter = roof.name;
+    p.advice = roof.advice;
   }
   return p;
 }
